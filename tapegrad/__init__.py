@@ -1,0 +1,40 @@
+"""tapegrad: reverse-mode automatic differentiation on NumPy, shaped like PyTorch.
+
+    import tapegrad as tg
+    x = tg.tensor(3.0, requires_grad=True)
+    y = 2 * x ** 2
+    y.backward()
+    x.grad            # tensor(12.)
+"""
+from . import dtypes
+from .dtypes import (bool, double, float, float16, float32, float64, get_default_dtype, half,
+                     int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)
+from .tensor import Size, Tensor
+from .ops import functions as _functions
+from .ops.functions import (abs, absolute, add, allclose, amax, amin, argmax, argmin, bmm,
+                            broadcast_to, clamp, clip, clone, cos, div, divide, dot, eq, equal,
+                            exp, expand, ge, greater, greater_equal, gt, isfinite, isinf, isnan,
+                            le, less, less_equal, log, log_softmax, logical_and, logical_not,
+                            logical_or, logical_xor, logsumexp, lt, matmul, max, maximum, mean,
+                            min, minimum, mm, mul, multiply, ne, neg, negative, permute, pow,
+                            prod, relu, reshape, rsqrt, sigmoid, sign, sin, softmax, sqrt, std,
+                            sub, subtract, sum, swapaxes, swapdims, t, tanh, transpose,
+                            true_divide, var, where)
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
+                       linspace, ones, ones_like, rand, rand_like, randint, randint_like,
+                       randn, randn_like, randperm, tensor, zeros, zeros_like)
+from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
+                     seed, set_rng_state)
+from . import autograd
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.grad_mode import inference_mode
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()

@@ -1,0 +1,131 @@
+"""Gradient hooks: functions called with a gradient as backward computes it.
+
+- `t.register_hook(fn)`: `fn(grad)` may return a replacement gradient. On a leaf it
+  runs on the leaf's total gradient before accumulation; on a non-leaf it is stored
+  on the tensor's node (which must not point back at its output tensor).
+- `t.retain_grad()`: a hook that writes the gradient into a non-leaf's `.grad`; it
+  runs after the user's hooks, as in PyTorch. It holds the tensor weakly.
+- `t.register_post_accumulate_grad_hook(fn)`: `fn(tensor)` after `.grad` was updated.
+"""
+import itertools
+import weakref
+
+_ids = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by every register_*: `handle.remove()` unregisters the hook."""
+
+    def __init__(self, hooks_dict):
+        self._ref = weakref.ref(hooks_dict) if hasattr(hooks_dict, "__weakref__") else None
+        self._dict = hooks_dict
+        self.id = next(_ids)
+
+    def remove(self):
+        self._dict.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _RetainGrad:
+    """The hook behind retain_grad(): stores the gradient on the (weakly held) tensor."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, tensor):
+        self.ref = weakref.ref(tensor)
+
+    def __call__(self, g):
+        from . import graph
+        t = self.ref()
+        if t is None:
+            return None
+        gt = g if isinstance(g, graph.Tensor) else graph._make(g.copy(), False, None)
+        if t.grad is None:
+            t.grad = gt
+        else:
+            t.grad = graph._make(t.grad.data + gt.data, False, None) \
+                if t.grad.grad_fn is None and gt.grad_fn is None else t.grad + gt
+        return None
+
+
+def _check_requires_grad(t):
+    if not t._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+
+
+def register_hook(t, fn):
+    _check_requires_grad(t)
+    if t.grad_fn is not None:
+        return t.grad_fn.register_hook(fn)
+    if t._hooks is None:
+        t._hooks = {}
+    handle = RemovableHandle(t._hooks)
+    t._hooks[handle.id] = fn
+    return handle
+
+
+def register_post_accumulate_grad_hook(t, fn):
+    if t.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    _check_requires_grad(t)
+    if t._post_hooks is None:
+        t._post_hooks = {}
+    handle = RemovableHandle(t._post_hooks)
+    t._post_hooks[handle.id] = fn
+    return handle
+
+
+def retain_grad(t):
+    node = t.grad_fn
+    if retains_grad(t):
+        return
+    node.register_hook(_RetainGrad(t))
+
+
+def retains_grad(t):
+    node = t.grad_fn
+    if node is None or not node.hooks:
+        return False
+    return any(isinstance(h, _RetainGrad) and h.ref() is t for h in node.hooks.values())
+
+
+def _wrap(g, like):
+    """Hooks see Tensors; the engine works on arrays unless create_graph."""
+    from . import graph
+    if isinstance(g, graph.Tensor):
+        return g
+    return graph._make(g, False, None)
+
+
+def _call_all(hooks, g):
+    from . import graph
+    as_array = not isinstance(g, graph.Tensor)
+    retain = []
+    for h in list(hooks.values()):
+        if isinstance(h, _RetainGrad):
+            retain.append(h)
+            continue
+        out = h(_wrap(g, None))
+        if out is not None:
+            g = out.data if as_array and isinstance(out, graph.Tensor) else out
+    for h in retain:
+        h(g)
+    return g
+
+
+def run_node_hooks(node, g):
+    return _call_all(node.hooks, g)
+
+
+def run_tensor_hooks(t, g):
+    return _call_all(t._hooks, g)
+
+
+def run_post_accumulate_hooks(t):
+    for h in list(t._post_hooks.values()):
+        h(t)

@@ -1,0 +1,151 @@
+"""Creating tensors: `tensor`, `zeros`, `ones`, `arange`, `randn`, ... (PyTorch names).
+
+Defaults follow PyTorch: floating results use the default dtype (float32), integer
+data stays int64, and `requires_grad` is only allowed for floating dtypes.
+"""
+import numpy as np
+
+from . import dtypes as _dt
+from .random import rng as _rng
+from .tensor import Tensor
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (int, np.integer)) or s < 0:
+            raise ValueError(f"sizes must be non-negative integers, got {tuple(size)}")
+    return tuple(int(s) for s in size)
+
+
+def _finish(arr, dtype, requires_grad):
+    return Tensor(arr, requires_grad=requires_grad, dtype=dtype)
+
+
+def _float_dtype(dtype):
+    return _dt.as_dtype(dtype) or _dt.get_default_dtype()
+
+
+def tensor(data, dtype=None, requires_grad=False, device=None):
+    """Copy `data` (numbers, nested lists, arrays, tensors) into a new leaf tensor."""
+    if isinstance(data, Tensor):
+        data = data.data
+    arr = np.array(data.data if isinstance(data, Tensor) else data, copy=True) \
+        if isinstance(data, np.ndarray) else data
+    return Tensor(arr, requires_grad=requires_grad, dtype=dtype)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like `tensor`, but shares memory with an ndarray or tensor when it can."""
+    if isinstance(data, Tensor) and (dtype is None or data.dtype == _dt.as_dtype(dtype)):
+        return data
+    return Tensor(data, dtype=dtype)
+
+
+def from_numpy(arr):
+    """Share memory with a NumPy array (its dtype is kept, float64 included)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    return Tensor(arr)
+
+
+def zeros(*size, dtype=None, requires_grad=False, device=None):
+    return _finish(np.zeros(_size(size), _float_dtype(dtype)), None, requires_grad)
+
+
+def ones(*size, dtype=None, requires_grad=False, device=None):
+    return _finish(np.ones(_size(size), _float_dtype(dtype)), None, requires_grad)
+
+
+def empty(*size, dtype=None, requires_grad=False, device=None):
+    return _finish(np.empty(_size(size), _float_dtype(dtype)), None, requires_grad)
+
+
+def full(size, fill_value, dtype=None, requires_grad=False, device=None):
+    if dtype is None:
+        if isinstance(fill_value, bool):
+            dtype = _dt.bool
+        elif isinstance(fill_value, int):
+            dtype = _dt.int64
+        else:
+            dtype = _dt.get_default_dtype()
+    return _finish(np.full(_size((size,)), fill_value, _dt.as_dtype(dtype)), None, requires_grad)
+
+
+def _like(maker):
+    def f(input, dtype=None, requires_grad=False, device=None):
+        return _finish(maker(input.shape, _dt.as_dtype(dtype) or input.dtype), None,
+                       requires_grad)
+    return f
+
+
+zeros_like = _like(np.zeros)
+ones_like = _like(np.ones)
+empty_like = _like(np.empty)
+
+
+def full_like(input, fill_value, dtype=None, requires_grad=False, device=None):
+    return _finish(np.full(input.shape, fill_value, _dt.as_dtype(dtype) or input.dtype), None,
+                   requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if dtype is None:
+        ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = _dt.int64 if ints else _dt.get_default_dtype()
+    dtype = _dt.as_dtype(dtype)
+    # Computed in float64 / int64 then cast, so the number of points is PyTorch's.
+    arr = np.arange(start, end, step, dtype=np.float64 if dtype.kind == "f" else np.int64)
+    return _finish(arr.astype(dtype), None, requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
+    return _finish(np.linspace(start, end, int(steps), dtype=np.float64).astype(_float_dtype(dtype)),
+                   None, requires_grad)
+
+
+def eye(n, m=None, dtype=None, requires_grad=False, device=None):
+    return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), None, requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
+    d = _float_dtype(dtype)
+    return _finish(_rng(generator).random(_size(size)).astype(d), None, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
+    d = _float_dtype(dtype)
+    return _finish(_rng(generator).standard_normal(_size(size)).astype(d), None, requires_grad)
+
+
+def randint(low, high=None, size=None, generator=None, dtype=None, requires_grad=False,
+            device=None):
+    if high is None:
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    arr = _rng(generator).integers(low, high, size=tuple(size))
+    return _finish(arr, _dt.as_dtype(dtype) or _dt.int64, requires_grad)
+
+
+def randperm(n, generator=None, dtype=None, device=None):
+    return _finish(_rng(generator).permutation(int(n)), _dt.as_dtype(dtype) or _dt.int64, False)
+
+
+def rand_like(input, dtype=None, requires_grad=False, generator=None):
+    return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                requires_grad=requires_grad)
+
+
+def randn_like(input, dtype=None, requires_grad=False, generator=None):
+    return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                 requires_grad=requires_grad)
+
+
+def randint_like(input, low, high=None, dtype=None, generator=None):
+    return randint(low, high, size=input.shape, generator=generator, dtype=dtype or input.dtype)

@@ -1,0 +1,154 @@
+"""Elementwise ops: each declares its forward and its partial derivatives.
+
+The VJP `g * d` and the JVP `sum_i t_i * d_i` are derived from the partials by the
+registry; broadcasting is undone by the engine. `ans` is the op's output, which
+exp, sqrt, tanh and sigmoid reuse instead of recomputing from the input.
+"""
+import numpy as np
+
+from .registry import defop
+
+# ---- binary arithmetic ---------------------------------------------------------
+add = defop("add", np.add, inputs=("x", "y"), saves=(), saves_ans=False, partials=[
+    lambda xp, ans, x, y: 1.0,
+    lambda xp, ans, x, y: 1.0,
+])
+add.vjps = (lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g)  # skip the `* 1.0`
+
+sub = defop("sub", np.subtract, inputs=("x", "y"), saves=(), saves_ans=False, partials=[
+    lambda xp, ans, x, y: 1.0,
+    lambda xp, ans, x, y: -1.0,
+])
+sub.vjps = (lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: -g)
+
+mul = defop("mul", np.multiply, inputs=("x", "y"), saves_ans=False, partials=[
+    lambda xp, ans, x, y: y,
+    lambda xp, ans, x, y: x,
+])
+
+div = defop("div", np.true_divide, inputs=("x", "y"), partials=[
+    lambda xp, ans, x, y: 1.0 / y,
+    lambda xp, ans, x, y: -ans / y,
+])
+
+
+def _pow_dx(xp, ans, x, y):
+    # NOTE: d/dx x**y = y * x**(y-1); PyTorch defines it as 0 where y == 0 (even at
+    # x == 0, where the formula gives 0 * inf).
+    d = y * x ** (y - 1)
+    if isinstance(y, (int, float)):
+        return d if y != 0 else xp.zeros_like(x)
+    return xp.where(y == 0, 0.0, d)
+
+
+def _pow_dy(xp, ans, x, y):
+    # NOTE: d/dy x**y = x**y * log(x); at x == 0 with y >= 0 PyTorch defines it as 0.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return xp.where((x == 0) & (y >= 0), 0.0, ans * xp.log(x))
+
+
+def _pow_forward(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.power(x, y)
+
+
+pow = defop("pow", _pow_forward, inputs=("x", "y"), partials=[_pow_dx, _pow_dy])
+
+neg = defop("neg", np.negative, partials=[lambda xp, ans, x: -1.0], linear=True)
+neg.vjps = (lambda xp, g, ans, x: -g,)
+
+
+def _maximum_d(first):
+    # NOTE: at ties PyTorch sends half the gradient to each input.
+    def d(xp, ans, x, y):
+        a, b = (x, y) if first else (y, x)
+        return xp.where(a > b, 1.0, xp.where(a == b, 0.5, 0.0))
+    return d
+
+
+def _minimum_d(first):
+    def d(xp, ans, x, y):
+        a, b = (x, y) if first else (y, x)
+        return xp.where(a < b, 1.0, xp.where(a == b, 0.5, 0.0))
+    return d
+
+
+def _split_vjp(win):
+    """Gradient of max/min-like ops: all of g where this input won, half at ties."""
+    def vjp(xp, g, ans, x, y):
+        return xp.where(win(x, y), g, xp.where(x == y, g * 0.5, 0.0))
+    return vjp
+
+
+_gt, _lt = (lambda a, b: a > b), (lambda a, b: a < b)
+maximum = defop("maximum", np.maximum, inputs=("x", "y"),
+                partials=[_maximum_d(True), _maximum_d(False)],
+                vjp=[_split_vjp(_gt), _split_vjp(_lt)])
+minimum = defop("minimum", np.minimum, inputs=("x", "y"),
+                partials=[_minimum_d(True), _minimum_d(False)],
+                vjp=[_split_vjp(_lt), _split_vjp(_gt)])
+
+# ---- unary ---------------------------------------------------------------------
+
+
+def _errstate(fn):
+    def f(x):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return fn(x)
+    return f
+
+
+exp = defop("exp", _errstate(np.exp), partials=[lambda xp, ans, x: ans])
+log = defop("log", _errstate(np.log), partials=[lambda xp, ans, x: 1.0 / x])
+# NOTE: sqrt'(0) = 1/(2*0) = inf; that inf times a zero upstream gives nan (worked example 5).
+sqrt = defop("sqrt", _errstate(np.sqrt), partials=[lambda xp, ans, x: 0.5 / ans])
+rsqrt = defop("rsqrt", _errstate(lambda x: 1.0 / np.sqrt(x)),
+              partials=[lambda xp, ans, x: -0.5 * ans * ans * ans])
+# NOTE: abs'(0) is taken as 0 (sign(0)), as PyTorch does.
+abs = defop("abs", np.abs, partials=[lambda xp, ans, x: xp.sign(x)])
+sign = defop("sign", np.sign, partials=[lambda xp, ans, x: xp.zeros_like(x)])
+sin = defop("sin", np.sin, partials=[lambda xp, ans, x: xp.cos(x)])
+cos = defop("cos", np.cos, partials=[lambda xp, ans, x: -xp.sin(x)])
+# tanh' and sigmoid' are computed from the saved OUTPUT, not the input.
+tanh = defop("tanh", np.tanh, partials=[lambda xp, ans, x: 1.0 - ans * ans])
+
+
+def _sigmoid(x):
+    # Stable for large |x|: never exponentiates a large positive number.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
+
+
+sigmoid = defop("sigmoid", _sigmoid, partials=[lambda xp, ans, x: ans * (1.0 - ans)])
+# NOTE: relu'(0) is taken as 0: the gradient passes only where the input was > 0.
+relu = defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False),
+             partials=[lambda xp, ans, x: ans > 0])
+relu.vjps = (lambda xp, g, ans, x: xp.where(ans > 0, g, 0.0),)
+
+
+def _clamp(x, min=None, max=None):
+    if min is not None and max is not None and min > max:
+        return np.full_like(x, max)  # PyTorch: min > max makes everything max
+    return np.clip(x, min, max)
+
+
+def _clamp_passes(x, min, max):
+    # Gradient passes where min <= x <= max (ends included), as in PyTorch.
+    if min is not None and max is not None:
+        return (x >= min) & (x <= max)
+    return (x >= min) if min is not None else (x <= max)
+
+
+clamp = defop("clamp", _clamp, partials=[
+    lambda xp, ans, x, min=None, max=None: _clamp_passes(x, min, max)
+], vjp=[
+    lambda xp, g, ans, x, min=None, max=None: xp.where(_clamp_passes(x, min, max), g, 0.0)
+])
+
+where = defop("where", np.where, inputs=("condition", "x", "y"), vjp=[
+    None,
+    lambda xp, g, ans, c, x, y: xp.where(c, g, 0.0),
+    lambda xp, g, ans, c, x, y: xp.where(c, 0.0, g),
+])
+where.jvp = lambda xp, t, ans, c, x, y: xp.where(
+    c, t[1] if t[1] is not None else 0.0, t[2] if t[2] is not None else 0.0)

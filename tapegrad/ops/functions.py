@@ -1,0 +1,514 @@
+"""The public op functions (PyTorch names and arguments) and the Tensor methods.
+
+Each function converts its arguments, translates PyTorch's keywords (`dim`,
+`keepdim`) to the table's (`axis`, `keepdims`) and calls `apply` on a table entry.
+No derivative code lives here: it is all in the table (elementwise.py, reduce.py,
+linalg.py, softmax.py, shape.py).
+"""
+import builtins
+from collections import namedtuple
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..autograd.graph import apply
+from . import elementwise as E
+from . import linalg as L
+from . import reduce as R
+from . import shape as S
+from . import softmax as SM
+from .registry import defop
+
+Tensor = None  # set by _install_methods
+_make = None
+_generic = np.generic
+
+
+def _arg(x):
+    """An op argument: Tensors pass; Python numbers stay weak scalars; arrays become tensors."""
+    if isinstance(x, Tensor):
+        return x
+    tx = type(x)
+    if tx is int or tx is float or tx is bool:
+        return x
+    if isinstance(x, _generic):
+        return x.item()
+    if isinstance(x, (int, float)):
+        return x
+    return Tensor(x)
+
+
+def _tensor(x):
+    """Like `_arg`, but numbers become 0-d tensors (for functions of one tensor)."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"expected a Tensor, got {type(x).__name__}")
+    return Tensor(x)
+
+
+def _check_broadcast(name, a, b):
+    try:
+        np.broadcast_shapes(np.shape(a.data if isinstance(a, Tensor) else a),
+                            np.shape(b.data if isinstance(b, Tensor) else b))
+    except ValueError:
+        raise RuntimeError(
+            f"{name}: the shapes {tuple(np.shape(a.data))} and {tuple(np.shape(b.data))} "
+            "cannot be broadcast together") from None
+
+
+def _binary(op):
+    def f(input, other):
+        a, b = _arg(input), _arg(other)
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            a = Tensor(a)
+        try:
+            return apply(op, a, b)
+        except ValueError:
+            if isinstance(a, Tensor) and isinstance(b, Tensor):
+                _check_broadcast(op.name, a, b)
+            raise
+    f.__name__ = op.name
+    f.__doc__ = f"Elementwise {op.name} with broadcasting (table entry `{op.name}`)."
+    return f
+
+
+def _unary(op):
+    def f(input):
+        return apply(op, _tensor(input))
+    f.__name__ = op.name
+    f.__doc__ = f"Elementwise {op.name} (table entry `{op.name}`)."
+    return f
+
+
+add_ = _binary(E.add)
+sub_ = _binary(E.sub)
+
+
+def add(input, other, *, alpha=1):
+    return add_(input, other if alpha == 1 else other * alpha)
+
+
+def sub(input, other, *, alpha=1):
+    return sub_(input, other if alpha == 1 else other * alpha)
+
+
+subtract = sub
+mul = multiply = _binary(E.mul)
+div = divide = true_divide = _binary(E.div)
+maximum = _binary(E.maximum)
+minimum = _binary(E.minimum)
+
+
+def pow(input, exponent):
+    a, b = _arg(input), _arg(exponent)
+    if not isinstance(a, Tensor):
+        a = Tensor(a) if not isinstance(b, Tensor) else a
+    if isinstance(a, Tensor) and a.data.dtype.kind in "iu" and isinstance(b, int) and b < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return apply(E.pow, a, b)
+
+
+neg = negative = _unary(E.neg)
+exp = _unary(E.exp)
+log = _unary(E.log)
+sqrt = _unary(E.sqrt)
+rsqrt = _unary(E.rsqrt)
+abs = absolute = _unary(E.abs)
+sign = _unary(E.sign)
+sin = _unary(E.sin)
+cos = _unary(E.cos)
+tanh = _unary(E.tanh)
+sigmoid = _unary(E.sigmoid)
+relu = _unary(E.relu)
+
+
+def clamp(input, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        # Tensor bounds: the composite gives PyTorch's gradients (to x inside the
+        # bounds, to the bound that was hit outside).
+        x = _tensor(input)
+        if min is not None:
+            x = where(x < min, min, x)
+        if max is not None:
+            x = where(x > max, max, x)
+        return x
+    return apply(E.clamp, _tensor(input), min=_scalar(min), max=_scalar(max))
+
+
+clip = clamp
+
+
+def _scalar(v):
+    return v.item() if isinstance(v, _generic) else v
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        raise NotImplementedError("where(condition) with one argument: use nonzero()")
+    c = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
+    if c.dtype != np.bool_:
+        c = c.astype(bool)
+    a, b = _arg(input), _arg(other)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = Tensor(np.asarray(a, dtype=_dt.get_default_dtype())
+                   if isinstance(a, float) else a)
+    return apply(E.where, c, a, b)
+
+
+# ---- reductions ------------------------------------------------------------------
+def _dims(dim):
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        return tuple(int(d) for d in dim) if len(dim) else None
+    return int(dim)
+
+
+def _reduction(op):
+    def f(input, dim=None, keepdim=False, *, dtype=None, axis=None):
+        x = _tensor(input)
+        if dtype is not None:
+            x = x.to(dtype)
+        d = _dims(dim if dim is not None else axis)
+        if op is R.sum and x.data.dtype.kind in "biu" and dtype is None:
+            x = x.to(_dt.int64)  # PyTorch sums bool/int to int64
+        _check_dims(op.name, x, d)
+        return apply(op, x, axis=d, keepdims=bool(keepdim))
+    f.__name__ = op.name
+    return f
+
+
+def _check_dims(name, x, d):
+    if d is None:
+        return
+    nd = builtins.max(x.data.ndim, 1)
+    for a in (d if isinstance(d, tuple) else (d,)):
+        if not -nd <= a < nd:
+            raise IndexError(f"{name}: Dimension out of range (expected to be in range of "
+                             f"[{-nd}, {nd - 1}], but got {a})")
+
+
+sum = _reduction(R.sum)
+mean = _reduction(R.mean)
+amax = _reduction(R.amax)
+amin = _reduction(R.amin)
+logsumexp = _reduction(R.logsumexp)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    x = _tensor(input)
+    if dtype is not None:
+        x = x.to(dtype)
+    _check_dims("prod", x, dim)
+    return apply(R.prod, x, axis=dim, keepdims=bool(keepdim))
+
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _max_min(op_full, op_dim, pair):
+    def f(input, dim=None, keepdim=False):
+        x = _tensor(input)
+        if isinstance(dim, Tensor):
+            return pair(x, dim)
+        if dim is None:
+            if x.data.size == 0:
+                raise RuntimeError(f"{op_full.name}(): Expected reduction dim to be specified "
+                                   "for input.numel() == 0.")
+            return apply(op_full, x, axis=None, keepdims=False)
+        _check_dims(op_dim.name, x, dim)
+        vals = apply(op_dim, x, axis=int(dim), keepdims=bool(keepdim))
+        idx = vals.grad_fn.kw["indices"] if vals.grad_fn is not None else None
+        if idx is None:
+            idx = op_dim.forward(x.data, axis=int(dim), keepdims=bool(keepdim))[1]["indices"]
+        return values_indices(vals, _make(idx.astype(np.int64), False, None))
+    return f
+
+
+max = _max_min(R.amax, R.max_dim, maximum)
+min = _max_min(R.amin, R.min_dim, minimum)
+
+
+def _var_std(op):
+    def f(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        x = _tensor(input)
+        if isinstance(dim, bool):  # legacy overload var(unbiased)
+            dim, unbiased = None, dim
+        if correction is None:
+            correction = 1 if unbiased is None or unbiased else 0
+        d = _dims(dim)
+        _check_dims(op.name, x, d)
+        return apply(op, x, axis=d, correction=correction, keepdims=bool(keepdim))
+    f.__name__ = op.name
+    return f
+
+
+var = _var_std(R.var)
+std = _var_std(R.std)
+
+
+def _arg_reduction(op):
+    def f(input, dim=None, keepdim=False):
+        x = _tensor(input)
+        if dim is None:
+            out = op.forward(x.data.reshape(-1), axis=0)
+            if keepdim:
+                out = np.reshape(out, (1,) * x.data.ndim)
+            return _make(np.asarray(out, dtype=np.int64), False, None)
+        _check_dims(op.name, x, dim)
+        return _make(op.forward(x.data, axis=int(dim), keepdims=bool(keepdim)).astype(np.int64),
+                     False, None)
+    f.__name__ = op.name
+    return f
+
+
+argmax = _arg_reduction(R.argmax)
+argmin = _arg_reduction(R.argmin)
+
+
+def softmax(input, dim, dtype=None):
+    x = _tensor(input)
+    if dtype is not None:
+        x = x.to(dtype)
+    _check_dims("softmax", x, dim)
+    return apply(SM.softmax, x, axis=int(dim))
+
+
+def log_softmax(input, dim, dtype=None):
+    x = _tensor(input)
+    if dtype is not None:
+        x = x.to(dtype)
+    _check_dims("log_softmax", x, dim)
+    return apply(SM.log_softmax, x, axis=int(dim))
+
+
+def matmul(input, other):
+    a, b = _tensor(input), _tensor(other)
+    return apply(L.matmul, a, b)
+
+
+def mm(input, mat2):
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mm: expected 2-D tensors, got shapes {tuple(input.shape)} and "
+                           f"{tuple(mat2.shape)}")
+    return matmul(input, mat2)
+
+
+def bmm(input, mat2):
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"bmm: expected 3-D tensors, got shapes {tuple(input.shape)} and "
+                           f"{tuple(mat2.shape)}")
+    return matmul(input, mat2)
+
+
+def dot(input, other):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError("1D tensors expected, but got "
+                           f"{input.ndim}D and {other.ndim}D tensors")
+    return matmul(input, other)
+
+
+# ---- shapes (the core set; more in shape_functions.py) ----------------------------
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def reshape(input, *shape):
+    x = _tensor(input)
+    shape = _shape_arg(shape)
+    if shape == x.data.shape:
+        return x if not x._rg else apply(S.reshape, x, shape=shape)
+    return apply(S.reshape, x, shape=shape)
+
+
+def expand(input, *sizes):
+    x = _tensor(input)
+    sizes = _shape_arg(sizes)
+    nd = len(sizes) - x.data.ndim
+    if nd < 0:
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({x.data.ndim})")
+    shape = tuple(x.data.shape[i - nd] if s == -1 else s for i, s in enumerate(sizes))
+    return apply(S.expand, x, shape=shape)
+
+
+def broadcast_to(input, shape):
+    return expand(input, tuple(shape))
+
+
+def permute(input, *dims):
+    x = _tensor(input)
+    dims = _shape_arg(dims)
+    nd = x.data.ndim
+    if sorted(d % nd for d in dims) != list(range(nd)) if nd else dims != ():
+        raise RuntimeError(f"permute: dims {dims} are not a permutation of the {nd} dims of "
+                           f"shape {tuple(x.data.shape)}")
+    return apply(S.permute, x, dims=tuple(d % nd for d in dims))
+
+
+def transpose(input, dim0, dim1):
+    x = _tensor(input)
+    nd = x.data.ndim
+    if nd < 2 and dim0 in (0, -1) and dim1 in (0, -1):
+        return x
+    dims = list(range(nd))
+    dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+    return apply(S.permute, x, dims=tuple(dims))
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return transpose(input, 0, 1) if input.ndim == 2 else input
+
+
+# ---- dtype cast ------------------------------------------------------------------
+_cast = defop("cast", lambda x, dtype: x.astype(dtype), promote=False, linear=True,
+              vjp=[lambda xp, g, ans, x, dtype: g])  # the engine casts g back to x's dtype
+
+
+def cast(x, dtype):
+    if x.data.dtype == dtype:
+        return x
+    if dtype.kind != "f":  # an integer or bool copy cuts the graph
+        return _make(x.data.astype(dtype), False, None)
+    return apply(_cast, x, dtype=dtype)
+
+
+# ---- comparisons (no gradient) -------------------------------------------------------
+def _compare(ufunc, name):
+    def f(input, other):
+        a = input.data if isinstance(input, Tensor) else input
+        b = other.data if isinstance(other, Tensor) else other
+        try:
+            return _make(np.asarray(ufunc(a, b)), False, None)
+        except ValueError:
+            raise RuntimeError(f"{name}: the shapes {np.shape(a)} and {np.shape(b)} cannot be "
+                               "broadcast together") from None
+    f.__name__ = name
+    return f
+
+
+eq = _compare(np.equal, "eq")
+ne = _compare(np.not_equal, "ne")
+lt = less = _compare(np.less, "lt")
+le = less_equal = _compare(np.less_equal, "le")
+gt = greater = _compare(np.greater, "gt")
+ge = greater_equal = _compare(np.greater_equal, "ge")
+logical_and = _compare(np.logical_and, "logical_and")
+logical_or = _compare(np.logical_or, "logical_or")
+logical_xor = _compare(np.logical_xor, "logical_xor")
+
+
+def logical_not(input):
+    return _make(np.logical_not(input.data), False, None)
+
+
+def isnan(input):
+    return _make(np.isnan(_tensor(input).data), False, None)
+
+
+def isinf(input):
+    return _make(np.isinf(_tensor(input).data), False, None)
+
+
+def isfinite(input):
+    return _make(np.isfinite(_tensor(input).data), False, None)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(np.allclose(input.data, other.data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(input, other):
+    return input.shape == other.shape and bool(np.array_equal(input.data, other.data))
+
+
+def _install_methods(cls):
+    """Operators and methods of Tensor, each a one-line call to a function above."""
+    global Tensor, _make
+    from ..tensor import _make as mk
+    Tensor, _make = cls, mk
+    from ..autograd.graph import apply as _apply
+
+    def binop(op):
+        def fwd(self, other):
+            return _apply(op, self, other if type(other) is Tensor else _arg(other))
+
+        def rev(self, other):
+            return _apply(op, _arg(other), self)
+        return fwd, rev
+
+    for name, op in (("add", E.add), ("sub", E.sub), ("mul", E.mul), ("truediv", E.div)):
+        fwd, rev = binop(op)
+        setattr(cls, f"__{name}__", _with_shape_error(fwd, op))
+        setattr(cls, f"__r{name}__", rev)
+    cls.__pow__ = lambda self, e: pow(self, e)
+    cls.__rpow__ = lambda self, b: pow(b, self)
+    cls.__matmul__ = lambda self, o: matmul(self, o)
+    cls.__rmatmul__ = lambda self, o: matmul(o, self)
+    cls.__neg__ = lambda self: _apply(E.neg, self)
+    cls.__pos__ = lambda self: self
+    cls.__abs__ = lambda self: _apply(E.abs, self)
+    cls.__eq__ = eq
+    cls.__ne__ = ne
+    cls.__lt__ = lt
+    cls.__le__ = le
+    cls.__gt__ = gt
+    cls.__ge__ = ge
+    cls.__and__ = logical_and
+    cls.__or__ = logical_or
+    cls.__xor__ = logical_xor
+    cls.__invert__ = logical_not
+    plain = dict(add=add, sub=sub, mul=mul, div=div, pow=pow, neg=neg, exp=exp, log=log,
+                 sqrt=sqrt, rsqrt=rsqrt, abs=abs, sign=sign, sin=sin, cos=cos, tanh=tanh,
+                 sigmoid=sigmoid, relu=relu, maximum=maximum, minimum=minimum, clamp=clamp,
+                 clip=clamp, sum=sum, mean=mean, prod=prod, max=max, min=min, amax=amax,
+                 amin=amin, var=var, std=std, logsumexp=logsumexp, argmax=argmax,
+                 argmin=argmin, softmax=softmax, log_softmax=log_softmax, matmul=matmul,
+                 mm=mm, bmm=bmm, dot=dot, reshape=reshape, expand=expand, permute=permute,
+                 transpose=transpose, swapaxes=swapaxes, t=t, eq=eq, ne=ne, lt=lt, le=le,
+                 gt=gt, ge=ge, isnan=isnan, isinf=isinf, isfinite=isfinite,
+                 allclose=allclose, equal=equal, logical_not=logical_not,
+                 multiply=mul, divide=div, subtract=sub, negative=neg)
+    for name, fn in plain.items():
+        setattr(cls, name, fn)
+    cls.view = reshape
+    cls.broadcast_to = broadcast_to
+    cls.expand_as = lambda self, other: expand(self, other.shape)
+    cls.view_as = lambda self, other: reshape(self, other.shape)
+    cls.reshape_as = lambda self, other: reshape(self, other.shape)
+    cls.type_as = lambda self, other: self.to(other.dtype)
+    cls.T = property(lambda self: permute(self, tuple(range(self.ndim))[::-1]))
+    cls.mT = property(lambda self: transpose(self, -2, -1))
+    cls.clone = lambda self: apply(_clone, self)
+
+
+def _with_shape_error(fn, op):
+    def f(self, other):
+        try:
+            return fn(self, other)
+        except ValueError:
+            if isinstance(other, Tensor):
+                _check_broadcast(op.name, self, other)
+            elif isinstance(other, np.ndarray):
+                _check_broadcast(op.name, self, Tensor(other))
+            raise
+    f.__name__ = fn.__name__
+    return f
+
+
+_clone = defop("clone", lambda x: x.copy(), linear=True, promote=False,
+               vjp=[lambda xp, g, ans, x: g])
+
+
+def clone(input):
+    return apply(_clone, _tensor(input))

@@ -1,0 +1,201 @@
+"""Reductions: sum, mean, prod, max/min, amax/amin, var/std, logsumexp, argmax/argmin.
+
+A sum in forward is a broadcast in backward: every rule first puts back the reduced
+axes (`_unreduce`) and lets broadcasting spread the gradient over them.
+Internally the keyword names are NumPy's (`axis`, `keepdims`); the public functions
+take PyTorch's (`dim`, `keepdim`).
+"""
+import builtins
+
+import numpy as np
+
+from .registry import defop
+
+_builtin_max = builtins.max
+
+
+def _axes(ndim, axis):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    return tuple(a % ndim if ndim else 0 for a in axis)
+
+
+def _unreduce(xp, g, x, axis, keepdims):
+    """Reshape a reduced gradient so that it broadcasts against the input x."""
+    if keepdims or x.ndim == 0:
+        return g
+    shape = list(x.shape)
+    for a in _axes(x.ndim, axis):
+        shape[a] = 1
+    return xp.reshape(g, tuple(shape))
+
+
+def _count(x, axis):
+    n = 1
+    for a in _axes(x.ndim, axis):
+        n *= x.shape[a]
+    return n
+
+
+def _sum_vjp(xp, g, ans, x, axis=None, keepdims=False):
+    return xp.broadcast_to(_unreduce(xp, g, x, axis, keepdims), x.shape)
+
+
+sum = defop("sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),
+            vjp=[_sum_vjp], linear=True)
+
+
+def _mean_forward(x, axis=None, keepdims=False):
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
+                           f"a floating point type, but got {x.dtype}")
+    return np.mean(x, axis=axis, keepdims=keepdims)
+
+
+mean = defop("mean", _mean_forward, linear=True, vjp=[
+    lambda xp, g, ans, x, axis=None, keepdims=False:
+        xp.broadcast_to(_unreduce(xp, g, x, axis, keepdims) / _count(x, axis), x.shape)
+])
+
+
+def _prod_others(x, axis):
+    """Product of all OTHER elements along `axis` (zero-safe: no division by x)."""
+    if axis is None:
+        flat = x.reshape(-1)
+        return _prod_others(flat, 0).reshape(x.shape)
+    moved = np.moveaxis(x, axis, -1)
+    ones = np.ones(moved.shape[:-1] + (1,), dtype=x.dtype)
+    left = np.cumprod(np.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
+    right = np.flip(np.cumprod(np.flip(np.concatenate([moved[..., 1:], ones], axis=-1),
+                                       axis=-1), axis=-1), axis=-1)
+    return np.moveaxis(left * right, -1, axis)
+
+
+def _prod_vjp(xp, g, ans, x, axis=None, keepdims=False):
+    gb = _unreduce(xp, g, x, axis, keepdims)
+    if xp is np:
+        return gb * _prod_others(x, axis)
+    # NOTE: the differentiable form divides by x; exact unless x has zeros.
+    if (x.data == 0).any():
+        raise NotImplementedError("double backward of prod with zero inputs is not supported")
+    return gb * _unreduce(xp, ans, x, axis, keepdims) / x
+
+
+def _prod_forward(x, axis=None, keepdims=False):
+    if isinstance(axis, tuple):
+        raise TypeError("prod() takes one dim at most, as in PyTorch")
+    return np.prod(x, axis=axis, keepdims=keepdims)
+
+
+prod = defop("prod", _prod_forward, vjp=[_prod_vjp])
+
+
+def _evenly(xp, g, ans, x, axis=None, keepdims=False):
+    """max()/amax(): the gradient is shared evenly among all tied maxima (PyTorch)."""
+    hit = (x == _unreduce(xp, ans, x, axis, keepdims))
+    if not isinstance(hit, np.ndarray):
+        hit = hit.data
+    count = np.sum(hit, axis=axis, keepdims=True)
+    return xp.where(hit, _unreduce(xp, g, x, axis, keepdims) / count, 0.0)
+
+
+amax = defop("amax", lambda x, axis=None, keepdims=False: np.amax(x, axis=axis, keepdims=keepdims),
+             vjp=[_evenly])
+amin = defop("amin", lambda x, axis=None, keepdims=False: np.amin(x, axis=axis, keepdims=keepdims),
+             vjp=[_evenly])
+
+
+def _select_forward(pick):
+    """max/min along one dim: values, with the indices saved as an extra."""
+
+    def forward(x, axis, keepdims=False):
+        idx = pick(x, axis=axis, keepdims=True)
+        vals = np.take_along_axis(x, idx, axis=axis)
+        if not keepdims:
+            vals = np.squeeze(vals, axis=axis)
+            idx_out = np.squeeze(idx, axis=axis)
+        else:
+            idx_out = idx
+        return vals, {"indices": idx_out, "_idx_keep": idx}
+
+    return forward
+
+
+def _select_vjp(xp, g, ans, x, axis, keepdims=False, indices=None, _idx_keep=None):
+    # The whole gradient goes to the one index that was returned.
+    mask = np.zeros(x.shape, dtype=bool)
+    np.put_along_axis(mask, _idx_keep, True, axis=axis)
+    return xp.where(mask, _unreduce(xp, g, x, axis, keepdims), 0.0)
+
+
+def _nanfirst(argfn):
+    # PyTorch's max/min propagate NaN: a NaN wins and its index is returned.
+    def pick(x, axis, keepdims):
+        idx = argfn(x, axis=axis, keepdims=True)
+        if x.dtype.kind == "f":
+            nan = np.isnan(x)
+            if nan.any():
+                has = nan.any(axis=axis, keepdims=True)
+                idx = np.where(has, np.argmax(nan, axis=axis, keepdims=True), idx)
+        return idx
+    return pick
+
+
+max_dim = defop("max_dim", _select_forward(_nanfirst(np.argmax)), extra=True, vjp=[_select_vjp])
+min_dim = defop("min_dim", _select_forward(_nanfirst(np.argmin)), extra=True, vjp=[_select_vjp])
+
+
+def _var_forward(x, axis=None, correction=1, keepdims=False):
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"var(): input dtype must be floating point, got {x.dtype}")
+    dev = x - np.mean(x, axis=axis, keepdims=True)
+    ss = np.sum(dev * dev, axis=axis, keepdims=keepdims)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # NOTE: with n <= correction PyTorch divides by max(0, n - correction): inf or nan.
+        return ss / _builtin_max(0, _count(x, axis) - correction)
+
+
+def _centered(xp, x, axis):
+    return x - xp.mean(x, axis=_axes(x.ndim, axis), keepdims=True)
+
+
+def _var_vjp(xp, g, ans, x, axis=None, correction=1, keepdims=False):
+    n = _count(x, axis)
+    return _unreduce(xp, g, x, axis, keepdims) * (2.0 / (n - correction)) * _centered(xp, x, axis)
+
+
+var = defop("var", _var_forward, vjp=[_var_vjp])
+
+
+def _std_forward(x, axis=None, correction=1, keepdims=False):
+    return np.sqrt(_var_forward(x, axis, correction, keepdims))
+
+
+def _std_vjp(xp, g, ans, x, axis=None, correction=1, keepdims=False):
+    n = _count(x, axis)
+    a = _unreduce(xp, ans, x, axis, keepdims)
+    return _unreduce(xp, g, x, axis, keepdims) * _centered(xp, x, axis) / (a * (n - correction))
+
+
+std = defop("std", _std_forward, vjp=[_std_vjp])
+
+
+def _logsumexp_forward(x, axis=None, keepdims=False):
+    m = np.amax(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)  # all -inf rows: the answer is -inf, not nan
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
+
+
+logsumexp = defop("logsumexp", _logsumexp_forward, vjp=[
+    lambda xp, g, ans, x, axis=None, keepdims=False:
+        _unreduce(xp, g, x, axis, keepdims) * xp.exp(x - _unreduce(xp, ans, x, axis, keepdims))
+])
+
+argmax = defop("argmax", lambda x, axis=None, keepdims=False:
+               np.argmax(x, axis=axis, keepdims=keepdims), differentiable=False, promote=False)
+argmin = defop("argmin", lambda x, axis=None, keepdims=False:
+               np.argmin(x, axis=axis, keepdims=keepdims), differentiable=False, promote=False)
