@@ -2,9 +2,11 @@
 from .engine import backward, grad
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
-           "is_grad_enabled", "Node", "record_sites"]
+           "is_grad_enabled", "Node", "record_sites", "gradcheck", "gradgradcheck",
+           "GradcheckError"]
 
 
 class record_sites:
