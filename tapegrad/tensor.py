@@ -88,9 +88,8 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Backpropagate from this tensor; leaves accumulate into `.grad`."""
-        from .autograd.engine import backward
-        backward([self], None if gradient is None else [gradient],
-                 retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        _engine.backward([self], None if gradient is None else [gradient],
+                         retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     def detach(self):
         """The same data with no history: the graph is cut here."""
@@ -309,6 +308,8 @@ def _make(data, requires_grad, grad_fn):
 
 _graph.Tensor = Tensor
 _graph._make = _make
+
+from .autograd import engine as _engine  # noqa: E402
 
 from .ops import functions as _fn  # noqa: E402  (methods below need the op functions)
 

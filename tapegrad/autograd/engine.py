@@ -14,6 +14,7 @@ import numpy as np
 
 from . import graph as _graph
 from . import grad_mode
+from . import hooks as hook_runner
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved "
          "tensors after they have already been freed). Saved intermediate values of the "
@@ -39,6 +40,20 @@ def sum_to(xp, g, shape):
     return g
 
 
+_ONES = {}
+
+
+def _one(data):
+    """The implicit seed dL/dL = 1, shared read-only per (shape, dtype)."""
+    key = (data.shape, data.dtype)
+    one = _ONES.get(key)
+    if one is None:
+        one = np.ones(data.shape, data.dtype)
+        one.flags.writeable = False
+        _ONES[key] = one
+    return one
+
+
 def _seed(root, gradient, create_graph):
     Tensor = _graph.Tensor
     if gradient is None:
@@ -47,8 +62,8 @@ def _seed(root, gradient, create_graph):
                 f"grad can be implicitly created only for scalar outputs: this tensor has "
                 f"shape {tuple(root.shape)}. Pass a gradient of that shape, e.g. "
                 f"y.backward(torch.ones_like(y)), or reduce it first (y.sum().backward()).")
-        g = np.ones_like(root.data)
-        return Tensor(g) if create_graph else g
+        g = _one(root.data)
+        return Tensor(g.copy()) if create_graph else g
     if isinstance(gradient, Tensor):
         g = gradient if create_graph else gradient.data
     else:
@@ -91,23 +106,36 @@ def _count_edges(roots):
     return deps
 
 
+def _any_changed(node):
+    if node.out_version[0]:
+        return True
+    for t in node.inputs:
+        if isinstance(t, _graph.Tensor) and t._version[0]:
+            return True
+    return False
+
+
 def _check_versions(node):
+    """Raise if a tensor this node's rule will read was changed in place since."""
     ins = node.inputs
     vers = node.versions
     op = node.op
+    if vers is None:  # every input (and the output) was at version 0 when recorded
+        vers = [0 if hasattr(t, "_version") else None for t in ins] + [0]
     for i in (range(len(ins)) if op.saves is None else op.saves):
-        t = ins[i]
-        if hasattr(t, "_version") and t._version[0] != vers[i]:
+        v = vers[i]
+        if v is not None and ins[i]._version[0] != v:
+            t = ins[i]
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by "
-                f"an inplace operation: input {i} ({_input_name(op, i)}) "
-                f"of {node.op.name}, a tensor of shape {tuple(t.shape)}, is at version "
-                f"{t._version[0]}; expected version {vers[i]} instead. Hint: avoid the "
-                "in-place change, or clone() the tensor before changing it.")
+                f"an inplace operation: input {i} ({_input_name(op, i)}) of {op.name}, a "
+                f"tensor of shape {tuple(t.shape)}, is at version {t._version[0]}; expected "
+                f"version {v} instead. Hint: avoid the in-place change, or clone() the "
+                "tensor before changing it.")
     if op.saves_ans and node.out_version[0] != vers[-1]:
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: the output of {node.op.name} is at version "
+            f"inplace operation: the output of {op.name} is at version "
             f"{node.out_version[0]}; expected version {vers[-1]} instead. Hint: avoid the "
             "in-place change, or clone() the tensor before changing it.")
 
@@ -132,7 +160,6 @@ def run(roots, seeds, retain_graph, create_graph, capture=None, accumulate=True)
         from ..ops.xp import tensor_namespace as xp
     else:
         xp = np
-    hook_runner = _hooks_module()
 
     ready = []
     for r, s in zip(roots, seeds):
@@ -150,30 +177,32 @@ def run(roots, seeds, retain_graph, create_graph, capture=None, accumulate=True)
     prev_mode = grad_mode._state["enabled"]
     grad_mode._state["enabled"] = bool(create_graph)
     anomaly = _anomaly_hook[0]
+    pop_pending = pending.pop
     try:
         while ready:
             node = ready.pop()
-            g = pending.pop(node, None)
+            g = pop_pending(node, None)
             ins = node.inputs
             if g is not None:
                 if node.hooks:
                     g = hook_runner.run_node_hooks(node, g)
-                if node in capture_nodes:
+                if capture_nodes and node in capture_nodes:
                     for i in capture_nodes[node]:
                         captured[i] = g
-                _check_versions(node)
-                op = node.op
-                vjps = op.vjps
+                if node.versions is not None or _any_changed(node):
+                    _check_versions(node)
+                vjps = node.op.vjps
+                kw = node.kw
                 if create_graph:
                     arrays = ins
                     ans = _recompute(node)
                 else:
-                    arrays = [t.data if type(t) is Tensor or isinstance(t, Tensor) else t
-                              for t in ins]
+                    arrays = [t.data if isinstance(t, Tensor) else t for t in ins]
                     ans = node.ans
-                kw = node.kw
-            for i, t in enumerate(ins):
-                if not (type(t) is Tensor or isinstance(t, Tensor)) or not t._rg:
+            i = -1
+            for t in ins:
+                i += 1
+                if not isinstance(t, Tensor) or not t._rg:
                     continue
                 p = t.grad_fn
                 if g is not None:
@@ -182,11 +211,11 @@ def run(roots, seeds, retain_graph, create_graph, capture=None, accumulate=True)
                     if gi is not None:
                         if anomaly is not None:
                             anomaly(node, i, g, gi)
-                        shape = t.data.shape
-                        if gi.shape != shape:
-                            gi = sum_to(xp, gi, shape)
-                        if gi.dtype != t.data.dtype:
-                            gi = gi.astype(t.data.dtype)
+                        data = t.data
+                        if gi.shape != data.shape:
+                            gi = sum_to(xp, gi, data.shape)
+                        if gi.dtype != data.dtype:
+                            gi = gi.astype(data.dtype)
                         if p is None:
                             leaf_grads[t] = leaf_grads[t] + gi if t in leaf_grads else gi
                         elif p in pending:
@@ -247,11 +276,6 @@ def _accumulate(t, g, create_graph, hook_runner):
         hook_runner.run_post_accumulate_hooks(t)
 
 
-def _hooks_module():
-    from . import hooks
-    return hooks
-
-
 # Anomaly mode installs a checker here: checker(node, input_index, g, grad_for_input).
 _anomaly_hook = [None]
 
@@ -276,10 +300,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         grads = run(tensors, seeds, retain_graph, create_graph, capture=inputs,
                     accumulate=False)
-        hooks = _hooks_module()
         for i, t in enumerate(inputs):
             if i in grads:
-                _accumulate(t, grads[i], create_graph, hooks)
+                _accumulate(t, grads[i], create_graph, hook_runner)
         return
     run(tensors, seeds, retain_graph, create_graph)
 

@@ -60,7 +60,7 @@ class Node:
         self.versions = versions
         self.out_version = out_version
         self.hooks = None
-        self.site = _creation_site() if _site_state["record"] else None
+        self.site = _creation_site() if _site_state["record"] else None  # opt-in: costs a stack walk
         self.freed = False
 
     @property
@@ -133,32 +133,39 @@ def apply(op, *inputs, **kw):
     `inputs` are Tensors or Python numbers (numbers stay weakly typed, so a float32
     tensor times 2.5 stays float32, as in PyTorch).
     """
-    arrays = [t.data if type(t) is Tensor or isinstance(t, Tensor) else t for t in inputs]
+    rg = False
+    arrays = []
+    changed = False  # has any input been modified in place before? (rare)
+    for t in inputs:
+        if isinstance(t, Tensor):
+            arrays.append(t.data)
+            if t._version[0]:
+                changed = True
+            if t._rg:
+                rg = True
+        else:
+            arrays.append(t)
     out = op.forward(*arrays, **kw)
     if op.has_extra:
         out, extra = out
         kw = {**kw, **extra}
     if type(out) is not _ndarray:
         out = np.asarray(out)
-    if out.dtype == _float64 and op.promote_default:
+    if op.promote_default and out.dtype == _float64:
         out = _keep_default_dtype(out, arrays)
-    if _grad_state["enabled"] and op.differentiable:
-        for t in inputs:
-            if isinstance(t, Tensor) and t._rg:
-                break
-        else:
-            return _make(out, False, None)
+    if rg and _grad_state["enabled"] and op.differentiable:
         res = _make(out, True, None)
-        versions = tuple(t._version[0] if isinstance(t, Tensor) else 0 for t in inputs)
+        # Versions of the inputs (and, last, of the output) at record time, for the
+        # in-place check in backward; None means "all 0" and saves an allocation.
+        versions = None
+        if changed:
+            versions = tuple(t._version[0] if isinstance(t, Tensor) else None
+                             for t in inputs) + (0,)
         res.grad_fn = Node(op, inputs, kw, out, versions, res._version)
-        fw = _forward_ad_hook[0]
-        if fw is not None:
-            fw(op, inputs, kw, res)
-        return res
-    res = _make(out, False, None)
-    fw = _forward_ad_hook[0]
-    if fw is not None:
-        fw(op, inputs, kw, res)
+    else:
+        res = _make(out, False, None)
+    if _forward_ad_hook[0] is not None:
+        _forward_ad_hook[0](op, inputs, kw, res)
     return res
 
 

@@ -39,11 +39,25 @@ def _count(x, axis):
     return n
 
 
+def _expand(xp, g, shape):
+    """Broadcast a reduced gradient back over the reduced axes."""
+    if xp is np and g.size == 1 and len(shape) and _prod(shape) <= 65536:
+        return np.full(shape, g, dtype=g.dtype)  # for small arrays faster than a view
+    return xp.broadcast_to(g, shape)
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
 def _sum_vjp(xp, g, ans, x, axis=None, keepdims=False):
-    return xp.broadcast_to(_unreduce(xp, g, x, axis, keepdims), x.shape)
+    return _expand(xp, _unreduce(xp, g, x, axis, keepdims), x.shape)
 
 
-sum = defop("sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),
+sum = defop("sum", lambda x, axis=None, keepdims=False: x.sum(axis=axis, keepdims=keepdims),
             vjp=[_sum_vjp], linear=True)
 
 
@@ -51,12 +65,12 @@ def _mean_forward(x, axis=None, keepdims=False):
     if x.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
                            f"a floating point type, but got {x.dtype}")
-    return np.mean(x, axis=axis, keepdims=keepdims)
+    return x.mean(axis=axis, keepdims=keepdims)
 
 
 mean = defop("mean", _mean_forward, linear=True, vjp=[
     lambda xp, g, ans, x, axis=None, keepdims=False:
-        xp.broadcast_to(_unreduce(xp, g, x, axis, keepdims) / _count(x, axis), x.shape)
+        _expand(xp, _unreduce(xp, g, x, axis, keepdims) / _count(x, axis), x.shape)
 ])
 
 
