@@ -1,0 +1,306 @@
+"""Public convolution, pooling and padding functions (PyTorch's `torch.nn.functional` names).
+
+Each function translates PyTorch's arguments (ints or pairs, 'same'/'valid' padding,
+unbatched inputs, 1-D variants) into one table entry of `tapegrad/ops/conv_ops.py`,
+where the forward and the fused backward rules live. Re-exported by
+`tapegrad.nn.functional`.
+"""
+import numbers
+
+import numpy as np
+
+from ..autograd.graph import apply
+from ..ops import conv_ops as K
+from ..ops import functions as _F
+
+__all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
+           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "unfold", "fold", "pad"]
+
+
+def _tensor(x):
+    return x if isinstance(x, _F.Tensor) else _F.Tensor(x)
+
+
+def _pair(v, name="argument"):
+    if isinstance(v, numbers.Integral):
+        return (int(v), int(v))
+    v = tuple(int(a) for a in v)
+    if len(v) == 1:
+        return (v[0], v[0])
+    if len(v) != 2:
+        raise ValueError(f"{name} must be an int or a pair of ints, got {v}")
+    return v
+
+
+def _single(v):
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    v = tuple(v)
+    if len(v) != 1:
+        raise ValueError(f"expected an int or a 1-tuple, got {v}")
+    return int(v[0])
+
+
+def _batched(x, name, nd):
+    """Accept unbatched input (one dim fewer) as PyTorch does; return (x, was_unbatched)."""
+    if x.ndim == nd:
+        return x, False
+    if x.ndim == nd - 1:
+        return _F.reshape(x, (1,) + tuple(x.shape)), True
+    raise RuntimeError(f"{name}: expected {nd - 1}D (unbatched) or {nd}D (batched) input, "
+                       f"but got input of size: {list(x.shape)}")
+
+
+def _unbatch(y, was):
+    return _F.reshape(y, tuple(y.shape[1:])) if was else y
+
+
+# ---------------------------------------------------------------------------------------
+# convolution
+# ---------------------------------------------------------------------------------------
+
+def _conv_padding(padding, kernel, stride, dilation, name):
+    """Normalise padding to ((top, bottom), (left, right))."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0), (0, 0))
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{name}: padding='same' is not supported for strided "
+                                 "convolutions")
+            out = []
+            for k, d in zip(kernel, dilation):
+                total = d * (k - 1)
+                # NOTE: an even kernel pads one more on the right/bottom (as PyTorch).
+                out.append((total // 2, total - total // 2))
+            return tuple(out)
+        raise ValueError(f"{name}: invalid padding string {padding!r}, should be one of "
+                         "{'valid', 'same'}")
+    ph, pw = _pair(padding, "padding")
+    if ph < 0 or pw < 0:
+        raise RuntimeError(f"{name}: negative padding is not supported")
+    return ((ph, ph), (pw, pw))
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D cross-correlation, as torch.nn.functional.conv2d.
+
+    input (N, C, H, W) or (C, H, W); weight (O, C/groups, kh, kw); bias (O,) ->
+    (N, O, OH, OW) with OH = floor((H + 2p - d(kh-1) - 1)/s) + 1.
+    """
+    x, was = _batched(_tensor(input), "conv2d", 4)
+    w = _tensor(weight)
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    if min(stride) <= 0:
+        raise RuntimeError("conv2d: non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError("conv2d: dilation should be greater than zero")
+    groups = int(groups)
+    if groups <= 0:
+        raise RuntimeError("conv2d: non-positive groups is not supported")
+    if w.ndim != 4:
+        raise RuntimeError(f"conv2d: expected a 4-D weight (O, C/groups, kh, kw), got weight "
+                           f"of shape {tuple(w.shape)}")
+    pads = _conv_padding(padding, w.shape[2:], stride, dilation, "conv2d")
+    args = (x, w) if bias is None else (x, w, _tensor(bias))
+    y = apply(K.conv2d, *args, stride=stride, padding=pads, dilation=dilation, groups=groups)
+    return _unbatch(y, was)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D cross-correlation: (N, C, L) x (O, C/groups, k) -> (N, O, L_out).
+
+    Runs as conv2d on a height-1 image (kernel (1, k)).
+    """
+    x, was = _batched(_tensor(input), "conv1d", 3)
+    w = _tensor(weight)
+    if w.ndim != 3:
+        raise RuntimeError(f"conv1d: expected a 3-D weight (O, C/groups, k), got weight of "
+                           f"shape {tuple(w.shape)}")
+    if isinstance(padding, str):
+        p = padding
+    else:
+        p = (0, _single(padding))
+    x4 = _F.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
+    w4 = _F.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
+    if isinstance(p, str) and p == "same" and _single(stride) != 1:
+        raise ValueError("conv1d: padding='same' is not supported for strided convolutions")
+    y = conv2d(x4, w4, bias, (1, _single(stride)), p, (1, _single(dilation)), groups)
+    y = _F.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+    return _unbatch(y, was)
+
+
+# ---------------------------------------------------------------------------------------
+# pooling
+# ---------------------------------------------------------------------------------------
+
+def _pool_args(name, kernel_size, stride, padding, dilation=1):
+    kernel = _pair(kernel_size, "kernel_size")
+    stride = kernel if (stride is None or (not isinstance(stride, numbers.Integral)
+                                           and len(tuple(stride)) == 0)) \
+        else _pair(stride, "stride")
+    padding = _pair(padding, "padding")
+    dilation = _pair(dilation, "dilation")
+    if min(kernel) <= 0:
+        raise RuntimeError(f"{name}: kernel_size must be greater than zero, but got {kernel}")
+    if min(stride) <= 0:
+        raise RuntimeError(f"{name}: stride must be greater than zero, but got {stride}")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"{name}: dilation must be greater than zero, but got {dilation}")
+    for p, k in zip(padding, kernel):
+        if p < 0 or p > k // 2:
+            raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, "
+                               f"but got pad={p}, kernel_size={k}")
+    return kernel, stride, padding, dilation
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over each window; the gradient goes to the (first) maximum of each window and
+    overlapping windows add up. `return_indices` gives flat indices into H*W."""
+    x, was = _batched(_tensor(input), "max_pool2d", 4)
+    kernel, stride, padding, dilation = _pool_args("max_pool2d", kernel_size, stride, padding,
+                                                   dilation)
+    oh, ow = K._geometry(x.shape, kernel, stride, tuple((p, p) for p in padding), dilation,
+                         bool(ceil_mode))
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"max_pool2d: given input size {tuple(x.shape[1:])}, the calculated "
+                           f"output size ({oh}x{ow}) is too small")
+    y = apply(K.max_pool2d, x, kernel=kernel, stride=stride, padding=padding,
+              dilation=dilation, ceil_mode=bool(ceil_mode))
+    out = _unbatch(y, was)
+    if return_indices:
+        idx = K._max_pool2d_forward(x.data, kernel=kernel, stride=stride, padding=padding,
+                                    dilation=dilation, ceil_mode=bool(ceil_mode))[1]["indices"]
+        idx = _F.Tensor(idx.astype(np.int64))
+        return out, _unbatch(idx, was)
+    return out
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Mean over each window (zero padding counted unless count_include_pad=False)."""
+    x, was = _batched(_tensor(input), "avg_pool2d", 4)
+    kernel, stride, padding, _ = _pool_args("avg_pool2d", kernel_size, stride, padding)
+    if divisor_override is not None and int(divisor_override) == 0:
+        raise RuntimeError("avg_pool2d: divisor must be not zero")
+    oh = K.out_size(x.shape[2], kernel[0], stride[0], padding[0], padding[0], 1, ceil_mode)
+    ow = K.out_size(x.shape[3], kernel[1], stride[1], padding[1], padding[1], 1, ceil_mode)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"avg_pool2d: given input size {tuple(x.shape[1:])}, the calculated "
+                           f"output size ({oh}x{ow}) is too small")
+    y = apply(K.avg_pool2d, x, kernel=kernel, stride=stride, padding=padding,
+              ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
+              divisor_override=None if divisor_override is None else int(divisor_override))
+    return _unbatch(y, was)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average over PyTorch's adaptive windows [floor(i*H/oh), ceil((i+1)*H/oh))."""
+    x, was = _batched(_tensor(input), "adaptive_avg_pool2d", 4)
+    if isinstance(output_size, numbers.Integral):
+        output_size = (output_size, output_size)
+    oh, ow = output_size
+    oh = x.shape[2] if oh is None else int(oh)
+    ow = x.shape[3] if ow is None else int(ow)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: output size must be positive, got "
+                           f"{(oh, ow)}")
+    y = apply(K.adaptive_avg_pool2d, x, output_size=(oh, ow))
+    return _unbatch(y, was)
+
+
+def _as4d_1d(x, name):
+    x, was = _batched(_tensor(x), name, 3)
+    return _F.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2])), was
+
+
+def _from4d_1d(y, was):
+    y = _F.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+    return _unbatch(y, was)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    x4, was = _as4d_1d(input, "max_pool1d")
+    stride = _single(kernel_size) if stride is None else _single(stride)
+    y = max_pool2d(x4, (1, _single(kernel_size)), (1, stride), (0, _single(padding)),
+                   (1, _single(dilation)), ceil_mode)
+    return _from4d_1d(y, was)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    x4, was = _as4d_1d(input, "avg_pool1d")
+    stride = _single(kernel_size) if stride is None else _single(stride)
+    y = avg_pool2d(x4, (1, _single(kernel_size)), (1, stride), (0, _single(padding)),
+                   ceil_mode, count_include_pad)
+    return _from4d_1d(y, was)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    x4, was = _as4d_1d(input, "adaptive_avg_pool1d")
+    y = adaptive_avg_pool2d(x4, (1, _single(output_size)))
+    return _from4d_1d(y, was)
+
+
+# ---------------------------------------------------------------------------------------
+# im2col
+# ---------------------------------------------------------------------------------------
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: (N, C, H, W) -> (N, C*kh*kw, L), column l = the flattened window l."""
+    x, was = _batched(_tensor(input), "unfold", 4)
+    kernel = _pair(kernel_size, "kernel_size")
+    ph, pw = _pair(padding, "padding")
+    y = apply(K.unfold, x, kernel=kernel, stride=_pair(stride, "stride"),
+              padding=((ph, ph), (pw, pw)), dilation=_pair(dilation, "dilation"))
+    return _unbatch(y, was)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im, the adjoint of unfold: (N, C*kh*kw, L) -> (N, C, H, W), overlaps summed."""
+    x, was = _batched(_tensor(input), "fold", 3)
+    ph, pw = _pair(padding, "padding")
+    y = apply(K.fold, x, output_size=_pair(output_size, "output_size"),
+              kernel=_pair(kernel_size, "kernel_size"), stride=_pair(stride, "stride"),
+              padding=((ph, ph), (pw, pw)), dilation=_pair(dilation, "dilation"))
+    return _unbatch(y, was)
+
+
+# ---------------------------------------------------------------------------------------
+# padding
+# ---------------------------------------------------------------------------------------
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad trailing dimensions: pad = (left, right, top, bottom, ...) starts at the LAST dim.
+
+    Modes: 'constant' (any rank), 'reflect', 'replicate', 'circular' (pad the last 1, 2
+    or 3 dims of a batched or unbatched input, as PyTorch).
+    """
+    x = _tensor(input)
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("pad: padding length must be divisible by 2")
+    k = len(pad) // 2
+    if k > x.ndim:
+        raise RuntimeError(f"pad: padding length should be at most twice the number of "
+                           f"dimensions of the input ({x.ndim}), got {len(pad)}")
+    # per trailing dim, in natural order (first padded dim = x.ndim - k)
+    pairs = [(pad[2 * (k - 1 - i)], pad[2 * (k - 1 - i) + 1]) for i in range(k)]
+    if mode == "constant":
+        if any(b < 0 or a < 0 for b, a in pairs):
+            raise NotImplementedError("pad: negative (cropping) padding is not supported")
+        pads = tuple((0, 0) for _ in range(x.ndim - k)) + tuple(pairs)
+        return apply(K.pad_constant, x, pads=pads, value=0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f"pad: padding mode \"{mode}\" doesn't take in value argument")
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"pad: unknown padding mode {mode!r}")
+    if not (k + 1 <= x.ndim <= k + 2) or k > 3:
+        raise NotImplementedError(
+            f"pad: only 2D, 3D, 4D, 5D padding with non-constant padding are supported for "
+            f"now (mode {mode!r}: {k}-dim padding needs a {k + 1}-D or {k + 2}-D input, "
+            f"got {x.ndim}-D)")
+    shape = x.shape[x.ndim - k:]
+    index = tuple(K.pad_indices(n, b, a, mode) for n, (b, a) in zip(shape, pairs))
+    return apply(K.pad_index, x, index=index)

@@ -1,0 +1,551 @@
+"""Convolution, pooling, im2col and padding primitives: table entries with fused rules.
+
+Layout is PyTorch's NCHW. Everything is vectorised with strided views (im2col) and
+matrix products; the only Python loops run over the kh*kw kernel offsets (col2im).
+
+im2col (`unfold`): for kernel (kh, kw), stride s, dilation d, zero padding p, the
+window of output pixel (i, j) starts at (i*s_h - p_top, j*s_w - p_left) in the input;
+the columns are
+
+    cols[n, (c, a, b), (i, j)] = x_pad[n, c, i*s_h + a*d_h, j*s_w + b*d_w]    # (N, C*kh*kw, L)
+
+conv2d with groups G (Cg = C/G input and Og = O/G output channels per group,
+K = Cg*kh*kw):
+
+    y[n, g, o, l] = sum_k W[g, o, k] cols[n, g, k, l] + b[g*Og + o]            # (N, O, OH, OW)
+
+Rules (all three follow from y being bilinear in (x, W)):
+    dcols = W^T @ g               then dx = col2im(dcols) = fold (adjoint of unfold)
+    dW    = sum_n g[n] @ cols[n]^T
+    db    = sum over (n, h, w) of g
+
+The input and weight gradients are table entries of their own
+(`conv2d_input_grad`, `conv2d_weight_grad`) whose rules are again the three
+convolution maps, so `create_graph=True` (grad of grad) works. The same pattern pairs
+every linear op with its adjoint: unfold/fold, avg_pool2d/avg_pool2d_adjoint,
+the max-pool scatter/gather, the index padding and its adjoint.
+"""
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..autograd.graph import apply
+from .registry import defop
+
+
+def _call(xp, op, *args, **kw):
+    """Run `op` raw (NumPy backward) or recorded (create_graph backward / jvp on Tensors)."""
+    if xp is np:
+        out = op.forward(*args, **kw)
+        return out[0] if op.has_extra else out
+    return apply(op, *args, **kw)
+
+
+# ---------------------------------------------------------------------------------------
+# geometry
+# ---------------------------------------------------------------------------------------
+
+def out_size(n, k, s, p0, p1, d, ceil_mode=False):
+    """Output length of a window sweep over n (+p0 before, +p1 after)."""
+    span = n + p0 + p1 - d * (k - 1) - 1
+    if ceil_mode:
+        o = -(-span // s) + 1
+        # NOTE: (PyTorch) the last window must start inside the input or left padding.
+        if (o - 1) * s >= n + p0:
+            o -= 1
+    else:
+        o = span // s + 1
+    return o
+
+
+def _windows(xp_, kh, kw, sh, sw, dh, dw, oh, ow):
+    """Read-only strided view (N, C, kh, kw, OH, OW) of the (already padded) input."""
+    N, C = xp_.shape[:2]
+    s0, s1, s2, s3 = xp_.strides
+    return as_strided(xp_, (N, C, kh, kw, oh, ow), (s0, s1, s2 * dh, s3 * dw, s2 * sh, s3 * sw),
+                      writeable=False)
+
+
+def _zero_pad(x, padding, extra_h=0, extra_w=0):
+    (pt, pb), (pl, pr) = padding
+    pb += extra_h
+    pr += extra_w
+    if pt == pb == pl == pr == 0:
+        return x
+    N, C, H, W = x.shape
+    out = np.zeros((N, C, H + pt + pb, W + pl + pr), dtype=x.dtype)
+    out[:, :, pt:pt + H, pl:pl + W] = x
+    return out
+
+
+def _geometry(shape, kernel, stride, padding, dilation, ceil_mode=False):
+    H, W = shape[-2:]
+    (kh, kw), (sh, sw), ((pt, pb), (pl, pr)), (dh, dw) = kernel, stride, padding, dilation
+    oh = out_size(H, kh, sh, pt, pb, dh, ceil_mode)
+    ow = out_size(W, kw, sw, pl, pr, dw, ceil_mode)
+    return oh, ow
+
+
+def im2col(x, kernel, stride, padding, dilation):
+    """(N, C, H, W) -> cols (N, C*kh*kw, OH*OW) (a copy), and (OH, OW)."""
+    N, C, H, W = x.shape
+    kh, kw = kernel
+    oh, ow = _geometry(x.shape, kernel, stride, padding, dilation)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"the kernel {tuple(kernel)} (dilation {tuple(dilation)}) is larger "
+                           f"than the padded input {H}x{W} (padding {padding})")
+    xpad = _zero_pad(x, padding)
+    win = _windows(xpad, kh, kw, stride[0], stride[1], dilation[0], dilation[1], oh, ow)
+    return win.reshape(N, C * kh * kw, oh * ow), (oh, ow)
+
+
+def col2im(cols, shape, kernel, stride, padding, dilation):
+    """Adjoint of im2col: sum each column entry back into its input pixel.
+
+    cols (N, C*kh*kw, OH*OW) -> (N, C, H, W). One strided add per kernel offset:
+    kh*kw vectorised additions of (N, C, OH, OW) blocks (overlaps accumulate).
+    """
+    N, C, H, W = shape
+    kh, kw = kernel
+    (sh, sw), ((pt, pb), (pl, pr)), (dh, dw) = stride, padding, dilation
+    oh, ow = _geometry(shape, kernel, stride, padding, dilation)
+    c6 = cols.reshape(N, C, kh, kw, oh, ow)
+    out = np.zeros((N, C, H + pt + pb, W + pl + pr), dtype=cols.dtype)
+    for a in range(kh):
+        h0 = a * dh
+        hs = slice(h0, h0 + sh * (oh - 1) + 1, sh)
+        for b in range(kw):
+            w0 = b * dw
+            out[:, :, hs, w0:w0 + sw * (ow - 1) + 1:sw] += c6[:, :, a, b]
+    if pt or pb or pl or pr:
+        out = out[:, :, pt:pt + H, pl:pl + W]
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# unfold / fold
+# ---------------------------------------------------------------------------------------
+
+def _unfold_forward(x, kernel, stride, padding, dilation):
+    return im2col(x, kernel, stride, padding, dilation)[0]
+
+
+def _fold_forward(cols, output_size, kernel, stride, padding, dilation):
+    N, CK, L = cols.shape
+    kh, kw = kernel
+    if CK % (kh * kw):
+        raise RuntimeError(f"fold: expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={CK} and "
+                           f"kernel_size={tuple(kernel)}")
+    shape = (N, CK // (kh * kw)) + tuple(output_size)
+    oh, ow = _geometry(shape, kernel, stride, padding, dilation)
+    if oh * ow != L:
+        raise RuntimeError(f"fold: given output_size={tuple(output_size)}, kernel_size="
+                           f"{tuple(kernel)}, dilation={tuple(dilation)}, padding={padding}, "
+                           f"stride={tuple(stride)}, expected size of input's dimension 2 to "
+                           f"match the calculated number of sliding blocks {oh} * {ow} = "
+                           f"{oh * ow}, but got input.size(2)={L}.")
+    return col2im(cols, shape, kernel, stride, padding, dilation)
+
+
+unfold = defop("unfold", _unfold_forward, linear=True, promote=False, vjp=[
+    lambda xp, g, ans, x, **kw: _call(xp, fold, g, output_size=tuple(x.shape[-2:]), **kw)])
+
+fold = defop("fold", _fold_forward, linear=True, promote=False, inputs=("cols",), vjp=[
+    lambda xp, g, ans, cols, output_size, **kw: _call(xp, unfold, g, **kw)])
+
+
+# ---------------------------------------------------------------------------------------
+# conv2d and its two gradient maps
+# ---------------------------------------------------------------------------------------
+
+def _conv_cols(x, w_shape, stride, padding, dilation, groups):
+    """Grouped columns (N, G, K, L) of x for a weight of shape w_shape, and (OH, OW)."""
+    N = x.shape[0]
+    O, Cg, kh, kw = w_shape
+    cols, (oh, ow) = im2col(x, (kh, kw), stride, padding, dilation)
+    return cols.reshape(N, groups, Cg * kh * kw, oh * ow), (oh, ow)
+
+
+def _check_conv(x, w, b, groups):
+    if x.ndim != 4 or w.ndim != 4:
+        raise RuntimeError(f"conv2d: expected a 4-D input (N, C, H, W) and a 4-D weight "
+                           f"(O, C/groups, kh, kw), got input of shape {tuple(x.shape)} and "
+                           f"weight of shape {tuple(w.shape)}")
+    O, Cg = w.shape[:2]
+    if Cg * groups != x.shape[1]:
+        raise RuntimeError(f"conv2d: given groups={groups}, weight of size {tuple(w.shape)}, "
+                           f"expected input{tuple(x.shape)} to have {Cg * groups} channels, "
+                           f"but got {x.shape[1]} channels instead")
+    if O % groups:
+        raise RuntimeError(f"conv2d: out_channels ({O}) must be divisible by groups ({groups})")
+    if b is not None and tuple(b.shape) != (O,):
+        raise RuntimeError(f"conv2d: bias of shape {tuple(b.shape)} does not match the {O} "
+                           "output channels of the weight")
+
+
+def _conv2d_forward(x, w, b=None, *, stride, padding, dilation, groups, cols=None):
+    _check_conv(x, w, b, groups)
+    if x.dtype != w.dtype:
+        raise RuntimeError(f"conv2d: input type ({x.dtype}) and weight type ({w.dtype}) "
+                           "should be the same")
+    N = x.shape[0]
+    O, Cg, kh, kw = w.shape
+    cols, (oh, ow) = _conv_cols(x, w.shape, stride, padding, dilation, groups)
+    wg = w.reshape(groups, O // groups, Cg * kh * kw)               # (G, Og, K)
+    if groups == 1:
+        out = np.matmul(wg[0], cols[:, 0])                          # (N, O, L)
+    else:
+        out = np.matmul(wg, cols)                                   # (N, G, Og, L)
+    out = out.reshape(N, O, oh, ow)
+    if b is not None:
+        out += b.reshape(O, 1, 1)
+    # The columns are kept for the weight gradient (im2col is not redone in backward).
+    return out, {"cols": cols}
+
+
+def _conv2d_input_grad_forward(g, w, *, x_shape, stride, padding, dilation, groups,
+                               cols=None):
+    """dx = col2im(W^T @ g): the transposed convolution of g with W."""
+    N, C, H, W = x_shape
+    O, Cg, kh, kw = w.shape
+    L = g.shape[2] * g.shape[3]
+    wg = w.reshape(groups, O // groups, Cg * kh * kw)
+    if groups == 1:
+        dcols = np.matmul(wg[0].T, g.reshape(N, O, L))              # (N, K, L)
+    else:
+        dcols = np.matmul(wg.transpose(0, 2, 1), g.reshape(N, groups, O // groups, L))
+    return col2im(dcols, x_shape, (kh, kw), stride, padding, dilation)
+
+
+def _conv2d_weight_grad_forward(x, g, *, w_shape, stride, padding, dilation, groups,
+                                cols=None):
+    """dW[g] = sum_n g[n, g] @ cols[n, g]^T."""
+    if cols is None:
+        cols = _conv_cols(x, w_shape, stride, padding, dilation, groups)[0]
+    N = g.shape[0]
+    O, Cg, kh, kw = w_shape
+    L = g.shape[2] * g.shape[3]
+    if groups == 1:
+        # One GEMM with the inner dimension N*L: (O, N*L) @ (N*L, K).
+        g2 = g.reshape(N, O, L).transpose(1, 0, 2).reshape(O, N * L)
+        c2 = cols[:, 0].transpose(1, 0, 2).reshape(-1, N * L)
+        dw = g2 @ c2.T
+    else:
+        gg = g.reshape(N, groups, O // groups, L)
+        dw = np.einsum("ngol,ngkl->gok", gg, cols, optimize=True)
+    return dw.reshape(w_shape)
+
+
+def _geom_kw(kw):
+    return {k: kw[k] for k in ("stride", "padding", "dilation", "groups")}
+
+
+def _conv_dx(xp, g, ans, x, w, b=None, **kw):
+    return _call(xp, conv2d_input_grad, g, w, x_shape=tuple(x.shape), **_geom_kw(kw))
+
+
+def _conv_dw(xp, g, ans, x, w, b=None, **kw):
+    if xp is np:
+        return _conv2d_weight_grad_forward(x, g, w_shape=tuple(w.shape), cols=kw["cols"],
+                                           **_geom_kw(kw))
+    return apply(conv2d_weight_grad, x, g, w_shape=tuple(w.shape), **_geom_kw(kw))
+
+
+def _conv_db(xp, g, ans, x, w, b=None, **kw):
+    return xp.sum(g, axis=(0, 2, 3))
+
+
+def _conv_jvp(xp, t, ans, x, w, b=None, **kw):
+    kw = _geom_kw(kw)
+    out = 0
+    if t[0] is not None:
+        out = out + _call(xp, conv2d, t[0], w, **kw)
+    if t[1] is not None:
+        out = out + _call(xp, conv2d, x, t[1], **kw)
+    if len(t) > 2 and t[2] is not None:
+        out = out + xp.reshape(t[2], (-1, 1, 1))
+    return out
+
+
+conv2d = defop("conv2d", _conv2d_forward, extra=True, inputs=("input", "weight", "bias"),
+               vjp=[_conv_dx, _conv_dw, _conv_db], jvp=_conv_jvp, saves=(0, 1),
+               saves_ans=False)
+
+
+# d/dg of  dx = D(g, W)  is  conv2d(u, W);  d/dW is  conv2d_weight_grad(u, g).
+conv2d_input_grad = defop(
+    "conv2d_input_grad", _conv2d_input_grad_forward, inputs=("grad", "weight"),
+    saves_ans=False,
+    vjp=[lambda xp, u, ans, g, w, x_shape, **kw: _call(xp, conv2d, u, w, **kw),
+         lambda xp, u, ans, g, w, x_shape, **kw: _call(
+             xp, conv2d_weight_grad, u, g, w_shape=tuple(w.shape), **kw)])
+
+# d/dx of  dW = E(x, g)  is  conv2d_input_grad(g, v);  d/dg is  conv2d(x, v).
+conv2d_weight_grad = defop(
+    "conv2d_weight_grad", _conv2d_weight_grad_forward, inputs=("input", "grad"),
+    saves_ans=False,
+    vjp=[lambda xp, v, ans, x, g, w_shape, **kw: _call(
+             xp, conv2d_input_grad, g, v, x_shape=tuple(x.shape), **kw),
+         lambda xp, v, ans, x, g, w_shape, **kw: _call(xp, conv2d, x, v, **kw)])
+
+
+# ---------------------------------------------------------------------------------------
+# max pooling: forward keeps the argmax; backward scatters g to it
+# ---------------------------------------------------------------------------------------
+
+def _max_pool2d_forward(x, *, kernel, stride, padding, dilation, ceil_mode, indices=None):
+    N, C, H, W = x.shape
+    kh, kw = kernel
+    (sh, sw), (dh, dw), (ph, pw) = stride, dilation, padding
+    oh, ow = _geometry(x.shape, kernel, stride, ((ph, ph), (pw, pw)), dilation, ceil_mode)
+    # Right padding large enough for the last (ceil-mode) window; padded cells are -inf
+    # so they never win (PyTorch never selects padding).
+    eh = max(0, (oh - 1) * sh + dh * (kh - 1) + 1 - (H + 2 * ph))
+    ew = max(0, (ow - 1) * sw + dw * (kw - 1) + 1 - (W + 2 * pw))
+    if ph or pw or eh or ew:
+        xpad = np.full((N, C, H + 2 * ph + eh, W + 2 * pw + ew), -np.inf, dtype=x.dtype)
+        xpad[:, :, ph:ph + H, pw:pw + W] = x
+    else:
+        xpad = x
+    win = _windows(xpad, kh, kw, sh, sw, dh, dw, oh, ow)             # (N, C, kh, kw, OH, OW)
+    flat = win.reshape(N, C, kh * kw, oh, ow)
+    # NOTE: argmax picks the FIRST maximum in the window (row-major over the kernel), and
+    # a NaN wins over numbers, as PyTorch's CPU kernel does.
+    a = np.argmax(flat, axis=2)                                       # (N, C, OH, OW)
+    out = np.take_along_axis(flat, a[:, :, None], axis=2)[:, :, 0]
+    rows = np.arange(oh).reshape(oh, 1) * sh - ph + (a // kw) * dh
+    cols = np.arange(ow) * sw - pw + (a % kw) * dw
+    idx = rows * W + cols                                             # flat index into H*W
+    return out, {"indices": idx}
+
+
+def _pool_scatter_forward(g, *, indices, size):
+    """(N, C, OH, OW) -> (N, C, H, W): add g[n, c, i, j] into position indices[n, c, i, j]."""
+    N, C = g.shape[:2]
+    H, W = size
+    out = np.zeros((N * C, H * W), dtype=g.dtype)
+    rows = np.arange(N * C).reshape(-1, 1) * (H * W)
+    flat = (indices.reshape(N * C, -1) + rows).ravel()
+    # Non-overlapping windows hit distinct pixels: plain assignment; otherwise sum with
+    # bincount (several windows may pick the same pixel: their gradients add up).
+    gf = g.reshape(-1)
+    if _unique_indices(flat):
+        out.reshape(-1)[flat] = gf
+    else:
+        out = np.bincount(flat, weights=gf, minlength=N * C * H * W).astype(g.dtype)
+    return out.reshape(N, C, H, W)
+
+
+def _unique_indices(flat):
+    if flat.size < 2:
+        return True
+    s = np.sort(flat)
+    return bool(np.all(s[1:] != s[:-1]))
+
+
+def _pool_gather_forward(x, *, indices, size=None):
+    N, C = x.shape[:2]
+    return np.take_along_axis(x.reshape(N, C, -1), indices.reshape(N, C, -1),
+                              axis=2).reshape(indices.shape)
+
+
+pool_scatter = defop("max_pool2d_scatter", _pool_scatter_forward, linear=True, promote=False,
+                     vjp=[lambda xp, u, ans, g, indices, size: _call(
+                         xp, pool_gather, u, indices=indices)])
+pool_gather = defop("max_pool2d_gather", _pool_gather_forward, linear=True, promote=False,
+                    vjp=[lambda xp, v, ans, x, indices, size=None: _call(
+                        xp, pool_scatter, v, indices=indices, size=tuple(x.shape[-2:]))])
+
+max_pool2d = defop(
+    "max_pool2d", _max_pool2d_forward, extra=True, promote=False, saves=(), saves_ans=False,
+    vjp=[lambda xp, g, ans, x, indices, **kw: _call(
+        xp, pool_scatter, g, indices=indices, size=tuple(x.shape[-2:]))],
+    jvp=lambda xp, t, ans, x, indices, **kw: _call(xp, pool_gather, t[0], indices=indices))
+
+
+# ---------------------------------------------------------------------------------------
+# average pooling
+# ---------------------------------------------------------------------------------------
+
+def _avg_divisor(n, k, s, p, o, count_include_pad):
+    """Per-output window sizes along one axis (the divisor is their outer product)."""
+    start = np.arange(o) * s - p
+    end = np.minimum(start + k, n + p)
+    if not count_include_pad:
+        start = np.maximum(start, 0)
+        end = np.minimum(end, n)
+    return end - start
+
+
+def _avg_setup(shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    H, W = shape[-2:]
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    oh = out_size(H, kh, sh, ph, ph, 1, ceil_mode)
+    ow = out_size(W, kw, sw, pw, pw, 1, ceil_mode)
+    if divisor_override:
+        div = np.full((oh, ow), float(divisor_override))
+    else:
+        div = np.outer(_avg_divisor(H, kh, sh, ph, oh, count_include_pad),
+                       _avg_divisor(W, kw, sw, pw, ow, count_include_pad)).astype(float)
+    eh = max(0, (oh - 1) * sh + kh - (H + 2 * ph))
+    ew = max(0, (ow - 1) * sw + kw - (W + 2 * pw))
+    return oh, ow, div, ((ph, ph + eh), (pw, pw + ew))
+
+
+def _avg_pool2d_forward(x, *, kernel, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override):
+    N, C = x.shape[:2]
+    (kh, kw), (sh, sw) = kernel, stride
+    oh, ow, div, pads = _avg_setup(x.shape, kernel, stride, padding, ceil_mode,
+                                   count_include_pad, divisor_override)
+    xpad = _zero_pad(x, pads)
+    out = np.zeros((N, C, oh, ow), dtype=x.dtype)
+    for a in range(kh):
+        for b in range(kw):
+            out += xpad[:, :, a:a + sh * (oh - 1) + 1:sh, b:b + sw * (ow - 1) + 1:sw]
+    out /= div.astype(x.dtype)
+    return out
+
+
+def _avg_pool2d_adjoint_forward(g, *, x_shape, kernel, stride, padding, ceil_mode,
+                                count_include_pad, divisor_override):
+    N, C, H, W = x_shape
+    (kh, kw), (sh, sw) = kernel, stride
+    oh, ow, div, ((pt, pb), (pl, pr)) = _avg_setup(x_shape, kernel, stride, padding, ceil_mode,
+                                                   count_include_pad, divisor_override)
+    gd = g / div.astype(g.dtype)
+    out = np.zeros((N, C, H + pt + pb, W + pl + pr), dtype=g.dtype)
+    for a in range(kh):
+        for b in range(kw):
+            out[:, :, a:a + sh * (oh - 1) + 1:sh, b:b + sw * (ow - 1) + 1:sw] += gd
+    return out[:, :, pt:pt + H, pl:pl + W]
+
+
+avg_pool2d = defop("avg_pool2d", _avg_pool2d_forward, linear=True, promote=False, vjp=[
+    lambda xp, g, ans, x, **kw: _call(xp, avg_pool2d_adjoint, g, x_shape=tuple(x.shape), **kw)])
+avg_pool2d_adjoint = defop(
+    "avg_pool2d_adjoint", _avg_pool2d_adjoint_forward, linear=True, promote=False,
+    inputs=("grad",),
+    vjp=[lambda xp, u, ans, g, x_shape, **kw: _call(xp, avg_pool2d, u, **kw)])
+
+
+# ---------------------------------------------------------------------------------------
+# adaptive average pooling: y = P_h @ x @ P_w^T with averaging matrices
+# ---------------------------------------------------------------------------------------
+
+def adaptive_matrix(n, o, dtype):
+    """(o, n) averaging matrix: row i averages x[floor(i*n/o) : ceil((i+1)*n/o)]."""
+    i = np.arange(o)
+    start = (i * n) // o
+    end = -((-(i + 1) * n) // o)
+    j = np.arange(n)
+    m = (j >= start[:, None]) & (j < end[:, None])
+    return (m / (end - start)[:, None]).astype(dtype)
+
+
+def _adaptive_forward(x, *, output_size):
+    H, W = x.shape[-2:]
+    oh, ow = output_size
+    if oh == 1 and ow == 1:
+        return x.mean(axis=(-2, -1), keepdims=True)
+    ph = adaptive_matrix(H, oh, x.dtype)
+    pw = adaptive_matrix(W, ow, x.dtype)
+    return np.matmul(np.matmul(ph, x), pw.T)
+
+
+def _adaptive_adjoint_forward(g, *, x_size, output_size=None):
+    H, W = x_size
+    oh, ow = g.shape[-2:]
+    ph = adaptive_matrix(H, oh, g.dtype)
+    pw = adaptive_matrix(W, ow, g.dtype)
+    return np.matmul(np.matmul(ph.T, g), pw)
+
+
+adaptive_avg_pool2d = defop(
+    "adaptive_avg_pool2d", _adaptive_forward, linear=True, promote=False,
+    vjp=[lambda xp, g, ans, x, output_size: _call(
+        xp, adaptive_avg_pool2d_adjoint, g, x_size=tuple(x.shape[-2:]))])
+adaptive_avg_pool2d_adjoint = defop(
+    "adaptive_avg_pool2d_adjoint", _adaptive_adjoint_forward, linear=True, promote=False,
+    inputs=("grad",),
+    vjp=[lambda xp, u, ans, g, x_size, output_size=None: _call(
+        xp, adaptive_avg_pool2d, u, output_size=tuple(g.shape[-2:]))])
+
+
+# ---------------------------------------------------------------------------------------
+# padding: constant (zero-extend / crop pair) and index modes (reflect, replicate, circular)
+# ---------------------------------------------------------------------------------------
+
+def _pad_constant_forward(x, *, pads, value=0.0):
+    """pads: ((before, after), ...) for every axis of x."""
+    return np.pad(x, pads, mode="constant", constant_values=value)
+
+
+def _unpad_forward(g, *, pads, value=None):
+    sl = tuple(slice(b, g.shape[i] - a) for i, (b, a) in enumerate(pads))
+    return g[sl]
+
+
+pad_constant = defop("pad_constant", _pad_constant_forward, promote=False, saves=(),
+                     saves_ans=False,
+                     vjp=[lambda xp, g, ans, x, pads, value=0.0: _call(xp, unpad, g, pads=pads)],
+                     jvp=lambda xp, t, ans, x, pads, value=0.0: _call(
+                         xp, pad_constant, t[0], pads=pads))
+unpad = defop("pad_unpad", _unpad_forward, linear=True, promote=False, vjp=[
+    lambda xp, u, ans, g, pads, value=None: _call(xp, pad_constant, u, pads=pads)])
+
+
+def pad_indices(n, before, after, mode):
+    """Source index along one axis for every padded position."""
+    i = np.arange(-before, n + after)
+    if mode == "reflect":
+        if before >= n or after >= n:
+            raise RuntimeError(f"pad: padding size should be less than the corresponding "
+                               f"input dimension, but got padding ({before}, {after}) at "
+                               f"dimension of size {n} (mode 'reflect')")
+        i = np.abs(i)
+        i = np.where(i > n - 1, 2 * (n - 1) - i, i)
+    elif mode == "replicate":
+        i = np.clip(i, 0, n - 1)
+    elif mode == "circular":
+        if before > n or after > n:
+            raise RuntimeError("pad: padding value causes wrapping around more than once "
+                               f"(padding ({before}, {after}), size {n}, mode 'circular')")
+        i = np.mod(i, n)
+    else:
+        raise ValueError(f"pad: unknown mode {mode!r}")
+    return i
+
+
+def _pad_index_forward(x, *, index):
+    """index: one source-index array per trailing axis (None = untouched)."""
+    nd = x.ndim
+    for k, idx in enumerate(index):
+        if idx is not None:
+            x = np.take(x, idx, axis=nd - len(index) + k)
+    return x
+
+
+def _pad_index_adjoint_forward(g, *, index, size):
+    """Scatter-add along each padded axis (adjoint of the gather)."""
+    nd = g.ndim
+    for k in range(len(index) - 1, -1, -1):
+        idx = index[k]
+        if idx is None:
+            continue
+        ax = nd - len(index) + k
+        shape = list(g.shape)
+        shape[ax] = size[k]
+        out = np.zeros(shape, dtype=g.dtype)
+        np.add.at(out, (slice(None),) * ax + (idx,), g)
+        g = out
+    return g
+
+
+pad_index = defop("pad_index", _pad_index_forward, linear=True, promote=False, vjp=[
+    lambda xp, g, ans, x, index: _call(xp, pad_index_adjoint, g, index=index,
+                                       size=tuple(x.shape[x.ndim - len(index):]))])
+pad_index_adjoint = defop(
+    "pad_index_adjoint", _pad_index_adjoint_forward, linear=True, promote=False,
+    inputs=("grad",),
+    vjp=[lambda xp, u, ans, g, index, size: _call(xp, pad_index, u, index=index)])
