@@ -1,0 +1,253 @@
+"""Anomaly mode: blame the first backward rule that produced nan (or inf).
+
+    with tg.autograd.detect_anomaly():
+        y = tg.sqrt(x * x)      # x = 0
+        y.backward()            # RuntimeError: Function 'sqrt' returned inf values ...
+                                #   created at my_script.py:3
+
+While anomaly mode is on, every op records where it was created ("file:line", the
+first stack frame outside tapegrad) in `node.site`, and every gradient a rule
+computes is checked. The first rule whose result is not finite raises a
+RuntimeError naming the op, its creation site and the offending values (the inputs,
+the output, the incoming gradient and the result at the first bad positions).
+
+Which op is blamed. A backward rule computes `g * f'(x)`. In `sqrt(x*x)` at x = 0,
+sqrt's rule gives `1 * 1/(2*sqrt(0)) = inf` from a finite gradient; then mul's rule
+gives `inf * 0 = nan`. By default (`check_inf=True`) tapegrad names the first rule
+whose result is nan OR inf: `sqrt`, where the problem starts (worked example 5).
+PyTorch's anomaly mode checks for nan only and names `MulBackward0`, where the nan
+first appears; `detect_anomaly(check_inf=False)` reproduces that choice.
+
+The masked-`where` pattern: `where(x > 0, sqrt(x), 0)` at x = 0 sends gradient 0
+into sqrt (the branch not taken), and sqrt's rule computes `0 * inf = nan`. The
+error message recognises a zero incoming gradient arriving through `where` and says
+how to fix it (make the input safe before the op: `sqrt(where(x > 0, x, 1))`).
+
+The check costs an `isnan`/`isfinite` pass over every gradient and a stack walk per
+op, so it is off by default (PyTorch warns about the same cost).
+"""
+import warnings
+import weakref
+
+import numpy as np
+
+from . import backward_checks, graph
+
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled"]
+
+_state = {"enabled": False, "check_nan": True, "check_inf": True}
+# nodes whose output gradient arrived through a `where` (node -> (where site, branch))
+_masked_by = weakref.WeakKeyDictionary()
+
+# What the local derivative of a few ops is and when it blows up (shown in the error).
+_HINTS = {
+    "sqrt": "sqrt'(x) = 1/(2*sqrt(x)) is infinite at x = 0 (nan for x < 0); a common fix "
+            "is sqrt(x + eps)",
+    "rsqrt": "rsqrt'(x) = -1/(2*x**1.5) is infinite at x = 0; add an eps: rsqrt(x + eps)",
+    "log": "log'(x) = 1/x is infinite at x = 0; clamp the input: log(x.clamp(min=eps))",
+    "div": "d(x/y) = 1/y and -x/y**2 are infinite where y = 0; keep the denominator away "
+           "from 0 (y + eps)",
+    "pow": "d(x**p)/dx = p*x**(p-1) is infinite at x = 0 when p < 1; d/dp = x**p*log(x) "
+           "needs x > 0",
+    "exp": "exp'(x) = exp(x) overflows to inf for large x (x > 88 in float32); subtract "
+           "the max first (logsumexp / log_softmax)",
+}
+
+
+def is_anomaly_enabled():
+    return _state["enabled"]
+
+
+def is_anomaly_check_nan_enabled():
+    return _state["enabled"] and _state["check_nan"]
+
+
+def _set(enabled, check_nan, check_inf):
+    """Switch the global state; keep site recording and the engine hook in step."""
+    was = _state["enabled"]
+    _state.update(enabled=bool(enabled), check_nan=bool(check_nan), check_inf=bool(check_inf))
+    if _state["enabled"] and not was:
+        graph._site_state["record"] += 1
+    elif was and not _state["enabled"]:
+        graph._site_state["record"] -= 1
+    if _state["enabled"] and _state["check_nan"]:
+        backward_checks.install("anomaly", _check)
+    else:
+        backward_checks.uninstall("anomaly")
+        _masked_by.clear()
+
+
+_WARNING = ("Anomaly Detection has been enabled. This mode will increase the runtime and "
+            "should only be enabled for debugging.")
+
+
+class detect_anomaly:
+    """Context manager (and decorator) that turns anomaly mode on inside its block.
+
+    check_nan: raise in backward when a rule produces nan (PyTorch's flag; False only
+        records creation sites).
+    check_inf: also count inf as an anomaly (tapegrad's default, so the op where the
+        infinity starts is blamed); False blames the first nan, as PyTorch does.
+    """
+
+    def __init__(self, check_nan=True, check_inf=True):
+        self.check_nan = check_nan
+        self.check_inf = check_inf
+        warnings.warn(_WARNING, stacklevel=2)
+
+    def __enter__(self):
+        self._prev = dict(_state)
+        _set(True, self.check_nan, self.check_inf)
+        return self
+
+    def __exit__(self, *exc):
+        _set(self._prev["enabled"], self._prev["check_nan"], self._prev["check_inf"])
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with detect_anomaly(self.check_nan, self.check_inf):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class set_detect_anomaly:
+    """`set_detect_anomaly(True)` turns anomaly mode on now (until switched off); used as
+    a context manager it restores the previous mode on exit, like PyTorch's."""
+
+    def __init__(self, mode, check_nan=True, check_inf=True):
+        self._prev = dict(_state)
+        _set(mode, check_nan, check_inf)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _set(self._prev["enabled"], self._prev["check_nan"], self._prev["check_inf"])
+        return False
+
+
+# ---- the check run on every computed gradient ---------------------------------------
+
+def _raw(a):
+    return a.data if isinstance(a, graph.Tensor) else a
+
+
+def _bad(a, check_inf):
+    """Boolean mask of anomalous entries (None if there are none)."""
+    a = np.asarray(a)
+    if a.dtype.kind not in "fc":
+        return None
+    m = ~np.isfinite(a) if check_inf else np.isnan(a)
+    return m if m.any() else None
+
+
+def _check(node, i, g, gi):
+    op = node.op
+    if op.name == "where" and node.inputs is not None:
+        t = node.inputs[i]
+        p = getattr(t, "grad_fn", None)
+        if p is not None:
+            _masked_by[p] = (node.site, i)
+    check_inf = _state["check_inf"]
+    gia = _raw(gi)
+    bad = _bad(gia, check_inf)
+    if bad is None:
+        return
+    raise RuntimeError(_message(node, i, _raw(g), np.asarray(gia), bad, check_inf))
+
+
+def _ordinal(i):
+    return f"{i}{'th' if 10 <= i % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(i % 10, 'th')}"
+
+
+def _fmt(v):
+    try:
+        return f"{float(v):.6g}"
+    except (TypeError, ValueError):
+        return repr(v)
+
+
+def _at(a, shape, idx):
+    """The value of `a` (broadcast to `shape`) at `idx`, or None if it does not broadcast."""
+    if a is None:
+        return None
+    if not isinstance(a, np.ndarray):
+        return a if np.isscalar(a) else None
+    try:
+        return np.broadcast_to(a, shape)[idx]
+    except ValueError:
+        return None
+
+
+def _message(node, i, g, gi, bad, check_inf):
+    op = node.op
+    names = op.input_names
+    ins = node.inputs or ()
+    in_name = names[i] if i < len(names) else f"input{i}"
+    kinds = []
+    if np.isnan(gi[bad]).any():
+        kinds.append("nan")
+    if np.isinf(gi[bad]).any():
+        kinds.append("inf")
+    what = " and ".join(kinds)
+    g = np.asarray(g)
+    g_bad = _bad(g, check_inf)
+    lines = [f"Function '{op.name}' returned {what} values in its {_ordinal(i)} output "
+             f"(the gradient for its input '{in_name}')"
+             + ((" although the incoming gradient was finite." if check_inf else
+                 " although the incoming gradient had no nan.") if g_bad is None else
+                ". Its incoming gradient already contained non-finite values: they came "
+                "from the gradient passed to backward(), a hook, or a sum of gradients "
+                "(inf + -inf), not from an earlier rule.")]
+    lines.append(f"  created at {node.site}" if node.site else
+                 "  created at <unknown: build the graph inside detect_anomaly() to record "
+                 "where each op was created>")
+    idxs = [tuple(ix) for ix in np.argwhere(bad)]  # argwhere works for 0-d too
+    shape = gi.shape
+    lines.append(f"  {int(bad.sum())} of {gi.size} entries are non-finite; first "
+                 f"{min(len(idxs), 5)}:")
+    zero_g = True
+    for idx in idxs[:5]:
+        parts = []
+        for k, t in enumerate(ins):
+            v = _at(_raw(t), shape, idx)
+            if v is not None:
+                parts.append(f"{names[k] if k < len(names) else f'input{k}'} = {_fmt(v)}")
+        v = _at(node.ans, shape, idx)
+        if v is not None:
+            parts.append(f"output = {_fmt(v)}")
+        gv = _at(g, shape, idx)
+        if gv is not None:
+            parts.append(f"incoming gradient = {_fmt(gv)}")
+            zero_g = zero_g and gv == 0
+        else:
+            zero_g = False
+        parts.append(f"gradient for {in_name} = {_fmt(gi[idx])}")
+        lines.append(f"    at index {tuple(int(j) for j in idx)}: " + ", ".join(parts))
+    if op.name in _HINTS:
+        lines.append(f"  Note: {_HINTS[op.name]}.")
+    if zero_g and np.isnan(gi[bad]).any():
+        masked = _masked_by.get(node)
+        if masked is not None:
+            site, branch = masked
+            lines.append(
+                "  The incoming gradient is exactly 0 at these positions: this is the "
+                "masked-`where` pattern. The gradient reached this op through `where`"
+                + (f" (created at {site})" if site else "")
+                + f", whose {'first' if branch == 1 else 'second'} branch is masked out "
+                "there; `where(cond, f(x), y)` still differentiates f at the masked "
+                "entries, and 0 * inf = nan leaks into the gradient. Fix: make the input "
+                "safe before the op, e.g. where(cond, f(where(cond, x, 1.0)), y).")
+        else:
+            lines.append("  The incoming gradient is exactly 0 at these positions, so the "
+                         "nan is 0 * inf: the local derivative is infinite there.")
+    if not check_inf:
+        lines.append("  (nan-only check, as PyTorch's anomaly mode: an earlier rule may have "
+                     "produced the inf that became this nan; detect_anomaly(check_inf=True) "
+                     "names it.)")
+    return "\n".join(lines)
