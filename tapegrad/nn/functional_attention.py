@@ -1,0 +1,60 @@
+"""Attention functions: the fused primitive and its composite reference.
+
+`scaled_dot_product_attention` calls the fused table entry (ops/attention.py);
+`sdpa_reference` is the same math op by op (matmul -> mask -> softmax -> matmul),
+kept as the reference the tests compare the fused backward against.
+"""
+import math
+
+import numpy as np
+
+from ..autograd.graph import apply
+from ..ops import attention as _A
+from ..ops import functions as F
+
+__all__ = ["scaled_dot_product_attention", "sdpa_reference"]
+
+
+def _mask_array(attn_mask):
+    if attn_mask is None:
+        return None
+    m = attn_mask.data if isinstance(attn_mask, F.Tensor) else np.asarray(attn_mask)
+    return m
+
+
+def _check(query, key, value):
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(
+            "scaled_dot_product_attention: expected query (..., T, D), key (..., S, D) and "
+            f"value (..., S, Dv), got {tuple(query.shape)}, {tuple(key.shape)} and "
+            f"{tuple(value.shape)}")
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None):
+    """softmax(q k^T * scale + mask) v, fused (one node, one backward rule)."""
+    _check(query, key, value)
+    if dropout_p:
+        # Dropout on the attention weights needs the composite path.
+        from . import functional as NF
+        p = sdpa_reference(query, key, value, attn_mask, is_causal, scale, probs_only=True)
+        return F.matmul(NF.dropout(p, dropout_p, training=True), value)
+    return apply(_A.scaled_dot_product_attention, query, key, value,
+                 attn_mask=_mask_array(attn_mask), is_causal=bool(is_causal), scale=scale)
+
+
+def sdpa_reference(query, key, value, attn_mask=None, is_causal=False, scale=None,
+                   probs_only=False):
+    """The composite: every step its own node, differentiated by the generic rules."""
+    _check(query, key, value)
+    sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    s = F.matmul(query, F.transpose(key, -1, -2)) * sc                  # (..., T, S)
+    T, S = query.shape[-2], key.shape[-2]
+    if is_causal:
+        keep = np.tril(np.ones((T, S), dtype=bool))
+        s = F.where(keep, s, float("-inf"))
+    m = _mask_array(attn_mask)
+    if m is not None:
+        s = F.where(m, s, float("-inf")) if m.dtype == np.bool_ else s + F.Tensor(m)
+    p = F.softmax(s, -1)
+    return p if probs_only else F.matmul(p, value)                        # (..., T, Dv)

@@ -1,0 +1,88 @@
+"""Fused scaled-dot-product attention: one table entry with its own backward.
+
+Forward, for queries q (..., T, D), keys k (..., S, D), values v (..., S, Dv):
+    s = q @ k^T * scale            (..., T, S)   scale defaults to 1/sqrt(D)
+    s = s masked (causal: future keys get -inf; bool mask: False -> -inf; float mask: added)
+    p = softmax(s, dim=-1)
+    out = p @ v                    (..., T, Dv)
+Backward (the softmax rule folded in, p saved from forward):
+    dv = p^T @ g
+    dp = g @ v^T
+    ds = p * (dp - sum(dp * p, -1))
+    dq = ds @ k * scale,   dk = ds^T @ q * scale
+The composite version (matmul -> masked fill -> softmax -> matmul) is the reference
+the tests compare against (`tapegrad.nn.functional_attention.sdpa_reference`).
+"""
+import math
+
+import numpy as np
+
+from .registry import defop
+
+
+def _mask(t, s, is_causal, attn_mask):
+    """Additive float mask of shape broadcastable to (..., T, S), or None."""
+    add = None
+    if is_causal:
+        keep = np.tril(np.ones((t, s), dtype=bool))
+        add = np.where(keep, 0.0, -np.inf)
+    if attn_mask is not None:
+        m = attn_mask if attn_mask.dtype != np.bool_ else np.where(attn_mask, 0.0, -np.inf)
+        add = m if add is None else add + m
+    return add
+
+
+def _scale(q, scale):
+    return 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+
+
+def _sdpa_forward(q, k, v, attn_mask=None, is_causal=False, scale=None, **_):
+    sc = _scale(q, scale)
+    s = np.matmul(q, np.swapaxes(k, -1, -2)) * sc
+    add = _mask(q.shape[-2], k.shape[-2], is_causal, attn_mask)
+    if add is not None:
+        s = s + add.astype(s.dtype, copy=False)
+    m = np.amax(s, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)  # a fully masked row gives nan, as in PyTorch
+    e = np.exp(s - m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = e / np.sum(e, axis=-1, keepdims=True)
+    return np.matmul(p, v), {"probs": p}
+
+
+def _probs(xp, q, k, attn_mask, is_causal, scale, probs):
+    """p: saved from forward (NumPy), or recomputed differentiably under create_graph."""
+    if xp is np:
+        return probs
+    from . import functions as F
+    s = F.matmul(q, F.transpose(k, -1, -2)) * _scale(q, scale)
+    add = _mask(q.shape[-2], k.shape[-2], is_causal,
+                None if attn_mask is None else np.asarray(attn_mask))
+    if add is not None:
+        s = s + F.Tensor(add.astype(s.dtype))
+    return F.softmax(s, -1)
+
+
+def _ds(xp, g, q, k, v, attn_mask, is_causal, scale, probs):
+    p = _probs(xp, q, k, attn_mask, is_causal, scale, probs)
+    dp = xp.matmul(g, xp.swapaxes(v, -1, -2))
+    return p * (dp - xp.sum(dp * p, axis=-1, keepdims=True))
+
+
+def _dq(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=None, probs=None):
+    return xp.matmul(_ds(xp, g, q, k, v, attn_mask, is_causal, scale, probs), k) * _scale(q, scale)
+
+
+def _dk(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=None, probs=None):
+    ds = _ds(xp, g, q, k, v, attn_mask, is_causal, scale, probs)
+    return xp.matmul(xp.swapaxes(ds, -1, -2), q) * _scale(q, scale)
+
+
+def _dv(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=None, probs=None):
+    p = _probs(xp, q, k, attn_mask, is_causal, scale, probs)
+    return xp.matmul(xp.swapaxes(p, -1, -2), g)
+
+
+scaled_dot_product_attention = defop(
+    "scaled_dot_product_attention", _sdpa_forward, extra=True, inputs=("q", "k", "v"),
+    saves_ans=False, vjp=[_dq, _dk, _dv])
