@@ -4,6 +4,8 @@ The VJP `g * d` and the JVP `sum_i t_i * d_i` are derived from the partials by t
 registry; broadcasting is undone by the engine. `ans` is the op's output, which
 exp, sqrt, tanh and sigmoid reuse instead of recomputing from the input.
 """
+import math
+
 import numpy as np
 
 from .registry import defop
@@ -26,8 +28,16 @@ mul = defop("mul", np.multiply, inputs=("x", "y"), saves_ans=False, partials=[
     lambda xp, ans, x, y: x,
 ])
 
+
+def _reciprocal(y):
+    # NOTE: y may be a Python number: 1/0.0 must give inf (as PyTorch), not raise.
+    if isinstance(y, (int, float)) and y == 0:
+        return math.copysign(math.inf, y)
+    return 1.0 / y
+
+
 div = defop("div", np.true_divide, inputs=("x", "y"), partials=[
-    lambda xp, ans, x, y: 1.0 / y,
+    lambda xp, ans, x, y: _reciprocal(y),
     lambda xp, ans, x, y: -ans / y,
 ])
 
