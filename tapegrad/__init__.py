@@ -40,3 +40,4 @@ def is_tensor(obj):
 
 def numel(input):
     return input.numel()
+from . import nn  # noqa: E402  tg.nn: Module, layers, losses, functional, init

@@ -1,0 +1,21 @@
+"""`tapegrad.nn`: Module, Parameter, layers, losses, `functional` and `init`.
+
+Names, arguments, defaults and initialisations are PyTorch's, so that a model written
+for `torch.nn` runs after changing its import.
+"""
+from . import functional, init
+from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .containers import ModuleDict, ModuleList, Sequential
+from .dropout import Dropout
+from .flatten import Flatten, Unflatten
+from .linear import Identity, Linear
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .module import Module
+from .normalization import BatchNorm1d, LayerNorm
+from .parameter import Buffer, Parameter
+from .sparse import Embedding
+
+try:  # tg.nn.utils (clip_grad_norm_, ...) lives with the optimizers
+    from . import utils  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass

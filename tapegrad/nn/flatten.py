@@ -1,0 +1,45 @@
+"""`Flatten`: merge dims start_dim..end_dim into one (default: all but the batch dim)."""
+from ..ops import functions as _F
+from .module import Module
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    nd = input.ndim
+    if nd == 0:
+        return _F.reshape(input, (1,))
+    s, e = start_dim % nd, end_dim % nd
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = tuple(input.shape)
+    n = 1
+    for d in shape[s:e + 1]:
+        n *= d
+    return _F.reshape(input, shape[:s] + (n,) + shape[e + 1:])
+
+
+class Flatten(Module):
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, input):
+        return flatten(input, self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim = dim
+        self.unflattened_size = tuple(unflattened_size)
+
+    def forward(self, input):
+        shape = list(input.shape)
+        d = self.dim % len(shape)
+        return _F.reshape(input, tuple(shape[:d]) + self.unflattened_size + tuple(shape[d + 1:]))
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -1,0 +1,58 @@
+"""`Identity` and `Linear` (y = x W^T + b), with PyTorch's default initialisation."""
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+
+def _empty(shape, dtype):
+    return np.empty(shape, dtype=_dt.as_dtype(dtype) or _dt.get_default_dtype())
+
+
+class Identity(Module):
+    """Returns its input unchanged (any constructor arguments are ignored)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """y = x W^T + b.   x: (*, in_features) -> y: (*, out_features).
+
+    weight (out_features, in_features) ~ kaiming_uniform_(a=sqrt(5)), i.e.
+    U(-1/sqrt(in_features), 1/sqrt(in_features)); bias ~ the same bound. The table
+    entry `linear` has the rules dX = dY W, dW = dY^T X, db = dY.sum(0).
+    """
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(_empty((out_features, in_features), dtype))
+        if bias:
+            self.bias = Parameter(_empty((out_features,), dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")

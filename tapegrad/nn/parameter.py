@@ -1,0 +1,52 @@
+"""`Parameter`: a Tensor that a Module registers as learnable (requires_grad=True).
+
+A Parameter is an ordinary leaf Tensor in every op and in the engine (ops check
+`isinstance(t, Tensor)`); it only differs in how `Module.__setattr__` treats it.
+Results of ops on a Parameter are plain Tensors, as in PyTorch.
+"""
+import numpy as np
+
+from ..tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A learnable tensor: `Parameter(data=None, requires_grad=True)`.
+
+    `data` may be a Tensor (its array is shared, not copied, as PyTorch does), an
+    ndarray or nested lists. `Parameter()` is an empty float tensor.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data=None, requires_grad=True):
+        if data is None:
+            from ..dtypes import get_default_dtype
+            data = np.empty((0,), dtype=get_default_dtype())
+        if isinstance(data, Tensor):
+            data = data.data
+        super().__init__(data, requires_grad=requires_grad)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, proto):
+        return (Parameter, (self.data, self._rg))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        p = Parameter(self.data.copy(), self._rg)
+        memo[id(self)] = p
+        return p
+
+
+class Buffer(Tensor):
+    """Marker type: `module.x = Buffer(t)` registers `x` as a buffer (PyTorch >= 2.5)."""
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data, persistent=True):
+        if isinstance(data, Tensor):
+            data = data.data
+        super().__init__(data)
+        self.persistent = persistent

@@ -1,0 +1,474 @@
+"""Fused neural-network kernels: table entries whose backward is one formula.
+
+Each entry could be written as a composite of simpler ops (those composites live in
+`tapegrad/nn/reference.py`, and the tests check that both agree). The fused form
+records ONE node instead of many and computes its gradient in one pass:
+
+    linear          Y = X W^T + b          dX = dY W,  dW = dY^T X,  db = sum dY
+    cross_entropy   loss = -w[y] log_softmax(x)[y]      dx = w[y] (softmax(x) - onehot(y))
+                    (mean: divided by sum w[y]; label smoothing mixes in a uniform target)
+    nll_loss        loss = -w[y] x[y]                   dx = -w[y] onehot(y)
+    batch_norm      y = (x - mean) / sqrt(var + eps) * w + b over the batch axes
+    layer_norm      the same over the trailing axes
+    embedding       Y = W[idx]                          dW = scatter-add of dY rows
+    gelu, leaky_relu, dropout (mask multiply)
+
+Rules follow the registry's signature `rule(xp, g, ans, *inputs, **kw)`. With
+`xp is numpy` they use the arrays saved by the forward (kw extras); under
+`create_graph=True` (xp = the differentiable namespace) they recompute those values
+from the input tensors with recorded ops, so a second derivative is still exact.
+"""
+import math
+
+import numpy as np
+
+from .registry import defop
+
+
+def _is_np(xp):
+    return xp is np
+
+
+# ---- linear ---------------------------------------------------------------------------
+def _linear_forward(x, w, b=None):
+    out = np.matmul(x, w.T)
+    if b is not None:
+        out += b
+    return out
+
+
+def _linear_dx(xp, g, ans, x, w, b=None):
+    return xp.matmul(g, w)
+
+
+def _linear_dw(xp, g, ans, x, w, b=None):
+    # dW = dY^T X, with any leading batch dimensions folded into the rows.
+    g2 = xp.reshape(g, (-1, g.shape[-1]))
+    x2 = xp.reshape(x, (-1, x.shape[-1]))
+    return xp.matmul(xp.swapaxes(g2, 0, 1), x2)
+
+
+def _linear_db(xp, g, ans, x, w, b=None):
+    return g  # the engine sums the broadcast rows back to b's shape (out_features,)
+
+
+def _linear_jvp(xp, t, ans, x, w, b=None):
+    out = None
+    if t[0] is not None:
+        out = xp.matmul(t[0], xp.swapaxes(w, -1, -2) if not _is_np(xp) else w.T)
+    if t[1] is not None:
+        term = xp.matmul(x, xp.swapaxes(t[1], -1, -2) if not _is_np(xp) else t[1].T)
+        out = term if out is None else out + term
+    if len(t) > 2 and t[2] is not None:
+        out = t[2] if out is None else out + t[2]
+    return out
+
+
+linear = defop("linear", _linear_forward, inputs=("x", "weight", "bias"),
+               vjp=[_linear_dx, _linear_dw, _linear_db], jvp=_linear_jvp, saves=(0, 1),
+               saves_ans=False, doc="Y = X W^T + b")
+
+
+# ---- cross entropy and nll (class-index targets, rows = samples, last axis = classes) ----
+def _log_softmax_rows(x):
+    z = x - np.amax(x, axis=1, keepdims=True)
+    return z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+
+
+def _row_weights(target, weight, ignore_index, dtype):
+    """Per-row weight w[y_i] (0 for ignored rows) and the mask of kept rows."""
+    keep = target != ignore_index
+    safe = np.where(keep, target, 0)
+    if weight is None:
+        wy = keep.astype(dtype)
+    else:
+        wy = np.where(keep, weight[safe], 0).astype(dtype)
+    return wy, keep, safe
+
+
+def _check_targets(safe, keep, C):
+    bad = keep & ((safe < 0) | (safe >= C))
+    if bad.any():
+        t = int(safe[bad][0])
+        raise IndexError(f"Target {t} is out of bounds: expected class indices in [0, {C - 1}]")
+
+
+def _ce_forward(x, target, weight=None, *, ignore_index=-100, label_smoothing=0.0,
+                reduction="mean", **_saved):
+    # NOTE: `**_saved` swallows the extras (lsm, wy, ...) when the engine re-runs this
+    # forward under create_graph with the node's keyword arguments.
+    n, C = x.shape
+    lsm = _log_softmax_rows(x)
+    wy, keep, safe = _row_weights(target, weight, ignore_index, x.dtype)
+    _check_targets(safe, keep, C)
+    picked = lsm[np.arange(n), safe]
+    loss = -wy * picked                                   # (n,)
+    eps = label_smoothing
+    if eps > 0:
+        smooth = -(lsm.sum(1) if weight is None else lsm @ weight.astype(x.dtype))
+        smooth = np.where(keep, smooth, 0)
+        loss = (1 - eps) * loss + (eps / C) * smooth
+    if reduction == "none":
+        out = loss
+        denom = 1.0
+    elif reduction == "sum":
+        out = loss.sum()
+        denom = 1.0
+    else:
+        denom = wy.sum()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = loss.sum() / denom                      # all rows ignored: 0/0 = nan
+    return out.astype(x.dtype, copy=False), {"lsm": lsm, "wy": wy, "keep": keep,
+                                             "safe": safe, "denom": denom}
+
+
+def _ce_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, label_smoothing=0.0,
+           reduction="mean", lsm=None, wy=None, keep=None, safe=None, denom=1.0):
+    n, C = x.shape
+    if _is_np(xp):
+        p = np.exp(lsm)
+    else:
+        from . import functions as F
+        p = F.softmax(x, 1)
+    onehot = np.zeros((n, C), dtype=x.dtype)
+    onehot[np.arange(n), safe] = 1.0
+    # d(-w[y] log p_y)/dx = w[y] (p - onehot(y))
+    d = (p - onehot) * wy[:, None]
+    eps = label_smoothing
+    if eps > 0:
+        # d(-sum_c w_c log p_c)/dx = (sum_c w_c) p - w
+        wv = np.ones(C, dtype=x.dtype) if weight is None else weight.astype(x.dtype)
+        ds = (p * float(wv.sum()) - wv) * keep[:, None].astype(x.dtype)
+        d = d * (1 - eps) + ds * (eps / C)
+    if reduction == "none":
+        return d * xp.reshape(g, (n, 1))
+    if reduction == "mean":
+        return d * (g / denom)
+    return d * g
+
+
+cross_entropy = defop("cross_entropy", _ce_forward, extra=True,
+                      inputs=("input", "target", "weight"), vjp=[_ce_dx, None, None],
+                      saves=(0,), saves_ans=False,
+                      doc="fused log_softmax + pick + reduction; dx = (softmax - onehot)/n")
+
+
+def _nll_forward(x, target, weight=None, *, ignore_index=-100, reduction="mean", **_saved):
+    n, C = x.shape
+    wy, keep, safe = _row_weights(target, weight, ignore_index, x.dtype)
+    _check_targets(safe, keep, C)
+    loss = -wy * x[np.arange(n), safe]
+    if reduction == "none":
+        out, denom = loss, 1.0
+    elif reduction == "sum":
+        out, denom = loss.sum(), 1.0
+    else:
+        denom = wy.sum()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = loss.sum() / denom
+    return out.astype(x.dtype, copy=False), {"wy": wy, "safe": safe, "denom": denom}
+
+
+def _nll_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, reduction="mean",
+            wy=None, safe=None, denom=1.0):
+    n, C = x.shape
+    d = np.zeros((n, C), dtype=x.dtype)
+    d[np.arange(n), safe] = -wy
+    if reduction == "none":
+        return d * xp.reshape(g, (n, 1))
+    if reduction == "mean":
+        return d * (g / denom)
+    return d * g
+
+
+nll_loss = defop("nll_loss", _nll_forward, extra=True, inputs=("input", "target", "weight"),
+                 vjp=[_nll_dx, None, None], saves=(), saves_ans=False,
+                 doc="loss = -w[y] x[y]; dx = -w[y] onehot(y) (a scatter)")
+
+
+# ---- batch norm (normalize over `axes`: all but the channel axis 1) -----------------------
+def _bshape(x, axes):
+    return tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+
+
+def _count(x, axes):
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    return n
+
+
+def _bn_forward(x, w=None, b=None, *, axes, eps, correction=0, **_saved):
+    n = _count(x, axes)
+    mean = np.mean(x, axis=axes, keepdims=True)
+    xc = x - mean
+    var = np.sum(xc * xc, axis=axes, keepdims=True) / (n - correction)
+    invstd = 1.0 / np.sqrt(var + eps)
+    xhat = xc * invstd
+    out = xhat
+    if w is not None:
+        out = out * w.reshape(_bshape(x, axes))
+    if b is not None:
+        out = out + b.reshape(_bshape(x, axes))
+    return out, {"mean": mean, "var": var, "invstd": invstd, "xhat": xhat}
+
+
+def _norm_stats(xp, x, axes, eps, correction, kw):
+    """(xhat, invstd): saved arrays for a plain backward; recomputed (recorded) under
+    create_graph so that the second derivative flows through the statistics too."""
+    if _is_np(xp):
+        return kw["xhat"], kw["invstd"]
+    n = _count(x, axes)
+    xc = x - xp.mean(x, axis=axes, keepdims=True)
+    var = xp.sum(xc * xc, axis=axes, keepdims=True) / (n - correction)
+    invstd = 1.0 / xp.sqrt(var + eps)
+    return xc * invstd, invstd
+
+
+def _bn_dx(xp, g, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw):
+    # With xhat = (x - mean) * invstd and gx = dL/dxhat = g * w, each x_i moves the
+    # mean and the variance that every row shares, which gives ONE formula:
+    #   dx = invstd * (gx - mean(gx) - xhat * sum(gx * xhat) / (n - correction))
+    xhat, invstd = _norm_stats(xp, x, axes, eps, correction, kw)
+    n = _count(x, axes)
+    gx = g if w is None else g * xp.reshape(w, _bshape(x, axes))
+    return invstd * (gx - xp.mean(gx, axis=axes, keepdims=True)
+                     - xhat * (xp.sum(gx * xhat, axis=axes, keepdims=True) / (n - correction)))
+
+
+def _bn_dw(xp, g, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw):
+    xhat, _ = _norm_stats(xp, x, axes, eps, correction, kw)
+    return xp.reshape(xp.sum(g * xhat, axis=axes), w.shape)
+
+
+def _bn_db(xp, g, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw):
+    return xp.reshape(xp.sum(g, axis=axes), b.shape)
+
+
+batch_norm = defop("batch_norm", _bn_forward, extra=True, inputs=("input", "weight", "bias"),
+                   vjp=[_bn_dx, _bn_dw, _bn_db], saves=(0, 1), saves_ans=False,
+                   doc="training-mode batch norm with the batch statistics, fused backward")
+
+
+# ---- layer norm (normalize over the trailing `axes`; weight has their shape) ----------------
+def _ln_forward(x, w=None, b=None, *, axes, eps, **_saved):
+    mean = np.mean(x, axis=axes, keepdims=True)
+    xc = x - mean
+    var = np.mean(xc * xc, axis=axes, keepdims=True)
+    invstd = 1.0 / np.sqrt(var + eps)
+    xhat = xc * invstd
+    out = xhat
+    if w is not None:
+        out = out * w
+    if b is not None:
+        out = out + b
+    return out, {"invstd": invstd, "xhat": xhat}
+
+
+def _ln_dx(xp, g, ans, x, w=None, b=None, *, axes, eps, **kw):
+    #   dx = invstd * (gx - mean(gx) - xhat * mean(gx * xhat))   over the normalized axes
+    xhat, invstd = _norm_stats(xp, x, axes, eps, 0, kw)
+    gx = g if w is None else g * w
+    return invstd * (gx - xp.mean(gx, axis=axes, keepdims=True)
+                     - xhat * xp.mean(gx * xhat, axis=axes, keepdims=True))
+
+
+def _ln_dw(xp, g, ans, x, w=None, b=None, *, axes, eps, **kw):
+    xhat, _ = _norm_stats(xp, x, axes, eps, 0, kw)
+    return g * xhat  # the engine sums the leading (batch) axes
+
+
+def _ln_db(xp, g, ans, x, w=None, b=None, *, axes, eps, **kw):
+    return g
+
+
+layer_norm = defop("layer_norm", _ln_forward, extra=True, inputs=("input", "weight", "bias"),
+                   vjp=[_ln_dx, _ln_dw, _ln_db], saves=(0, 1), saves_ans=False,
+                   doc="layer norm over trailing axes, fused backward")
+
+
+# ---- embedding ----------------------------------------------------------------------------
+def _embedding_forward(w, idx, *, padding_idx=-1):
+    return w[idx]
+
+
+def _embedding_dw(xp, g, ans, w, idx, *, padding_idx=-1):
+    # Scatter-add: the rows of g go to the rows of W they came from; a row picked k
+    # times receives the SUM of its k gradients (worked example 10).
+    V, D = w.shape
+    flat = np.asarray(idx).reshape(-1)
+    if padding_idx >= 0:
+        keep = flat != padding_idx
+    if _is_np(xp):
+        gw = np.zeros((V, D), dtype=g.dtype)
+        g2 = g.reshape(-1, D)
+        if padding_idx >= 0:
+            flat, g2 = flat[keep], g2[keep]
+        np.add.at(gw, flat, g2)
+        return gw
+    # Differentiable form: onehot(idx)^T @ g (same sum, recorded with matmul).
+    onehot = np.zeros((flat.size, V), dtype=g.dtype)
+    onehot[np.arange(flat.size), flat] = 1.0
+    if padding_idx >= 0:
+        onehot[~keep] = 0.0
+    return xp.matmul(onehot.T, xp.reshape(g, (-1, D)))
+
+
+def _embedding_jvp(xp, t, ans, w, idx, *, padding_idx=-1):
+    if t[0] is None:
+        return None
+    if isinstance(t[0], np.ndarray):
+        return t[0][np.asarray(idx)]
+    from ..autograd.graph import apply
+    return apply(embedding, t[0], idx, padding_idx=padding_idx)
+
+
+embedding = defop("embedding", _embedding_forward, inputs=("weight", "indices"),
+                  vjp=[_embedding_dw, None], jvp=_embedding_jvp, saves=(), saves_ans=False,
+                  doc="Y = W[idx]; dW = scatter-add of dY (padding row gets none)")
+
+
+# ---- activations -----------------------------------------------------------------------------
+def _leaky_forward(x, *, negative_slope=0.01):
+    return np.where(x > 0, x, x * np.asarray(negative_slope, dtype=x.dtype))
+
+
+leaky_relu = defop("leaky_relu", _leaky_forward, partials=[
+    lambda xp, ans, x, negative_slope=0.01: xp.where(x > 0, 1.0, negative_slope)
+], vjp=[
+    # NOTE: at x == 0 the slope side is taken, as PyTorch does.
+    lambda xp, g, ans, x, negative_slope=0.01: xp.where(x > 0, g, g * negative_slope)
+])
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_A = 0.044715
+
+
+def _erf(x):
+    try:  # SciPy's vectorized erf when it is installed; math.erf otherwise (NumPy has none)
+        from scipy.special import erf
+        return erf(x)
+    except ImportError:  # pragma: no cover
+        return np.vectorize(math.erf, otypes=[x.dtype])(x)
+
+
+def _gelu_forward(x, *, approximate="none"):
+    if approximate == "tanh":
+        u = _SQRT_2_OVER_PI * (x + _GELU_A * x ** 3)
+        return (0.5 * x * (1.0 + np.tanh(u))).astype(x.dtype, copy=False)
+    return (0.5 * x * (1.0 + _erf(x * (1.0 / math.sqrt(2.0))))).astype(x.dtype, copy=False)
+
+
+def _gelu_grad_forward(x, *, approximate="none"):
+    """d gelu / dx."""
+    if approximate == "tanh":
+        u = _SQRT_2_OVER_PI * (x + _GELU_A * x ** 3)
+        t = np.tanh(u)
+        du = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_A * x * x)
+        return (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du).astype(x.dtype, copy=False)
+    cdf = 0.5 * (1.0 + _erf(x * (1.0 / math.sqrt(2.0))))
+    pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+    return (cdf + x * pdf).astype(x.dtype, copy=False)
+
+
+def _gelu_second(xp, ans, x, approximate="none"):
+    """d^2 gelu / dx^2, in recordable ops (used when differentiating twice)."""
+    if approximate == "tanh":
+        u = _SQRT_2_OVER_PI * (x + _GELU_A * x * x * x)
+        t = xp.tanh(u)
+        du = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_A * x * x)
+        ddu = _SQRT_2_OVER_PI * 6.0 * _GELU_A * x
+        return (1.0 - t * t) * (du - x * t * du * du + 0.5 * x * ddu)
+    return xp.exp(-0.5 * x * x) * _INV_SQRT_2PI * (2.0 - x * x)
+
+
+gelu_backward = defop("gelu_backward", _gelu_grad_forward, partials=[_gelu_second],
+                      doc="the derivative of gelu, as an op so that gelu has a second derivative")
+
+
+def _gelu_partial(xp, ans, x, approximate="none"):
+    if _is_np(xp):
+        return _gelu_grad_forward(x, approximate=approximate)
+    from ..autograd.graph import apply
+    return apply(gelu_backward, x, approximate=approximate)
+
+
+gelu = defop("gelu", _gelu_forward, partials=[_gelu_partial],
+             doc="x * Phi(x) (erf) or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))")
+
+# ---- dropout: multiply by a fixed mask (already scaled by 1/(1-p)) ------------------------------
+dropout = defop("dropout", lambda x, *, mask: x * mask, linear=True,
+                vjp=[lambda xp, g, ans, x, *, mask: g * mask],
+                doc="y = x * mask, mask = keep / (1 - p)")
+
+
+# ---- binary cross-entropy --------------------------------------------------------------------
+def _bce_forward(x, y):
+    with np.errstate(divide="ignore"):
+        lx = np.maximum(np.log(x), -100.0)
+        l1x = np.maximum(np.log1p(-x), -100.0)
+    return -(y * lx + (1.0 - y) * l1x)
+
+
+def _bce_dx(xp, g, ans, x, y):
+    # PyTorch's rule: (x - y) / max(x (1 - x), 1e-12)
+    return g * (x - y) / xp.maximum(x * (1.0 - x), 1e-12)
+
+
+def _bce_dy(xp, g, ans, x, y):
+    return g * (xp.log(1.0 - x) - xp.log(x))  # -logit(x)
+
+
+binary_cross_entropy = defop("binary_cross_entropy", _bce_forward, inputs=("input", "target"),
+                             vjp=[_bce_dx, _bce_dy], saves_ans=False,
+                             doc="-(y log x + (1-y) log(1-x)), logs clamped at -100")
+
+
+def _softplus_neg(xp, x):
+    """log(1 + exp(-x)) without overflow: max(-x, 0) + log(1 + exp(-|x|))."""
+    if _is_np(xp):
+        return np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))
+    return xp.maximum(-x, 0.0) + xp.log(1.0 + xp.exp(-xp.abs(x)))
+
+
+def _sig(xp, x):
+    if _is_np(xp):
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    from . import functions as F
+    return F.sigmoid(x)
+
+
+bce_with_logits = defop(
+    "binary_cross_entropy_with_logits",
+    lambda x, y: (1.0 - y) * x + _softplus_neg(np, x), inputs=("input", "target"),
+    vjp=[lambda xp, g, ans, x, y: g * (_sig(xp, x) - y),
+         lambda xp, g, ans, x, y: -g * x], saves_ans=False,
+    doc="(1-y) x + log(1 + exp(-x)); dx = sigmoid(x) - y")
+
+
+def _bce_pw_forward(x, y, pw):
+    return (1.0 - y) * x + (1.0 + (pw - 1.0) * y) * _softplus_neg(np, x)
+
+
+bce_with_logits_pw = defop(
+    "binary_cross_entropy_with_logits_pos_weight", _bce_pw_forward,
+    inputs=("input", "target", "pos_weight"), saves_ans=False,
+    vjp=[lambda xp, g, ans, x, y, pw: g * ((1.0 + (pw - 1.0) * y) * _sig(xp, x) - pw * y),
+         lambda xp, g, ans, x, y, pw: g * ((pw - 1.0) * _softplus_neg(xp, x) - x),
+         lambda xp, g, ans, x, y, pw: g * y * _softplus_neg(xp, x)],
+    doc="(1-y) x + (1 + (pw-1) y) log(1 + exp(-x))")
+
+
+def _erfinv(y):
+    """Inverse error function (SciPy's when installed; Newton on erf otherwise)."""
+    try:
+        from scipy.special import erfinv
+        return erfinv(y)
+    except ImportError:  # pragma: no cover
+        y = np.asarray(y, dtype=np.float64)
+        x = np.zeros_like(y)
+        for _ in range(60):
+            x = x - (_erf(x) - y) / (2.0 / math.sqrt(math.pi) * np.exp(-x * x))
+        return x
