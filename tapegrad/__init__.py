@@ -29,6 +29,7 @@ from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import inference_mode
 from . import func  # noqa: E402  function transforms: jvp, vjp, grad
+from . import func  # noqa: E402  function transforms: jvp, vjp, grad
 from .value import Value
 
 __version__ = "0.1.0"

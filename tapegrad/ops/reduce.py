@@ -213,3 +213,57 @@ argmax = defop("argmax", lambda x, axis=None, keepdims=False:
                np.argmax(x, axis=axis, keepdims=keepdims), differentiable=False, promote=False)
 argmin = defop("argmin", lambda x, axis=None, keepdims=False:
                np.argmin(x, axis=axis, keepdims=keepdims), differentiable=False, promote=False)
+
+
+# ---- forward-mode (JVP) rules of the non-linear reductions ------------------------
+# tangent of ans = sum over the reduced axes of (d ans / d x) * t; written with xp
+# calls and operators, like the VJP rules (sum and mean are linear: their JVP is the
+# op applied to the tangent, derived by the registry).
+
+
+def _prod_jvp(xp, t, ans, x, axis=None, keepdims=False):
+    # d prod = sum_i t_i * prod_{j != i} x_j (zero-safe product of the others)
+    others = _prod_others(x.data if not isinstance(x, np.ndarray) else x, axis)
+    return xp.sum(t[0] * others, axis=axis, keepdims=keepdims)
+
+
+def _evenly_jvp(xp, t, ans, x, axis=None, keepdims=False):
+    # amax/amin: the mean of the tangents at the tied extreme positions (PyTorch).
+    hit = (x == _unreduce(xp, ans, x, axis, keepdims))
+    if not isinstance(hit, np.ndarray):
+        hit = hit.data
+    count = np.sum(hit, axis=axis, keepdims=keepdims)
+    return xp.sum(xp.where(hit, t[0], 0.0), axis=axis, keepdims=keepdims) / count
+
+
+def _select_jvp(xp, t, ans, x, axis, keepdims=False, indices=None, _idx_keep=None):
+    # max/min along a dim: the tangent at the returned index.
+    mask = np.zeros(x.shape, dtype=bool)
+    np.put_along_axis(mask, _idx_keep, True, axis=axis)
+    return xp.sum(xp.where(mask, t[0], 0.0), axis=axis, keepdims=keepdims)
+
+
+def _var_jvp(xp, t, ans, x, axis=None, correction=1, keepdims=False):
+    # d var = 2 / (n - correction) * sum((x - mean) * t)
+    n = _count(x, axis)
+    return xp.sum(_centered(xp, x, axis) * t[0], axis=axis, keepdims=keepdims) * (
+        2.0 / (n - correction))
+
+
+def _std_jvp(xp, t, ans, x, axis=None, correction=1, keepdims=False):
+    # std = sqrt(var): d std = d var / (2 std)
+    return _var_jvp(xp, t, ans, x, axis, correction, keepdims) / (2.0 * ans)
+
+
+def _logsumexp_jvp(xp, t, ans, x, axis=None, keepdims=False):
+    # d lse = sum(softmax(x) * t)
+    w = xp.exp(x - _unreduce(xp, ans, x, axis, keepdims))
+    return xp.sum(w * t[0], axis=axis, keepdims=keepdims)
+
+
+prod.jvp = _prod_jvp
+amax.jvp = amin.jvp = _evenly_jvp
+max_dim.jvp = min_dim.jvp = _select_jvp
+var.jvp = _var_jvp
+std.jvp = _std_jvp
+logsumexp.jvp = _logsumexp_jvp
