@@ -29,6 +29,11 @@ def _is_np(xp):
     return xp is np
 
 
+def _const(a):
+    """A constant input (targets, class weights) as an ndarray in both modes."""
+    return None if a is None else np.asarray(a.data if hasattr(a, "grad_fn") else a)
+
+
 # ---- linear ---------------------------------------------------------------------------
 def _linear_forward(x, w, b=None):
     out = np.matmul(x, w.T)
@@ -137,7 +142,7 @@ def _ce_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, label_smoot
     eps = label_smoothing
     if eps > 0:
         # d(-sum_c w_c log p_c)/dx = (sum_c w_c) p - w
-        wv = np.ones(C, dtype=x.dtype) if weight is None else weight.astype(x.dtype)
+        wv = np.ones(C, dtype=x.dtype) if weight is None else _const(weight).astype(x.dtype)
         ds = (p * float(wv.sum()) - wv) * keep[:, None].astype(x.dtype)
         d = d * (1 - eps) + ds * (eps / C)
     if reduction == "none":
