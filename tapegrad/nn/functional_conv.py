@@ -66,16 +66,16 @@ def _conv_padding(padding, kernel, stride, dilation, name):
             return ((0, 0), (0, 0))
         if padding == "same":
             if any(s != 1 for s in stride):
-                raise ValueError(f"{name}: padding='same' is not supported for strided "
-                                 "convolutions")
+                raise RuntimeError(f"{name}: padding='same' is not supported for strided "
+                                   "convolutions")
             out = []
             for k, d in zip(kernel, dilation):
                 total = d * (k - 1)
                 # NOTE: an even kernel pads one more on the right/bottom (as PyTorch).
                 out.append((total // 2, total - total // 2))
             return tuple(out)
-        raise ValueError(f"{name}: invalid padding string {padding!r}, should be one of "
-                         "{'valid', 'same'}")
+        raise RuntimeError(f"{name}: invalid padding string {padding!r}, should be one of "
+                           "'valid', 'same'")
     ph, pw = _pair(padding, "padding")
     if ph < 0 or pw < 0:
         raise RuntimeError(f"{name}: negative padding is not supported")
@@ -124,7 +124,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     x4 = _F.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
     w4 = _F.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
     if isinstance(p, str) and p == "same" and _single(stride) != 1:
-        raise ValueError("conv1d: padding='same' is not supported for strided convolutions")
+        raise RuntimeError("conv1d: padding='same' is not supported for strided convolutions")
     y = conv2d(x4, w4, bias, (1, _single(stride)), p, (1, _single(dilation)), groups)
     y = _F.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
     return _unbatch(y, was)
@@ -147,10 +147,10 @@ def _pool_args(name, kernel_size, stride, padding, dilation=1):
         raise RuntimeError(f"{name}: stride must be greater than zero, but got {stride}")
     if min(dilation) <= 0:
         raise RuntimeError(f"{name}: dilation must be greater than zero, but got {dilation}")
-    for p, k in zip(padding, kernel):
-        if p < 0 or p > k // 2:
+    for p, k, d in zip(padding, kernel, dilation):
+        if p < 0 or 2 * p > (k - 1) * d + 1:
             raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, "
-                               f"but got pad={p}, kernel_size={k}")
+                               f"but got pad={p}, kernel_size={k} and dilation={d}")
     return kernel, stride, padding, dilation
 
 

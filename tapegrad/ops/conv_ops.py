@@ -158,12 +158,52 @@ fold = defop("fold", _fold_forward, linear=True, promote=False, inputs=("cols",)
 # conv2d and its two gradient maps
 # ---------------------------------------------------------------------------------------
 
+# NOTE (layout): inside conv2d the batch axis is moved LAST, (C, H, W, N). The columns
+# are then one (C*kh*kw, OH*OW*N) matrix, so forward, input gradient and weight gradient
+# are each a single GEMM, and col2im adds long contiguous runs (ow*N) instead of short
+# rows. This was about 2x faster than the (N, C*kh*kw, L) layout on LeNet shapes.
+
+def _batch_last(x, padding):
+    """(N, C, H, W) -> zero-padded (C, H + pt + pb, W + pl + pr, N), contiguous."""
+    N, C, H, W = x.shape
+    (pt, pb), (pl, pr) = padding
+    if pt == pb == pl == pr == 0:
+        return np.ascontiguousarray(x.transpose(1, 2, 3, 0))
+    out = np.zeros((C, H + pt + pb, W + pl + pr, N), dtype=x.dtype)
+    out[:, pt:pt + H, pl:pl + W, :] = x.transpose(1, 2, 3, 0)
+    return out
+
+
 def _conv_cols(x, w_shape, stride, padding, dilation, groups):
-    """Grouped columns (N, G, K, L) of x for a weight of shape w_shape, and (OH, OW)."""
-    N = x.shape[0]
+    """Columns (G, Cg*kh*kw, OH*OW*N) of x, and (OH, OW)."""
+    N, C, H, W = x.shape
     O, Cg, kh, kw = w_shape
-    cols, (oh, ow) = im2col(x, (kh, kw), stride, padding, dilation)
-    return cols.reshape(N, groups, Cg * kh * kw, oh * ow), (oh, ow)
+    oh, ow = _geometry(x.shape, (kh, kw), stride, padding, dilation)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"conv2d: calculated padded input size per channel: "
+                           f"({H + sum(padding[0])} x {W + sum(padding[1])}). Kernel size: "
+                           f"({dilation[0] * (kh - 1) + 1} x {dilation[1] * (kw - 1) + 1}) "
+                           "(dilated). Kernel size can't be greater than actual input size")
+    xt = _batch_last(x, padding)
+    s0, s1, s2, s3 = xt.strides
+    (sh, sw), (dh, dw) = stride, dilation
+    win = as_strided(xt, (C, kh, kw, oh, ow, N), (s0, s1 * dh, s2 * dw, s1 * sh, s2 * sw, s3),
+                     writeable=False)
+    return win.reshape(groups, Cg * kh * kw, oh * ow * N), (oh, ow)
+
+
+def _col2im_batch_last(dcols, x_shape, kernel, stride, padding, dilation, oh, ow):
+    """Adjoint of _conv_cols: (C*kh*kw, OH*OW*N) -> (N, C, H, W); overlaps add up."""
+    N, C, H, W = x_shape
+    kh, kw = kernel
+    (sh, sw), ((pt, pb), (pl, pr)), (dh, dw) = stride, padding, dilation
+    c6 = dcols.reshape(C, kh, kw, oh, ow, N)
+    out = np.zeros((C, H + pt + pb, W + pl + pr, N), dtype=dcols.dtype)
+    for a in range(kh):
+        hs = slice(a * dh, a * dh + sh * (oh - 1) + 1, sh)
+        for b in range(kw):
+            out[:, hs, b * dw:b * dw + sw * (ow - 1) + 1:sw] += c6[:, a, b]
+    return np.ascontiguousarray(out[:, pt:pt + H, pl:pl + W].transpose(3, 0, 1, 2))
 
 
 def _check_conv(x, w, b, groups):
@@ -183,6 +223,12 @@ def _check_conv(x, w, b, groups):
                            "output channels of the weight")
 
 
+def _g_batch_last(g, groups):
+    """(N, O, OH, OW) -> (G, Og, OH*OW*N)."""
+    N, O = g.shape[:2]
+    return np.ascontiguousarray(g.transpose(1, 2, 3, 0)).reshape(groups, O // groups, -1)
+
+
 def _conv2d_forward(x, w, b=None, *, stride, padding, dilation, groups, cols=None):
     _check_conv(x, w, b, groups)
     if x.dtype != w.dtype:
@@ -191,14 +237,11 @@ def _conv2d_forward(x, w, b=None, *, stride, padding, dilation, groups, cols=Non
     N = x.shape[0]
     O, Cg, kh, kw = w.shape
     cols, (oh, ow) = _conv_cols(x, w.shape, stride, padding, dilation, groups)
-    wg = w.reshape(groups, O // groups, Cg * kh * kw)               # (G, Og, K)
-    if groups == 1:
-        out = np.matmul(wg[0], cols[:, 0])                          # (N, O, L)
-    else:
-        out = np.matmul(wg, cols)                                   # (N, G, Og, L)
-    out = out.reshape(N, O, oh, ow)
+    wg = w.reshape(groups, O // groups, Cg * kh * kw)                # (G, Og, K)
+    y = np.matmul(wg, cols).reshape(O, oh * ow * N)                   # (O, OH*OW*N)
     if b is not None:
-        out += b.reshape(O, 1, 1)
+        y += b.reshape(O, 1)
+    out = np.ascontiguousarray(y.reshape(O, oh, ow, N).transpose(3, 0, 1, 2))
     # The columns are kept for the weight gradient (im2col is not redone in backward).
     return out, {"cols": cols}
 
@@ -206,34 +249,21 @@ def _conv2d_forward(x, w, b=None, *, stride, padding, dilation, groups, cols=Non
 def _conv2d_input_grad_forward(g, w, *, x_shape, stride, padding, dilation, groups,
                                cols=None):
     """dx = col2im(W^T @ g): the transposed convolution of g with W."""
-    N, C, H, W = x_shape
     O, Cg, kh, kw = w.shape
-    L = g.shape[2] * g.shape[3]
     wg = w.reshape(groups, O // groups, Cg * kh * kw)
-    if groups == 1:
-        dcols = np.matmul(wg[0].T, g.reshape(N, O, L))              # (N, K, L)
-    else:
-        dcols = np.matmul(wg.transpose(0, 2, 1), g.reshape(N, groups, O // groups, L))
-    return col2im(dcols, x_shape, (kh, kw), stride, padding, dilation)
+    dcols = np.matmul(wg.transpose(0, 2, 1), _g_batch_last(g, groups))   # (G, K, L*N)
+    return _col2im_batch_last(dcols, x_shape, (kh, kw), stride, padding, dilation,
+                              g.shape[2], g.shape[3])
 
 
 def _conv2d_weight_grad_forward(x, g, *, w_shape, stride, padding, dilation, groups,
                                 cols=None):
-    """dW[g] = sum_n g[n, g] @ cols[n, g]^T."""
+    """dW[g] = g[g] @ cols[g]^T, summed over batch and positions by the GEMM."""
     if cols is None:
         cols = _conv_cols(x, w_shape, stride, padding, dilation, groups)[0]
-    N = g.shape[0]
-    O, Cg, kh, kw = w_shape
-    L = g.shape[2] * g.shape[3]
-    if groups == 1:
-        # One GEMM with the inner dimension N*L: (O, N*L) @ (N*L, K).
-        g2 = g.reshape(N, O, L).transpose(1, 0, 2).reshape(O, N * L)
-        c2 = cols[:, 0].transpose(1, 0, 2).reshape(-1, N * L)
-        dw = g2 @ c2.T
-    else:
-        gg = g.reshape(N, groups, O // groups, L)
-        dw = np.einsum("ngol,ngkl->gok", gg, cols, optimize=True)
+    dw = np.matmul(_g_batch_last(g, groups), cols.transpose(0, 2, 1))   # (G, Og, K)
     return dw.reshape(w_shape)
+
 
 
 def _geom_kw(kw):
@@ -307,19 +337,31 @@ def _max_pool2d_forward(x, *, kernel, stride, padding, dilation, ceil_mode, indi
         xpad[:, :, ph:ph + H, pw:pw + W] = x
     else:
         xpad = x
-    win = _windows(xpad, kh, kw, sh, sw, dh, dw, oh, ow)             # (N, C, kh, kw, OH, OW)
-    flat = win.reshape(N, C, kh * kw, oh, ow)
-    # NOTE: argmax picks the FIRST maximum in the window (row-major over the kernel), and
-    # a NaN wins over numbers, as PyTorch's CPU kernel does.
-    a = np.argmax(flat, axis=2)                                       # (N, C, OH, OW)
-    out = np.take_along_axis(flat, a[:, :, None], axis=2)[:, :, 0]
+    # One strided view per kernel offset: the running max is kh*kw elementwise maxima.
+    sl = [xpad[:, :, a * dh:a * dh + sh * (oh - 1) + 1:sh, b * dw:b * dw + sw * (ow - 1) + 1:sw]
+          for a in range(kh) for b in range(kw)]
+    out = sl[0].copy()
+    for v in sl[1:]:
+        np.maximum(out, v, out=out)
+    # The winner: the FIRST offset (row-major over the kernel) equal to the max, as in
+    # PyTorch's CPU kernel (it updates only on a strictly greater value).
+    a = np.full(out.shape, len(sl) - 1, dtype=np.intp)
+    for k in range(len(sl) - 2, -1, -1):
+        np.copyto(a, k, where=(sl[k] == out))
+    nan = np.isnan(out)
+    if nan.any():
+        # NOTE: PyTorch also updates on every NaN, so the LAST NaN of a window wins.
+        for k in range(len(sl)):
+            np.copyto(a, k, where=nan & np.isnan(sl[k]))
+    # NOTE: a window of only -inf values could pick a padding cell here (PyTorch picks the
+    # first real cell); both give the gradient to a cell whose value is -inf.
     rows = np.arange(oh).reshape(oh, 1) * sh - ph + (a // kw) * dh
     cols = np.arange(ow) * sw - pw + (a % kw) * dw
     idx = rows * W + cols                                             # flat index into H*W
     return out, {"indices": idx}
 
 
-def _pool_scatter_forward(g, *, indices, size):
+def _pool_scatter_forward(g, *, indices, size, unique=False):
     """(N, C, OH, OW) -> (N, C, H, W): add g[n, c, i, j] into position indices[n, c, i, j]."""
     N, C = g.shape[:2]
     H, W = size
@@ -329,18 +371,16 @@ def _pool_scatter_forward(g, *, indices, size):
     # Non-overlapping windows hit distinct pixels: plain assignment; otherwise sum with
     # bincount (several windows may pick the same pixel: their gradients add up).
     gf = g.reshape(-1)
-    if _unique_indices(flat):
+    if unique:
         out.reshape(-1)[flat] = gf
     else:
         out = np.bincount(flat, weights=gf, minlength=N * C * H * W).astype(g.dtype)
     return out.reshape(N, C, H, W)
 
 
-def _unique_indices(flat):
-    if flat.size < 2:
-        return True
-    s = np.sort(flat)
-    return bool(np.all(s[1:] != s[:-1]))
+def _disjoint_windows(kernel, stride, dilation):
+    """True when no two windows share a pixel (so no two winners can coincide)."""
+    return all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
 
 
 def _pool_gather_forward(x, *, indices, size=None):
@@ -350,7 +390,7 @@ def _pool_gather_forward(x, *, indices, size=None):
 
 
 pool_scatter = defop("max_pool2d_scatter", _pool_scatter_forward, linear=True, promote=False,
-                     vjp=[lambda xp, u, ans, g, indices, size: _call(
+                     vjp=[lambda xp, u, ans, g, indices, size, unique=False: _call(
                          xp, pool_gather, u, indices=indices)])
 pool_gather = defop("max_pool2d_gather", _pool_gather_forward, linear=True, promote=False,
                     vjp=[lambda xp, v, ans, x, indices, size=None: _call(
@@ -359,7 +399,8 @@ pool_gather = defop("max_pool2d_gather", _pool_gather_forward, linear=True, prom
 max_pool2d = defop(
     "max_pool2d", _max_pool2d_forward, extra=True, promote=False, saves=(), saves_ans=False,
     vjp=[lambda xp, g, ans, x, indices, **kw: _call(
-        xp, pool_scatter, g, indices=indices, size=tuple(x.shape[-2:]))],
+        xp, pool_scatter, g, indices=indices, size=tuple(x.shape[-2:]),
+        unique=_disjoint_windows(kw["kernel"], kw["stride"], kw["dilation"]))],
     jvp=lambda xp, t, ans, x, indices, **kw: _call(xp, pool_gather, t[0], indices=indices))
 
 
