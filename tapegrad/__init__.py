@@ -31,6 +31,8 @@ from .autograd.grad_mode import inference_mode
 from . import func  # noqa: E402  function transforms: jvp, vjp, grad
 from . import func  # noqa: E402  function transforms: jvp, vjp, grad
 from .value import Value
+from . import viz  # noqa: E402  graph pictures (draw, to_dot), narrated backward
+from .viz.explain import explain  # noqa: E402
 
 __version__ = "0.1.0"
 

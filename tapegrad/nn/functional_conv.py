@@ -147,10 +147,10 @@ def _pool_args(name, kernel_size, stride, padding, dilation=1):
         raise RuntimeError(f"{name}: stride must be greater than zero, but got {stride}")
     if min(dilation) <= 0:
         raise RuntimeError(f"{name}: dilation must be greater than zero, but got {dilation}")
-    for p, k, d in zip(padding, kernel, dilation):
-        if p < 0 or 2 * p > (k - 1) * d + 1:
-            raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, "
-                               f"but got pad={p}, kernel_size={k} and dilation={d}")
+    for p, k in zip(padding, kernel):
+        if p < 0 or p > k // 2:
+            raise RuntimeError(f"{name}: pad should be smaller than or equal to half of kernel "
+                               f"size, but got pad={padding}, kernel_size={kernel}")
     return kernel, stride, padding, dilation
 
 

@@ -1,0 +1,142 @@
+"""Pooling primitives vs PyTorch: max_pool2d (gradient routing with ties and overlapping
+windows), avg_pool2d (padding counted or not, ceil_mode, divisor_override),
+adaptive_avg_pool2d, and the 1-D variants; float64 gradcheck / gradgradcheck."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tapegrad as tg
+from tapegrad.autograd.gradcheck import gradcheck, gradgradcheck
+from tapegrad.nn import functional_conv as F
+
+from _convcheck import compare
+
+MAX_CASES = [
+    ((2, 3, 8, 9), dict(kernel_size=2)),
+    ((2, 2, 7, 9), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ((1, 3, 9, 8), dict(kernel_size=(3, 2), stride=1, padding=1, dilation=2)),   # overlap
+    ((2, 2, 6, 7), dict(kernel_size=3, stride=1, padding=1)),
+    ((1, 2, 10, 11), dict(kernel_size=(2, 4), stride=(3, 2), padding=(1, 2))),
+    ((3, 7, 7), dict(kernel_size=2, stride=2, ceil_mode=True)),                  # unbatched
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape,kw", MAX_CASES)
+def test_max_pool2d_matches_torch(shape, kw, dtype):
+    x = np.random.default_rng(0).standard_normal(shape)
+    compare(lambda a: F.max_pool2d(a, **kw), lambda a: TF.max_pool2d(a, **kw), [x], dtype)
+
+
+@pytest.mark.parametrize("shape,kw", MAX_CASES)
+def test_max_pool2d_ties_route_like_torch(shape, kw):
+    # Few distinct values: many windows have several maxima; the first one wins and
+    # overlapping windows add their gradients to the same pixel.
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 3, shape).astype(np.float64)
+    compare(lambda a: F.max_pool2d(a, **kw), lambda a: TF.max_pool2d(a, **kw), [x])
+    compare(lambda a: F.max_pool2d(a, **kw), lambda a: TF.max_pool2d(a, **kw),
+            [np.zeros(shape)])
+
+
+def test_max_pool2d_return_indices_and_nan():
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 4, (2, 3, 7, 8)).astype(np.float64)
+    kw = dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)
+    y, i = F.max_pool2d(tg.tensor(x), return_indices=True, **kw)
+    yt, it = TF.max_pool2d(torch.tensor(x), return_indices=True, **kw)
+    np.testing.assert_array_equal(i.numpy(), it.numpy())
+    assert i.dtype == tg.int64
+    x[0, 0, 2, 2] = np.nan
+    x[1, 2, 0, 1] = np.nan
+    x[1, 2, 1, 1] = np.nan
+    compare(lambda a: F.max_pool2d(a, **kw), lambda a: TF.max_pool2d(a, **kw), [x])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_max_pool2d_random_configurations(data):
+    d = data.draw
+    kh, kw = d(st.integers(1, 4)), d(st.integers(1, 4))
+    dh, dw = d(st.integers(1, 2)), d(st.integers(1, 2))
+    ph, pw = d(st.integers(0, kh // 2)), d(st.integers(0, kw // 2))
+    sh, sw = d(st.integers(1, 3)), d(st.integers(1, 3))
+    H = d(st.integers(max(1, dh * (kh - 1) + 1 - 2 * ph), 9))
+    W = d(st.integers(max(1, dw * (kw - 1) + 1 - 2 * pw), 9))
+    kw_ = dict(kernel_size=(kh, kw), stride=(sh, sw), padding=(ph, pw), dilation=(dh, dw),
+               ceil_mode=d(st.booleans()))
+    rng = np.random.default_rng(d(st.integers(0, 2 ** 16)))
+    x = rng.integers(-2, 3, (2, 2, H, W)).astype(np.float64)      # ties on purpose
+    compare(lambda a: F.max_pool2d(a, **kw_), lambda a: TF.max_pool2d(a, **kw_), [x])
+
+
+AVG_CASES = [
+    ((2, 3, 8, 9), dict(kernel_size=2)),
+    ((2, 2, 7, 9), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ((2, 2, 7, 9), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                        count_include_pad=False)),
+    ((1, 3, 6, 8), dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 0))),
+    ((1, 2, 6, 7), dict(kernel_size=3, stride=1, padding=1, divisor_override=4)),
+    ((1, 2, 5, 5), dict(kernel_size=2, stride=3, padding=1, ceil_mode=True)),
+    ((3, 6, 6), dict(kernel_size=2)),                                            # unbatched
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape,kw", AVG_CASES)
+def test_avg_pool2d_matches_torch(shape, kw, dtype):
+    x = np.random.default_rng(3).standard_normal(shape)
+    compare(lambda a: F.avg_pool2d(a, **kw), lambda a: TF.avg_pool2d(a, **kw), [x], dtype)
+
+
+ADAPTIVE_CASES = [((2, 3, 8, 8), 1), ((2, 3, 7, 9), (3, 4)), ((1, 2, 6, 5), (None, 2)),
+                  ((1, 2, 3, 3), 5), ((3, 7, 6), (2, 3))]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape,size", ADAPTIVE_CASES)
+def test_adaptive_avg_pool2d_matches_torch(shape, size, dtype):
+    x = np.random.default_rng(4).standard_normal(shape)
+    compare(lambda a: F.adaptive_avg_pool2d(a, size),
+            lambda a: TF.adaptive_avg_pool2d(a, size), [x], dtype)
+
+
+def test_pool1d_variants_match_torch():
+    x = np.random.default_rng(5).standard_normal((2, 3, 11))
+    compare(lambda a: F.max_pool1d(a, 3, 2, 1), lambda a: TF.max_pool1d(a, 3, 2, 1), [x])
+    compare(lambda a: F.avg_pool1d(a, 3, 2, 1, count_include_pad=False),
+            lambda a: TF.avg_pool1d(a, 3, 2, 1, count_include_pad=False), [x])
+    compare(lambda a: F.adaptive_avg_pool1d(a, 4), lambda a: TF.adaptive_avg_pool1d(a, 4), [x])
+
+
+def _separated(rng, shape):
+    n = int(np.prod(shape))
+    return ((rng.permutation(n) + 1) * 0.0731 * rng.choice([-1.0, 1.0], n)).reshape(shape)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a: F.max_pool2d(a, 3, 2, 1, ceil_mode=True),
+    lambda a: F.max_pool2d(a, (2, 3), 1, 1, dilation=(2, 1)),
+    lambda a: F.avg_pool2d(a, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+    lambda a: F.avg_pool2d(a, (2, 3), (1, 2), (1, 0)),
+    lambda a: F.adaptive_avg_pool2d(a, (3, 2)),
+], ids=["max", "max-dilated", "avg-exclude-pad", "avg", "adaptive"])
+def test_pool_gradcheck_and_gradgradcheck(fn):
+    x = tg.tensor(_separated(np.random.default_rng(6), (2, 2, 5, 6)), requires_grad=True)
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+def test_pool_errors_like_torch():
+    x = np.zeros((1, 2, 4, 4))
+    for fn in [lambda L: L.max_pool2d(x_[L], 2, padding=2),
+               lambda L: L.avg_pool2d(x_[L], 2, padding=2),
+               lambda L: L.max_pool2d(x_[L], 5)]:
+        x_ = {F: tg.tensor(x), TF: torch.tensor(x)}
+        with pytest.raises(RuntimeError):
+            fn(TF)
+        with pytest.raises(RuntimeError):
+            fn(F)
