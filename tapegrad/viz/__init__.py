@@ -1,0 +1,9 @@
+"""Making backprop visible: narrated backward (`explain`), graph pictures (`draw`, `to_dot`).
+
+Optional extras (graphviz, matplotlib) are imported lazily inside the functions that use
+them, so `import tapegrad` needs NumPy only.
+"""
+from .draw import draw, to_dot
+from .explain import explain
+
+__all__ = ["draw", "to_dot", "explain"]

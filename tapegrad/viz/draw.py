@@ -1,0 +1,233 @@
+"""Graph pictures: `to_dot(x)` (DOT text, no dependency) and `draw(x)` (a graphviz.Digraph).
+
+One box per value and one ellipse per op, edges in the direction of the forward pass:
+
+    value box   label (or op name / leaf), then `data 0.5` (Value) or `(3, 4) float32`
+                (Tensor), then `grad 2.0` / `grad |g|=...` once a gradient is there
+    op ellipse  the op: `*`, `+`, `tanh`, `matmul`, ... (`* 2.0` for a number operand)
+
+Value graphs: every Value reachable through `_parents`. Tensor graphs: the tensors reached
+through `grad_fn` (`Node.inputs` holds the input tensors); draw BEFORE `backward()` (or
+use `retain_graph=True`): a freed node no longer knows its inputs and is drawn alone with
+a note. Large graphs: only the `max_nodes` values nearest the output are drawn and a note
+says how many were left out.
+
+`draw` needs the optional `graphviz` Python package (extra `viz`); turning it into SVG or
+PNG (`draw(x).pipe(format="svg")`, `to_svg(x)`) also needs the `dot` program.
+"""
+import shutil
+from collections import deque
+
+__all__ = ["to_dot", "draw", "to_svg", "graph_items"]
+
+_SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "neg": "neg"}
+_RSYM = {"rsub": "-", "rdiv": "/", "rpow": "**"}
+
+
+def _num(x):
+    x = float(x)
+    r = repr(x)
+    return r if len(r) <= 10 else f"{x:.4g}"
+
+
+def graph_items(x, max_nodes=150):
+    """The picture as data: (nodes, edges, note).
+
+    nodes: list of (id, kind, label lines) with kind "value" | "op" | "const" | "note";
+    edges: list of (from id, to id). Breadth-first from `x`, at most `max_nodes` values.
+    """
+    from ..value import Value
+    if isinstance(x, Value):
+        return _value_items(x, max_nodes)
+    from ..autograd.graph import Tensor
+    if isinstance(x, Tensor):
+        return _tensor_items(x, max_nodes)
+    raise TypeError(f"draw: expected a Value or a Tensor, got {type(x).__name__}")
+
+
+def _note(total, drawn):
+    return (f"graph has {total} values; drawn: the {drawn} nearest the output "
+            f"(pass max_nodes= to draw more)")
+
+
+def _value_items(root, max_nodes):
+    from .explain import value_names
+    names = value_names(root)
+    total = len(names)
+    nodes, edges = [], []
+    seen = {root}
+    queue = deque([root])
+    drawn = 0
+    cut = False
+    while queue:
+        v = queue.popleft()
+        drawn += 1
+        vid = f"v{id(v)}"
+        lines = [names[v], f"data {_num(v.data)}", f"grad {_num(v.grad)}"]
+        nodes.append((vid, "value", lines))
+        if not v._parents:
+            continue
+        oid = f"op{id(v)}"
+        op = v._op
+        if op in _SYM:
+            text = _SYM[op] if v._arg is None else f"{_SYM[op]} {_num(v._arg)}"
+        elif op in _RSYM:
+            text = f"{_num(v._arg)} {_RSYM[op]}"
+        else:
+            text = op or "?"
+        nodes.append((oid, "op", [text]))
+        edges.append((oid, vid))
+        for p in v._parents:
+            if p in seen:
+                edges.append((f"v{id(p)}", oid))
+                continue
+            if len(seen) >= max_nodes:
+                cut = True
+                continue
+            seen.add(p)
+            queue.append(p)
+            edges.append((f"v{id(p)}", oid))
+    note = _note(total, drawn) if cut else None
+    return nodes, edges, note
+
+
+def _tensor_items(root, max_nodes):
+    from ..autograd.graph import Tensor
+    nodes, edges = [], []
+    seen = {id(root): root}
+    queue = deque([root])
+    cut = False
+    notes = []
+    total_seen = 1
+
+    def tlabel(t):
+        if t.name:
+            head = t.name
+        elif t.grad_fn is None:
+            head = "leaf" if t.requires_grad else "input"
+        else:
+            head = t.grad_fn.op.name
+        shape = tuple(t.shape)
+        lines = [head, f"{shape} {str(t.dtype).replace('tapegrad.', '')}"]
+        if t.data.size == 1:
+            lines[1] = f"data {_num(t.data.reshape(-1)[0])}  {lines[1]}"
+        g = t.grad
+        if g is not None:
+            if g.data.size == 1:
+                lines.append(f"grad {_num(g.data.reshape(-1)[0])}")
+            else:
+                import numpy as np
+                lines.append(f"grad |g|={_num(np.sqrt(np.sum(np.square(g.data, dtype=np.float64))))}")
+        return lines
+
+    op_seen = set()
+    while queue:
+        t = queue.popleft()
+        tid = f"t{id(t)}"
+        nodes.append((tid, "value", tlabel(t)))
+        node = t.grad_fn
+        if node is None:
+            continue
+        oid = f"n{id(node)}"
+        if id(node) in op_seen:  # views sharing a node: drawn once
+            edges.append((oid, tid))
+            continue
+        op_seen.add(id(node))
+        kw = ", ".join(f"{k}={v}" for k, v in node.kw.items()
+                       if isinstance(v, (int, float, tuple, bool, str)) or v is None)
+        nodes.append((oid, "op", [node.op.name] + ([kw] if kw else [])))
+        edges.append((oid, tid))
+        if node.freed or node.inputs is None:
+            notes.append(f"{node.op.name}: graph freed by backward (draw before backward, "
+                         "or backward(retain_graph=True))")
+            continue
+        for k, inp in enumerate(node.inputs):
+            if not isinstance(inp, Tensor):
+                cid = f"c{id(node)}_{k}"
+                nodes.append((cid, "const", [_num(inp) if isinstance(inp, (int, float))
+                                             else type(inp).__name__]))
+                edges.append((cid, oid))
+                continue
+            key = id(inp)
+            if key in seen:
+                edges.append((f"t{key}", oid))
+                continue
+            total_seen += 1
+            if len(seen) >= max_nodes:
+                cut = True
+                continue
+            seen[key] = inp
+            queue.append(inp)
+            edges.append((f"t{key}", oid))
+    if cut:
+        notes.append(f"more than {max_nodes} values; drawn: the {len(seen)} nearest the "
+                     "output (pass max_nodes= to draw more)")
+    return nodes, edges, "; ".join(notes) or None
+
+
+def _esc(s):
+    return s.replace("\\", "\\\\").replace('"', '\\"')
+
+
+_STYLE = {
+    "value": 'shape=box style="rounded,filled" fillcolor="#eef4ff"',
+    "op": 'shape=ellipse style=filled fillcolor="#fff3d6"',
+    "const": 'shape=plaintext',
+    "note": 'shape=note style=filled fillcolor="#ffe0e0"',
+}
+
+
+def to_dot(x, max_nodes=150, rankdir="LR"):
+    """DOT text of the graph of `x` (a Value or a Tensor). Needs nothing installed."""
+    nodes, edges, note = graph_items(x, max_nodes)
+    out = ["digraph tapegrad {", f"  rankdir={rankdir};",
+           '  node [fontname="Helvetica" fontsize=11];']
+    for nid, kind, lines in nodes:
+        label = "\\n".join(_esc(line) for line in lines)
+        out.append(f'  {nid} [label="{label}" {_STYLE[kind]}];')
+    for a, b in edges:
+        out.append(f"  {a} -> {b};")
+    if note:
+        out.append(f'  note [label="{_esc(note)}" {_STYLE["note"]}];')
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def draw(x, max_nodes=150, rankdir="LR", format="svg"):
+    """A `graphviz.Digraph` of the graph of `x` (needs `pip install graphviz`; rendering
+    it to a picture also needs the `dot` program). In Jupyter it shows itself."""
+    try:
+        import graphviz
+    except ImportError as e:
+        raise ImportError("tg.viz.draw needs the graphviz Python package: "
+                          "pip install 'tapegrad[viz]' (tg.viz.to_dot needs nothing)") from e
+    nodes, edges, note = graph_items(x, max_nodes)
+    dot = graphviz.Digraph("tapegrad", format=format,
+                           graph_attr={"rankdir": rankdir},
+                           node_attr={"fontname": "Helvetica", "fontsize": "11"})
+    attrs = {
+        "value": {"shape": "box", "style": "rounded,filled", "fillcolor": "#eef4ff"},
+        "op": {"shape": "ellipse", "style": "filled", "fillcolor": "#fff3d6"},
+        "const": {"shape": "plaintext"},
+        "note": {"shape": "note", "style": "filled", "fillcolor": "#ffe0e0"},
+    }
+    for nid, kind, lines in nodes:
+        dot.node(nid, "\n".join(lines), **attrs[kind])
+    for a, b in edges:
+        dot.edge(a, b)
+    if note:
+        dot.node("note", note, **attrs["note"])
+    return dot
+
+
+def has_dot():
+    """True when the graphviz `dot` program is installed (needed for SVG/PNG)."""
+    return shutil.which("dot") is not None
+
+
+def to_svg(x, max_nodes=150, rankdir="LR"):
+    """SVG text of the graph (needs the graphviz package and the `dot` program)."""
+    if not has_dot():
+        raise RuntimeError("to_svg needs the graphviz `dot` program (apt-get install "
+                           "graphviz); tg.viz.to_dot(x) gives the DOT text without it")
+    return draw(x, max_nodes, rankdir, format="svg").pipe(format="svg").decode()

@@ -1,0 +1,227 @@
+"""Narrated backward: `tg.explain(root)` runs the REAL backward pass and tells what it did.
+
+For a `Value` graph: one line per local rule applied, in the order the engine applied it,
+with the numbers, e.g. (worked example 2)
+
+    u.grad += loss.grad = 1.0 -> 1.0
+    b.grad += loss.grad = 1.0 -> 1.0
+    w.grad += x.data * u.grad = 2.0 * 1.0 -> 2.0
+    x.grad += w.data * u.grad = 0.5 * 1.0 -> 0.5
+
+(`-> ` shows the parent's `.grad` after the addition; unlabeled values are named v1, v2,
+... in creation order.)
+
+For a `Tensor` graph: a header, then one row per node in the order the engine ran it:
+op, where it was created (file:line; build the graph inside `tg.autograd.record_sites()`
+to record it), input and output shapes, the norm of the upstream gradient, the local rule
+(text from `viz/rules_text.py`), the axes summed to undo broadcasting, and how many uses
+(consumers) had their gradients summed into this node's output; then one row per leaf.
+
+Nothing is re-implemented: the Value engine calls an observer after each contribution
+(`value.run_backward(root, observer)`), and the Tensor engine calls the checker slot that
+anomaly mode also uses (`autograd.backward_checks`, `engine._anomaly_hook`) once per
+input gradient a rule computes. Returns the printed lines as a list of strings.
+"""
+import string
+import sys
+
+import numpy as np
+
+from ..value import Value, _formula, run_backward, topo_order
+from .rules_text import VALUE_TEXT, rule_text
+
+__all__ = ["explain"]
+
+_FMT = string.Formatter()
+
+
+def explain(root, gradient=None, retain_graph=None, file=None, quiet=False):
+    """Run backward from `root` and narrate it. Returns the lines (also printed unless
+    `quiet`). `gradient`/`retain_graph` are passed to Tensor.backward."""
+    if isinstance(root, Value):
+        if gradient is not None:
+            raise TypeError("explain: a Value root takes no gradient (it is seeded with 1)")
+        lines = _explain_value(root)
+    else:
+        lines = _explain_tensor(root, gradient, retain_graph)
+    if not quiet:
+        out = sys.stdout if file is None else file
+        for line in lines:
+            print(line, file=out)
+    return lines
+
+
+# ---- Value -----------------------------------------------------------------------------
+
+def num(x):
+    """A short, exact-looking number: 2.0, -1.0, 0.761594, nan, inf."""
+    x = float(x)
+    r = repr(x)
+    return r if len(r) <= 10 else f"{x:.6g}"
+
+
+def value_names(root):
+    """Labels where set; v1, v2, ... (creation order) for the unlabeled values."""
+    names = {}
+    k = 0
+    for v in reversed(topo_order(root)):
+        if v.label:
+            names[v] = v.label
+        else:
+            k += 1
+            names[v] = f"v{k}"
+    return names
+
+
+def _value_key(v):
+    op = v._op
+    if v._arg is not None and op in ("add", "sub", "mul", "div", "pow"):
+        return op + "_c"
+    return op
+
+
+def _fill(template, fields):
+    """Format `template`; a negative number gets parentheses after '-' or before '**'."""
+    out = []
+    parts = list(_FMT.parse(template))
+    for k, (lit, field, _, _) in enumerate(parts):
+        out.append(lit)
+        if field is None:
+            continue
+        val = fields[field]
+        if isinstance(val, float):
+            s = num(val)
+            nxt = parts[k + 1][0] if k + 1 < len(parts) else ""
+            if s.startswith("-") and (lit.endswith("-") or nxt.startswith("**")):
+                s = f"({s})"
+            out.append(s)
+        else:
+            out.append(str(val))
+    return "".join(out)
+
+
+def _explain_value(root):
+    names = value_names(root)
+    lines = []
+
+    def observer(v, i, p, contribution):
+        if p is None:
+            lines.append(f"{names[v]}: custom _backward ran (not narrated)")
+            return
+        tmpl = VALUE_TEXT.get(_value_key(v))
+        pname = names[p]
+        if tmpl is None:
+            lines.append(f"{pname}.grad += d({names[v]})/d({pname}) * {names[v]}.grad "
+                         f"= {num(contribution)} -> {num(p.grad)}")
+            return
+        ps = v._parents
+        fields = {"out": names[v], "g": v.grad, "ans": v.data,
+                  "x": names[ps[0]], "xd": ps[0].data}
+        if len(ps) > 1:
+            fields.update(y=names[ps[1]], yd=ps[1].data, ym1=ps[1].data - 1)
+        if v._arg is not None:
+            fields.update(c=v._arg, cm1=v._arg - 1)
+        formula, numbers = tmpl[i]
+        lines.append(f"{pname}.grad += {_fill(formula, fields)} = {_fill(numbers, fields)}"
+                     f" -> {num(p.grad)}")
+
+    run_backward(root, observer)
+    return lines
+
+
+def recipe_lines(root):
+    """The forward recipe of a Value graph, one line per value in creation order."""
+    names = value_names(root)
+    out = []
+    for v in reversed(topo_order(root)):
+        if v._parents:
+            out.append(f"{names[v]} = {_formula(v, names)} = {num(v.data)}")
+        else:
+            out.append(f"{names[v]} = {num(v.data)}")
+    return out
+
+
+# ---- Tensor ----------------------------------------------------------------------------
+
+def _norm(a):
+    a = getattr(a, "data", a)
+    with np.errstate(all="ignore"):
+        return float(np.sqrt(np.sum(np.abs(np.asarray(a, dtype=np.float64)) ** 2)))
+
+
+def _summed_axes(gshape, shape):
+    """The axes the engine sums to bring a gradient of `gshape` back to `shape`."""
+    gshape, shape = tuple(gshape), tuple(shape)
+    if gshape == shape:
+        return ()
+    lead = len(gshape) - len(shape)
+    return tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+
+
+def _site(node):
+    site = getattr(node, "site", None)
+    if not site:
+        return "?"
+    path, _, line = site.rpartition(":")
+    return f"{path.rsplit('/', 1)[-1]}:{line}"
+
+
+def _shape(s):
+    s = tuple(s)
+    return "(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
+
+
+def _explain_tensor(root, gradient, retain_graph):
+    from ..autograd import backward_checks
+    from ..autograd.graph import Tensor
+
+    if not isinstance(root, Tensor):
+        raise TypeError(f"explain: expected a Value or a Tensor, got {type(root).__name__}")
+    rows = []            # per node, in engine order: dict
+    by_node = {}
+    uses = {}            # node or leaf tensor -> number of gradient contributions
+    leaf_order = []
+    if root.grad_fn is not None:
+        uses[root.grad_fn] = 1
+
+    def checker(node, i, g, gi):
+        row = by_node.get(node)
+        if row is None:
+            ins = node.inputs
+            row = {"op": node.op, "site": _site(node), "out": tuple(g.shape),
+                   "ins": [_shape(t.shape) if isinstance(t, Tensor) else "num" for t in ins],
+                   "gnorm": _norm(g), "uses": uses.get(node, 0), "unb": []}
+            by_node[node] = row
+            rows.append(row)
+        t = node.inputs[i]
+        axes = _summed_axes(gi.shape, t.shape)
+        if axes:
+            name = node.op.input_names[i] if i < len(node.op.input_names) else f"input{i}"
+            row["unb"].append(f"{name} summed over {axes}")
+        target = t.grad_fn if t.grad_fn is not None else t
+        if t.grad_fn is None and target not in uses:
+            leaf_order.append(t)
+        uses[target] = uses.get(target, 0) + 1
+
+    backward_checks.install("explain", checker)
+    try:
+        root.backward(gradient, retain_graph=retain_graph)
+    finally:
+        backward_checks.uninstall("explain")
+
+    header = f"{'#':>3}  {'op':<12} {'created at':<18} {'shapes (in -> out)':<26} " \
+             f"{'|grad out|':>10}  {'local rule':<44} {'unbroadcast':<22} uses"
+    lines = [header]
+    for k, r in enumerate(rows, 1):
+        shapes = f"{' '.join(r['ins'])} -> {_shape(r['out'])}"
+        lines.append(f"{k:>3}  {r['op'].name:<12} {r['site']:<18} {shapes:<26} "
+                     f"{r['gnorm']:>10.4g}  {rule_text(r['op']):<44} "
+                     f"{', '.join(r['unb']) or '-':<22} {r['uses']}")
+    for j, t in enumerate(leaf_order):
+        name = t.name or str(j)
+        gn = _norm(t.grad) if t.grad is not None else float("nan")
+        lines.append(f"{'':>3}  {'leaf ' + name:<12} {'':<18} {_shape(t.shape):<26} "
+                     f"{gn:>10.4g}  {'.grad += the sum of the incoming':<44} {'-':<22} "
+                     f"{uses[t]}")
+    return lines
