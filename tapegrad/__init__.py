@@ -44,3 +44,5 @@ def is_tensor(obj):
 def numel(input):
     return input.numel()
 from . import nn  # noqa: E402  tg.nn: Module, layers, losses, functional, init
+from . import optim, utils, data  # noqa: E402  optimizers, tg.utils.data, tg.data.MNIST
+from .serialization import load, save  # noqa: E402

@@ -1,0 +1,4 @@
+"""`tg.data`: ready-made datasets (MNIST and its offline sample)."""
+from .mnist import MNIST, MNISTError, load_mnist_sample
+
+__all__ = ["MNIST", "MNISTError", "load_mnist_sample"]

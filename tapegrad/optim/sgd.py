@@ -1,0 +1,89 @@
+"""SGD with momentum, dampening, Nesterov, weight decay and maximize.
+
+The update, per parameter p with gradient g (PyTorch's formulation):
+
+    g <- -g                         if maximize
+    g <- g + weight_decay * p       (L2 penalty folded into the gradient)
+    b <- g                          first step: the buffer starts AT the gradient
+    b <- momentum * b + (1 - dampening) * g      later steps
+    g <- g + momentum * b  if nesterov  else  b
+    p <- p - lr * g
+
+(Sutskever et al. put lr inside the buffer; PyTorch, and so tapegrad, do not.)
+"""
+import numpy as np
+
+from .optimizer import Optimizer, _no_grad_step, required
+
+__all__ = ["SGD", "sgd"]
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
+        if lr is not required and lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                        foreach=foreach, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+
+    @_no_grad_step
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient. Returns closure() if given."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            bufs = []
+            if group["momentum"] != 0:
+                for p in params:
+                    b = self.state.get(p, {}).get("momentum_buffer")
+                    bufs.append(None if b is None else b.data)
+            else:
+                bufs = [None] * len(params)
+            sgd([p.data for p in params], [p.grad.data for p in params], bufs,
+                weight_decay=group["weight_decay"], momentum=group["momentum"],
+                lr=group["lr"], dampening=group["dampening"], nesterov=group["nesterov"],
+                maximize=group["maximize"])
+            if group["momentum"] != 0:
+                for p, b in zip(params, bufs):
+                    st = self.state.setdefault(p, {})
+                    old = st.get("momentum_buffer")
+                    if old is None or old.data is not b:
+                        st["momentum_buffer"] = _wrap(b)
+            self._bump(params)
+        return loss
+
+
+def _wrap(arr):
+    from ..tensor import Tensor
+    return Tensor(arr)
+
+
+def sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr, dampening,
+        nesterov, maximize):
+    """The SGD math on arrays. `params` are updated in place; a None entry of
+    `momentum_buffer_list` is replaced by the new buffer (a copy of the gradient)."""
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        if weight_decay != 0:
+            grad = grad + weight_decay * param
+        if momentum != 0:
+            buf = momentum_buffer_list[i]
+            if buf is None:
+                # NOTE: np.array, not grad.copy(): for a 0-d parameter `grad` may be a
+                # NumPy scalar, and the buffer must be a mutable array.
+                buf = np.array(grad, copy=True)
+                momentum_buffer_list[i] = buf
+            else:
+                buf *= momentum
+                buf += (1 - dampening) * grad
+            grad = grad + momentum * buf if nesterov else buf
+        param -= lr * grad
