@@ -314,3 +314,8 @@ from .autograd import engine as _engine  # noqa: E402
 from .ops import functions as _fn  # noqa: E402  (methods below need the op functions)
 
 _fn._install_methods(Tensor)
+
+from .ops import shape_functions as _shape_fn, index_functions as _index_fn  # noqa: E402
+
+_shape_fn._install_methods(Tensor)
+_index_fn._install_methods(Tensor)

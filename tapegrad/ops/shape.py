@@ -42,3 +42,207 @@ def _permute_forward(x, dims):
 permute = defop("permute", _permute_forward, linear=True, promote=False, vjp=[
     lambda xp, g, ans, x, dims: xp.transpose(g, tuple(np.argsort(dims)))
 ])
+
+
+# ---------------------------------------------------------------------------------
+# The rest of the shape ops (issue 3). Each is linear: its JVP is the op on the
+# tangent; its VJP moves g back. A VJP that needs another table op calls it through
+# `run`, so the same rule is raw NumPy in an ordinary backward and recorded under
+# create_graph=True.
+# ---------------------------------------------------------------------------------
+def run(xp, op, *args, **kw):
+    """Apply table op `op` inside a rule: its raw forward under NumPy, `apply` under
+    the differentiable namespace (then the call is itself recorded)."""
+    if xp is np:
+        return op.forward(*args, **kw)
+    from ..autograd.graph import apply
+    return apply(op, *args, **kw)
+
+
+class EachInput:
+    """VJP rules of an op with any number of inputs (cat, stack): rule i made on demand."""
+
+    __slots__ = ("make", "cache")
+
+    def __init__(self, make):
+        self.make = make
+        self.cache = {}
+
+    def __getitem__(self, i):
+        rule = self.cache.get(i)
+        if rule is None:
+            rule = self.cache[i] = self.make(i)
+        return rule
+
+    def __iter__(self):
+        raise TypeError("the VJP rules of a variadic op are made per input index: "
+                        "use rules[i]")
+
+    def __repr__(self):
+        return f"<one VJP per input: {self.make.__doc__ or self.make.__name__}>"
+
+
+def _back_to_shape(xp, g, ans, x, **kw):
+    return xp.reshape(g, x.shape)
+
+
+def _variadic(name, forward, make_rule, doc=None):
+    op = defop(name, forward, linear=True, promote=True, inputs=("tensors",),
+               vjp=[make_rule(0)], doc=doc)
+    op.vjps = EachInput(make_rule)
+    return op
+
+
+# ---- reshapes under other names (what the graph shows is what the user called) ----
+# squeeze: `axis` is a tuple of size-1 dims (the public function keeps only those).
+squeeze = defop("squeeze", lambda x, axis: np.squeeze(x, axis=axis), linear=True,
+                promote=False, vjp=[_back_to_shape])
+unsqueeze = defop("unsqueeze", lambda x, axis: np.expand_dims(x, axis), linear=True,
+                  promote=False, vjp=[_back_to_shape])
+
+
+def _flatten_forward(x, start, end):
+    # start/end are non-negative; a 0-d tensor flattens to shape (1,), as in PyTorch
+    if x.ndim == 0:
+        return x.reshape(1)
+    s = x.shape
+    n = 1
+    for d in s[start:end + 1]:
+        n *= d
+    return x.reshape(s[:start] + (n,) + s[end + 1:])
+
+
+flatten = defop("flatten", _flatten_forward, linear=True, promote=False,
+                vjp=[_back_to_shape])
+
+
+def _unflatten_forward(x, axis, sizes):
+    return x.reshape(x.shape[:axis] + tuple(sizes) + x.shape[axis + 1:])
+
+
+unflatten = defop("unflatten", _unflatten_forward, linear=True, promote=False,
+                  vjp=[_back_to_shape])
+
+
+# ---- repeat (np.tile) ----------------------------------------------------------------
+def _repeat_vjp(xp, g, ans, x, reps):
+    # out has shape (r0*s0, r1*s1, ...): view g as (r0, s0, r1, s1, ...) and sum the r's.
+    xs = (1,) * (len(reps) - x.ndim) + tuple(x.shape)
+    inter = []
+    for r, s in zip(reps, xs):
+        inter += [r, s]
+    g = xp.reshape(g, tuple(inter))
+    g = xp.sum(g, axis=tuple(range(0, 2 * len(reps), 2)))
+    return xp.reshape(g, x.shape)
+
+
+repeat = defop("repeat", lambda x, reps: np.tile(x, reps), linear=True, promote=False,
+               vjp=[_repeat_vjp])
+
+
+# ---- cat / stack: one entry, any number of inputs -----------------------------------
+def _cat_rule(i):
+    def rule(xp, g, ans, *xs, axis):
+        start = 0
+        for x in xs[:i]:
+            start += x.shape[axis]
+        return g[(slice(None),) * axis + (slice(start, start + xs[i].shape[axis]),)]
+    rule.__name__ = f"cat_vjp_{i}"
+    return rule
+
+
+_cat_rule.__doc__ = "input i gets its slice of g along axis"
+
+
+def _cat_forward(*xs, axis):
+    return np.concatenate(xs, axis=axis)
+
+
+cat = _variadic("cat", _cat_forward, _cat_rule)
+
+
+def _stack_rule(i):
+    def rule(xp, g, ans, *xs, axis):
+        return g[(slice(None),) * axis + (i,)]
+    rule.__name__ = f"stack_vjp_{i}"
+    return rule
+
+
+_stack_rule.__doc__ = "input i gets g[..., i, ...] along axis"
+
+
+def _stack_forward(*xs, axis):
+    return np.stack(xs, axis=axis)
+
+
+stack = _variadic("stack", _stack_forward, _stack_rule)
+
+
+# ---- constant pad (numpy-style widths: one (before, after) pair per dim) ------------
+def _pad_forward(x, widths, value=0):
+    # Negative widths crop (as in F.pad); positive widths add `value`.
+    if any(b < 0 or a < 0 for b, a in widths):
+        x = x[tuple(slice(-b if b < 0 else 0, n + a if a < 0 else n)
+                    for (b, a), n in zip(widths, x.shape))]
+        widths = tuple((b if b > 0 else 0, a if a > 0 else 0) for b, a in widths)
+    if not any(b or a for b, a in widths):
+        return x
+    return np.pad(x, widths, mode="constant", constant_values=value)
+
+
+def _pad_vjp(xp, g, ans, x, widths, value=0):
+    # The transpose of padding is cropping, i.e. padding by the negated widths.
+    return run(xp, pad, g, widths=tuple((-b, -a) for b, a in widths), value=0)
+
+
+def _pad_jvp(xp, tangents, ans, x, widths, value=0):
+    return _pad_forward(tangents[0], widths, 0)  # the constant has no tangent
+
+
+pad = defop("pad", _pad_forward, promote=False, saves=(), saves_ans=False,
+            vjp=[_pad_vjp], jvp=_pad_jvp)
+
+
+# ---- narrow / select (the pieces of split, chunk and unbind) ------------------------
+def _narrow_forward(x, axis, start, length):
+    return x[(slice(None),) * axis + (slice(start, start + length),)]
+
+
+def _narrow_vjp(xp, g, ans, x, axis, start, length):
+    widths = [(0, 0)] * x.ndim
+    widths[axis] = (start, x.shape[axis] - start - length)
+    return run(xp, pad, g, widths=tuple(widths), value=0)
+
+
+narrow = defop("narrow", _narrow_forward, linear=True, promote=False, vjp=[_narrow_vjp])
+
+
+def _select_forward(x, axis, index):
+    return x[(slice(None),) * axis + (index,)]
+
+
+def _select_vjp(xp, g, ans, x, axis, index):
+    widths = [(0, 0)] * x.ndim
+    widths[axis] = (index, x.shape[axis] - index - 1)
+    return run(xp, pad, xp.expand_dims(g, axis), widths=tuple(widths), value=0)
+
+
+select = defop("select", _select_forward, linear=True, promote=False, vjp=[_select_vjp])
+
+
+# ---- flip / roll / tril / triu ------------------------------------------------------
+flip = defop("flip", lambda x, axis: np.flip(x, axis=axis), linear=True, promote=False,
+             vjp=[lambda xp, g, ans, x, axis: run(xp, flip, g, axis=axis)])
+
+
+def _roll_vjp(xp, g, ans, x, shifts, axis):
+    back = tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
+    return run(xp, roll, g, shifts=back, axis=axis)
+
+
+roll = defop("roll", lambda x, shifts, axis: np.roll(x, shifts, axis=axis), linear=True,
+             promote=False, vjp=[_roll_vjp])
+tril = defop("tril", lambda x, k: np.tril(x, k), linear=True, promote=False,
+             vjp=[lambda xp, g, ans, x, k: run(xp, tril, g, k=k)])
+triu = defop("triu", lambda x, k: np.triu(x, k), linear=True, promote=False,
+             vjp=[lambda xp, g, ans, x, k: run(xp, triu, g, k=k)])

@@ -1,0 +1,200 @@
+"""Indexing ops: reading and writing parts of a tensor, each one table entry.
+
+Reading (`getitem`, `gather`, `index_select`) is linear: out = P x for a 0/1 selection
+matrix P. Its VJP is the transpose P^T g: scatter g into zeros of the input's shape,
+ADDING where an element was read more than once (x[[0, 0]] sends 2 g to x[0]; this
+is `np.add.at`, vectorized, no Python loop). That scatter is itself a table entry
+(`getitem_backward`, `scatter_add`, `index_add`) whose VJP is the read again, so
+create_graph=True works through indexing.
+
+Writing (`setitem`, `scatter`, `masked_fill`) is linear in (input, value) jointly:
+    out = x with out[key] = v
+    dL/dx = g with zeros at the overwritten positions     dL/dv = g[key] (summed over
+                                                          v's broadcasting by the engine)
+Keyword `key` is a normalized index: ints, slices, None, Ellipsis and integer or
+boolean ndarrays (index_functions.normalize_key makes it from Tensors and lists).
+"""
+import numpy as np
+
+from .registry import defop
+from .shape import pad, run
+
+
+def is_advanced(key):
+    """Does the index read some element more than once, possibly? (any array index)"""
+    if type(key) is tuple:
+        for k in key:
+            if type(k) is np.ndarray:
+                return True
+        return False
+    return type(key) is np.ndarray
+
+
+def _scatter_into_zeros(g, shape, key):
+    out = np.zeros(shape, dtype=g.dtype)
+    if is_advanced(key):
+        np.add.at(out, key, g)  # repeated indices add up
+    else:
+        out[key] = g  # basic indexing selects each element at most once
+    return out
+
+
+# ---- x[key] and its transpose ----------------------------------------------------
+getitem = defop("getitem", lambda x, key: x[key], linear=True, promote=False, vjp=[
+    lambda xp, g, ans, x, key: run(xp, getitem_backward, g, shape=tuple(x.shape), key=key)
+])
+
+getitem_backward = defop(
+    "getitem_backward", lambda g, shape, key: _scatter_into_zeros(g, shape, key),
+    linear=True, promote=False, inputs=("g",),
+    vjp=[lambda xp, gg, ans, g, shape, key: run(xp, getitem, gg, key=key)],
+    doc="zeros(shape) with g added at key: the VJP of getitem")
+
+
+# ---- x[key] = v (also index_put with accumulate) ---------------------------------
+def _setitem_forward(x, v, key, accumulate=False):
+    out = x.copy()
+    if accumulate:
+        np.add.at(out, key, v)
+    else:
+        out[key] = v
+    return out
+
+
+def _setitem_vjp_x(xp, g, ans, x, v, key, accumulate=False):
+    if accumulate:
+        return g
+    if xp is np:
+        gx = g.copy()
+        gx[key] = 0  # the old values at key were overwritten: no gradient reaches them
+        return gx
+    mask = np.zeros(x.shape, dtype=bool)
+    mask[key] = True
+    return xp.where(mask, 0.0, g)
+
+
+def _setitem_vjp_v(xp, g, ans, x, v, key, accumulate=False):
+    gv = g[key]
+    nd = len(v.shape)
+    if len(gv.shape) < nd:  # v had extra leading 1-dims (allowed, as in PyTorch)
+        gv = xp.reshape(gv, (1,) * (nd - len(gv.shape)) + tuple(gv.shape))
+    return gv
+
+
+setitem = defop("setitem", _setitem_forward, linear=True, inputs=("x", "value"),
+                vjp=[_setitem_vjp_x, _setitem_vjp_v])
+
+
+# ---- gather / scatter along one dim ----------------------------------------------
+def along(index, axis):
+    """Full index tuple for `out[i][j][k] = x[index[i][j][k]][j][k]` (axis 0).
+
+    The other positions range over index's own shape, so an index smaller than x in
+    the other dims reads (or writes) only that corner, as PyTorch's gather does.
+    """
+    idx = list(np.indices(index.shape, sparse=True))
+    idx[axis] = index
+    return tuple(idx)
+
+
+def _corner(a, shape):
+    """a[:s0, :s1, ...]: the part of src that scatter reads."""
+    if tuple(a.shape) == tuple(shape):
+        return a
+    return a[tuple(slice(0, s) for s in shape)]
+
+
+def _src_vjp(xp, g, axis, index, src):
+    """g for scatter's src: gather g back, zero-padded if src is larger than index."""
+    gs = run(xp, gather, g, axis=axis, index=index)
+    if tuple(src.shape) != tuple(index.shape):
+        widths = tuple((0, s - i) for s, i in zip(src.shape, index.shape))
+        gs = run(xp, pad, gs, widths=widths, value=0)
+    return gs
+
+
+def _gather_vjp(xp, g, ans, x, axis, index):
+    if xp is np:
+        out = np.zeros(x.shape, dtype=g.dtype)
+        np.add.at(out, along(index, axis), g)
+        return out
+    return run(xp, scatter_add, xp.zeros_like(x), g, axis=axis, index=index)
+
+
+gather = defop("gather", lambda x, axis, index: x[along(index, axis)], linear=True,
+               promote=False, vjp=[_gather_vjp])
+
+
+def _scatter_add_forward(x, src, axis, index):
+    out = x.copy()
+    np.add.at(out, along(index, axis), _corner(src, index.shape))
+    return out
+
+
+scatter_add = defop("scatter_add", _scatter_add_forward, linear=True, inputs=("x", "src"), vjp=[
+    lambda xp, g, ans, x, src, axis, index: g,
+    lambda xp, g, ans, x, src, axis, index: _src_vjp(xp, g, axis, index, src),
+])
+
+
+def _scatter_forward(x, src, axis, index):
+    # NOTE: with repeated indices the value written is one of the candidates (here the
+    # last); PyTorch leaves the choice unspecified.
+    out = x.copy()
+    out[along(index, axis)] = src if np.ndim(src) == 0 else _corner(src, index.shape)
+    return out
+
+
+def _scatter_vjp_x(xp, g, ans, x, src, axis, index):
+    if xp is np:
+        gx = g.copy()
+        gx[along(index, axis)] = 0
+        return gx
+    mask = np.zeros(x.shape, dtype=bool)
+    mask[along(index, axis)] = True
+    return xp.where(mask, 0.0, g)
+
+
+scatter = defop("scatter", _scatter_forward, linear=True, inputs=("x", "src"), vjp=[
+    _scatter_vjp_x,
+    lambda xp, g, ans, x, src, axis, index: _src_vjp(xp, g, axis, index, src),
+])
+
+
+# ---- index_select / index_add: a 1-D index along one dim ----------------------------
+def _index_add_forward(x, src, axis, index, alpha=1):
+    out = x.copy()
+    s = np.moveaxis(src, axis, 0)
+    np.add.at(np.moveaxis(out, axis, 0), index, s if alpha == 1 else s * alpha)
+    return out
+
+
+index_add = defop("index_add", _index_add_forward, linear=True, inputs=("x", "source"), vjp=[
+    lambda xp, g, ans, x, src, axis, index, alpha=1: g,
+    lambda xp, g, ans, x, src, axis, index, alpha=1:
+        run(xp, index_select, g, axis=axis, index=index) * alpha,
+])
+
+
+def _index_select_vjp(xp, g, ans, x, axis, index):
+    if xp is np:
+        out = np.zeros(x.shape, dtype=g.dtype)
+        np.add.at(np.moveaxis(out, axis, 0), index, np.moveaxis(g, axis, 0))
+        return out
+    return run(xp, index_add, xp.zeros_like(x), g, axis=axis, index=index)
+
+
+index_select = defop("index_select", lambda x, axis, index: np.take(x, index, axis=axis),
+                     linear=True, promote=False, vjp=[_index_select_vjp])
+
+
+# ---- masked_fill: where(mask, value, x) -----------------------------------------------
+def _masked_fill_forward(x, value, mask):
+    return np.where(mask, value, x).astype(x.dtype, copy=False)
+
+
+masked_fill = defop("masked_fill", _masked_fill_forward, linear=True, inputs=("x", "value"),
+                    vjp=[
+                        lambda xp, g, ans, x, value, mask: xp.where(mask, 0.0, g),
+                        lambda xp, g, ans, x, value, mask: xp.where(mask, g, 0.0),
+                    ])
