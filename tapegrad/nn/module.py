@@ -314,19 +314,17 @@ class Module:
     def apply(self, fn):
         """Call `fn(m)` on every submodule (children first, as PyTorch does), then self."""
         # Post-order (a module after all of its descendants), without recursion.
+        # NOTE: like PyTorch, a module shared by two parents is visited twice
+        # (children() removes duplicates only among one module's own children).
         post = []
         stack = [(self, False)]
-        seen = set()
         while stack:
             m, done = stack.pop()
             if done:
                 post.append(m)
                 continue
-            if id(m) in seen:
-                continue
-            seen.add(id(m))
             stack.append((m, True))
-            for c in reversed([c for c in m._modules.values() if c is not None]):
+            for c in reversed(list(m.children())):
                 stack.append((c, False))
         for m in post:
             fn(m)
@@ -439,13 +437,13 @@ class Module:
         missing += [k for k in extra_keys if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own and k not in extra_keys]
         errors = []
-        if strict:
-            if unexpected:
-                errors.append("Unexpected key(s) in state_dict: " +
-                              ", ".join(f'"{k}"' for k in unexpected) + ". ")
+        if strict:  # PyTorch's order: missing, unexpected, then size mismatches
             if missing:
                 errors.append("Missing key(s) in state_dict: " +
                               ", ".join(f'"{k}"' for k in missing) + ". ")
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: " +
+                              ", ".join(f'"{k}"' for k in unexpected) + ". ")
         arrays = {}
         for k, (mod, kind, name, cur) in own.items():
             if k not in state_dict:
@@ -460,7 +458,7 @@ class Module:
             arrays[k] = arr
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                               + "\n\t".join(e.rstrip() for e in errors))
+                               + "\n\t".join(errors))
         # All checks passed: now copy (never half-load a model).
         for k, arr in arrays.items():
             mod, kind, name, cur = own[k]

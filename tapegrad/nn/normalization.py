@@ -25,7 +25,8 @@ def _dtype(dtype):
 
 class _NormBase(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None, *, correction=0):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True,
+                 correction=0):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -36,7 +37,10 @@ class _NormBase(Module):
         dt = _dtype(dtype)
         if affine:
             self.weight = Parameter(np.empty((num_features,), dtype=dt))
-            self.bias = Parameter(np.empty((num_features,), dtype=dt))
+            if bias:
+                self.bias = Parameter(np.empty((num_features,), dtype=dt))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -60,14 +64,16 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
 
     def extra_repr(self):
         s = (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-             f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+             f"affine={self.affine}, bias={self.bias is not None}, "
+             f"track_running_stats={self.track_running_stats}")
         if self.correction:
             s += f", correction={self.correction}"
         return s
@@ -130,4 +136,4 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
