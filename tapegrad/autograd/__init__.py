@@ -6,11 +6,13 @@ from . import forward_ad, functional  # noqa: E402  forward mode, jacobian/hessi
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
+from .strict import StrictModeError, is_strict_enabled, set_strict, strict
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "Node", "record_sites", "gradcheck", "gradgradcheck",
            "GradcheckError", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled"]
+           "is_anomaly_check_nan_enabled", "set_strict", "strict", "is_strict_enabled",
+           "StrictModeError"]
 
 
 class record_sites:

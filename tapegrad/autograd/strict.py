@@ -1,0 +1,275 @@
+"""Strict mode: check every backward rule against finite differences the first time it runs.
+
+    tg.autograd.set_strict(True)          # or: with tg.autograd.strict(): ...
+    loss.backward()                       # each rule is checked once per
+                                          # (op, input shapes, dtypes, argument)
+
+A wrong rule in the table (or in a custom Function) silently trains a model in a wrong
+direction. In strict mode the engine hands every gradient a rule computes to a checker
+(the engine's `_anomaly_hook` slot, shared through `backward_checks`). The first time a
+rule runs for a given op, input shapes and dtypes, the checker
+
+1. checks the gradient's SHAPE and DTYPE: the rule's result must be a broadcast of the
+   input's shape (the engine sums it back), and must not be wider than the dtypes
+   involved (a float64 gradient for float32 data and gradient is an accidental upcast);
+2. checks its VALUE: in float64, on the saved inputs of this node alone,
+
+       rule(g, x)[j]  ~  ( <g, op(x + h e_j)> - <g, op(x - h e_j)> ) / (2h)
+
+   i.e. the vector-Jacobian product against a central difference of <g, op(x)>, for
+   every element j of the input (at most 24 sampled elements of a large input). At a
+   kink (relu at 0, max at a tie) the one-sided differences disagree; such elements
+   are skipped, since any subgradient is a valid answer there.
+
+A failure raises `StrictModeError` naming the op and the argument, the element, the
+rule's value and the finite difference. The checks cost a few forward evaluations of
+one op per new (op, shapes, dtypes) key, so a training loop pays only in its first step.
+"""
+import inspect
+
+import numpy as np
+
+from . import backward_checks, graph
+
+__all__ = ["set_strict", "strict", "is_strict_enabled", "StrictModeError",
+           "reset_strict_cache"]
+
+
+class StrictModeError(RuntimeError):
+    """A backward rule's gradient has the wrong shape, dtype or value."""
+
+
+_state = {"enabled": False}
+_checked = set()
+# Ops whose forward cannot be re-run on perturbed inputs: checkpoint's forward returns
+# the value computed earlier (its recomputation is itself checked op by op).
+_SKIP = {"checkpoint"}
+# Rules that are deliberately NOT the derivative in some configurations (PyTorch's
+# semantics): op name -> predicate on the node's kwargs.
+_NOT_A_DERIVATIVE = {
+    "embedding": lambda kw: kw.get("padding_idx") is not None,  # padding row gets no grad
+}
+_MAX_ELEMENTS = 24
+_rng = np.random.default_rng(0)
+
+
+def is_strict_enabled():
+    return _state["enabled"]
+
+
+def reset_strict_cache():
+    """Forget which (op, shapes, dtypes) were checked, so they are checked again."""
+    _checked.clear()
+
+
+def _set(mode):
+    _state["enabled"] = bool(mode)
+    if mode:
+        backward_checks.install("strict", _check)
+    else:
+        backward_checks.uninstall("strict")
+
+
+class set_strict:
+    """`set_strict(True)` turns strict mode on now; as a context manager it restores the
+    previous mode on exit (like `set_grad_enabled`)."""
+
+    def __init__(self, mode=True):
+        self._prev = _state["enabled"]
+        _set(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _set(self._prev)
+        return False
+
+
+class strict:
+    """Context manager (and decorator): strict mode inside the block."""
+
+    def __init__(self, mode=True):
+        self.mode = mode
+
+    def __enter__(self):
+        self._prev = _state["enabled"]
+        _set(self.mode)
+        return self
+
+    def __exit__(self, *exc):
+        _set(self._prev)
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with strict(self.mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+# ---- the check ----------------------------------------------------------------------
+
+def _raw(a):
+    return a.data if isinstance(a, graph.Tensor) else a
+
+
+def _arg_name(op, i):
+    return op.input_names[i] if i < len(op.input_names) else f"input{i}"
+
+
+def _key(node, i):
+    shapes, dtypes = [], []
+    for t in node.inputs:
+        a = _raw(t)
+        if isinstance(a, np.ndarray):
+            shapes.append(a.shape)
+            dtypes.append(a.dtype.str)
+        else:
+            shapes.append(type(a).__name__)
+            dtypes.append(None)
+    return (node.op.name, tuple(shapes), tuple(dtypes), i)
+
+
+def _check(node, i, g, gi):
+    op = node.op
+    if op.name in _SKIP or node.inputs is None:
+        return
+    exempt = _NOT_A_DERIVATIVE.get(op.name)
+    if exempt is not None and exempt(node.kw):
+        return
+    key = _key(node, i)
+    if key in _checked:
+        return
+    _checked.add(key)
+    x = _raw(node.inputs[i])
+    g = np.asarray(_raw(g))
+    gi = np.asarray(_raw(gi))
+    _check_shape_dtype(op, i, x, g, gi)
+    _check_value(node, i, x, g)
+
+
+def _where(op, i, x):
+    return (f"the backward rule of '{op.name}' for its argument {i} "
+            f"('{_arg_name(op, i)}', shape {tuple(x.shape)}, {x.dtype})")
+
+
+def _check_shape_dtype(op, i, x, g, gi):
+    try:
+        ok = np.broadcast_shapes(gi.shape, x.shape) == gi.shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise StrictModeError(
+            f"strict mode: {_where(op, i, x)} returned a gradient of shape "
+            f"{tuple(gi.shape)}, which is not the input's shape or a broadcast of it")
+    if gi.dtype.kind not in "fc":
+        raise StrictModeError(f"strict mode: {_where(op, i, x)} returned a gradient of "
+                              f"dtype {gi.dtype}; gradients are floating point")
+    widest = np.result_type(x.dtype, g.dtype) if x.dtype.kind in "fc" else g.dtype
+    if np.dtype(gi.dtype).itemsize > np.dtype(widest).itemsize:
+        raise StrictModeError(
+            f"strict mode: {_where(op, i, x)} returned a {gi.dtype} gradient from a "
+            f"{g.dtype} incoming gradient: an upcast (a {gi.dtype} constant in the rule?); "
+            f"the engine would cast it back, at the cost of computing in {gi.dtype}")
+
+
+def _forward_kwargs(op, kw):
+    """The node's kwargs minus the `extra` values the forward added (ops with extra=True)."""
+    if not op.has_extra:
+        return dict(kw)
+    try:
+        params = inspect.signature(op.forward).parameters
+    except (TypeError, ValueError):
+        return dict(kw)
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return dict(kw)
+    return {k: v for k, v in kw.items() if k in params}
+
+
+def _to64(a):
+    if isinstance(a, np.ndarray) and a.dtype.kind == "f":
+        return a.astype(np.float64)
+    return a
+
+
+class _LowPrecision(Exception):
+    """The op computes in a fixed dtype narrower than float64 even on float64 inputs."""
+
+
+def _check_value(node, i, x, g):
+    from .engine import sum_to
+    op = node.op
+    rule = op.vjps[i]
+    fkw = _forward_kwargs(op, node.kw)
+    xs = [_to64(_raw(t)) for t in node.inputs]
+    if not isinstance(xs[i], np.ndarray):
+        return
+
+    def f(args):
+        with np.errstate(all="ignore"):
+            out = op.forward(*args, **fkw)
+        extra = {}
+        if op.has_extra:
+            out, extra = out
+        out = np.asarray(out)
+        if out.dtype.kind == "f" and out.dtype != np.float64:
+            raise _LowPrecision(out.dtype)
+        return out.astype(np.float64), extra
+
+    g64 = g.astype(np.float64)
+    try:
+        ans, extra = f(xs)
+        with np.errstate(all="ignore"):
+            an = rule(np, g64, ans, *xs, **{**fkw, **extra})
+    except _LowPrecision:
+        return  # the op's output dtype is fixed (a cast to float32): no float64 check
+    except Exception as e:  # a forward that cannot be re-run in float64
+        import warnings
+        warnings.warn(f"strict mode: could not re-run '{op.name}' in float64 to check its "
+                      f"rule ({type(e).__name__}: {e}); not checked", stacklevel=4)
+        return
+    an = sum_to(np, np.asarray(an, dtype=np.float64), x.shape)
+    xi = xs[i]
+    n = xi.size
+    idx = range(n) if n <= _MAX_ELEMENTS else _rng.choice(n, _MAX_ELEMENTS, replace=False)
+    eps = np.finfo(np.float64).eps
+    for j in idx:
+        j = int(j)
+        v = xi.flat[j]
+        h = 1e-6 * max(1.0, abs(v))
+        if not np.isfinite(v):
+            continue
+        xp_, xm_ = xi.copy(), xi.copy()
+        xp_.flat[j] = v + h
+        xm_.flat[j] = v - h
+        args_p, args_m = list(xs), list(xs)
+        args_p[i], args_m[i] = xp_, xm_
+        op_, om_ = f(args_p)[0], f(args_m)[0]
+        with np.errstate(all="ignore"):
+            dp, dm = op_ - ans, ans - om_
+            fd = np.sum(g64 * (dp + dm)) / (2 * h)
+            fwd, bwd = np.sum(g64 * dp) / h, np.sum(g64 * dm) / h
+            touched = (dp != 0) | (dm != 0)
+            scale = np.sum(np.abs(g64) * np.abs(ans) * touched)
+        a = an.flat[j]
+        if not (np.isfinite(fd) and np.isfinite(a) and np.isfinite(fwd) and np.isfinite(bwd)):
+            continue  # outside the domain or infinite: anomaly mode's business
+        atol = 1e-7 + 1e3 * eps * scale / h
+        rtol = 1e-4
+        if abs(fwd - bwd) > atol + 1e-3 * max(abs(fwd), abs(bwd)):
+            continue  # a kink at this point: every subgradient is acceptable
+        if abs(fd - a) > atol + rtol * max(abs(fd), abs(a)):
+            index = tuple(int(k) for k in np.unravel_index(j, x.shape))
+            raise StrictModeError(
+                f"strict mode: {_where(op, i, x)} disagrees with finite differences: at "
+                f"index {index} the rule gives {a:.10g}, the central difference of "
+                f"<g, {op.name}(...)> gives {fd:.10g} (abs error {abs(fd - a):.3g}). "
+                f"Inputs of this {op.name}: "
+                + ", ".join(f"{_arg_name(op, k)}: "
+                            + (f"{tuple(t.shape)} {t.dtype}" if isinstance(t, np.ndarray)
+                               else repr(t)) for k, t in enumerate(map(_raw, node.inputs)))
+                + (f"; created at {node.site}" if node.site else ""))
