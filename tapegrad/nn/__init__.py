@@ -6,13 +6,17 @@ for `torch.nn` runs after changing its import.
 from . import functional, init
 from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from .containers import ModuleDict, ModuleList, Sequential
+from .conv import Conv1d, Conv2d
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .normalization import BatchNorm1d, LayerNorm
+from .norm2d import BatchNorm2d, Dropout2d
 from .parameter import Buffer, Parameter
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
+                      MaxPool2d)
 from .sparse import Embedding
 
 try:  # tg.nn.utils (clip_grad_norm_, ...) lives with the optimizers

@@ -466,3 +466,5 @@ def _reexport():
 
 _reexport()
 del _reexport, math
+
+from .functional_conv import *  # noqa: E402,F401,F403  (conv, pooling, dropout2d: issue 6)

@@ -14,7 +14,8 @@ from ..ops import conv_ops as K
 from ..ops import functions as _F
 
 __all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
-           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "unfold", "fold", "pad"]
+           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "unfold", "fold", "dropout2d"]
+# NOTE: `pad` is not exported: tapegrad.nn.functional.pad comes from ops/shape_functions.py.
 
 
 def _tensor(x):
@@ -304,3 +305,28 @@ def pad(input, pad, mode="constant", value=None):
     shape = x.shape[x.ndim - k:]
     index = tuple(K.pad_indices(n, b, a, mode) for n, (b, a) in zip(shape, pairs))
     return apply(K.pad_index, x, index=index)
+
+
+# ---------------------------------------------------------------------------------------
+# channel dropout
+# ---------------------------------------------------------------------------------------
+
+def dropout2d(input, p=0.5, training=True, inplace=False, generator=None):
+    """Zero whole channels: mask (N, C, 1, 1) (or (C, 1, 1) unbatched) ~ Bernoulli(1-p),
+    scaled by 1/(1-p); y = x * mask (a broadcast multiply, so dx = g * mask)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    x = _tensor(input)
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"dropout2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, "
+                           f"got {x.ndim}-D input of shape {tuple(x.shape)}")
+    if not training or p == 0.0:
+        return x
+    from ..random import rng
+    shape = tuple(x.shape[:-2]) + (1, 1)
+    if p == 1.0:
+        mask = np.zeros(shape, dtype=x.dtype)
+    else:
+        keep = rng(generator).random(shape) >= p
+        mask = keep.astype(x.dtype) * np.asarray(1.0 / (1.0 - p), dtype=x.dtype)
+    return _F.mul(x, _F.Tensor(mask))

@@ -1,0 +1,141 @@
+"""`Conv1d` and `Conv2d` with PyTorch's arguments, defaults and initialisation.
+
+    Conv2d: x (N, C_in, H, W) -> y (N, C_out, OH, OW),
+            OH = floor((H + 2p - d (k - 1) - 1) / s) + 1
+    weight (C_out, C_in / groups, kh, kw) ~ kaiming_uniform_(a=sqrt(5)),
+            i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with fan_in = C_in/groups * kh * kw;
+    bias (C_out,) ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+
+`padding_mode` other than 'zeros' pads explicitly with `F.pad` (reflect, replicate,
+circular) and then convolves without padding, as PyTorch does.
+"""
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from . import functional_conv as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _ntuple(v, n):
+    if isinstance(v, (int, np.integer)):
+        return (int(v),) * n
+    v = tuple(int(a) for a in v)
+    if len(v) == 1 and n > 1:
+        return v * n
+    return v
+
+
+class _ConvNd(Module):
+    _nd = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        n = self._nd
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and any(s != 1 for s in _ntuple(stride, n)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {list(_PADDING_MODES)}, but got "
+                             f"padding_mode='{padding_mode}'")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        self.dilation = _ntuple(dilation, n)
+        self.transposed = False
+        self.output_padding = (0,) * n
+        self.groups = groups
+        self.padding_mode = padding_mode
+        dt = _dt.as_dtype(dtype) or _dt.get_default_dtype()
+        self.weight = Parameter(np.empty((out_channels, in_channels // groups)
+                                         + self.kernel_size, dtype=dt))
+        if bias:
+            self.bias = Parameter(np.empty((out_channels,), dtype=dt))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        # kaiming_uniform_ with a=sqrt(5) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def _explicit_pad(self):
+        """F.pad amounts (last dim first) for a non-'zeros' padding_mode."""
+        pairs = []
+        for i, k in enumerate(self.kernel_size):
+            if self.padding == "same":
+                total = self.dilation[i] * (k - 1)
+                pairs.append((total // 2, total - total // 2))
+            elif self.padding == "valid":
+                pairs.append((0, 0))
+            else:
+                pairs.append((self.padding[i], self.padding[i]))
+        out = []
+        for b, a in reversed(pairs):
+            out += [b, a]
+        return tuple(out)
+
+    def extra_repr(self):
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0,) * len(self.padding):
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution (cross-correlation) over (N, C_in, H, W) or (C_in, H, W) input."""
+
+    _nd = 2
+
+    def forward(self, input):
+        if self.padding_mode != "zeros":
+            x = F.pad(input, self._explicit_pad(), mode=self.padding_mode)
+            return F.conv2d(x, self.weight, self.bias, self.stride, 0, self.dilation,
+                            self.groups)
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
+                        self.dilation, self.groups)
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over (N, C_in, L) or (C_in, L) input."""
+
+    _nd = 1
+
+    def forward(self, input):
+        if self.padding_mode != "zeros":
+            x = F.pad(input, self._explicit_pad(), mode=self.padding_mode)
+            return F.conv1d(x, self.weight, self.bias, self.stride, 0, self.dilation,
+                            self.groups)
+        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding,
+                        self.dilation, self.groups)
