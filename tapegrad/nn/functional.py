@@ -319,7 +319,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     x = _t(input)
     reduction = _reduction(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
     tgt = target if isinstance(target, Tensor) else Tensor(np.asarray(target))
     C = x.shape[1] if x.ndim > 1 else x.shape[0]
     if tgt.dtype.kind == "f":
