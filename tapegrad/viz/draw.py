@@ -30,6 +30,22 @@ def _num(x):
     return r if len(r) <= 10 else f"{x:.4g}"
 
 
+class _Ids:
+    """Stable DOT ids in order of first appearance: v0, op1, v2, ... (not addresses)."""
+
+    def __init__(self):
+        self.ids = {}
+        self.keep = []  # keep keyed objects alive so id() stays unique
+
+    def __call__(self, prefix, obj):
+        key = (prefix, obj if isinstance(obj, tuple) else id(obj))
+        got = self.ids.get(key)
+        if got is None:
+            got = self.ids[key] = f"{prefix}{len(self.ids)}"
+            self.keep.append(obj)
+        return got
+
+
 def graph_items(x, max_nodes=150):
     """The picture as data: (nodes, edges, note).
 
@@ -55,6 +71,7 @@ def _value_items(root, max_nodes):
     names = value_names(root)
     total = len(names)
     nodes, edges = [], []
+    ids = _Ids()
     seen = {root}
     queue = deque([root])
     drawn = 0
@@ -62,12 +79,12 @@ def _value_items(root, max_nodes):
     while queue:
         v = queue.popleft()
         drawn += 1
-        vid = f"v{id(v)}"
+        vid = ids("v", v)
         lines = [names[v], f"data {_num(v.data)}", f"grad {_num(v.grad)}"]
         nodes.append((vid, "value", lines))
         if not v._parents:
             continue
-        oid = f"op{id(v)}"
+        oid = ids("op", v)
         op = v._op
         if op in _SYM:
             text = _SYM[op] if v._arg is None else f"{_SYM[op]} {_num(v._arg)}"
@@ -79,14 +96,14 @@ def _value_items(root, max_nodes):
         edges.append((oid, vid))
         for p in v._parents:
             if p in seen:
-                edges.append((f"v{id(p)}", oid))
+                edges.append((ids("v", p), oid))
                 continue
             if len(seen) >= max_nodes:
                 cut = True
                 continue
             seen.add(p)
             queue.append(p)
-            edges.append((f"v{id(p)}", oid))
+            edges.append((ids("v", p), oid))
     note = _note(total, drawn) if cut else None
     return nodes, edges, note
 
@@ -94,6 +111,7 @@ def _value_items(root, max_nodes):
 def _tensor_items(root, max_nodes):
     from ..autograd.graph import Tensor
     nodes, edges = [], []
+    ids = _Ids()
     seen = {id(root): root}
     queue = deque([root])
     cut = False
@@ -123,12 +141,12 @@ def _tensor_items(root, max_nodes):
     op_seen = set()
     while queue:
         t = queue.popleft()
-        tid = f"t{id(t)}"
+        tid = ids("t", t)
         nodes.append((tid, "value", tlabel(t)))
         node = t.grad_fn
         if node is None:
             continue
-        oid = f"n{id(node)}"
+        oid = ids("n", node)
         if id(node) in op_seen:  # views sharing a node: drawn once
             edges.append((oid, tid))
             continue
@@ -143,14 +161,14 @@ def _tensor_items(root, max_nodes):
             continue
         for k, inp in enumerate(node.inputs):
             if not isinstance(inp, Tensor):
-                cid = f"c{id(node)}_{k}"
+                cid = ids("c", (id(node), k))
                 nodes.append((cid, "const", [_num(inp) if isinstance(inp, (int, float))
                                              else type(inp).__name__]))
                 edges.append((cid, oid))
                 continue
             key = id(inp)
             if key in seen:
-                edges.append((f"t{key}", oid))
+                edges.append((ids("t", inp), oid))
                 continue
             total_seen += 1
             if len(seen) >= max_nodes:
@@ -158,7 +176,7 @@ def _tensor_items(root, max_nodes):
                 continue
             seen[key] = inp
             queue.append(inp)
-            edges.append((f"t{key}", oid))
+            edges.append((ids("t", inp), oid))
     if cut:
         notes.append(f"more than {max_nodes} values; drawn: the {len(seen)} nearest the "
                      "output (pass max_nodes= to draw more)")

@@ -210,18 +210,18 @@ def _explain_tensor(root, gradient, retain_graph):
     finally:
         backward_checks.uninstall("explain")
 
-    header = f"{'#':>3}  {'op':<12} {'created at':<18} {'shapes (in -> out)':<26} " \
+    header = f"{'#':>3}  {'op':<12} {'created at':<24} {'shapes (in -> out)':<26} " \
              f"{'|grad out|':>10}  {'local rule':<44} {'unbroadcast':<22} uses"
     lines = [header]
     for k, r in enumerate(rows, 1):
         shapes = f"{' '.join(r['ins'])} -> {_shape(r['out'])}"
-        lines.append(f"{k:>3}  {r['op'].name:<12} {r['site']:<18} {shapes:<26} "
+        lines.append(f"{k:>3}  {r['op'].name:<12} {r['site']:<24} {shapes:<26} "
                      f"{r['gnorm']:>10.4g}  {rule_text(r['op']):<44} "
                      f"{', '.join(r['unb']) or '-':<22} {r['uses']}")
     for j, t in enumerate(leaf_order):
         name = t.name or str(j)
         gn = _norm(t.grad) if t.grad is not None else float("nan")
-        lines.append(f"{'':>3}  {'leaf ' + name:<12} {'':<18} {_shape(t.shape):<26} "
+        lines.append(f"{'':>3}  {'leaf ' + name:<12} {'':<24} {_shape(t.shape):<26} "
                      f"{gn:>10.4g}  {'.grad += the sum of the incoming':<44} {'-':<22} "
                      f"{uses[t]}")
     return lines
