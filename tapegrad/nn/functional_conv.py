@@ -269,42 +269,11 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 
 # ---------------------------------------------------------------------------------------
-# padding
+# padding: one implementation, in ops/shape_functions.py (constant, reflect, replicate,
+# circular); used here by the Conv modules' padding_mode.
 # ---------------------------------------------------------------------------------------
 
-def pad(input, pad, mode="constant", value=None):
-    """Pad trailing dimensions: pad = (left, right, top, bottom, ...) starts at the LAST dim.
-
-    Modes: 'constant' (any rank), 'reflect', 'replicate', 'circular' (pad the last 1, 2
-    or 3 dims of a batched or unbatched input, as PyTorch).
-    """
-    x = _tensor(input)
-    pad = tuple(int(p) for p in pad)
-    if len(pad) % 2:
-        raise RuntimeError("pad: padding length must be divisible by 2")
-    k = len(pad) // 2
-    if k > x.ndim:
-        raise RuntimeError(f"pad: padding length should be at most twice the number of "
-                           f"dimensions of the input ({x.ndim}), got {len(pad)}")
-    # per trailing dim, in natural order (first padded dim = x.ndim - k)
-    pairs = [(pad[2 * (k - 1 - i)], pad[2 * (k - 1 - i) + 1]) for i in range(k)]
-    if mode == "constant":
-        if any(b < 0 or a < 0 for b, a in pairs):
-            raise NotImplementedError("pad: negative (cropping) padding is not supported")
-        pads = tuple((0, 0) for _ in range(x.ndim - k)) + tuple(pairs)
-        return apply(K.pad_constant, x, pads=pads, value=0.0 if value is None else value)
-    if value is not None and value != 0:
-        raise RuntimeError(f"pad: padding mode \"{mode}\" doesn't take in value argument")
-    if mode not in ("reflect", "replicate", "circular"):
-        raise NotImplementedError(f"pad: unknown padding mode {mode!r}")
-    if not (k + 1 <= x.ndim <= k + 2) or k > 3:
-        raise NotImplementedError(
-            f"pad: only 2D, 3D, 4D, 5D padding with non-constant padding are supported for "
-            f"now (mode {mode!r}: {k}-dim padding needs a {k + 1}-D or {k + 2}-D input, "
-            f"got {x.ndim}-D)")
-    shape = x.shape[x.ndim - k:]
-    index = tuple(K.pad_indices(n, b, a, mode) for n, (b, a) in zip(shape, pairs))
-    return apply(K.pad_index, x, index=index)
+from ..ops.shape_functions import pad  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------

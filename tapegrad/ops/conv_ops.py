@@ -23,7 +23,8 @@ The input and weight gradients are table entries of their own
 (`conv2d_input_grad`, `conv2d_weight_grad`) whose rules are again the three
 convolution maps, so `create_graph=True` (grad of grad) works. The same pattern pairs
 every linear op with its adjoint: unfold/fold, avg_pool2d/avg_pool2d_adjoint,
-the max-pool scatter/gather, the index padding and its adjoint.
+the max-pool scatter/gather, the adaptive average and its adjoint.
+(Padding lives in ops/shape.py (`pad`) and ops/shape_functions.py (`F.pad`).)
 """
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -511,82 +512,3 @@ adaptive_avg_pool2d_adjoint = defop(
     inputs=("grad",),
     vjp=[lambda xp, u, ans, g, x_size, output_size=None: _call(
         xp, adaptive_avg_pool2d, u, output_size=tuple(g.shape[-2:]))])
-
-
-# ---------------------------------------------------------------------------------------
-# padding: constant (zero-extend / crop pair) and index modes (reflect, replicate, circular)
-# ---------------------------------------------------------------------------------------
-
-def _pad_constant_forward(x, *, pads, value=0.0):
-    """pads: ((before, after), ...) for every axis of x."""
-    return np.pad(x, pads, mode="constant", constant_values=value)
-
-
-def _unpad_forward(g, *, pads, value=None):
-    sl = tuple(slice(b, g.shape[i] - a) for i, (b, a) in enumerate(pads))
-    return g[sl]
-
-
-pad_constant = defop("pad_constant", _pad_constant_forward, promote=False, saves=(),
-                     saves_ans=False,
-                     vjp=[lambda xp, g, ans, x, pads, value=0.0: _call(xp, unpad, g, pads=pads)],
-                     jvp=lambda xp, t, ans, x, pads, value=0.0: _call(
-                         xp, pad_constant, t[0], pads=pads))
-unpad = defop("pad_unpad", _unpad_forward, linear=True, promote=False, vjp=[
-    lambda xp, u, ans, g, pads, value=None: _call(xp, pad_constant, u, pads=pads)])
-
-
-def pad_indices(n, before, after, mode):
-    """Source index along one axis for every padded position."""
-    i = np.arange(-before, n + after)
-    if mode == "reflect":
-        if before >= n or after >= n:
-            raise RuntimeError(f"pad: padding size should be less than the corresponding "
-                               f"input dimension, but got padding ({before}, {after}) at "
-                               f"dimension of size {n} (mode 'reflect')")
-        i = np.abs(i)
-        i = np.where(i > n - 1, 2 * (n - 1) - i, i)
-    elif mode == "replicate":
-        i = np.clip(i, 0, n - 1)
-    elif mode == "circular":
-        if before > n or after > n:
-            raise RuntimeError("pad: padding value causes wrapping around more than once "
-                               f"(padding ({before}, {after}), size {n}, mode 'circular')")
-        i = np.mod(i, n)
-    else:
-        raise ValueError(f"pad: unknown mode {mode!r}")
-    return i
-
-
-def _pad_index_forward(x, *, index):
-    """index: one source-index array per trailing axis (None = untouched)."""
-    nd = x.ndim
-    for k, idx in enumerate(index):
-        if idx is not None:
-            x = np.take(x, idx, axis=nd - len(index) + k)
-    return x
-
-
-def _pad_index_adjoint_forward(g, *, index, size):
-    """Scatter-add along each padded axis (adjoint of the gather)."""
-    nd = g.ndim
-    for k in range(len(index) - 1, -1, -1):
-        idx = index[k]
-        if idx is None:
-            continue
-        ax = nd - len(index) + k
-        shape = list(g.shape)
-        shape[ax] = size[k]
-        out = np.zeros(shape, dtype=g.dtype)
-        np.add.at(out, (slice(None),) * ax + (idx,), g)
-        g = out
-    return g
-
-
-pad_index = defop("pad_index", _pad_index_forward, linear=True, promote=False, vjp=[
-    lambda xp, g, ans, x, index: _call(xp, pad_index_adjoint, g, index=index,
-                                       size=tuple(x.shape[x.ndim - len(index):]))])
-pad_index_adjoint = defop(
-    "pad_index_adjoint", _pad_index_adjoint_forward, linear=True, promote=False,
-    inputs=("grad",),
-    vjp=[lambda xp, u, ans, g, index, size: _call(xp, pad_index, u, index=index)])
