@@ -73,6 +73,8 @@ def _seed(root, gradient, create_graph):
     if tuple(g.shape) != tuple(root.shape):
         raise RuntimeError(f"Mismatch in shape: grad_output has a shape of {tuple(g.shape)} "
                            f"and output has a shape of {tuple(root.shape)}.")
+    if g.dtype != root.data.dtype:  # PyTorch casts grad_output to the output's dtype
+        g = g.to(root.data.dtype) if isinstance(g, Tensor) else g.astype(root.data.dtype)
     return g
 
 
@@ -215,7 +217,8 @@ def run(roots, seeds, retain_graph, create_graph, capture=None, accumulate=True)
                         if gi.shape != data.shape:
                             gi = sum_to(xp, gi, data.shape)
                         if gi.dtype != data.dtype:
-                            gi = gi.astype(data.dtype)
+                            gi = (gi.to(data.dtype) if isinstance(gi, Tensor)  # create_graph
+                                  else gi.astype(data.dtype))
                         if p is None:
                             leaf_grads[t] = leaf_grads[t] + gi if t in leaf_grads else gi
                         elif p in pending:

@@ -53,8 +53,13 @@ def _pow_dx(xp, ans, x, y):
 
 def _pow_dy(xp, ans, x, y):
     # NOTE: d/dy x**y = x**y * log(x); at x == 0 with y >= 0 PyTorch defines it as 0.
+    # The mask is a constant (plain arrays, also under create_graph); a Python-number
+    # base is logged by NumPy (no float32 round trip through a 0-d tensor).
+    xd, yd = getattr(x, "data", x), getattr(y, "data", y)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return xp.where((x == 0) & (y >= 0), 0.0, ans * xp.log(x))
+        mask = (np.asarray(xd) == 0) & (np.asarray(yd) >= 0)
+        logx = np.log(x) if isinstance(x, (int, float)) else xp.log(x)
+        return xp.where(mask, 0.0, ans * logx)
 
 
 def _pow_forward(x, y):

@@ -15,11 +15,20 @@ _builtin_max = builtins.max
 
 
 def _axes(ndim, axis):
-    if axis is None:
+    if axis is None or ndim == 0:  # NOTE: a 0-d input accepts dim 0 / -1 (PyTorch)
         return tuple(range(ndim))
     if isinstance(axis, int):
         axis = (axis,)
-    return tuple(a % ndim if ndim else 0 for a in axis)
+    return tuple(a % ndim for a in axis)
+
+
+def _0d(forward):
+    """PyTorch lets a 0-d tensor be reduced along dim 0 or -1 (a no-op reduction);
+    NumPy's mean/moveaxis/take_along_axis reject the axis, so drop it."""
+    def f(x, axis=None, *args, **kw):
+        return forward(x, None if x.ndim == 0 else axis, *args, **kw)
+    f.__name__ = forward.__name__
+    return f
 
 
 def _unreduce(xp, g, x, axis, keepdims):
@@ -61,6 +70,7 @@ sum = defop("sum", lambda x, axis=None, keepdims=False: x.sum(axis=axis, keepdim
             vjp=[_sum_vjp], linear=True)
 
 
+@_0d
 def _mean_forward(x, axis=None, keepdims=False):
     if x.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
@@ -88,6 +98,8 @@ def _prod_others(x, axis):
 
 
 def _prod_vjp(xp, g, ans, x, axis=None, keepdims=False):
+    if x.ndim == 0:
+        return g
     gb = _unreduce(xp, g, x, axis, keepdims)
     if xp is np:
         return gb * _prod_others(x, axis)
@@ -97,6 +109,7 @@ def _prod_vjp(xp, g, ans, x, axis=None, keepdims=False):
     return gb * _unreduce(xp, ans, x, axis, keepdims) / x
 
 
+@_0d
 def _prod_forward(x, axis=None, keepdims=False):
     if isinstance(axis, tuple):
         raise TypeError("prod() takes one dim at most, as in PyTorch")
@@ -124,7 +137,11 @@ amin = defop("amin", lambda x, axis=None, keepdims=False: np.amin(x, axis=axis, 
 def _select_forward(pick):
     """max/min along one dim: values, with the indices saved as an extra."""
 
-    def forward(x, axis, keepdims=False):
+    def forward(x, axis, keepdims=False, indices=None, _idx_keep=None):
+        # NOTE: `indices`/`_idx_keep` are this op's extras: create_graph re-runs the
+        # forward with the node's kwargs, which include them; they are recomputed.
+        if x.ndim == 0:
+            return x.copy(), {"indices": np.zeros((), np.int64), "_idx_keep": None}
         idx = pick(x, axis=axis, keepdims=True)
         vals = np.take_along_axis(x, idx, axis=axis)
         if not keepdims:
@@ -139,6 +156,8 @@ def _select_forward(pick):
 
 def _select_vjp(xp, g, ans, x, axis, keepdims=False, indices=None, _idx_keep=None):
     # The whole gradient goes to the one index that was returned.
+    if x.ndim == 0:
+        return g
     mask = np.zeros(x.shape, dtype=bool)
     np.put_along_axis(mask, _idx_keep, True, axis=axis)
     return xp.where(mask, _unreduce(xp, g, x, axis, keepdims), 0.0)
@@ -161,6 +180,7 @@ max_dim = defop("max_dim", _select_forward(_nanfirst(np.argmax)), extra=True, vj
 min_dim = defop("min_dim", _select_forward(_nanfirst(np.argmin)), extra=True, vjp=[_select_vjp])
 
 
+@_0d
 def _var_forward(x, axis=None, correction=1, keepdims=False):
     if x.dtype.kind not in "fc":
         raise RuntimeError(f"var(): input dtype must be floating point, got {x.dtype}")
@@ -177,7 +197,9 @@ def _centered(xp, x, axis):
 
 def _var_vjp(xp, g, ans, x, axis=None, correction=1, keepdims=False):
     n = _count(x, axis)
-    return _unreduce(xp, g, x, axis, keepdims) * (2.0 / (n - correction)) * _centered(xp, x, axis)
+    with np.errstate(divide="ignore"):  # n <= correction: inf, as PyTorch (no ZeroDivisionError)
+        c = np.float64(2.0) / (n - correction)
+    return _unreduce(xp, g, x, axis, keepdims) * float(c) * _centered(xp, x, axis)
 
 
 var = defop("var", _var_forward, vjp=[_var_vjp])
@@ -190,7 +212,14 @@ def _std_forward(x, axis=None, correction=1, keepdims=False):
 def _std_vjp(xp, g, ans, x, axis=None, correction=1, keepdims=False):
     n = _count(x, axis)
     a = _unreduce(xp, ans, x, axis, keepdims)
-    return _unreduce(xp, g, x, axis, keepdims) * _centered(xp, x, axis) / (a * (n - correction))
+    # NOTE: where the std is 0 (a constant slice) PyTorch gives gradient 0, not 0/0 = nan.
+    zero = np.asarray(getattr(a, "data", a)) == 0
+    if zero.any():
+        a = xp.where(zero, 1.0, a)  # a safe denominator; those entries are zeroed below
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = _unreduce(xp, g, x, axis, keepdims) * _centered(xp, x, axis) / (
+            a * float(np.float64(n - correction)))
+    return xp.where(zero, 0.0, d) if zero.any() else d
 
 
 std = defop("std", _std_forward, vjp=[_std_vjp])
