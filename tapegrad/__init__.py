@@ -53,4 +53,5 @@ def numel(input):
     return input.numel()
 from . import nn  # noqa: E402  tg.nn: Module, layers, losses, functional, init
 from . import optim, utils, data  # noqa: E402  optimizers, tg.utils.data, tg.data.MNIST
+from . import amp  # noqa: E402  tg.amp: GradScaler (float16 loss scaling)
 from .serialization import load, save  # noqa: E402
