@@ -102,6 +102,11 @@ def save(obj, f):
                                dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
+            # mkstemp makes the file 0600; give it the mode a plain open() would have.
+            umask = os.umask(0)
+            os.umask(umask)
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), 0o666 & ~umask)
             np.savez(fh, **members)
             fh.flush()
             os.fsync(fh.fileno())

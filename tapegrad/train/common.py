@@ -1,0 +1,163 @@
+"""Shared pieces of the training jobs: CLI errors, seeding, epoch loops with a progress
+bar, metrics.json, the curves picture and checkpoints."""
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+import tapegrad as tg
+
+
+class CLIError(Exception):
+    """A user-facing error: `tapegrad` prints its message on one line and exits 1."""
+
+
+def notice(msg):
+    """One-line notice on stderr (kept out of stdout, which carries the results)."""
+    print(f"note: {msg}", file=sys.stderr, flush=True)
+
+
+def ensure_dir(path, what):
+    """Create `path` if needed; a clear CLIError if it is a file or not usable."""
+    path = os.path.abspath(os.path.expanduser(path))
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise CLIError(f"{what} {path} exists and is not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise CLIError(f"cannot create {what} {path}: {e.strerror or e}") from None
+    if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
+        raise CLIError(f"{what} {path} is not readable and writable")
+    return path
+
+
+def make_optimizer(name, params, lr, weight_decay=0.0):
+    name = name.lower()
+    if name == "sgd":
+        return tg.optim.SGD(params, lr=lr, momentum=0.9, weight_decay=weight_decay)
+    if name == "adam":
+        return tg.optim.Adam(params, lr=lr, weight_decay=weight_decay)
+    if name == "adamw":
+        return tg.optim.AdamW(params, lr=lr, weight_decay=weight_decay or 1e-2)
+    raise CLIError(f"unknown optimizer {name!r} (choose sgd, adam, adamw)")
+
+
+def _bar(iterable, total, desc, enabled):
+    if enabled:
+        try:
+            from tqdm import tqdm
+            return tqdm(iterable, total=total, desc=desc, leave=False, dynamic_ncols=True,
+                        file=sys.stderr)
+        except ImportError:
+            pass
+    return None
+
+
+def train_epoch(model, loader, optimizer, loss_fn, desc, progress=True, clip=None):
+    """One pass over `loader`: forward, loss, backward, step. Returns (mean loss, accuracy)
+    over the epoch (accuracy = fraction of argmax(logits) == label). The progress bar shows
+    the running values."""
+    model.train()
+    total_loss, correct, seen = 0.0, 0, 0
+    bar = _bar(loader, len(loader), desc, progress)
+    it = bar if bar is not None else loader
+    for i, (xb, yb) in enumerate(it):
+        optimizer.zero_grad()
+        logits = model(xb)                       # (B, classes)
+        loss = loss_fn(logits, yb)               # mean over the batch
+        loss.backward()
+        if clip:
+            tg.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        optimizer.step()
+        n = yb.shape[0]
+        total_loss += float(loss.item()) * n
+        correct += int((logits.data.argmax(axis=1) == yb.data).sum())
+        seen += n
+        if bar is not None and (i % 10 == 0 or i == len(loader) - 1):
+            bar.set_postfix(loss=f"{total_loss / seen:.4f}", acc=f"{correct / seen:.2%}",
+                            refresh=False)
+    if bar is not None:
+        bar.close()
+    return total_loss / max(seen, 1), correct / max(seen, 1)
+
+
+def evaluate(model, X, Y, loss_fn, batch_size=1000):
+    """(mean loss, accuracy) of `model` on tensors X, Y, in eval mode without a graph."""
+    model.eval()
+    total_loss, correct = 0.0, 0
+    n = X.shape[0]
+    with tg.no_grad():
+        for s in range(0, n, batch_size):
+            xb, yb = tg.Tensor(X.data[s:s + batch_size]), tg.Tensor(Y.data[s:s + batch_size])
+            logits = model(xb)
+            total_loss += float(loss_fn(logits, yb).item()) * yb.shape[0]
+            correct += int((logits.data.argmax(axis=1) == yb.data).sum())
+    return total_loss / max(n, 1), correct / max(n, 1)
+
+
+def write_json(path, obj):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(obj, fh, indent=2)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def plot_curves(metrics, path, title):
+    """Loss (left) and accuracy (right) per epoch, train and test, as a PNG. Returns the
+    path, or None (with a notice) if matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        notice("matplotlib is not installed; skipping the curves picture "
+               "(pip install matplotlib)")
+        return None
+    epochs = np.arange(1, len(metrics["train_loss"]) + 1)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3.2), dpi=100)
+    ax1.plot(epochs, metrics["train_loss"], "o-", label="train")
+    ax1.plot(epochs, metrics["test_loss"], "s-", label="test")
+    ax1.set_xlabel("epoch")
+    ax1.set_ylabel("cross-entropy loss")
+    ax1.legend()
+    ax1.grid(alpha=0.3)
+    ax2.plot(epochs, np.array(metrics["train_accuracy"]) * 100, "o-", label="train")
+    ax2.plot(epochs, np.array(metrics["test_accuracy"]) * 100, "s-", label="test")
+    ax2.set_xlabel("epoch")
+    ax2.set_ylabel("accuracy (%)")
+    ax2.legend()
+    ax2.grid(alpha=0.3)
+    for ax in (ax1, ax2):
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def load_checkpoint(path):
+    """tg.load a training checkpoint; any problem becomes a one-line CLIError."""
+    if not os.path.exists(path):
+        raise CLIError(f"checkpoint {path} does not exist")
+    try:
+        ck = tg.load(path)
+    except RuntimeError as e:
+        raise CLIError(str(e)) from None
+    if not isinstance(ck, dict) or ck.get("format") != "tapegrad-train" or "task" not in ck:
+        raise CLIError(f"{path} is a tapegrad file but not a training checkpoint "
+                       "(written by `tapegrad train`)")
+    return ck
+
+
+class Timer:
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.t0
+        return False
