@@ -319,3 +319,7 @@ from .ops import shape_functions as _shape_fn, index_functions as _index_fn  # n
 
 _shape_fn._install_methods(Tensor)
 _index_fn._install_methods(Tensor)
+
+from .ops import inplace as _inplace_fn  # noqa: E402  add_, mul_, +=, zero_, copy_, ...
+
+_inplace_fn._install_methods(Tensor)

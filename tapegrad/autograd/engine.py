@@ -10,6 +10,8 @@
 
 `backward` accumulates into leaves' `.grad`; `grad` returns the gradients instead.
 """
+import weakref
+
 import numpy as np
 
 from . import graph as _graph
@@ -91,14 +93,19 @@ def _count_edges(roots):
     """Phase 1: how many edges from reachable nodes point at each node."""
     Tensor = _graph.Tensor
     deps = {}
+    rebased = _inplace_old_used[0]
     stack = [r.grad_fn for r in roots if r.grad_fn is not None]
     seen = set(stack)
     while stack:
         node = stack.pop()
         if node.freed:
             raise RuntimeError(FREED + f" (op: {node.op.name})")
+        i = -1
         for t in node.inputs:
+            i += 1
             if type(t) is Tensor or isinstance(t, Tensor):
+                if rebased and t._version[0]:
+                    t = _resolve(node, i, t)
                 p = t.grad_fn
                 if p is not None and t._rg:
                     deps[p] = deps.get(p, 0) + 1
@@ -106,6 +113,28 @@ def _count_edges(roots):
                         seen.add(p)
                         stack.append(p)
     return deps
+
+
+# In-place ops (ops/inplace.py) move a tensor's history to a new node and record here
+# which tensor object holds the value from before the change: node -> old tensor.
+_inplace_old = weakref.WeakKeyDictionary()
+_inplace_old_used = [False]
+
+
+def _resolve(node, i, t):
+    """Input i of `node` as it was when `node` was recorded: if `t` was changed in place
+    afterwards, its current grad_fn describes the NEW value; follow the in-place nodes
+    back to the tensor that held the recorded version (PyTorch's edges do this)."""
+    vers = node.versions
+    v = vers[i] if vers is not None else 0
+    p = t.grad_fn
+    while p is not None:
+        old = _inplace_old.get(p)
+        if old is None or p.versions[-1] <= v:
+            break
+        t = old
+        p = t.grad_fn
+    return t
 
 
 def _any_changed(node):
@@ -180,6 +209,7 @@ def run(roots, seeds, retain_graph, create_graph, capture=None, accumulate=True)
     grad_mode._state["enabled"] = bool(create_graph)
     anomaly = _anomaly_hook[0]
     pop_pending = pending.pop
+    rebased = _inplace_old_used[0]
     try:
         while ready:
             node = ready.pop()
@@ -204,7 +234,11 @@ def run(roots, seeds, retain_graph, create_graph, capture=None, accumulate=True)
             i = -1
             for t in ins:
                 i += 1
-                if not isinstance(t, Tensor) or not t._rg:
+                if not isinstance(t, Tensor):
+                    continue
+                if rebased and t._version[0]:
+                    t = _resolve(node, i, t)
+                if not t._rg:
                     continue
                 p = t.grad_fn
                 if g is not None:

@@ -1,0 +1,475 @@
+"""In-place ops (`add_`, `mul_`, `+=`, `zero_`, `copy_`, ...) and their safety rules.
+
+An in-place op writes its result into the tensor's existing array. No new derivative
+code is needed: the result is computed by the SAME table entries as the out-of-place
+op, then copied into place. What is special is bookkeeping:
+
+1. Under `no_grad` (or when nothing requires grad) the array is simply overwritten
+   (NumPy `out=`: no temporary) and the version counter `t._version[0]` goes up.
+2. A leaf that requires grad may not be changed in place while grad mode is on
+   (its `.grad` would no longer describe the value it holds): RuntimeError, as PyTorch.
+3. Otherwise the history is REBASED: a new tensor object `old` takes over the tensor's
+   old `grad_fn`, the op's node gets `old` as its input, and the tensor's `grad_fn`
+   becomes that node. `old` keeps a copy of the old values only if the op's backward
+   rule reads them (the table entry's `saves`); `add_`/`sub_` keep none.
+4. Every in-place op bumps the version counter. A node that saved this tensor (as an
+   input or as its output) recorded the version it saw; backward compares and raises
+   "one of the variables needed for gradient computation has been modified by an
+   inplace operation" instead of silently using the new values.
+
+Views: a tensor that shares memory with a leaf requiring grad (a reshape/permute/...
+of it) may not be changed in place under grad mode either. # NOTE: PyTorch rebases
+the BASE of a modified view (CopySlices); tapegrad refuses in-place changes to views of
+tensors that require grad instead of computing wrong gradients.
+"""
+import numpy as np
+
+from .. import random as _random
+from ..autograd import engine as _engine
+from ..autograd import grad_mode
+from ..autograd import graph as _graph
+from . import elementwise as E
+from . import functions as F
+
+Tensor = None
+_make = None
+_state = grad_mode._state
+
+LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_LEAF_ERROR = ("a view of a leaf Variable that requires grad is being used in an "
+                   "in-place operation.")
+OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor "
+                 "refers to a single memory location. Please clone() the tensor before "
+                 "performing the operation.")
+
+# Ops whose output may share memory with their first input (views).
+VIEW_OPS = {"reshape", "permute", "expand", "alias", "squeeze", "unsqueeze", "flatten",
+            "unflatten", "narrow", "select", "getitem", "diagonal", "unfold", "view",
+            "transpose", "movedim", "split", "chunk", "unbind"}
+
+_TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
+                "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+                "bool": "Bool"}
+
+
+def _tname(dtype):
+    return _TORCH_NAMES.get(np.dtype(dtype).name, str(dtype))
+
+
+def _cast_error(src, dst):
+    return RuntimeError(f"result type {_tname(src)} can't be cast to the desired output type "
+                        f"{_tname(dst)}")
+
+
+def _shape_error(self_shape, shape):
+    return RuntimeError(f"output with shape {list(self_shape)} doesn't match the broadcast "
+                        f"shape {list(shape)}")
+
+
+def _check_writable(t):
+    arr = t.data
+    if not arr.flags.writeable:
+        if arr.size > 1 and 0 in arr.strides:
+            raise RuntimeError(OVERLAP_ERROR)
+        raise RuntimeError("in-place operation on a read-only tensor (its memory belongs to a "
+                           "read-only array): clone() it first")
+
+
+def _view_base(t):
+    """The tensor `t` is a view of through view ops (following shared memory), if any
+    requires grad: the first such tensor found, else None."""
+    node = t.grad_fn
+    arr = t.data
+    while node is not None and node.op.name in VIEW_OPS and node.inputs:
+        base = node.inputs[0]
+        if not isinstance(base, Tensor) or not np.may_share_memory(arr, base.data):
+            return None
+        if base.grad_fn is None:
+            return base if base._rg else None
+        node = base.grad_fn
+    return None
+
+
+def _has_tangent(self, others):
+    if _graph._forward_ad_hook[0] is None:
+        return False
+    return self._fw is not None or any(isinstance(o, Tensor) and o._fw is not None
+                                       for o in others)
+
+
+def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_kind"):
+    """Run `compute(x)` (a function of table ops) and store its result into `self`.
+
+    others:    the other tensor operands (they decide whether a graph is needed)
+    needs_old: whether the op's backward reads the old value of self (copy it)
+    fast:      fast(out_array) writing the result with NumPy `out=` (no-graph path)
+    """
+    tracked = _state["enabled"] and (
+        self._rg or any(isinstance(o, Tensor) and o._rg for o in others))
+    if not tracked:
+        _check_writable(self)
+        if fast is not None and not _has_tangent(self, others):
+            try:
+                fast(self.data)
+            except (TypeError, ValueError) as e:  # NumPy's casting / broadcasting errors
+                raise _fast_error(self, others, e) from None
+            self._version[0] += 1
+            return self
+        with grad_mode.no_grad():
+            res = compute(self)
+        _store(self, res, casting)
+        self._version[0] += 1
+        if _graph._forward_ad_hook[0] is not None:
+            _set_fw(self, res._fw)
+        return self
+
+    if self.grad_fn is None and self._rg:
+        raise RuntimeError(LEAF_ERROR)
+    _check_writable(self)
+    if self.grad_fn is not None and self.grad_fn.op.name in VIEW_OPS:
+        base = _view_base(self)
+        if base is not None:
+            raise RuntimeError(VIEW_LEAF_ERROR)
+        if _shares_with_input(self):
+            raise NotImplementedError(
+                "in-place operation on a view of a tensor that requires grad: tapegrad does "
+                "not rebase the view's base (PyTorch's CopySlices). clone() the view first, "
+                "or change the base tensor itself.")
+    # `old` takes over the history (and, if backward needs it, a copy of the value).
+    old = _make(self.data.copy() if needs_old else self.data, self._rg, self.grad_fn)
+    old._fw = self._fw
+    res = compute(old)
+    if tuple(res.data.shape) != tuple(self.data.shape):
+        raise _shape_error(self.data.shape, res.data.shape)
+    _store(self, res, casting)
+    self._version[0] += 1
+    node = res.grad_fn
+    if node is not None:
+        _rebase(self, old, node, res)
+    if _graph._forward_ad_hook[0] is not None:
+        _set_fw(self, res._fw)
+    return self
+
+
+def _shares_with_input(t):
+    node = t.grad_fn
+    base = node.inputs[0] if node.inputs else None
+    return isinstance(base, Tensor) and np.may_share_memory(t.data, base.data)
+
+
+def _store(self, res, casting):
+    out = res.data
+    if out.shape != self.data.shape:
+        raise _shape_error(self.data.shape, out.shape)
+    if out.dtype != self.data.dtype and not np.can_cast(out.dtype, self.data.dtype, casting):
+        raise _cast_error(out.dtype, self.data.dtype)
+    np.copyto(self.data, out, casting="unsafe")
+
+
+def _fast_error(self, others, e):
+    shape = self.data.shape
+    try:
+        shapes = [np.shape(o.data if isinstance(o, Tensor) else o) for o in others]
+        full = np.broadcast_shapes(shape, *shapes)
+    except ValueError:
+        return RuntimeError(f"in-place op: shapes {[list(shape)] + [list(s) for s in shapes]} "
+                            "cannot be broadcast together")
+    if full != shape:
+        return _shape_error(shape, full)
+    for o in others:
+        a = o.data if isinstance(o, Tensor) else np.asarray(o)
+        if isinstance(o, float) and self.data.dtype.kind in "iub":
+            from ..dtypes import get_default_dtype
+            rt = get_default_dtype()  # a Python float is a default-dtype scalar
+        elif isinstance(o, Tensor) and a.dtype.kind == "f" and self.data.dtype.kind in "iub":
+            rt = a.dtype  # PyTorch: int (op) float32 is float32 (NumPy would say float64)
+        else:
+            rt = np.result_type(self.data, a if isinstance(o, Tensor) else o)
+        if not np.can_cast(rt, self.data.dtype, "same_kind"):
+            return _cast_error(rt, self.data.dtype)
+    return RuntimeError(str(e))
+
+
+def _rebase(self, old, node, res):
+    """`self` now holds `res`: give it res's node, which reads `old` as its input."""
+    from ..autograd.hooks import _RetainGrad
+    if res.data.dtype == self.data.dtype:
+        node.ans = self.data  # same values; don't keep a second array alive
+    nins = len(node.inputs)
+    if node.versions is not None:
+        ins_v = tuple(node.versions[:nins])
+    else:
+        ins_v = tuple(0 if isinstance(t, Tensor) else None for t in node.inputs)
+    node.versions = ins_v + (self._version[0],)
+    node.out_version = self._version
+    prev = old.grad_fn
+    # retain_grad() follows the tensor to its new value (PyTorch); other hooks stay with
+    # the old value's node, and see the gradient w.r.t. the value before the change.
+    if prev is not None and prev.hooks:
+        for hid, h in list(prev.hooks.items()):
+            if isinstance(h, _RetainGrad) and h.ref() is self:
+                del prev.hooks[hid]
+                node.register_hook(h)
+    # Nodes recorded before this change still point at `self`; the engine follows
+    # this record back to `old` for them (see engine._resolve).
+    _engine._inplace_old[node] = old
+    _engine._inplace_old_used[0] = True
+    self.grad_fn = node
+    self._rg = True
+
+
+def _set_fw(self, tan):
+    if tan is None:
+        self._fw = None
+        return
+    from ..autograd import forward_ad
+    forward_ad._set_tangent(self, np.array(tan, dtype=self.data.dtype, copy=True))
+
+
+def _other(o):
+    """An operand: Tensors pass, numbers stay numbers, arrays become tensors."""
+    return F._arg(o)
+
+
+def _needs_old(op, index=0):
+    """Does the table entry's backward read input `index` (or its output)?"""
+    return op.saves is None or index in op.saves
+
+
+# ---- arithmetic ----------------------------------------------------------------
+def _binary_inplace(op, ufunc, fname):
+    def method(self, other, *, alpha=None):
+        o = _other(other)
+        if alpha is not None and alpha != 1:
+            o = o * alpha
+        arr = o.data if isinstance(o, Tensor) else o
+        return _inplace(
+            self, lambda x: _graph.apply(op, x, o), (o,), needs_old=_needs_old(op),
+            fast=lambda out: ufunc(out, arr, out=out, casting="same_kind"))
+    method.__name__ = fname
+    method.__doc__ = f"In-place {op.name} (table entry `{op.name}`); returns self."
+    return method
+
+
+add_ = _binary_inplace(E.add, np.add, "add_")
+sub_ = _binary_inplace(E.sub, np.subtract, "sub_")
+_mul_ = _binary_inplace(E.mul, np.multiply, "mul_")
+_div_ = _binary_inplace(E.div, np.true_divide, "div_")
+
+
+def mul_(self, other):
+    return _mul_(self, other)
+
+
+def div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return _div_(self, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                           f"'floor' but found '{rounding_mode}'")
+    o = _other(other)
+    if _state["enabled"] and (self._rg or (isinstance(o, Tensor) and o._rg)):
+        raise NotImplementedError("div_ with rounding_mode on tensors that require grad")
+    arr = o.data if isinstance(o, Tensor) else o
+    rnd = np.trunc if rounding_mode == "trunc" else np.floor
+
+    def fast(out):
+        if out.dtype.kind in "iu" and rounding_mode == "floor":
+            np.floor_divide(out, arr, out=out, casting="same_kind")
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                np.copyto(out, rnd(np.true_divide(out, arr)), casting="unsafe")
+
+    return _inplace(self, None, (o,), fast=fast)
+
+
+def pow_(self, exponent):
+    o = _other(exponent)
+    return _inplace(self, lambda x: F.pow(x, o), (o,), needs_old=True)
+
+
+def _unary_inplace(op, fname):
+    def method(self):
+        return _inplace(self, lambda x: _graph.apply(op, x), (), needs_old=_needs_old(op))
+    method.__name__ = fname
+    method.__doc__ = f"In-place {op.name} (table entry `{op.name}`); returns self."
+    return method
+
+
+exp_ = _unary_inplace(E.exp, "exp_")
+log_ = _unary_inplace(E.log, "log_")
+sqrt_ = _unary_inplace(E.sqrt, "sqrt_")
+rsqrt_ = _unary_inplace(E.rsqrt, "rsqrt_")
+abs_ = _unary_inplace(E.abs, "abs_")
+sin_ = _unary_inplace(E.sin, "sin_")
+cos_ = _unary_inplace(E.cos, "cos_")
+tanh_ = _unary_inplace(E.tanh, "tanh_")
+sigmoid_ = _unary_inplace(E.sigmoid, "sigmoid_")
+relu_ = _unary_inplace(E.relu, "relu_")
+neg_ = _unary_inplace(E.neg, "neg_")
+sign_ = _unary_inplace(E.sign, "sign_")
+
+
+def clamp_(self, min=None, max=None):
+    bounds = tuple(b for b in (min, max) if isinstance(b, Tensor))
+    return _inplace(self, lambda x: F.clamp(x, min, max), bounds, needs_old=True)
+
+
+def clamp_min_(self, min):
+    return clamp_(self, min=min)
+
+
+def clamp_max_(self, max):
+    return clamp_(self, max=max)
+
+
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    """self += value * tensor1 * tensor2 (used by optimizers)."""
+    return add_(self, tensor1 * tensor2 if value == 1 else tensor1 * tensor2 * value)
+
+
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    """self += value * tensor1 / tensor2 (used by optimizers)."""
+    return add_(self, tensor1 / tensor2 if value == 1 else tensor1 / tensor2 * value)
+
+
+def lerp_(self, end, weight):
+    """self += weight * (end - self)."""
+    e, w = _other(end), _other(weight)
+    return _inplace(self, lambda x: x + w * (e - x), (e, w), needs_old=False)
+
+
+# ---- fills and copies: the old value gets a zero gradient ------------------------
+def _replace(self, value, others, casting="same_kind"):
+    """self[...] = value (broadcast): `where(True, value, old)` through the table, so the
+    value receives the gradient and the old history receives zeros."""
+    mask = np.ones(self.data.shape, dtype=bool)
+
+    def compute(x):
+        v = value
+        if isinstance(v, Tensor) and v.data.dtype != x.data.dtype and x.data.dtype.kind == "f" \
+                and v.data.dtype.kind == "f":
+            v = v.to(x.data.dtype)
+        return _graph.apply(E.where, mask, v, x)
+
+    return _inplace(self, compute, others, needs_old=False, casting=casting)
+
+
+def fill_(self, value):
+    if isinstance(value, Tensor):
+        if value.data.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.data.ndim} dimensions.")
+        return _replace(self, value, (value,))
+    v = value.item() if isinstance(value, np.generic) else value
+    if isinstance(v, float) and self.data.dtype.kind in "iub":
+        v = int(v) if self.data.dtype.kind != "b" else bool(v)  # PyTorch truncates
+    return _inplace(self, lambda x: _graph.apply(E.where, np.ones(x.data.shape, bool), v, x),
+                    (), needs_old=False, casting="unsafe",
+                    fast=lambda out: out.fill(v))
+
+
+def zero_(self):
+    return fill_(self, 0)
+
+
+def copy_(self, src, non_blocking=False):
+    """Copy src's values (broadcast, cast to self's dtype) into self."""
+    s = src if isinstance(src, Tensor) else Tensor(src)
+    try:
+        np.broadcast_to(s.data, self.data.shape)
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({list(self.data.shape)}) must match the "
+                           f"size of tensor b ({list(s.data.shape)}) for copy_ (src must be "
+                           "broadcastable to self)") from None
+
+    def fast(out):
+        np.copyto(out, s.data, casting="unsafe")
+
+    if s._rg and s.data.dtype.kind == "f" and self.data.dtype.kind == "f" \
+            and s.data.dtype != self.data.dtype:
+        s_cast = s.to(self.data.dtype)  # a differentiable cast: the gradient flows to src
+        return _replace(self, s_cast, (s,), casting="unsafe")
+    return _inplace(self, lambda x: _graph.apply(
+        E.where, np.ones(x.data.shape, bool), s, x), (s,), needs_old=False,
+        casting="unsafe", fast=fast)
+
+
+def masked_fill_(self, mask, value):
+    m = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
+                           f"dtype {m.dtype}")
+    try:
+        np.broadcast_to(m, self.data.shape)
+    except ValueError:
+        raise _shape_error(self.data.shape, np.broadcast_shapes(m.shape, self.data.shape)) \
+            from None
+    if isinstance(value, Tensor) and value.data.ndim != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.data.ndim} dimension(s).")
+    v = value if isinstance(value, Tensor) else (
+        value.item() if isinstance(value, np.generic) else value)
+    others = (v,) if isinstance(v, Tensor) else ()
+
+    def compute(x):
+        vv = v
+        if isinstance(vv, Tensor) and vv.data.dtype != x.data.dtype:
+            vv = vv.to(x.data.dtype)
+        return _graph.apply(E.where, np.broadcast_to(m, x.data.shape), vv, x)
+
+    return _inplace(self, compute, others, needs_old=False, casting="unsafe")
+
+
+# ---- random fills (no gradient w.r.t. anything: the old value gets zeros) -----------
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    arr = _random.rng(generator).normal(mean, std, size=self.data.shape)
+    return _random_fill(self, arr)
+
+
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    arr = _random.rng(generator).uniform(a, b, size=self.data.shape)
+    return _random_fill(self, arr)
+
+
+def _random_fill(self, arr):
+    if self.data.dtype.kind != "f":
+        raise RuntimeError(f"random fill expects a floating point tensor, got "
+                           f"{self.data.dtype}")
+    arr = arr.astype(self.data.dtype, copy=False)
+
+    def fast(out):
+        np.copyto(out, arr)
+
+    return _inplace(self, lambda x: _graph.apply(
+        E.where, np.ones(x.data.shape, bool), _make(arr, False, None), x), (),
+        needs_old=False, fast=fast)
+
+
+# ---- Python's augmented assignment -----------------------------------------------------
+def _iop(method):
+    def f(self, other):
+        return method(self, other)
+    f.__name__ = method.__name__
+    return f
+
+
+def _install_methods(cls):
+    """Install the in-place methods and `+=`, `-=`, `*=`, `/=` on Tensor."""
+    global Tensor, _make
+    from ..tensor import _make as mk
+    Tensor, _make = cls, mk
+    methods = dict(add_=add_, sub_=sub_, mul_=mul_, div_=div_, pow_=pow_, exp_=exp_,
+                   log_=log_, sqrt_=sqrt_, rsqrt_=rsqrt_, abs_=abs_, sin_=sin_, cos_=cos_,
+                   tanh_=tanh_, sigmoid_=sigmoid_, relu_=relu_, neg_=neg_, sign_=sign_,
+                   clamp_=clamp_, clip_=clamp_, clamp_min_=clamp_min_, clamp_max_=clamp_max_,
+                   addcmul_=addcmul_, addcdiv_=addcdiv_, lerp_=lerp_, fill_=fill_,
+                   zero_=zero_, copy_=copy_, masked_fill_=masked_fill_, normal_=normal_,
+                   uniform_=uniform_, subtract_=sub_, multiply_=mul_, divide_=div_,
+                   true_divide_=div_, negative_=neg_, absolute_=abs_)
+    for name, fn in methods.items():
+        setattr(cls, name, fn)
+    cls.__iadd__ = _iop(add_)
+    cls.__isub__ = _iop(sub_)
+    cls.__imul__ = _iop(mul_)
+    cls.__itruediv__ = _iop(div_)

@@ -1,0 +1,351 @@
+"""In-place ops vs PyTorch: values, gradients through rebased history, version
+counters and the errors PyTorch raises (leaf, view of leaf, saved tensor modified,
+dtype and shape), forward mode and create_graph through in-place ops."""
+import numpy as np
+import pytest
+import torch
+
+import tapegrad as tg
+from tapegrad.autograd import forward_ad as fwAD
+
+
+def _close(a, b, rtol=1e-10, atol=1e-12):
+    a = a.detach().numpy() if isinstance(a, torch.Tensor) else np.asarray(a.data)
+    b = b.detach().numpy() if isinstance(b, torch.Tensor) else np.asarray(b.data)
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
+def _pair(arr, requires_grad=False):
+    return (tg.tensor(arr, requires_grad=requires_grad),
+            torch.tensor(arr, requires_grad=requires_grad))
+
+
+def _err(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        return type(e), str(e)
+    return None, None
+
+
+rng = np.random.default_rng(0)
+A = rng.uniform(0.5, 1.5, (2, 3))
+B = rng.uniform(0.5, 1.5, (2, 3))
+ROW = rng.uniform(0.5, 1.5, (3,))
+MASK = np.array([[True, False, True], [False, False, True]])
+
+# (name, fn(lib, y, w)): y is a non-leaf made from x; w is a leaf requiring grad
+CHAINS = [
+    ("add_", lambda L, y, w: y.add_(w)),
+    ("add_alpha", lambda L, y, w: y.add_(w, alpha=-2.5)),
+    ("sub_", lambda L, y, w: y.sub_(w[0])),
+    ("mul_", lambda L, y, w: y.mul_(w)),
+    ("mul_scalar", lambda L, y, w: y.mul_(3.0)),
+    ("div_", lambda L, y, w: y.div_(w)),
+    ("pow_", lambda L, y, w: y.pow_(2.5)),
+    ("pow_tensor", lambda L, y, w: y.pow_(w)),
+    ("exp_", lambda L, y, w: y.exp_()),
+    ("tanh_", lambda L, y, w: y.tanh_()),
+    ("sigmoid_", lambda L, y, w: y.sigmoid_()),
+    ("relu_", lambda L, y, w: y.sub_(1.0).relu_()),
+    ("neg_", lambda L, y, w: y.neg_()),
+    ("clamp_", lambda L, y, w: y.clamp_(0.8, 1.2)),
+    ("clamp_min_", lambda L, y, w: y.clamp_(min=1.0)),
+    ("masked_fill_", lambda L, y, w: y.masked_fill_(L.tensor(MASK), 0.5)),
+    ("masked_fill_tensor", lambda L, y, w: y.masked_fill_(L.tensor(MASK), w[0, 1])),
+    ("fill_", lambda L, y, w: y.fill_(2.0)),
+    ("fill_tensor", lambda L, y, w: y.fill_(w[1, 2])),
+    ("zero_", lambda L, y, w: y.zero_()),
+    ("copy_", lambda L, y, w: y.copy_(w * 2)),
+    ("copy_broadcast", lambda L, y, w: y.copy_(w[0])),
+    ("iadd", lambda L, y, w: y.__iadd__(w)),
+    ("isub", lambda L, y, w: y.__isub__(w)),
+    ("imul", lambda L, y, w: y.__imul__(w)),
+    ("itruediv", lambda L, y, w: y.__itruediv__(w)),
+    ("chain", lambda L, y, w: y.mul_(w).add_(1.0).sub_(w).mul_(w).tanh_()),
+    ("addcmul_", lambda L, y, w: y.addcmul_(w, w, value=0.5)),
+    ("addcdiv_", lambda L, y, w: y.addcdiv_(w, w + 1, value=-2.0)),
+]
+
+
+def _run_chain(L, fn, arr_x, arr_w):
+    x = L.tensor(arr_x, requires_grad=True)
+    w = L.tensor(arr_w, requires_grad=True)
+    y = x * 1.5
+    out = fn(L, y, w)
+    loss = (out * L.tensor(B)).sum() + (y ** 2).sum()
+    loss.backward()
+    return y, x.grad, w.grad, y._version
+
+
+@pytest.mark.parametrize("entry", CHAINS, ids=[c[0] for c in CHAINS])
+def test_inplace_gradients_match_torch(entry):
+    name, fn = entry
+    y, gx, gw, ver = _run_chain(tg, fn, A, A[::-1].copy())
+    ty, tgx, tgw, tver = _run_chain(torch, fn, A, A[::-1].copy())
+    _close(y, ty)
+    _close(gx, tgx)
+    if tgw is None:
+        assert gw is None or np.all(gw.data == 0)
+    else:
+        _close(gw, tgw)
+    assert ver[0] == tver, (ver, tver)
+    assert not y.is_leaf and y.requires_grad
+
+
+@pytest.mark.parametrize("entry", CHAINS, ids=[c[0] for c in CHAINS])
+def test_inplace_under_no_grad(entry):
+    name, fn = entry
+    x, tx = _pair(A)
+    w, tw = _pair(A[::-1].copy(), requires_grad=True)
+    with tg.no_grad():
+        out = fn(tg, x, w)
+    with torch.no_grad():
+        tout = fn(torch, tx, tw)
+    assert out is x
+    _close(x, tx)
+    assert x._version[0] == tx._version
+    assert x.grad_fn is None and not x.requires_grad
+
+
+def test_returns_self_and_bumps_version():
+    x = tg.zeros(3)
+    data = x.data
+    assert x.add_(1) is x and x.data is data
+    x += 2
+    assert x.data is data and x._version[0] == 2
+    np.testing.assert_array_equal(x.data, [3, 3, 3])
+    # no graph is needed when nothing requires grad
+    assert x.grad_fn is None
+
+
+def test_leaf_errors_match_torch():
+    for fn in (lambda L, l: l.add_(1), lambda L, l: l.zero_(), lambda L, l: l.mul_(2),
+               lambda L, l: l.__iadd__(1), lambda L, l: l.normal_(),
+               lambda L, l: l.copy_(L.ones(3)), lambda L, l: l.exp_()):
+        t = _err(lambda: fn(tg, tg.zeros(3, requires_grad=True)))
+        tt = _err(lambda: fn(torch, torch.zeros(3, requires_grad=True)))
+        assert t[0] is RuntimeError and t == tt, (t, tt)
+    # allowed under no_grad (how optimizers update parameters)
+    p = tg.ones(3, requires_grad=True)
+    with tg.no_grad():
+        p.sub_(tg.tensor([0.1, 0.2, 0.3]), alpha=2)
+    np.testing.assert_allclose(p.data, [0.8, 0.6, 0.4], rtol=1e-6)
+    assert p.is_leaf and p.requires_grad
+
+
+def test_view_of_leaf_error():
+    t = _err(lambda: tg.zeros(3, requires_grad=True).view(3).add_(1))
+    tt = _err(lambda: torch.zeros(3, requires_grad=True).view(3).add_(1))
+    assert t == tt
+    t = _err(lambda: tg.zeros(2, 3, requires_grad=True).permute(1, 0).mul_(2))
+    assert t[0] is RuntimeError and "view of a leaf" in t[1]
+
+
+def test_dtype_and_shape_errors_match_torch():
+    cases = [
+        lambda L: L.zeros(3, dtype=L.int64).add_(1.5),
+        lambda L: L.zeros(3, dtype=L.bool).add_(1),
+        lambda L: L.zeros(3).add_(L.ones(2, 3)),
+        lambda L: L.zeros(1, 3).expand(2, 3).add_(1),
+        lambda L: L.zeros(3, dtype=L.int64).mul_(L.ones(3)),
+    ]
+    for c in cases:
+        t, tt = _err(lambda: c(tg)), _err(lambda: c(torch))
+        assert t[0] is RuntimeError and t == tt, (t, tt)
+    # allowed casts: float64 operand into float32, int into float
+    x = tg.zeros(3)
+    x.add_(tg.ones(3, dtype=tg.float64))
+    x.add_(tg.ones(3, dtype=tg.int64))
+    assert x.dtype == np.float32 and x.data[0] == 2
+
+
+def test_saved_tensor_modified_raises():
+    # input saved by mul, then changed: backward names the op and both versions
+    w = tg.randn(3, requires_grad=True)
+    x = w * 2
+    z = x * w
+    x.add_(1)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*mul.*"
+                                           r"version 1; expected version 0"):
+        z.sum().backward()
+    tw = torch.randn(3, requires_grad=True)
+    tx = tw * 2
+    tz = tx * tw
+    tx.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        tz.sum().backward()
+    # output saved by exp, then changed
+    l = tg.zeros(3, requires_grad=True)
+    y = l.exp()
+    y.add_(1)
+    with pytest.raises(RuntimeError, match=r"exp.*version 1; expected version 0"):
+        y.sum().backward()
+    # an op that saves nothing: add's backward does not read x, so no error (as torch)
+    w = tg.randn(3, requires_grad=True)
+    x = w * 2
+    z = x + w
+    x.mul_(3)
+    z.sum().backward()
+    tw = torch.tensor(w.data, requires_grad=True)
+    tx = tw * 2
+    tz = tx + tw
+    tx.mul_(3)
+    tz.sum().backward()
+    _close(w.grad, tw.grad)
+
+
+def test_exp_then_div_raises_like_torch():
+    # exp_ saves its output; div_ then changes it (torch raises too)
+    for L in (tg, torch):
+        w = L.tensor(A[0], requires_grad=True)
+        y = w * 1.5
+        y.exp_().div_(w + 1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+def test_earlier_consumers_see_the_old_history():
+    # z used x before x was changed in place; z's gradient must follow x's OLD history
+    for L in (tg, torch):
+        w = L.tensor(A[0], requires_grad=True)
+        x = w * 2
+        z = x + w          # add saves nothing, so no version error
+        x.mul_(w)          # x now has a new history (mul)
+        x.add_(1)
+        (z.sum() + (x * 3).sum()).backward()
+        if L is tg:
+            ours = w.grad
+        else:
+            _close(ours, w.grad)
+
+
+def test_self_operand_is_saved_then_modified():
+    # y.mul_(y): PyTorch raises (the saved operand is y itself, now modified)
+    a = tg.randn(3, requires_grad=True)
+    y = a * 1
+    y.mul_(y)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_detach_shares_version_counter():
+    x = tg.randn(3, requires_grad=True)
+    y = x.exp()
+    d = y.detach()
+    d.zero_()
+    assert y._version[0] == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    tx = torch.randn(3, requires_grad=True)
+    ty = tx.exp()
+    ty.detach().zero_()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ty.sum().backward()
+
+
+def test_no_copy_when_the_rule_does_not_read_the_old_value():
+    x = tg.randn(3, requires_grad=True)
+    y = x * 2
+    y.add_(1)
+    old = y.grad_fn.inputs[0]
+    assert old.data is y.data  # add's rule reads no input values: no copy kept
+    y.mul_(3)
+    old = y.grad_fn.inputs[0]
+    assert old.data is not y.data  # mul's rule reads it: a copy of the old value
+    np.testing.assert_allclose(old.data * 3, y.data, rtol=1e-6)
+
+
+def test_tensor_without_grad_gets_history_from_other_operand():
+    w, tw = _pair(A, requires_grad=True)
+    acc, tacc = tg.zeros(2, 3, dtype=tg.float64), torch.zeros(2, 3, dtype=torch.float64)
+    for _ in range(3):
+        acc += w * w
+        tacc += tw * tw
+    assert acc.requires_grad and acc.grad_fn is not None
+    acc.sum().backward()
+    tacc.sum().backward()
+    _close(w.grad, tw.grad)
+    _close(acc, tacc)
+
+
+def test_hooks_and_retain_grad_across_inplace():
+    arr = rng.standard_normal(3)
+    out = []
+    for L in (tg, torch):
+        a = L.tensor(arr, requires_grad=True)
+        y = a * 1
+        y.retain_grad()
+        seen = []
+        y.register_hook(lambda g: seen.append(g))
+        y.mul_(3)
+        (y * y).sum().backward()
+        out.append((y.grad, seen[0], a.grad))
+    for ours, theirs in zip(*out):
+        _close(ours, theirs)
+
+
+def test_forward_mode_through_inplace():
+    a, v = rng.standard_normal(4), rng.standard_normal(4)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(tg.tensor(a), tg.tensor(v))
+        y = x * 1
+        y.mul_(x).exp_()
+        y.add_(2.0)
+        t = fwAD.unpack_dual(y).tangent
+    import torch.autograd.forward_ad as tfw
+    with tfw.dual_level():
+        tx = tfw.make_dual(torch.tensor(a), torch.tensor(v))
+        ty = tx * 1
+        ty.mul_(tx).exp_()
+        ty.add_(2.0)
+        tt = tfw.unpack_dual(ty).tangent
+    _close(t, tt)
+
+
+def test_create_graph_through_inplace():
+    a = rng.uniform(0.5, 1.5, 3)
+    res = []
+    for L in (tg, torch):
+        x = L.tensor(a, requires_grad=True)
+        y = x * 1
+        y.mul_(x).sigmoid_()
+        (g,) = (tg if L is tg else torch).autograd.grad(y.sum(), x, create_graph=True)
+        (gg,) = (tg if L is tg else torch).autograd.grad((g * g).sum(), x)
+        res.append((g, gg))
+    _close(res[0][0], res[1][0])
+    _close(res[0][1], res[1][1])
+
+
+def test_random_fills():
+    tg.manual_seed(3)
+    x = tg.empty(1000, dtype=tg.float64).normal_(2.0, 0.5)
+    assert abs(x.data.mean() - 2.0) < 0.1 and abs(x.data.std() - 0.5) < 0.05
+    tg.manual_seed(3)
+    x2 = tg.empty(1000, dtype=tg.float64).normal_(2.0, 0.5)
+    np.testing.assert_array_equal(x.data, x2.data)
+    u = tg.zeros(1000).uniform_(-1, 3)
+    assert u.dtype == np.float32 and u.data.min() >= -1 and u.data.max() <= 3
+    assert u._version[0] == 1
+    p = tg.zeros(5, requires_grad=True)
+    with tg.no_grad():
+        p.uniform_(0, 1)
+    assert p.is_leaf and (p.data > 0).all()
+    # on a non-leaf the old value gets a zero gradient (torch: NormalBackward)
+    w = tg.ones(3, requires_grad=True)
+    y = w * 2
+    y.normal_()
+    (y * 2).sum().backward()
+    np.testing.assert_array_equal(w.grad.data, 0)
+
+
+def test_div_rounding_mode_values():
+    for mode in ("trunc", "floor"):
+        x, tx = _pair(np.array([-7.0, -2.5, 3.5, 7.0]))
+        x.div_(2, rounding_mode=mode)
+        tx.div_(2, rounding_mode=mode)
+        _close(x, tx)
+        i, ti = tg.tensor([-7, 7]), torch.tensor([-7, 7])
+        i.div_(2, rounding_mode=mode)
+        ti.div_(2, rounding_mode=mode)
+        np.testing.assert_array_equal(i.data, ti.numpy())
