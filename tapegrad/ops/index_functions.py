@@ -77,10 +77,43 @@ def _unwrap(v):
 
 
 def normalize_key(key):
-    """A key NumPy can index with: Tensors become arrays, lists become arrays."""
+    """A key NumPy can index with: Tensors and lists become arrays; a key mixing ints
+    with arrays becomes a two-step `SplitKey` (PyTorch's order, see indexing.py)."""
     if type(key) is tuple:
-        return tuple(_key_item(k) for k in key)
+        key = tuple(_key_item(k) for k in key)
+        has_int = has_arr = False
+        for k in key:
+            tk = type(k)
+            if tk is int:
+                has_int = True
+            elif tk is _ndarray:
+                has_arr = True
+        return _split(key) if has_int and has_arr else key
+    if type(key) is I.SplitKey:
+        return key
     return _key_item(key)
+
+
+def _split(key):
+    """ints (with slices and None) first, then the arrays on the result."""
+    basic, adv = [], []
+    for k in key:
+        tk = type(k)
+        if tk is _ndarray:
+            basic += [slice(None)] * (k.ndim if k.dtype == np.bool_ else 1)
+            adv.append(k)
+        elif tk is int:
+            basic.append(k)
+        elif k is None:
+            basic.append(None)
+            adv.append(slice(None))
+        elif k is Ellipsis:
+            basic.append(k)
+            adv.append(k)
+        else:  # a slice (or a Python bool, which acts like None plus a mask)
+            basic.append(k)
+            adv.append(slice(None))
+    return I.SplitKey((tuple(basic), tuple(adv)))
 
 
 def _index_error(e, x):
@@ -132,9 +165,9 @@ def _write(x, key, v, accumulate, name):
     def fast(out):  # no graph needed: write straight into the array
         try:
             if accumulate:
-                np.add.at(out, key, vdata)
+                I.add_at(out, key, vdata)
             else:
-                out[key] = vdata
+                I.write(out, key, vdata)
         except ValueError as e:
             raise _value_error(name, vdata, e) from None
 
@@ -173,8 +206,9 @@ def index_put(input, indices, values, accumulate=False):
 # ---- gather / scatter ----------------------------------------------------------------
 def _check_index(name, x, d, index, same_ndim=True):
     idx = index.data if isinstance(index, F.Tensor) else np.asarray(index)
-    if idx.dtype != np.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    idx = idx.astype(np.int64, copy=False)
     if same_ndim and idx.ndim != builtins.max(x.data.ndim, 0) and not (
             idx.ndim <= 1 and x.data.ndim <= 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as "

@@ -20,27 +20,65 @@ from .registry import defop
 from .shape import pad, run
 
 
+class SplitKey(tuple):
+    """(basic, advanced): a key that mixes ints with index arrays, applied in two steps.
+
+    PyTorch applies ints (and slices, None) first and the index arrays to the result;
+    NumPy treats an int next to an array as one more advanced index, which moves the
+    result's dims differently (x[1, ..., [0, 2]]). Reading x[basic][advanced] gives
+    PyTorch's result; `basic` alone is a view, so writing through it works too.
+    """
+
+    __slots__ = ()
+
+
+def read(a, key):
+    """a[key] for arrays and Tensors (a SplitKey in its two steps)."""
+    if type(key) is SplitKey:
+        return a[key[0]][key[1]]
+    return a[key]
+
+
+def write(a, key, v):
+    """a[key] = v in place (a is an ndarray)."""
+    if type(key) is SplitKey:
+        a[key[0]][key[1]] = v
+    else:
+        a[key] = v
+
+
+def add_at(a, key, v):
+    """a[key] += v in place, adding once per occurrence of a repeated index."""
+    if type(key) is SplitKey:
+        np.add.at(a[key[0]], key[1], v)
+    else:
+        np.add.at(a, key, v)
+
+
 def is_advanced(key):
-    """Does the index read some element more than once, possibly? (any array index)"""
-    if type(key) is tuple:
+    """Does the index contain arrays (so one element may be read more than once)?"""
+    tk = type(key)
+    if tk is SplitKey:
+        return True
+    if tk is tuple:
         for k in key:
             if type(k) is np.ndarray:
                 return True
         return False
-    return type(key) is np.ndarray
+    return tk is np.ndarray
 
 
 def _scatter_into_zeros(g, shape, key):
     out = np.zeros(shape, dtype=g.dtype)
     if is_advanced(key):
-        np.add.at(out, key, g)  # repeated indices add up
+        add_at(out, key, g)  # repeated indices add up
     else:
         out[key] = g  # basic indexing selects each element at most once
     return out
 
 
 # ---- x[key] and its transpose ----------------------------------------------------
-getitem = defop("getitem", lambda x, key: x[key], linear=True, promote=False, vjp=[
+getitem = defop("getitem", read, linear=True, promote=False, vjp=[
     lambda xp, g, ans, x, key: run(xp, getitem_backward, g, shape=tuple(x.shape), key=key)
 ])
 
@@ -55,9 +93,9 @@ getitem_backward = defop(
 def _setitem_forward(x, v, key, accumulate=False):
     out = x.copy()
     if accumulate:
-        np.add.at(out, key, v)
+        add_at(out, key, v)
     else:
-        out[key] = v
+        write(out, key, v)
     return out
 
 
@@ -66,15 +104,15 @@ def _setitem_vjp_x(xp, g, ans, x, v, key, accumulate=False):
         return g
     if xp is np:
         gx = g.copy()
-        gx[key] = 0  # the old values at key were overwritten: no gradient reaches them
+        write(gx, key, 0)  # the old values at key were overwritten: no gradient reaches them
         return gx
     mask = np.zeros(x.shape, dtype=bool)
-    mask[key] = True
+    write(mask, key, True)
     return xp.where(mask, 0.0, g)
 
 
 def _setitem_vjp_v(xp, g, ans, x, v, key, accumulate=False):
-    gv = g[key]
+    gv = read(g, key)
     nd = len(v.shape)
     if len(gv.shape) < nd:  # v had extra leading 1-dims (allowed, as in PyTorch)
         gv = xp.reshape(gv, (1,) * (nd - len(gv.shape)) + tuple(gv.shape))

@@ -239,6 +239,11 @@ def split(tensor, split_size_or_sections, dim=0):
     return tuple(out)
 
 
+def _split_method(self, split_size, dim=0):
+    """Tensor.split(split_size, dim): the method's argument is named split_size."""
+    return split(self, split_size, dim)
+
+
 def tensor_split(input, indices_or_sections, dim=0):
     x = F._tensor(input)
     d = _dim(dim, x.data.ndim)
@@ -389,7 +394,7 @@ def _install_methods(cls):
     """Tensor methods for the shape functions above."""
     for name, fn in dict(flatten=flatten, unflatten=unflatten, squeeze=squeeze,
                          unsqueeze=unsqueeze, repeat=repeat, movedim=movedim, moveaxis=movedim,
-                         split=split, tensor_split=tensor_split, chunk=chunk, unbind=unbind,
+                         split=_split_method, tensor_split=tensor_split, chunk=chunk, unbind=unbind,
                          narrow=narrow, select=select, flip=flip, fliplr=fliplr, flipud=flipud,
                          roll=roll, tril=tril, triu=triu).items():
         setattr(cls, name, fn)
