@@ -58,7 +58,7 @@ def _pow_dy(xp, ans, x, y):
     xd, yd = getattr(x, "data", x), getattr(y, "data", y)
     with np.errstate(divide="ignore", invalid="ignore"):
         mask = (np.asarray(xd) == 0) & (np.asarray(yd) >= 0)
-        logx = np.log(x) if isinstance(x, (int, float)) else xp.log(x)
+        logx = float(np.log(x)) if isinstance(x, (int, float)) else xp.log(x)  # float: weak
         return xp.where(mask, 0.0, ans * logx)
 
 

@@ -124,7 +124,7 @@ def _evenly(xp, g, ans, x, axis=None, keepdims=False):
     hit = (x == _unreduce(xp, ans, x, axis, keepdims))
     if not isinstance(hit, np.ndarray):
         hit = hit.data
-    count = np.sum(hit, axis=axis, keepdims=True)
+    count = np.sum(hit, axis=axis, keepdims=True).astype(g.dtype)  # int64 would upcast g
     return xp.where(hit, _unreduce(xp, g, x, axis, keepdims) / count, 0.0)
 
 

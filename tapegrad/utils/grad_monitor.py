@@ -177,7 +177,8 @@ class GradMonitor:
         """Findings of the latest step: list of (kind, name, message)."""
         out = []
         norms = self.last(self.grad_norm)
-        weights = [n for n, p in self.params if p.ndim >= 2 and not math.isnan(norms.get(n, math.nan))]
+        weights = [n for n, p in self.params
+                   if p.ndim >= 2 and not math.isnan(norms.get(n, math.nan))]
         if len(weights) >= 2:
             first, last = weights[0], weights[-1]
             a, b = norms[first], norms[last]
