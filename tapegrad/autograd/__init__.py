@@ -3,6 +3,7 @@ from .engine import backward, grad
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node
 from . import forward_ad, functional  # noqa: E402  forward mode, jacobian/hessian
+from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
