@@ -378,6 +378,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             result.append(None)
             continue
         g = got[i]
+        if t._hooks and t.grad_fn is None:  # a leaf's hooks shape what grad() returns too
+            g = hook_runner.run_tensor_hooks(t, g)
         if isinstance(g, Tensor):
             result.append(g)
         else:

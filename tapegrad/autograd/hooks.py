@@ -112,10 +112,25 @@ def _call_all(hooks, g):
             continue
         out = h(_wrap(g, None))
         if out is not None:
+            _check_replacement(h, g, out)
             g = out.data if as_array and isinstance(out, graph.Tensor) else out
     for h in retain:
         h(g)
     return g
+
+
+def _check_replacement(h, g, out):
+    """A hook may change a gradient's values, not its shape or dtype (as PyTorch)."""
+    name = getattr(h, "__name__", type(h).__name__)
+    shape = getattr(out, "shape", None)
+    if shape is None:
+        raise TypeError(f"hook '{name}' returned a {type(out).__name__}; expected a Tensor "
+                        "or None")
+    if tuple(shape) != tuple(g.shape):
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if out.dtype != g.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was "
+                           f"tapegrad.{g.dtype} got tapegrad.{out.dtype})")
 
 
 def run_node_hooks(node, g):
