@@ -132,3 +132,17 @@ def test_warns_once_per_kind_and_manual_update_and_plots(tmp_path):
     assert mon.update_ratio["weight"][0] == pytest.approx(
         0.5 * np.linalg.norm(g) / np.linalg.norm(w + 0.5 * g), rel=1e-5)
     mon.remove()
+
+
+def test_auto_step_inside_optimizer_step():
+    m, _ = _pair([4, 8, 2], "Tanh")
+    opt = tg.optim.SGD(m.parameters(), lr=0.1)
+    mon = GradMonitor(m, opt, auto_step=True)
+    for _ in range(3):
+        opt.zero_grad()
+        m(tg.ones(5, 4, dtype=tg.float64)).pow(2).sum().backward()
+        g = m[0].weight.grad.numpy().copy()
+        opt.step()
+    assert mon.steps == 3 and len(mon.update_ratio["0.weight"]) == 3
+    assert mon.grad_norm["0.weight"][-1] == pytest.approx(np.linalg.norm(g), rel=1e-12)
+    assert all(r > 0 for r in mon.update_ratio["0.weight"])

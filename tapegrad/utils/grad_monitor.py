@@ -9,6 +9,10 @@
         monitor.step()              # after backward (before or after optimizer.step)
     monitor.plot("runs/health")     # PNG files: grad norms, update ratios, activations
 
+`GradMonitor(model, optimizer, auto_step=True)` calls `monitor.step()` itself, inside
+`optimizer.step()` (so a training loop needs no change; gradients are seen after any
+clipping done before the step).
+
 Each step it records, per parameter (names from `model.named_parameters()`):
   grad_norm     ||grad||_2
   update_ratio  ||p_after - p_before||_2 / ||p_before||_2, the size of the optimizer's
@@ -52,8 +56,8 @@ def _norm(a):
 
 
 class GradMonitor:
-    def __init__(self, model, optimizer=None, *, vanish_ratio=1e-3, explode_norm=1e3,
-                 dead_fraction=0.5, saturated_fraction=0.5, warn=True):
+    def __init__(self, model, optimizer=None, *, auto_step=False, vanish_ratio=1e-3,
+                 explode_norm=1e3, dead_fraction=0.5, saturated_fraction=0.5, warn=True):
         from .. import nn
         self.model = model
         self.params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
@@ -83,6 +87,7 @@ class GradMonitor:
                     self.activation_kind[label] = kind
                     self._handles.append(mod.register_forward_hook(self._act_hook(label, mod)))
         self.optimizer = None
+        self.auto_step = auto_step
         if optimizer is not None:
             self.watch(optimizer)
 
@@ -115,6 +120,8 @@ class GradMonitor:
         inner = optimizer.step
 
         def step(*args, **kwargs):
+            if self.auto_step:   # the gradients are complete when the optimizer steps
+                self.step()
             self.before_step()
             out = inner(*args, **kwargs)
             self.after_step()
