@@ -13,4 +13,5 @@ Shared pieces (progress bar, metrics.json, curves PNG, checkpoints, CLI errors) 
 """
 TASKS = {
     "mnist": "tapegrad.train.mnist",
+    "names": "tapegrad.train.names",
 }

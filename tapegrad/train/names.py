@@ -1,0 +1,214 @@
+"""`tapegrad train names`: character-level models that make up names.
+
+Data: the census first names (~5,000) or surnames (~88,000) from the `names` package
+(`--data first|last`), or any text file with one word per line (`--data FILE`);
+lowercased, letters only, split 80/10/10 with a fixed seed. 27 symbols: `.` starts and
+ends a word.
+
+Models (`--model`):
+  mlp  makemore's MLP: the previous --block-size characters (default 3) -> embedding 10
+       -> Linear(30, 200) -> BatchNorm1d -> tanh -> Linear(200, 27); SGD, lr 0.1 decayed
+       10x at 75% of the steps; batch 32.
+  gpt  a tiny GPT: token + position embeddings, 2 blocks of causal multi-head attention
+       (fused scaled-dot-product primitive) and GELU MLP with LayerNorm and residual
+       connections; AdamW with linear warmup then cosine decay; gradient clipping at 1.0.
+       Each example is a whole word: input `.emma`, targets `emma.` (padding ignored).
+Losses are mean cross-entropy in nats per character. Outputs in --out: metrics.json
+(config and the loss curve), checkpoint.npz (`tapegrad sample` reads it).
+"""
+import math
+import os
+import time
+
+import numpy as np
+
+import tapegrad as tg
+from tapegrad.data.names import Names, build_windows, decode, encode
+from tapegrad.nn import functional as F
+
+from . import char_models, common
+from .common import CLIError
+
+NAME = "names"
+HELP = "character-level name generator (makemore MLP or a tiny GPT)"
+
+
+def add_arguments(p):
+    p.add_argument("--model", default="mlp", choices=["mlp", "gpt"],
+                   help="mlp (makemore MLP with BatchNorm) or gpt (tiny transformer); "
+                        "default: mlp")
+    p.add_argument("--data", default="first", metavar="first|last|FILE",
+                   help="census first names, surnames, or a text file with one word per "
+                        "line (default: first)")
+    p.add_argument("--steps", type=int, default=None, metavar="N",
+                   help="optimisation steps (default: 20000 for mlp, 4000 for gpt)")
+    p.add_argument("--batch-size", type=int, default=32, metavar="B",
+                   help="examples per step (default: 32)")
+    p.add_argument("--lr", type=float, default=None, metavar="LR",
+                   help="peak learning rate (default: 0.1 for mlp, 2e-3 for gpt)")
+    p.add_argument("--block-size", type=int, default=3, metavar="K",
+                   help="mlp context length in characters (default: 3)")
+    p.add_argument("--n-layer", type=int, default=2, help="gpt blocks (default: 2)")
+    p.add_argument("--n-embd", type=int, default=64, help="gpt width (default: 64)")
+    p.add_argument("--n-head", type=int, default=4, help="gpt heads (default: 4)")
+    p.add_argument("--eval-every", type=int, default=None, metavar="N",
+                   help="steps between train/val loss evaluations (default: steps/10)")
+    p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
+    p.add_argument("--out", default=os.path.join("runs", "names"), metavar="DIR",
+                   help="output directory (default: runs/names)")
+    p.add_argument("--samples", type=int, default=10, metavar="N",
+                   help="names to print after training (default: 10)")
+
+
+def word_sequences(words, block_size):
+    """GPT examples: X = '.' + word, Y = word + '.', padded to block_size (Y with -1)."""
+    n = len(words)
+    X = np.zeros((n, block_size), dtype=np.int64)
+    Y = np.full((n, block_size), -1, dtype=np.int64)
+    for i, w in enumerate(words):
+        ix = encode(w)[:block_size - 1] if len(w) >= block_size else encode(w)
+        X[i, 1:len(ix) + 1] = ix
+        Y[i, :len(ix)] = ix
+        Y[i, len(ix)] = 0
+    return X, Y
+
+
+def _arrays(data, kind, block_size, split):
+    if kind == "mlp":
+        return build_windows(data.splits[split], block_size)
+    return word_sequences(data.splits[split], block_size)
+
+
+def _loss(model, kind, xb, yb):
+    logits = model(tg.Tensor(xb))
+    if kind == "mlp":
+        return F.cross_entropy(logits, tg.Tensor(yb))
+    V = logits.shape[-1]
+    return F.cross_entropy(logits.reshape(-1, V), tg.Tensor(yb.reshape(-1)), ignore_index=-1)
+
+
+def split_loss(model, kind, X, Y, batch=4096):
+    """Mean loss per predicted character over a whole split, eval mode, no graph."""
+    model.eval()
+    total, count = 0.0, 0
+    with tg.no_grad():
+        for s in range(0, len(X), batch):
+            xb, yb = X[s:s + batch], Y[s:s + batch]
+            n = int((yb != -1).sum())
+            total += float(_loss(model, kind, xb, yb).item()) * n
+            count += n
+    model.train()
+    return total / max(count, 1)
+
+
+def _lr_at(kind, step, steps, lr):
+    if kind == "mlp":
+        return lr if step < int(0.75 * steps) else lr * 0.1   # makemore's step decay
+    warmup = max(1, min(200, steps // 10))
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    progress = (step - warmup) / max(1, steps - warmup)
+    return lr * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress)))
+
+
+def train(args):
+    kind = args.model
+    steps = args.steps or (20000 if kind == "mlp" else 4000)
+    lr = args.lr or (0.1 if kind == "mlp" else 2e-3)
+    if steps <= 0 or args.batch_size <= 0 or args.block_size <= 0:
+        raise CLIError("--steps, --batch-size and --block-size must be positive")
+    try:
+        data = Names(args.data)
+    except (RuntimeError, ValueError) as e:
+        raise CLIError(str(e)) from None
+    out_dir = common.ensure_dir(args.out, "output directory")
+    tg.manual_seed(args.seed)
+    block = args.block_size if kind == "mlp" else data.max_len + 1
+    if kind == "mlp":
+        model = char_models.build("mlp", data.vocab_size, block)
+        opt = tg.optim.SGD(model.parameters(), lr=lr)
+    else:
+        model = char_models.build("gpt", data.vocab_size, block, n_layer=args.n_layer,
+                                  n_embd=args.n_embd, n_head=args.n_head)
+        opt = tg.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01,
+                             betas=(0.9, 0.99))
+    Xtr, Ytr = _arrays(data, kind, block, "train")
+    Xva, Yva = _arrays(data, kind, block, "val")
+    rng = np.random.default_rng(args.seed)
+    eval_every = args.eval_every or max(1, steps // 10)
+    nparams = sum(p.numel() for p in model.parameters())
+    print(f"{data}; model {kind} with {nparams:,} parameters; {steps} steps of batch "
+          f"{args.batch_size}")
+    history = {"step": [], "train_loss": [], "val_loss": [], "seconds": []}
+    t0 = time.perf_counter()
+    model.train()
+    for step in range(steps):
+        ix = rng.integers(0, len(Xtr), size=args.batch_size)
+        loss = _loss(model, kind, Xtr[ix], Ytr[ix])
+        opt.zero_grad()
+        loss.backward()
+        if kind == "gpt":
+            tg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        for group in opt.param_groups:
+            group["lr"] = _lr_at(kind, step, steps, lr)
+        opt.step()
+        if (step + 1) % eval_every == 0 or step + 1 == steps:
+            sub = rng.choice(len(Xtr), size=min(len(Xtr), 20000), replace=False)
+            tr = split_loss(model, kind, Xtr[sub], Ytr[sub])
+            va = split_loss(model, kind, Xva, Yva)
+            history["step"].append(step + 1)
+            history["train_loss"].append(tr)
+            history["val_loss"].append(va)
+            history["seconds"].append(time.perf_counter() - t0)
+            print(f"step {step + 1:6d}/{steps}: train loss {tr:.4f}  val loss {va:.4f}  "
+                  f"({time.perf_counter() - t0:.1f}s)", flush=True)
+    config = {"task": NAME, "model": kind, "data": args.data, "block_size": block,
+              "steps": steps, "batch_size": args.batch_size, "lr": lr, "seed": args.seed,
+              "n_layer": args.n_layer, "n_embd": args.n_embd, "n_head": args.n_head}
+    common.write_json(os.path.join(out_dir, "metrics.json"),
+                      {"config": config, "parameters": nparams, **history})
+    ck_path = os.path.join(out_dir, "checkpoint.npz")
+    tg.save({"format": "tapegrad-train", "task": NAME, "config": config,
+             "model": model.state_dict()}, ck_path)
+    print(f"wrote {os.path.join(out_dir, 'metrics.json')} and {ck_path}")
+    if args.samples:
+        words = char_models.sample(model, args.samples, block,
+                                   tg.Generator().manual_seed(args.seed))
+        print("samples: " + " ".join(decode(w) for w in words))
+    return 0
+
+
+def load_model(ck):
+    cfg = ck["config"]
+    if cfg["model"] == "mlp":
+        model = char_models.build("mlp", 27, cfg["block_size"])
+    else:
+        model = char_models.build("gpt", 27, cfg["block_size"], n_layer=cfg["n_layer"],
+                                  n_embd=cfg["n_embd"], n_head=cfg["n_head"])
+    model.load_state_dict(ck["model"])
+    model.eval()
+    return model
+
+
+def evaluate(ck, args):
+    """`tapegrad eval`: the loss on the test split of the data the model was trained on."""
+    cfg = ck["config"]
+    model = load_model(ck)
+    try:
+        data = Names(cfg["data"])
+    except (RuntimeError, ValueError) as e:
+        raise CLIError(str(e)) from None
+    X, Y = _arrays(data, cfg["model"], cfg["block_size"], "test")
+    print(f"test loss {split_loss(model, cfg['model'], X, Y):.4f} "
+          f"({cfg['model']} on {cfg['data']})")
+    return 0
+
+
+def sample_command(ck, n, seed, temperature, top_k):
+    """`tapegrad sample CHECKPOINT -n N`: print N generated names, one per line."""
+    cfg = ck["config"]
+    model = load_model(ck)
+    gen = tg.Generator().manual_seed(seed)
+    for w in char_models.sample(model, n, cfg["block_size"], gen, temperature, top_k):
+        print(decode(w))
+    return 0
