@@ -177,3 +177,18 @@ def test_value_mlp_example_trains():
     with contextlib.redirect_stdout(io.StringIO()):
         hist = mod.main()
     assert hist[-1] < 0.5 * hist[0]
+
+
+def test_lesson_02_picture_shows_the_real_graph():
+    """docs/lessons/img/02-value.svg (rendered once with graphviz) shows every value of
+    the example graph with the data and grad the script computes."""
+    import html
+    svg = html.unescape((LESSONS / "img" / "02-value.svg").read_text())
+    assert "img/02-value.svg" in (LESSONS / "02-value.md").read_text()
+    _, r, mod = run_lesson("examples/lesson_02_value.py")
+    w, x, b, u, loss = mod.build()
+    loss.backward()
+    for v in (w, x, b, u, loss):
+        for text in (f">{v.label}<", f">data {v.data}<", f">grad {v.grad}<"):
+            assert text in svg, text
+    assert svg.count("<ellipse") == 2  # the two ops, * and +

@@ -323,3 +323,26 @@ def test_numpy_and_int_operands():
     with pytest.raises(TypeError):
         a + "x"
 
+
+
+def test_at_most_half_of_micrograds_time():
+    """bench/bench_value.py's workload (micrograd's demo MLP), smaller: the median CPU
+    time of 5 steps each, garbage collector on (as in real use)."""
+    import importlib.util
+    import random
+    from pathlib import Path
+
+    from micrograd.engine import Value as MGValue  # micrograd is in the `test` extra
+    path = Path(__file__).resolve().parents[1] / "bench" / "bench_value.py"
+    spec = importlib.util.spec_from_file_location("_bench_value", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rng = random.Random(1)
+    X = [[rng.uniform(-2, 2), rng.uniform(-2, 2)] for _ in range(8)]
+    y = [1.0 if a * b > 0 else -1.0 for a, b in X]
+    X = X * 2
+    y = y * 2
+    _, med_tg, out_tg = bench.bench(Value, X, y, steps=5)
+    _, med_mg, out_mg = bench.bench(MGValue, X, y, steps=5)
+    assert out_tg[0] == pytest.approx(out_mg[0], rel=1e-12)
+    assert med_tg <= 0.5 * med_mg, f"tg.Value {med_tg:.4f}s vs micrograd {med_mg:.4f}s"

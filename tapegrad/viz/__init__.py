@@ -3,7 +3,7 @@
 Optional extras (graphviz, matplotlib) are imported lazily inside the functions that use
 them, so `import tapegrad` needs NumPy only.
 """
-from .draw import draw, to_dot
+from .draw import draw, has_dot, to_dot, to_svg
 from .explain import explain
 
-__all__ = ["draw", "to_dot", "explain"]
+__all__ = ["draw", "to_dot", "to_svg", "has_dot", "explain"]

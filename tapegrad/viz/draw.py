@@ -151,8 +151,9 @@ def _tensor_items(root, max_nodes):
             edges.append((oid, tid))
             continue
         op_seen.add(id(node))
+        # the op's settings worth showing (axis=1, ...); defaults None/False are noise
         kw = ", ".join(f"{k}={v}" for k, v in node.kw.items()
-                       if isinstance(v, (int, float, tuple, bool, str)) or v is None)
+                       if isinstance(v, (int, float, tuple, str)) and v is not False)
         nodes.append((oid, "op", [node.op.name] + ([kw] if kw else [])))
         edges.append((oid, tid))
         if node.freed or node.inputs is None:
