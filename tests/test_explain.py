@@ -133,3 +133,18 @@ def test_tensor_explain_leaves_no_checker_installed():
     tg.explain((x * 2).sum(), quiet=True)
     assert not backward_checks.active("explain")
     assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_print_limit_and_sites_hint():
+    x = Value(1.0, label="x")
+    y = x
+    for _ in range(50):
+        y = y * 1.01
+    buf = io.StringIO()
+    lines = tg.explain(y, file=buf, limit=10)
+    printed = buf.getvalue().splitlines()
+    assert len(lines) == 50 and len(printed) == 11
+    assert printed[-1].startswith("... 40 more lines")
+    t = tg.ones(2, requires_grad=True)
+    rows = tg.explain((t * 3).sum(), quiet=True)
+    assert any("record_sites" in r for r in rows)

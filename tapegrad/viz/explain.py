@@ -35,9 +35,10 @@ __all__ = ["explain"]
 _FMT = string.Formatter()
 
 
-def explain(root, gradient=None, retain_graph=None, file=None, quiet=False):
-    """Run backward from `root` and narrate it. Returns the lines (also printed unless
-    `quiet`). `gradient`/`retain_graph` are passed to Tensor.backward."""
+def explain(root, gradient=None, retain_graph=None, file=None, quiet=False, limit=200):
+    """Run backward from `root` and narrate it. Returns ALL the lines; prints them unless
+    `quiet` (at most `limit` lines, then a count of the rest; `limit=None`: no cap).
+    `gradient`/`retain_graph` are passed to Tensor.backward."""
     if isinstance(root, Value):
         if gradient is not None:
             raise TypeError("explain: a Value root takes no gradient (it is seeded with 1)")
@@ -46,8 +47,12 @@ def explain(root, gradient=None, retain_graph=None, file=None, quiet=False):
         lines = _explain_tensor(root, gradient, retain_graph)
     if not quiet:
         out = sys.stdout if file is None else file
-        for line in lines:
+        shown = lines if limit is None else lines[:limit]
+        for line in shown:
             print(line, file=out)
+        if len(shown) < len(lines):
+            print(f"... {len(lines) - len(shown)} more lines (explain(..., limit=None) "
+                  "prints all; the returned list has them all)", file=out)
     return lines
 
 
@@ -218,6 +223,9 @@ def _explain_tensor(root, gradient, retain_graph):
         lines.append(f"{k:>3}  {r['op'].name:<12} {r['site']:<24} {shapes:<26} "
                      f"{r['gnorm']:>10.4g}  {rule_text(r['op']):<44} "
                      f"{', '.join(r['unb']) or '-':<22} {r['uses']}")
+    if rows and all(r["site"] == "?" for r in rows):
+        lines.append("  (created at '?': build the graph inside tg.autograd.record_sites() "
+                     "to record where each op was created)")
     for j, t in enumerate(leaf_order):
         name = t.name or str(j)
         gn = _norm(t.grad) if t.grad is not None else float("nan")
