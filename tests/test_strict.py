@@ -154,3 +154,49 @@ def test_custom_rule_matching_torch_passes(bad_ops):
     xt = torch.tensor(x0, requires_grad=True)
     torch.nn.functional.softplus(xt).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+
+
+class GoodMulAdd(tg.autograd.Function):
+    """(x*y, x+y): two outputs, correct backward."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y, x + y
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        x, y = ctx.saved_tensors
+        return g1 * y + g2, g1 * x + g2
+
+
+class BadExp(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        y = x.exp() * scale
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y * 1.5, None       # wrong by a factor 1.5
+
+
+def test_custom_functions_checked():
+    reset_strict_cache()
+    x0, y0 = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -2.0])
+    for dt in (tg.float64, tg.float32):
+        x = tg.tensor(x0, dtype=dt, requires_grad=True)
+        y = tg.tensor(y0, dtype=dt, requires_grad=True)
+        with tg.autograd.strict():
+            a, b = GoodMulAdd.apply(x, y)
+            (a * 2 + b * b).sum().backward()
+        xt = torch.tensor(x0, requires_grad=True)
+        yt = torch.tensor(y0, requires_grad=True)
+        (xt * yt * 2 + (xt + yt) ** 2).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+        x = tg.tensor(x0, dtype=dt, requires_grad=True)
+        with tg.autograd.strict(), pytest.raises(StrictModeError) as ei:
+            BadExp.apply(x, 2.0).sum().backward()
+        assert "'BadExpBackward' for its argument 0" in str(ei.value)

@@ -42,8 +42,10 @@ class StrictModeError(RuntimeError):
 _state = {"enabled": False}
 _checked = set()
 # Ops whose forward cannot be re-run on perturbed inputs: checkpoint's forward returns
-# the value computed earlier (its recomputation is itself checked op by op).
-_SKIP = {"checkpoint"}
+# the value computed earlier (its recomputation is itself checked op by op); a
+# multi-output Function's per-output node only routes gradients (the Function's own
+# node is checked).
+_SKIP = {"checkpoint", "FunctionOutput"}
 # Rules that are deliberately NOT the derivative in some configurations (PyTorch's
 # semantics): op name -> predicate on the node's kwargs.
 _NOT_A_DERIVATIVE = {
@@ -141,15 +143,26 @@ def _check(node, i, g, gi):
     exempt = _NOT_A_DERIVATIVE.get(op.name)
     if exempt is not None and exempt(node.kw):
         return
+    if _state.get("busy"):
+        return  # the check's own backward passes (custom Functions) are not checked
     key = _key(node, i)
     if key in _checked:
         return
     _checked.add(key)
     x = _raw(node.inputs[i])
-    g = np.asarray(_raw(g))
     gi = np.asarray(_raw(gi))
-    _check_shape_dtype(op, i, x, g, gi)
-    _check_value(node, i, x, g)
+    _state["busy"] = True
+    try:
+        if "ctx" in node.kw and hasattr(node.kw["ctx"], "_cls"):  # a custom Function
+            gd = [np.asarray(_raw(gk)) for gk in getattr(g, "grads", [g]) if gk is not None]
+            _check_shape_dtype(op, i, x, np.result_type(*gd) if gd else gi.dtype, gi)
+            _check_function(node, i, x, g)
+        else:
+            g = np.asarray(_raw(g))
+            _check_shape_dtype(op, i, x, g.dtype, gi)
+            _check_value(node, i, x, g)
+    finally:
+        _state["busy"] = False
 
 
 def _where(op, i, x):
@@ -157,7 +170,7 @@ def _where(op, i, x):
             f"('{_arg_name(op, i)}', shape {tuple(x.shape)}, {x.dtype})")
 
 
-def _check_shape_dtype(op, i, x, g, gi):
+def _check_shape_dtype(op, i, x, g_dtype, gi):
     try:
         ok = np.broadcast_shapes(gi.shape, x.shape) == gi.shape
     except ValueError:
@@ -169,11 +182,11 @@ def _check_shape_dtype(op, i, x, g, gi):
     if gi.dtype.kind not in "fc":
         raise StrictModeError(f"strict mode: {_where(op, i, x)} returned a gradient of "
                               f"dtype {gi.dtype}; gradients are floating point")
-    widest = np.result_type(x.dtype, g.dtype) if x.dtype.kind in "fc" else g.dtype
+    widest = np.result_type(x.dtype, g_dtype) if x.dtype.kind in "fc" else g_dtype
     if np.dtype(gi.dtype).itemsize > np.dtype(widest).itemsize:
         raise StrictModeError(
             f"strict mode: {_where(op, i, x)} returned a {gi.dtype} gradient from a "
-            f"{g.dtype} incoming gradient: an upcast (a {gi.dtype} constant in the rule?); "
+            f"{g_dtype} incoming gradient: an upcast (a {gi.dtype} constant in the rule?); "
             f"the engine would cast it back, at the cost of computing in {gi.dtype}")
 
 
@@ -201,6 +214,7 @@ class _LowPrecision(Exception):
 
 
 def _check_value(node, i, x, g):
+    """A table op: re-run its forward and its rule in float64 on this node's inputs."""
     from .engine import sum_to
     op = node.op
     rule = op.vjps[i]
@@ -228,33 +242,88 @@ def _check_value(node, i, x, g):
     except _LowPrecision:
         return  # the op's output dtype is fixed (a cast to float32): no float64 check
     except Exception as e:  # a forward that cannot be re-run in float64
-        import warnings
-        warnings.warn(f"strict mode: could not re-run '{op.name}' in float64 to check its "
-                      f"rule ({type(e).__name__}: {e}); not checked", stacklevel=4)
+        _cannot(op, e)
         return
     an = sum_to(np, np.asarray(an, dtype=np.float64), x.shape)
-    xi = xs[i]
+
+    def outputs(xi):
+        args = list(xs)
+        args[i] = xi
+        return [f(args)[0]]
+    _compare(node, i, x, xs[i], an, [g64], [ans], outputs)
+
+
+def _cannot(op, e):
+    import warnings
+    warnings.warn(f"strict mode: could not re-run '{op.name}' in float64 to check its "
+                  f"rule ({type(e).__name__}: {e}); not checked", stacklevel=5)
+
+
+def _check_function(node, i, x, g):
+    """A custom `Function`: run the user's forward/backward again on float64 copies of
+    this node's inputs (through `apply`, so a multi-output Function works too)."""
+    from . import engine, grad_mode
+    from .function import _Bundle
+    Tensor = graph.Tensor
+    cls = node.kw["ctx"]._cls
+    base = [graph._make(_to64(t.data), False, None) if isinstance(t, Tensor) else t
+            for t in node.inputs]
+    grads = list(g.grads) if isinstance(g, _Bundle) else [g]
+    gs = [None if gk is None else np.asarray(_raw(gk), dtype=np.float64) for gk in grads]
+
+    def run(xi, record=False):
+        args = list(base)
+        args[i] = graph._make(xi, record, None)
+        with grad_mode.set_grad_enabled(record), np.errstate(all="ignore"):
+            res = cls.apply(*args)
+        res = list(res) if isinstance(res, tuple) else [res]
+        return args[i], res
+
+    try:
+        leaf, res = run(base[i].data.copy(), record=True)
+        pairs = [(r, gk) for r, gk in zip(res, gs)
+                 if gk is not None and isinstance(r, Tensor) and r.requires_grad]
+        if not pairs:
+            return
+        (an,) = engine.grad([r for r, _ in pairs], [leaf], [gk for _, gk in pairs],
+                            allow_unused=True)
+    except Exception as e:
+        _cannot(node.op, e)
+        return
+    an = np.zeros(x.shape) if an is None else an.data.astype(np.float64)
+    keep = [k for k, gk in enumerate(gs) if gk is not None]
+
+    def outputs(xi):
+        res = run(xi)[1]
+        return [np.asarray(res[k].data, dtype=np.float64) for k in keep]
+    _compare(node, i, x, base[i].data, an, [gs[k] for k in keep],
+             [np.asarray(res[k].data, dtype=np.float64) for k in keep], outputs)
+
+
+def _compare(node, i, x, xi, an, gs, ans, outputs):
+    """rule (an) vs central differences of sum_k <g_k, out_k(x_i)>, element by element."""
+    op = node.op
     n = xi.size
     idx = range(n) if n <= _MAX_ELEMENTS else _rng.choice(n, _MAX_ELEMENTS, replace=False)
     eps = np.finfo(np.float64).eps
     for j in idx:
         j = int(j)
         v = xi.flat[j]
-        h = 1e-6 * max(1.0, abs(v))
         if not np.isfinite(v):
             continue
+        h = 1e-6 * max(1.0, abs(v))
         xp_, xm_ = xi.copy(), xi.copy()
         xp_.flat[j] = v + h
         xm_.flat[j] = v - h
-        args_p, args_m = list(xs), list(xs)
-        args_p[i], args_m[i] = xp_, xm_
-        op_, om_ = f(args_p)[0], f(args_m)[0]
+        fd = fwd = bwd = scale = 0.0
         with np.errstate(all="ignore"):
-            dp, dm = op_ - ans, ans - om_
-            fd = np.sum(g64 * (dp + dm)) / (2 * h)
-            fwd, bwd = np.sum(g64 * dp) / h, np.sum(g64 * dm) / h
-            touched = (dp != 0) | (dm != 0)
-            scale = np.sum(np.abs(g64) * np.abs(ans) * touched)
+            for g64, a0, op_, om_ in zip(gs, ans, outputs(xp_), outputs(xm_)):
+                dp, dm = op_ - a0, a0 - om_
+                fd += np.sum(g64 * (dp + dm)) / (2 * h)
+                fwd += np.sum(g64 * dp) / h
+                bwd += np.sum(g64 * dm) / h
+                touched = (dp != 0) | (dm != 0)
+                scale += np.sum(np.abs(g64) * np.abs(a0) * touched)
         a = an.flat[j]
         if not (np.isfinite(fd) and np.isfinite(a) and np.isfinite(fwd) and np.isfinite(bwd)):
             continue  # outside the domain or infinite: anomaly mode's business
