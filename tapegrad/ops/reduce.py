@@ -103,10 +103,20 @@ def _prod_vjp(xp, g, ans, x, axis=None, keepdims=False):
     gb = _unreduce(xp, g, x, axis, keepdims)
     if xp is np:
         return gb * _prod_others(x, axis)
-    # NOTE: the differentiable form divides by x; exact unless x has zeros.
-    if (x.data == 0).any():
-        raise NotImplementedError("double backward of prod with zero inputs is not supported")
-    return gb * _unreduce(xp, ans, x, axis, keepdims) / x
+    # Differentiable product of the others (create_graph). Without zeros: prod / x.
+    # With zeros, split the product into non-zeros (p_nz) and zeros (zprod, value 0 but
+    # with the right derivatives): a non-zero entry's others are p_nz / x_j * zprod; a
+    # zero entry's are p_nz (one zero), p_nz * (the other zero) (two zeros), else 0.
+    zero = (x.data == 0)
+    if not zero.any():
+        return gb * _unreduce(xp, ans, x, axis, keepdims) / x
+    nzeros = np.sum(zero, axis=axis, keepdims=True)
+    safe = xp.where(zero, 1.0, x)
+    p_nz = xp.prod(safe, axis=axis, keepdims=True)
+    zprod = xp.prod(xp.where(zero, x, 1.0), axis=axis, keepdims=True)
+    zsum = xp.sum(xp.where(zero, x, 0.0), axis=axis, keepdims=True)
+    at_zero = xp.where(nzeros == 1, p_nz, xp.where(nzeros == 2, p_nz * (zsum - x), 0.0))
+    return gb * xp.where(zero, at_zero, p_nz / safe * zprod)
 
 
 @_0d

@@ -42,6 +42,14 @@ class _TensorNamespace:
         return F.sum(x, dim=_axis(axis), keepdim=keepdims)
 
     @staticmethod
+    def prod(x, axis=None, keepdims=False):
+        if axis is None and not keepdims:
+            return F.prod(F.reshape(x, (-1,)), 0)
+        if axis is None:
+            return F.reshape(F.prod(F.reshape(x, (-1,)), 0), (1,) * x.ndim)
+        return F.prod(x, dim=axis, keepdim=keepdims)
+
+    @staticmethod
     def mean(x, axis=None, keepdims=False):
         return F.mean(x, dim=_axis(axis), keepdim=keepdims)
 
