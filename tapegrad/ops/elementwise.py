@@ -64,7 +64,11 @@ def _pow_dy(xp, ans, x, y):
 
 def _pow_forward(x, y):
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.power(x, y)
+        try:
+            return np.power(x, y)
+        except ValueError:
+            raise RuntimeError(f"pow: the shapes {np.shape(x)} and {np.shape(y)} cannot be "
+                               "broadcast together") from None
 
 
 pow = defop("pow", _pow_forward, inputs=("x", "y"), partials=[_pow_dx, _pow_dy])
@@ -119,9 +123,16 @@ log = defop("log", _errstate(np.log), partials=[lambda xp, ans, x: 1.0 / x])
 sqrt = defop("sqrt", _errstate(np.sqrt), partials=[lambda xp, ans, x: 0.5 / ans])
 rsqrt = defop("rsqrt", _errstate(lambda x: 1.0 / np.sqrt(x)),
               partials=[lambda xp, ans, x: -0.5 * ans * ans * ans])
-# NOTE: abs'(0) is taken as 0 (sign(0)), as PyTorch does.
-abs = defop("abs", np.abs, partials=[lambda xp, ans, x: xp.sign(x)])
-sign = defop("sign", np.sign, partials=[lambda xp, ans, x: xp.zeros_like(x)])
+def _sign(x):
+    # NOTE: PyTorch's sign(nan) is 0 (NumPy's is nan): comparisons with nan are False.
+    if x.dtype == np.bool_:
+        return x.copy()
+    return ((x > 0).astype(x.dtype) - (x < 0)).astype(x.dtype, copy=False)
+
+
+# NOTE: abs'(0) is taken as 0 (sign(0)), as PyTorch does; abs'(nan) is 0 too.
+abs = defop("abs", np.abs, partials=[lambda xp, ans, x: _sign(x) if xp is np else xp.sign(x)])
+sign = defop("sign", _sign, partials=[lambda xp, ans, x: xp.zeros_like(x)])
 sin = defop("sin", np.sin, partials=[lambda xp, ans, x: xp.cos(x)])
 cos = defop("cos", np.cos, partials=[lambda xp, ans, x: -xp.sin(x)])
 # tanh' and sigmoid' are computed from the saved OUTPUT, not the input.
@@ -137,8 +148,10 @@ def _sigmoid(x):
 sigmoid = defop("sigmoid", _sigmoid, partials=[lambda xp, ans, x: ans * (1.0 - ans)])
 # NOTE: relu'(0) is taken as 0: the gradient passes only where the input was > 0.
 relu = defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False),
-             partials=[lambda xp, ans, x: ans > 0])
-relu.vjps = (lambda xp, g, ans, x: xp.where(ans > 0, g, 0.0),)
+             partials=[lambda xp, ans, x: ~(ans <= 0)])
+# NOTE: written as "blocked where ans <= 0" so that a nan input passes its gradient (as
+# PyTorch's threshold_backward does).
+relu.vjps = (lambda xp, g, ans, x: xp.where(ans <= 0, 0.0, g),)
 
 
 def _clamp(x, min=None, max=None):
