@@ -85,7 +85,13 @@ def test_dual_level_errors():
 
 def test_missing_jvp_names_the_op():
     from tapegrad.ops.registry import defop
-    op = defop("_test_nojvp", lambda x: x * 2, vjp=[lambda xp, g, ans, x: 2 * g])
+    # no jvp, and a backward rule that is not create_graph-safe: nothing to derive from
+    op = defop("_test_nojvp", lambda x: x * 2,
+               vjp=[lambda xp, g, ans, x: xp.not_a_numpy_function(g)])
+    # no jvp, but a create_graph-safe backward rule: J v is derived from it
+    op2 = defop("_test_derived", lambda x: np.cumsum(x), vjp=[
+        lambda xp, g, ans, x: xp.flip(xp.cumsum(xp.flip(g, 0), 0), 0) if xp is np else
+        g @ tg.tensor(np.triu(np.ones((x.shape[0],) * 2)).T.astype(x.dtype))])
     try:
         with fwAD.dual_level():
             x = fwAD.make_dual(tg.tensor([1.0, 2.0]), tg.ones(2))
@@ -93,8 +99,39 @@ def test_missing_jvp_names_the_op():
                 _graph.apply(op, x)
             # without a tangent the op runs as usual
             _graph.apply(op, tg.tensor([1.0]))
+            y = _graph.apply(op2, fwAD.make_dual(tg.tensor([1.0, 2.0, 3.0]),
+                                                 tg.tensor([1.0, 10.0, 100.0])))
+            np.testing.assert_allclose(fwAD.unpack_dual(y).tangent.data, [1, 11, 111])
     finally:
-        del OPS["_test_nojvp"]
+        del OPS["_test_nojvp"], OPS["_test_derived"]
+
+
+def test_jvp_derived_from_vjp_for_ops_without_jvp_rule():
+    import tapegrad.nn.functional as F
+    import torch.nn.functional as TF
+    rng = np.random.default_rng(0)
+    x, v = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+    tgt = np.array([0, 2, 1, 4])
+    w, b = rng.standard_normal(5), rng.standard_normal(5)
+    lab = (v > 0).astype(float)
+    cases = [
+        (lambda x: F.cross_entropy(x, tg.tensor(tgt)),
+         lambda x: TF.cross_entropy(x, torch.tensor(tgt))),
+        (lambda x: F.layer_norm(x, (5,), tg.tensor(w), tg.tensor(b)),
+         lambda x: TF.layer_norm(x, (5,), torch.tensor(w), torch.tensor(b))),
+        (lambda x: F.binary_cross_entropy_with_logits(x, tg.tensor(lab)),
+         lambda x: TF.binary_cross_entropy_with_logits(x, torch.tensor(lab))),
+        (lambda x: F.nll_loss(tg.log_softmax(x, 1), tg.tensor(tgt)),
+         lambda x: TF.nll_loss(torch.log_softmax(x, 1), torch.tensor(tgt))),
+        (lambda x: F.batch_norm(x, None, None, tg.tensor(w), tg.tensor(b), training=True),
+         lambda x: TF.batch_norm(x, None, None, torch.tensor(w), torch.tensor(b),
+                                 training=True)),
+    ]
+    for f, tf in cases:
+        o, t = tg.func.jvp(f, (tg.tensor(x),), (tg.tensor(v),))
+        to, tt = torch.func.jvp(tf, (torch.tensor(x),), (torch.tensor(v),))
+        _close(o, to)
+        _close(t, tt)
 
 
 def test_integer_results_carry_no_tangent():

@@ -139,13 +139,12 @@ def _propagate(op, inputs, kw, res):
     out = res.data
     if not op.differentiable or out.dtype.kind not in "fc":
         return  # integer/bool results (argmax, comparisons) carry no tangent
-    if op.jvp is None:
-        raise NotImplementedError(
-            f"forward-mode AD: the op '{op.name}' has no forward (JVP) rule yet; add "
-            f"`jvp=` (or `partials=`/`linear=True`) to its table entry")
     arrays = [t.data if isinstance(t, Tensor) else t for t in inputs]
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        tan = op.jvp(np, tangents, out, *arrays, **kw)
+    if op.jvp is None:
+        tan = jvp_from_vjp(op, inputs, tangents, out, kw)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            tan = op.jvp(np, tangents, out, *arrays, **kw)
     if tan is None:
         return
     tan = np.asarray(tan)
@@ -154,3 +153,49 @@ def _propagate(op, inputs, kw, res):
     if tan.dtype != out.dtype:
         tan = tan.astype(out.dtype)
     _set_tangent(res, tan)
+
+
+def jvp_from_vjp(op, inputs, tangents, out, kw):
+    """J v for an op without a JVP rule, from its VJP rules (the "double vjp" trick).
+
+    A VJP rule is linear in the incoming gradient u: <vjp(u), v> = <u, J v>. Run the
+    rules with the differentiable namespace on a u that requires grad, and
+    differentiate <vjp(u), v> with respect to u: the gradient is J v. This needs
+    create_graph-safe rules (xp.* and operators only), like double backward does.
+    """
+    from . import engine
+    from .grad_mode import enable_grad
+    from ..ops.xp import tensor_namespace as xp
+    Tensor = _graph.Tensor
+    hook = _graph._forward_ad_hook[0]
+    _graph._forward_ad_hook[0] = None  # the ops below are bookkeeping, not user ops
+    try:
+        with enable_grad(), np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            u = _graph._make(np.zeros(out.shape, out.dtype), True, None)
+            ins = [_graph._make(t.data, False, None) if isinstance(t, Tensor) else t
+                   for t in inputs]
+            ans = _graph._make(out, False, None)
+            total = None
+            for i, t in enumerate(tangents):
+                if t is None or op.vjps is None or op.vjps[i] is None:
+                    continue
+                gi = op.vjps[i](xp, u, ans, *ins, **kw)
+                if gi is None:
+                    continue
+                if not isinstance(gi, Tensor):
+                    gi = _graph._make(np.asarray(gi), False, None)
+                if tuple(gi.shape) != tuple(t.shape):
+                    gi = engine.sum_to(xp, gi, t.shape)
+                term = (gi * _graph._make(t, False, None)).sum()
+                total = term if total is None else total + term
+            if total is None or not total._rg:
+                return None  # the output does not depend on the inputs along v
+            (jv,) = engine.grad(total, u, allow_unused=True, materialize_grads=True)
+    except (AttributeError, TypeError, NotImplementedError) as e:
+        raise NotImplementedError(
+            f"forward-mode AD: the op '{op.name}' has no forward (JVP) rule, and its "
+            f"backward rules are not create_graph-safe, so none can be derived from them "
+            f"({type(e).__name__}: {e}); add `jvp=` to its table entry") from None
+    finally:
+        _graph._forward_ad_hook[0] = hook
+    return jv.data
