@@ -315,3 +315,45 @@ def test_dropout_functional_statistics():
     assert abs(float(y.data.mean()) - 1.0) < 0.01     # E[y] = x (inverted dropout)
     assert abs(float((y.data == 0).mean()) - 0.2) < 0.01
     assert F.dropout(x, 0.2, training=False) is x
+
+
+# ---- forward mode (JVP) of the fused entries vs torch.func.jvp -------------------------------------
+JVPS = [
+    ("linear", lambda L, x, w, b: L.linear(x, w, b), [(3, 4), (2, 4), (2,)]),
+    ("cross_entropy", lambda L, x: L.cross_entropy(x, _T(L, [0, 2, 1, 2]), label_smoothing=0.1),
+     [(4, 3)]),
+    ("cross_entropy-none", lambda L, x: L.cross_entropy(x, _T(L, [0, 2, 1, 2]), reduction="none",
+                                                        ignore_index=1), [(4, 3)]),
+    ("nll_loss", lambda L, x: L.nll_loss(x, _T(L, [0, 2, 1])), [(3, 3)]),
+    ("batch_norm", lambda L, x, w, b: L.batch_norm(x, None, None, w, b, True),
+     [(5, 3, 2), (3,), (3,)]),
+    ("layer_norm", lambda L, x, w, b: L.layer_norm(x, (2, 3), w, b), [(2, 2, 3), (2, 3), (2, 3)]),
+    ("embedding", lambda L, w: L.embedding(_T(L, [[0, 2], [2, 2]]), w), [(3, 2)]),
+    ("gelu", lambda L, x: L.gelu(x), [(3, 4)]),
+    ("leaky_relu", lambda L, x: L.leaky_relu(x, 0.1), [(3, 4)]),
+    ("bce", lambda L, x, y: L.binary_cross_entropy(x.sigmoid(), y.sigmoid()), [(3, 2), (3, 2)]),
+    ("bce_logits", lambda L, x, y: L.binary_cross_entropy_with_logits(x, y.sigmoid()),
+     [(3, 2), (3, 2)]),
+    ("bce_logits_pw", lambda L, x, y, p: L.binary_cross_entropy_with_logits(
+        x, y.sigmoid(), pos_weight=p.exp()), [(3, 2), (3, 2), (2,)]),
+]
+
+
+def _T(L, v):
+    return (tg if L is F else torch).tensor(v)
+
+
+@pytest.mark.parametrize("name,fn,shapes", JVPS, ids=[j[0] for j in JVPS])
+def test_forward_mode_vs_torch(name, fn, shapes):
+    import torch.func
+    from tapegrad.autograd import forward_ad as fwAD
+    rng = np.random.default_rng(5)
+    prim = [rng.standard_normal(s) for s in shapes]
+    tans = [rng.standard_normal(s) for s in shapes]
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(tg.tensor(p), tg.tensor(t)) for p, t in zip(prim, tans)]
+        out = fn(F, *duals)
+        tangent = fwAD.unpack_dual(out).tangent
+    _, th_tangent = torch.func.jvp(lambda *a: fn(TF, *a), tuple(torch.tensor(p) for p in prim),
+                                   tuple(torch.tensor(t) for t in tans))
+    close(tangent, th_tangent, np.float64, f"{name} tangent")

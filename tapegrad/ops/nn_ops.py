@@ -152,7 +152,24 @@ def _ce_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, label_smoot
     return d * g
 
 
-cross_entropy = defop("cross_entropy", _ce_forward, extra=True,
+def _reduce_rows_jvp(D, t, reduction, denom):
+    """Forward mode of a loss whose per-row gradients are D: <D_i, t_i>, then reduce."""
+    per_row = np.sum(D * t, axis=1)
+    if reduction == "none":
+        return per_row
+    total = per_row.sum()
+    return total / denom if reduction == "mean" else total
+
+
+def _ce_jvp(xp, t, ans, x, target, weight=None, *, reduction="mean", denom=1.0, **kw):
+    if t[0] is None:
+        return None
+    D = _ce_dx(np, np.ones(x.shape[0], dtype=x.dtype), ans, x, target, weight,
+               reduction="none", denom=1.0, **kw)
+    return _reduce_rows_jvp(D, t[0], reduction, denom)
+
+
+cross_entropy = defop("cross_entropy", _ce_forward, extra=True, jvp=_ce_jvp,
                       inputs=("input", "target", "weight"), vjp=[_ce_dx, None, None],
                       saves=(0,), saves_ans=False,
                       doc="fused log_softmax + pick + reduction; dx = (softmax - onehot)/n")
@@ -186,7 +203,16 @@ def _nll_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, reduction=
     return d * g
 
 
-nll_loss = defop("nll_loss", _nll_forward, extra=True, inputs=("input", "target", "weight"),
+def _nll_jvp(xp, t, ans, x, target, weight=None, *, reduction="mean", denom=1.0, **kw):
+    if t[0] is None:
+        return None
+    D = _nll_dx(np, np.ones(x.shape[0], dtype=x.dtype), ans, x, target, weight,
+                reduction="none", denom=1.0, **kw)
+    return _reduce_rows_jvp(D, t[0], reduction, denom)
+
+
+nll_loss = defop("nll_loss", _nll_forward, extra=True, jvp=_nll_jvp,
+                 inputs=("input", "target", "weight"),
                  vjp=[_nll_dx, None, None], saves=(), saves_ans=False,
                  doc="loss = -w[y] x[y]; dx = -w[y] onehot(y) (a scatter)")
 
@@ -250,7 +276,29 @@ def _bn_db(xp, g, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw):
     return xp.reshape(xp.sum(g, axis=axes), b.shape)
 
 
-batch_norm = defop("batch_norm", _bn_forward, extra=True, inputs=("input", "weight", "bias"),
+def _norm_tangent(tx, xhat, invstd, axes, dof):
+    # d xhat = invstd * (dx - mean(dx) - xhat * sum(xhat * dx) / dof): the same
+    # (self-adjoint) operator as the backward rule.
+    return invstd * (tx - np.mean(tx, axis=axes, keepdims=True)
+                     - xhat * (np.sum(xhat * tx, axis=axes, keepdims=True) / dof))
+
+
+def _bn_jvp(xp, t, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw):
+    xhat, invstd = kw["xhat"], kw["invstd"]
+    shape = _bshape(x, axes)
+    out = 0.0
+    if t[0] is not None:
+        dxh = _norm_tangent(t[0], xhat, invstd, axes, _count(x, axes) - correction)
+        out = out + (dxh if w is None else dxh * w.reshape(shape))
+    if len(t) > 1 and t[1] is not None:
+        out = out + xhat * t[1].reshape(shape)
+    if len(t) > 2 and t[2] is not None:
+        out = out + t[2].reshape(shape)
+    return out
+
+
+batch_norm = defop("batch_norm", _bn_forward, extra=True, jvp=_bn_jvp,
+                   inputs=("input", "weight", "bias"),
                    vjp=[_bn_dx, _bn_dw, _bn_db], saves=(0, 1), saves_ans=False,
                    doc="training-mode batch norm with the batch statistics, fused backward")
 
@@ -287,7 +335,21 @@ def _ln_db(xp, g, ans, x, w=None, b=None, *, axes, eps, **kw):
     return g
 
 
-layer_norm = defop("layer_norm", _ln_forward, extra=True, inputs=("input", "weight", "bias"),
+def _ln_jvp(xp, t, ans, x, w=None, b=None, *, axes, eps, **kw):
+    xhat, invstd = kw["xhat"], kw["invstd"]
+    out = 0.0
+    if t[0] is not None:
+        dxh = _norm_tangent(t[0], xhat, invstd, axes, _count(x, axes))
+        out = out + (dxh if w is None else dxh * w)
+    if len(t) > 1 and t[1] is not None:
+        out = out + xhat * t[1]
+    if len(t) > 2 and t[2] is not None:
+        out = out + t[2]
+    return out
+
+
+layer_norm = defop("layer_norm", _ln_forward, extra=True, jvp=_ln_jvp,
+                   inputs=("input", "weight", "bias"),
                    vjp=[_ln_dx, _ln_dw, _ln_db], saves=(0, 1), saves_ans=False,
                    doc="layer norm over trailing axes, fused backward")
 
@@ -426,7 +488,9 @@ def _bce_dy(xp, g, ans, x, y):
 
 
 binary_cross_entropy = defop("binary_cross_entropy", _bce_forward, inputs=("input", "target"),
-                             vjp=[_bce_dx, _bce_dy], saves_ans=False,
+                             vjp=[_bce_dx, _bce_dy], saves_ans=False, partials=[
+                                 lambda xp, ans, x, y: _bce_dx(xp, 1.0, ans, x, y),
+                                 lambda xp, ans, x, y: _bce_dy(xp, 1.0, ans, x, y)],
                              doc="-(y log x + (1-y) log(1-x)), logs clamped at -100")
 
 
@@ -450,6 +514,7 @@ bce_with_logits = defop(
     lambda x, y: (1.0 - y) * x + _softplus_neg(np, x), inputs=("input", "target"),
     vjp=[lambda xp, g, ans, x, y: g * (_sig(xp, x) - y),
          lambda xp, g, ans, x, y: -g * x], saves_ans=False,
+    partials=[lambda xp, ans, x, y: _sig(xp, x) - y, lambda xp, ans, x, y: -x],
     doc="(1-y) x + log(1 + exp(-x)); dx = sigmoid(x) - y")
 
 
@@ -463,6 +528,9 @@ bce_with_logits_pw = defop(
     vjp=[lambda xp, g, ans, x, y, pw: g * ((1.0 + (pw - 1.0) * y) * _sig(xp, x) - pw * y),
          lambda xp, g, ans, x, y, pw: g * ((pw - 1.0) * _softplus_neg(xp, x) - x),
          lambda xp, g, ans, x, y, pw: g * y * _softplus_neg(xp, x)],
+    partials=[lambda xp, ans, x, y, pw: (1.0 + (pw - 1.0) * y) * _sig(xp, x) - pw * y,
+              lambda xp, ans, x, y, pw: (pw - 1.0) * _softplus_neg(xp, x) - x,
+              lambda xp, ans, x, y, pw: y * _softplus_neg(xp, x)],
     doc="(1-y) x + (1 + (pw-1) y) log(1 + exp(-x))")
 
 
