@@ -70,10 +70,73 @@ def is_advanced(key):
 
 def _scatter_into_zeros(g, shape, key):
     out = np.zeros(shape, dtype=g.dtype)
-    if is_advanced(key):
+    rows = _row_index(key)
+    if rows is not None:
+        add_rows(out, rows, g)  # x[idx] with one integer array (Embedding): fast path
+    elif is_advanced(key):
         add_at(out, key, g)  # repeated indices add up
     else:
         out[key] = g  # basic indexing selects each element at most once
+    return out
+
+
+def _row_index(key):
+    """The integer array of a key that picks whole rows (x[idx], x[idx, :]), else None."""
+    if type(key) is tuple:
+        if not key:
+            return None
+        for k in key[1:]:
+            if not (k is Ellipsis or (type(k) is slice and k == slice(None))):
+                return None
+        key = key[0]
+    if type(key) is np.ndarray and key.dtype.kind in "iu":
+        return key
+    return None
+
+
+_MAX_ROUNDS = 32  # beyond this many repeats of one index, rounds stop paying off
+
+
+def add_rows(out, idx, rows):
+    """out[idx[k]] += rows[k] for every k, repeated indices adding up, in place.
+
+    The reference is `np.add.at(out, idx, rows)`, which is exact but slow per element.
+    Same result, vectorized: sort the indices and split them into rounds, round r
+    holding the r-th occurrence of each index. Within a round the indices are
+    distinct, so `out[idx_r] += rows_r` is one fancy-indexed add; the number of rounds
+    is the largest multiplicity. Many repeats (a small vocabulary): one bincount over
+    (row, column) pairs, summed in float64.
+    """
+    n = idx.size
+    width = int(np.prod(out.shape[1:], dtype=np.int64))
+    idx = idx.reshape(n)
+    rows = rows.reshape((n,) + out.shape[1:])
+    if n * width <= 4096:  # small: the sorting would cost more than it saves
+        np.add.at(out, idx, rows)
+        return out
+    idx = np.where(idx < 0, idx + out.shape[0], idx)  # -1 and V-1 are the same row
+    order = np.argsort(idx, kind="stable")
+    s = idx[order]
+    first = np.empty(n, dtype=bool)
+    first[0] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    rank = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+    counts = np.bincount(rank)
+    if len(counts) <= _MAX_ROUNDS:
+        by_round = order[np.argsort(rank, kind="stable")]
+        lo = 0
+        for c in counts:
+            sel = by_round[lo:lo + c]
+            out[idx[sel]] += rows[sel]
+            lo += c
+        return out
+    if out.dtype.kind == "f" and out.shape[0] * width <= 8_000_000:
+        flat = (idx[:, None] * width + np.arange(width)).reshape(-1)
+        total = np.bincount(flat, weights=rows.reshape(-1), minlength=out.shape[0] * width)
+        out += total.reshape(out.shape).astype(out.dtype, copy=False)
+        return out
+    np.add.at(out, idx, rows)
     return out
 
 
@@ -203,7 +266,7 @@ scatter = defop("scatter", _scatter_forward, linear=True, inputs=("x", "src"), v
 def _index_add_forward(x, src, axis, index, alpha=1):
     out = x.copy()
     s = np.moveaxis(src, axis, 0)
-    np.add.at(np.moveaxis(out, axis, 0), index, s if alpha == 1 else s * alpha)
+    add_rows(np.moveaxis(out, axis, 0), index, s if alpha == 1 else s * alpha)
     return out
 
 
@@ -217,7 +280,7 @@ index_add = defop("index_add", _index_add_forward, linear=True, inputs=("x", "so
 def _index_select_vjp(xp, g, ans, x, axis, index):
     if xp is np:
         out = np.zeros(x.shape, dtype=g.dtype)
-        np.add.at(np.moveaxis(out, axis, 0), index, np.moveaxis(g, axis, 0))
+        add_rows(np.moveaxis(out, axis, 0), index, np.moveaxis(g, axis, 0))
         return out
     return run(xp, index_add, xp.zeros_like(x), g, axis=axis, index=index)
 
