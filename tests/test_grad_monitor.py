@@ -146,3 +146,17 @@ def test_auto_step_inside_optimizer_step():
     assert mon.steps == 3 and len(mon.update_ratio["0.weight"]) == 3
     assert mon.grad_norm["0.weight"][-1] == pytest.approx(np.linalg.norm(g), rel=1e-12)
     assert all(r > 0 for r in mon.update_ratio["0.weight"])
+
+
+def test_training_command_monitor_flag(tmp_path, capsys):
+    from tapegrad import cli
+    code = cli.main(["train", "mnist", "--data", "sample", "--epochs", "1", "--hidden", "16",
+                     "--batch-size", "500", "--no-progress", "--monitor",
+                     "--out", str(tmp_path)])
+    assert code == 0
+    import json
+    m = json.load(open(tmp_path / "metrics.json"))
+    assert m["grad_health"]["steps"] == 8          # 4000 sample images / 500
+    for p in m["files"]["grad_health"]:
+        assert open(p, "rb").read(4) == b"\x89PNG"
+    assert "gradient health, last step" in capsys.readouterr().out

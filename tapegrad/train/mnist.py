@@ -63,6 +63,10 @@ def add_arguments(p):
                         "(default: runs/mnist)")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar (the per-epoch lines are still printed)")
+    p.add_argument("--monitor", action="store_true",
+                   help="watch gradient health (tg.utils.GradMonitor): per-layer gradient "
+                        "norms, update/data ratios, dead or saturated units; warns on "
+                        "vanishing/exploding gradients; writes grad_health_*.png to --out")
 
 
 def _positive(kind):
@@ -151,6 +155,10 @@ def train(args):
     optimizer = common.make_optimizer(config["optimizer"], model.parameters(), config["lr"],
                                       config["weight_decay"])
     loss_fn = nn.CrossEntropyLoss()
+    monitor = None
+    if getattr(args, "monitor", False):  # records inside optimizer.step(): loop unchanged
+        from ..utils.grad_monitor import GradMonitor
+        monitor = GradMonitor(model, optimizer, auto_step=True)
     loader = DataLoader(TensorDataset(Xtr, Ytr), batch_size=config["batch_size"],
                         shuffle=True, generator=tg.Generator().manual_seed(config["seed"]))
     n_params = sum(p.numel() for p in model.parameters())
@@ -187,6 +195,14 @@ def train(args):
              f"({source['n_train']:,} train / {source['n_test']:,} test)")
     if common.plot_curves(metrics, paths["curves"], title) is None:
         paths["curves"] = None
+    if monitor is not None:
+        paths["grad_health"] = monitor.plot(os.path.join(out, "grad_health"))
+        metrics["grad_health"] = {
+            "steps": monitor.steps,
+            "findings": [{"step": st, "kind": k, "message": m}
+                         for st, k, m in monitor.findings[:50]],
+            "n_findings": len(monitor.findings)}
+        print("gradient health, last step:\n" + monitor.summary(), flush=True)
     metrics["files"] = paths
     metrics["total_seconds"] = round(sum(metrics["seconds"]), 3)
     common.write_json(paths["metrics"], metrics)
