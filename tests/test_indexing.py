@@ -341,3 +341,27 @@ def test_add_rows_equals_np_add_at(data):
     ref = out.copy()
     np.add.at(ref, idx, rows)
     np.testing.assert_allclose(add_rows(out, idx, rows), ref, rtol=1e-12, atol=1e-12)
+
+
+def _inplace_forms(lib, x, s):
+    y = x * 1
+    y.scatter_(1, lib.tensor([[0, 2], [1, 0]]), s)
+    y.scatter_add_(0, lib.tensor([[0, 1, 1]]), x[:1] * 3)
+    y.index_add_(1, lib.tensor([2, 2]), s, alpha=0.5)
+    return y
+
+
+def test_inplace_scatter_and_index_add_match_torch():
+    rng = np.random.default_rng(0)
+    (x, tx), (s, ts) = _pair(rng.standard_normal((2, 3))), _pair(rng.standard_normal((2, 2)))
+    y, ty = _inplace_forms(tg, x, s), _inplace_forms(torch, tx, ts)
+    _same(y, ty)
+    assert y.grad_fn.name == "index_add" and y._version[0] == 3
+    c = rng.standard_normal((2, 3))
+    (y * tg.tensor(c)).sum().backward()
+    (ty * torch.tensor(c)).sum().backward()
+    _same(x.grad, tx.grad)
+    _same(s.grad, ts.grad)
+    leaf = tg.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        leaf.index_add_(0, tg.tensor([0]), tg.ones(1))

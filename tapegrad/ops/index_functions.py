@@ -568,6 +568,24 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     return _int64(out[0] if one else out)
 
 
+# ---- in-place forms (the in-place machinery of ops/inplace.py rebases the history) ----
+def _inplace_form(fn, name):
+    def f(self, *args, **kwargs):
+        from . import inplace
+        others = tuple(a for a in list(args) + list(kwargs.values())
+                       if isinstance(a, F.Tensor) and a.data.dtype.kind == "f")
+        return inplace._inplace(self, lambda old: fn(old, *args, **kwargs), others,
+                                needs_old=False, casting="unsafe")
+    f.__name__ = name
+    f.__doc__ = f"In-place {fn.__name__}: same table entry, the result written into self."
+    return f
+
+
+scatter_ = _inplace_form(scatter, "scatter_")
+scatter_add_ = _inplace_form(scatter_add, "scatter_add_")
+index_add_ = _inplace_form(index_add, "index_add_")
+
+
 def _install_methods(cls):
     """Tensor indexing: [], []=, and the methods for the functions above."""
     cls.__getitem__ = getitem
@@ -577,6 +595,7 @@ def _install_methods(cls):
                    masked_select=masked_select, take_along_dim=take_along_dim, sort=sort,
                    argsort=argsort, topk=topk, kthvalue=kthvalue, nonzero=nonzero,
                    argwhere=argwhere, unique=unique, multinomial=multinomial,
-                   index_put=index_put, index_put_=index_put_)
+                   index_put=index_put, index_put_=index_put_, scatter_=scatter_,
+                   scatter_add_=scatter_add_, index_add_=index_add_)
     for name, fn in methods.items():
         setattr(cls, name, fn)
