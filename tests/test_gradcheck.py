@@ -82,3 +82,27 @@ def test_agrees_with_torch_gradcheck_verdict():
     tx = torch.tensor(xn, requires_grad=True)
     assert torch.autograd.gradcheck(lambda a: (a @ a).logsumexp(1), (tx,))
     assert gradcheck(lambda a: (a @ a).logsumexp(1), (tg.tensor(xn, requires_grad=True),))
+
+
+def test_custom_function():
+    class Cube(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2
+
+    class BadCube(Cube):
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3.1 * x ** 2
+
+    x = _t(4)
+    assert gradcheck(Cube.apply, (x,)) and gradgradcheck(Cube.apply, (x,))
+    with pytest.raises(GradcheckError, match="input 0"):
+        gradcheck(BadCube.apply, (x,))
