@@ -26,8 +26,8 @@ from .ops.shape_functions import (cat, chunk, concat, concatenate, flatten, flip
                                   unbind, unflatten, unsqueeze, vstack)
 from .ops.index_functions import (argsort, argwhere, gather, index_add, index_put, index_put_,
                                   index_select, kthvalue, masked_fill, masked_select,
-                                  multinomial, nonzero, scatter, scatter_add, sort,
-                                  take_along_dim, topk, unique)
+                                  multinomial, nonzero, repeat_interleave, scatter,
+                                  scatter_add, sort, take_along_dim, topk, unique)
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, ones, ones_like, rand, rand_like, randint, randint_like,
                        randn, randn_like, randperm, tensor, zeros, zeros_like)

@@ -406,6 +406,11 @@ ENTRIES = [
        _scatter_add_samples),
     op("index_select", lambda lib, x, idx, dim: lib.index_select(x, dim, idx),
        _index_select_samples),
+    op("index_select", lambda lib, x, r, **kw: lib.repeat_interleave(x, r, **kw), lambda rng, info: [
+        Sample((rng.standard_normal((2, 3)), 2), {"dim": 1}),
+        Sample((rng.standard_normal((2, 3)), np.array([1, 0, 3])), {"dim": -1}),
+        Sample((rng.standard_normal((2, 3)), 2)), Sample((rng.standard_normal(()), 3))],
+       variant="repeat_interleave"),
     op("index_add", lambda lib, x, idx, src, **kw: x.index_add(kw.pop("dim"), idx, src, **kw),
        _index_add_samples),
     op("masked_fill", lambda lib, x, m, v: x.masked_fill(m, v), _masked_fill_samples),

@@ -411,6 +411,29 @@ def take_along_dim(input, indices, dim=None):
     return gather(x, d, idx)
 
 
+def repeat_interleave(input, repeats, dim=None, *, output_size=None):
+    """Repeat each element (along dim; of the flattened input if dim is None) `repeats`
+    times: an index_select with index np.repeat(arange(n), repeats), so the backward
+    sums the gradient of the copies."""
+    x = F._tensor(input)
+    if dim is None:
+        x = F.reshape(x, (-1,))
+        dim = 0
+    d = _dim(dim, x.data.ndim)
+    n = x.data.shape[d] if x.data.ndim else 1
+    r = repeats.data if isinstance(repeats, F.Tensor) else np.asarray(repeats)
+    if r.ndim > 1 or (r.ndim == 1 and r.size not in (1, n)):
+        raise RuntimeError(f"repeats must be 0-dim or 1-dim tensor of size {n} (got shape "
+                           f"{tuple(r.shape)})")
+    if (r < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    counts = r.reshape(-1)
+    idx = np.repeat(np.arange(n), counts if r.ndim == 1 and counts.size == n else int(counts[0]))
+    if x.data.ndim == 0:
+        x = F.reshape(x, (1,))
+    return apply(I.index_select, x, axis=d, index=idx)
+
+
 # ---- sorting: integer indices, values through gather -----------------------------------
 def _argsort(a, axis, descending):
     """Stable argsort; descending keeps equal elements in order and puts NaN first
@@ -533,6 +556,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     """
     from ..random import rng as _rng
     p = F._tensor(input).data
+    if p.dtype.kind != "f":
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{p.dtype}")
     if p.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     one = p.ndim == 1
@@ -596,6 +622,7 @@ def _install_methods(cls):
                    argsort=argsort, topk=topk, kthvalue=kthvalue, nonzero=nonzero,
                    argwhere=argwhere, unique=unique, multinomial=multinomial,
                    index_put=index_put, index_put_=index_put_, scatter_=scatter_,
-                   scatter_add_=scatter_add_, index_add_=index_add_)
+                   scatter_add_=scatter_add_, index_add_=index_add_,
+                   repeat_interleave=repeat_interleave)
     for name, fn in methods.items():
         setattr(cls, name, fn)
