@@ -5,12 +5,13 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import tapegrad as tg
 from tapegrad.autograd.gradcheck import gradcheck, gradgradcheck
 from tapegrad.nn import functional_conv as F
+from tapegrad.ops import conv_ops as K
 
 from _convcheck import compare
 
@@ -70,7 +71,28 @@ def test_max_pool2d_random_configurations(data):
                ceil_mode=d(st.booleans()))
     rng = np.random.default_rng(d(st.integers(0, 2 ** 16)))
     x = rng.integers(-2, 3, (2, 2, H, W)).astype(np.float64)      # ties on purpose
+    oh, ow = TF.max_pool2d(torch.tensor(x), **kw_).shape[2:]
+    # A dilated window can hold padding only; PyTorch's backward then writes to an index
+    # outside the plane (undefined): such configurations are tested separately below.
+    assume((K._first_inside(oh, sh, ph, dh, kh, H) >= 0).all()
+           and (K._first_inside(ow, sw, pw, dw, kw, W) >= 0).all())
     compare(lambda a: F.max_pool2d(a, **kw_), lambda a: TF.max_pool2d(a, **kw_), [x])
+
+
+def test_max_pool2d_window_of_padding_only_drops_its_gradient():
+    # kernel width 2 with dilation 2 and padding 1 on a width-1 image: the window's two
+    # cells are both padding -> output -inf (as torch), no gradient reaches the input.
+    x = tg.tensor([[[[1.5]], [[-2.0]]]], requires_grad=True)
+    kw = dict(kernel_size=(1, 2), stride=1, padding=(0, 1), dilation=(1, 2))
+    y = F.max_pool2d(x, **kw)
+    yt = TF.max_pool2d(torch.tensor(x.detach().numpy()), **kw)
+    np.testing.assert_array_equal(y.detach().numpy(), yt.numpy())
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((1, 2, 1, 1)))
+    # windows of real -inf cells next to padding: the gradient goes to the first real cell
+    x = np.full((1, 1, 3, 3), -np.inf)
+    x[0, 0, 2, 2] = 1.0
+    compare(lambda a: F.max_pool2d(a, 2, 1, 1), lambda a: TF.max_pool2d(a, 2, 1, 1), [x])
 
 
 AVG_CASES = [

@@ -346,20 +346,44 @@ def _max_pool2d_forward(x, *, kernel, stride, padding, dilation, ceil_mode, indi
         np.maximum(out, v, out=out)
     # The winner: the FIRST offset (row-major over the kernel) equal to the max, as in
     # PyTorch's CPU kernel (it updates only on a strictly greater value).
-    a = np.full(out.shape, len(sl) - 1, dtype=np.intp)
+    a = np.full(out.shape, len(sl) - 1, dtype=np.int16 if len(sl) < 2 ** 15 else np.intp)
     for k in range(len(sl) - 2, -1, -1):
         np.copyto(a, k, where=(sl[k] == out))
-    nan = np.isnan(out)
-    if nan.any():
-        # NOTE: PyTorch also updates on every NaN, so the LAST NaN of a window wins.
-        for k in range(len(sl)):
-            np.copyto(a, k, where=nan & np.isnan(sl[k]))
-    # NOTE: a window of only -inf values could pick a padding cell here (PyTorch picks the
-    # first real cell); both give the gradient to a cell whose value is -inf.
-    rows = np.arange(oh).reshape(oh, 1) * sh - ph + (a // kw) * dh
-    cols = np.arange(ow) * sw - pw + (a % kw) * dw
-    idx = rows * W + cols                                             # flat index into H*W
+    # flat index into H*W = window origin + the winning offset
+    origin = ((np.arange(oh) * sh - ph) * W).reshape(oh, 1) + (np.arange(ow) * sw - pw)
+    offset = ((np.arange(kh) * dh * W).reshape(kh, 1) + np.arange(kw) * dw).ravel()
+    # (a cheap finite-sum test first: the special cases cost a pass only when present)
+    if not np.isfinite(out.sum()):
+        nan = np.isnan(out)
+        if nan.any():
+            # NOTE: PyTorch also updates on every NaN, so the LAST NaN of a window wins.
+            for k in range(len(sl)):
+                np.copyto(a, k, where=nan & np.isnan(sl[k]))
+        neg = out == -np.inf
+        if neg.any():
+            # NOTE: a window whose real cells are all -inf: PyTorch's winner is its first
+            # real cell (never padding); a window with no real cell at all (possible with
+            # dilation) gets index -1 here and its gradient is dropped.
+            fr = _first_inside(oh, sh, ph, dh, kh, H)
+            fc = _first_inside(ow, sw, pw, dw, kw, W)
+            first = fr.reshape(oh, 1) * kw + fc
+            ok = (fr.reshape(oh, 1) >= 0) & (fc >= 0)
+            np.copyto(a, np.where(ok, first, 0).astype(a.dtype), where=neg)
+            idx = offset[a]
+            idx += origin
+            idx[neg & ~ok] = -1
+            return out, {"indices": idx}
+    idx = offset[a]
+    idx += origin
     return out, {"indices": idx}
+
+
+def _first_inside(o, s, p, d, k, n):
+    """Per output position along one axis: the first kernel offset landing inside [0, n)
+    (-1 if none)."""
+    pos = (np.arange(o) * s - p).reshape(o, 1) + np.arange(k) * d       # (o, k)
+    inside = (pos >= 0) & (pos < n)
+    return np.where(inside.any(1), inside.argmax(1), -1)
 
 
 def _pool_scatter_forward(g, *, indices, size, unique=False):
@@ -372,6 +396,9 @@ def _pool_scatter_forward(g, *, indices, size, unique=False):
     # Non-overlapping windows hit distinct pixels: plain assignment; otherwise sum with
     # bincount (several windows may pick the same pixel: their gradients add up).
     gf = g.reshape(-1)
+    if indices.size and indices.min() < 0:     # windows without a real cell: dropped
+        keep = indices.reshape(-1) >= 0
+        flat, gf = flat[keep], gf[keep]
     if unique:
         out.reshape(-1)[flat] = gf
     else:
@@ -386,8 +413,11 @@ def _disjoint_windows(kernel, stride, dilation):
 
 def _pool_gather_forward(x, *, indices, size=None):
     N, C = x.shape[:2]
-    return np.take_along_axis(x.reshape(N, C, -1), indices.reshape(N, C, -1),
-                              axis=2).reshape(indices.shape)
+    out = np.take_along_axis(x.reshape(N, C, -1), np.maximum(indices, 0).reshape(N, C, -1),
+                             axis=2).reshape(indices.shape)
+    if indices.size and indices.min() < 0:
+        out[indices < 0] = 0
+    return out
 
 
 pool_scatter = defop("max_pool2d_scatter", _pool_scatter_forward, linear=True, promote=False,
