@@ -91,6 +91,16 @@ def main(argv=None):
     same = abs(out_tg[0] - out_mg[0]) <= 1e-12 * max(1.0, abs(out_mg[0])) and all(
         abs(a - b) <= 1e-9 * max(1.0, abs(b)) for a, b in zip(out_tg[1], out_mg[1]))
     ratio = med_tg / med_mg
+    # The same with the cyclic garbage collector off: the pure Python cost of each engine
+    # (micrograd's reference cycles are then never collected while this runs).
+    gc.disable()
+    try:
+        _, med_tg0, _ = bench(TGValue, X, y, args.steps)
+        _, med_mg0, _ = bench(MGValue, X, y, args.steps)
+    finally:
+        gc.enable()
+    print(f"gc off     : tg.Value {med_tg0 * 1e3:.1f} ms, micrograd {med_mg0 * 1e3:.1f} ms, "
+          f"ratio {med_tg0 / med_mg0:.3f}")
     print(f"ratio tg/micrograd (median): {ratio:.3f}  (target <= 0.5)   "
           f"same loss and grads: {same}")
     return ratio

@@ -31,6 +31,7 @@ written for Python floats; tests/test_value.py checks every op against `tg.Tenso
 """
 import itertools
 import math
+import operator
 
 __all__ = ["Value", "RULES"]
 
@@ -278,13 +279,27 @@ class Value:
         return self.data
 
     # ---- arithmetic ---------------------------------------------------------------
+    # NOTE: + and * (most of an MLP's graph) build their output inline, without the call
+    # to `_node`: the same fields in the same order.
     def __add__(self, other):
-        if isinstance(other, Value):
-            return _node(self.data + other.data, "add", (self, other), None)
-        c = _const(other)
-        if c is NotImplemented:
-            return c
-        return _node(self.data + c, "add", (self,), c)
+        v = _new(Value)
+        if type(other) is Value or isinstance(other, Value):
+            v.data = self.data + other.data
+            v._parents = (self, other)
+            v._arg = None
+        else:
+            c = _const(other)
+            if c is NotImplemented:
+                return c
+            v.data = self.data + c
+            v._parents = (self,)
+            v._arg = c
+        v.grad = 0.0
+        v.label = ""
+        v._op = "add"
+        v._id = next(_counter)
+        v._bw = None
+        return v
 
     def __radd__(self, other):
         c = _const(other)
@@ -307,12 +322,24 @@ class Value:
         return _node(c - self.data, "rsub", (self,), c)
 
     def __mul__(self, other):
-        if isinstance(other, Value):
-            return _node(self.data * other.data, "mul", (self, other), None)
-        c = _const(other)
-        if c is NotImplemented:
-            return c
-        return _node(self.data * c, "mul", (self,), c)
+        v = _new(Value)
+        if type(other) is Value or isinstance(other, Value):
+            v.data = self.data * other.data
+            v._parents = (self, other)
+            v._arg = None
+        else:
+            c = _const(other)
+            if c is NotImplemented:
+                return c
+            v.data = self.data * c
+            v._parents = (self,)
+            v._arg = c
+        v.grad = 0.0
+        v.label = ""
+        v._op = "mul"
+        v._id = next(_counter)
+        v._bw = None
+        return v
 
     def __rmul__(self, other):
         c = _const(other)
@@ -457,6 +484,15 @@ def topo_order(root):
     No recursion: an explicit stack collects the reachable nodes, then they are sorted by
     creation number (a parent is always created before its children).
     """
+    return _collect(root, False)
+
+
+_by_id = operator.attrgetter("_id")
+
+
+def _collect(root, reset):
+    """The reachable Values in reverse topological order; `reset`: zero the gradients of
+    the interior ones on the way (they hold one pass's gradient, leaves accumulate)."""
     seen = {root}
     stack = [root]
     add = seen.add
@@ -467,38 +503,57 @@ def topo_order(root):
             if p not in seen:
                 add(p)
                 push(p)
+                if reset and p._parents:
+                    p.grad = 0.0
     return sorted(seen, key=_by_id, reverse=True)
 
 
-def _by_id(v):
-    return v._id
-
-
 def run_backward(root, observer=None):
-    """The reverse sweep over `topo_order(root)`.
+    """The reverse sweep over `topo_order(root)`: each node's rule from `RULES`.
 
     `observer(node, parent_index, parent, contribution)` (optional) is called after each
     contribution is added to a parent's `.grad`: `tapegrad.explain` uses it to narrate
     the real backward pass instead of re-implementing it. Returns the order used.
     """
-    order = topo_order(root)
-    for v in order:
-        if v._parents:
-            v.grad = 0.0            # interior nodes: this pass's gradient only
+    order = _collect(root, True)
     root.grad = 1.0 if root._parents else root.grad + 1.0
     rules = RULES
+    fast = observer is None
     for v in order:
         ps = v._parents
         if not ps:
             continue
-        bw = v._bw
-        if bw is not None:          # a micrograd-style custom `_backward` closure
-            bw()
+        g = v.grad
+        if v._bw is not None:       # a micrograd-style custom `_backward` closure
+            v._bw()
+            if observer is not None:
+                observer(v, -1, None, None)
             continue
+        if fast:
+            # NOTE: inline fast paths for + and * (the bulk of an MLP's graph): the same
+            # formulas as _r_add and _r_mul; explain (observer set) goes through the table.
+            op = v._op
+            if op == "add":
+                if len(ps) == 2:
+                    a, b = ps
+                    a.grad += g
+                    b.grad += g
+                else:
+                    ps[0].grad += g
+                continue
+            if op == "mul":
+                c = v._arg
+                if c is None:
+                    a, b = ps
+                    a.grad += g * b.data
+                    b.grad += g * a.data
+                else:
+                    ps[0].grad += g * c
+                continue
         rule = rules.get(v._op)
         if rule is None:
             continue
-        gs = rule(v, v.grad)
+        gs = rule(v, g)
         if len(ps) == 1:
             p = ps[0]
             p.grad += gs

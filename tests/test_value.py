@@ -326,23 +326,18 @@ def test_numpy_and_int_operands():
 
 
 def test_at_most_half_of_micrograds_time():
-    """bench/bench_value.py's workload (micrograd's demo MLP), smaller: the median CPU
-    time of 5 steps each, garbage collector on (as in real use)."""
-    import importlib.util
-    import random
+    """bench/bench_value.py (micrograd's demo MLP, gc on as in real use) in a fresh
+    interpreter, as a user's script runs: the median CPU time per step of tg.Value is at
+    most half of micrograd's, with the same loss and gradients."""
+    import subprocess
+    import sys
     from pathlib import Path
 
-    from micrograd.engine import Value as MGValue  # micrograd is in the `test` extra
-    path = Path(__file__).resolve().parents[1] / "bench" / "bench_value.py"
-    spec = importlib.util.spec_from_file_location("_bench_value", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    rng = random.Random(1)
-    X = [[rng.uniform(-2, 2), rng.uniform(-2, 2)] for _ in range(8)]
-    y = [1.0 if a * b > 0 else -1.0 for a, b in X]
-    X = X * 2
-    y = y * 2
-    _, med_tg, out_tg = bench.bench(Value, X, y, steps=5)
-    _, med_mg, out_mg = bench.bench(MGValue, X, y, steps=5)
-    assert out_tg[0] == pytest.approx(out_mg[0], rel=1e-12)
-    assert med_tg <= 0.5 * med_mg, f"tg.Value {med_tg:.4f}s vs micrograd {med_mg:.4f}s"
+    import micrograd  # noqa: F401  (in the `test` extra; the bench needs it for a ratio)
+    bench = Path(__file__).resolve().parents[1] / "bench" / "bench_value.py"
+    res = subprocess.run([sys.executable, str(bench), "--batch", "16", "--steps", "5"],
+                         capture_output=True, text=True, check=True, timeout=300)
+    line = res.stdout.strip().splitlines()[-1]
+    ratio = float(line.split("(median):")[1].split()[0])
+    assert "same loss and grads: True" in line
+    assert ratio <= 0.5, res.stdout
