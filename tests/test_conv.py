@@ -224,3 +224,27 @@ def test_conv2d_same_padding_keeps_size_and_no_grad_mode():
     with tg.no_grad():
         y = F.conv2d(x, w, padding="same")
     assert tuple(y.shape) == (2, 4, 8, 9) and not y.requires_grad
+
+
+# ---- forward mode (the entries' jvp rules) ---------------------------------------------------
+@pytest.mark.parametrize("fn", [
+    lambda L, x, w, b: L.nn.functional.conv2d(x, w, b, stride=(2, 1), padding=1, groups=2),
+    lambda L, x, w, b: L.nn.functional.conv1d(x[:, :, 0], w[:, :, 0], b, padding=1, groups=2),
+    lambda L, x, w, b: L.nn.functional.max_pool2d(x, 3, 2, 1),
+    lambda L, x, w, b: L.nn.functional.avg_pool2d(x, 3, 2, 1, ceil_mode=True),
+    lambda L, x, w, b: L.nn.functional.adaptive_avg_pool2d(x, (3, 2)),
+    lambda L, x, w, b: L.nn.functional.unfold(x, (2, 3), padding=1),
+], ids=["conv2d", "conv1d", "max_pool2d", "avg_pool2d", "adaptive", "unfold"])
+def test_forward_mode_jvp_matches_torch(fn):
+    import tapegrad.autograd.forward_ad as fwAD
+    import torch.autograd.forward_ad as tfwAD
+    rng = np.random.default_rng(11)
+    prim = [rng.standard_normal(s) for s in ((2, 4, 7, 6), (6, 2, 3, 2), (6,))]
+    tang = [rng.standard_normal(a.shape) for a in prim]
+    with fwAD.dual_level():
+        ds = [fwAD.make_dual(tg.tensor(a), tg.tensor(t)) for a, t in zip(prim, tang)]
+        ours = fwAD.unpack_dual(fn(tg, *ds)).tangent
+    with tfwAD.dual_level():
+        ds = [tfwAD.make_dual(torch.tensor(a), torch.tensor(t)) for a, t in zip(prim, tang)]
+        theirs = tfwAD.unpack_dual(fn(torch, *ds)).tangent
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
