@@ -349,3 +349,54 @@ def test_div_rounding_mode_values():
         i.div_(2, rounding_mode=mode)
         ti.div_(2, rounding_mode=mode)
         np.testing.assert_array_equal(i.data, ti.numpy())
+
+
+# Whether changing a tensor in place after it was used breaks backward depends on what
+# the op's backward reads (sin reads its input, exp its output, a / 2 neither of a's
+# values...). The check follows the rules that will run, as PyTorch's saved variables do.
+ERROR_CASES = {
+    "sin_out": lambda L, x: _mod_out(x.sin()),
+    "abs_out": lambda L, x: _mod_out(x.abs()),
+    "exp_out": lambda L, x: _mod_out(x.exp()),
+    "relu_out": lambda L, x: _mod_out(x.relu()),
+    "tanh_out": lambda L, x: _mod_out(x.tanh()),
+    "clamp_out": lambda L, x: _mod_out(x.clamp(0, 1)),
+    "matmul_out": lambda L, x: _mod_out(x.reshape(3, 1) @ x.reshape(1, 3)),
+    "sum_out": lambda L, x: _mod_out(x.sum()),
+    "softmax_out": lambda L, x: _mod_out(L.softmax(x, 0)),
+    "div_scalar_then_add": lambda L, x: _mod_out((x * 1).div_(2)),
+    "pow_scalar_then_add": lambda L, x: _mod_out((x * 1).pow_(2)),
+    "exp_in": lambda L, x: _mod_in(L, lambda h: h.exp()),
+    "sin_in": lambda L, x: _mod_in(L, lambda h: h.sin()),
+    "mul_scalar_in": lambda L, x: _mod_in(L, lambda h: h * 3),
+    "mul_tensor_in": lambda L, x: _mod_in(L, lambda h: h * x),
+    "div_by_in": lambda L, x: _mod_in(L, lambda h: x / h),
+    "where_in": lambda L, x: _mod_in(L, lambda h: L.where(h > 1, h, x)),
+}
+
+
+def _mod_out(h):
+    h += 1
+    h.sum().backward()
+
+
+def _mod_in(L, fn):
+    x = L.tensor([0.5, 1.5, 2.0], requires_grad=True)
+    h = x * 1
+    y = fn(h)
+    h.mul_(2)
+    y.sum().backward()
+
+
+@pytest.mark.parametrize("name", list(ERROR_CASES))
+def test_which_inplace_changes_break_backward_matches_torch(name):
+    outcome = []
+    for L in (tg, torch):
+        x = L.tensor([0.5, 1.5, 2.0], requires_grad=True)
+        try:
+            ERROR_CASES[name](L, x)
+            outcome.append("ok")
+        except RuntimeError as e:
+            assert "modified by an inplace operation" in str(e)
+            outcome.append("error")
+    assert outcome[0] == outcome[1], outcome

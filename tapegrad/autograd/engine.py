@@ -16,6 +16,7 @@ import numpy as np
 
 from . import graph as _graph
 from . import grad_mode
+from . import saved as _saved
 from . import hooks as hook_runner
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved "
@@ -153,7 +154,8 @@ def _check_versions(node):
     op = node.op
     if vers is None:  # every input (and the output) was at version 0 when recorded
         vers = [0 if hasattr(t, "_version") else None for t in ins] + [0]
-    for i in (range(len(ins)) if op.saves is None else op.saves):
+    saves, saves_ans = _saved.reads(node)  # what the rules that will run read
+    for i in saves:
         v = vers[i]
         if v is not None and ins[i]._version[0] != v:
             t = ins[i]
@@ -163,7 +165,7 @@ def _check_versions(node):
                 f"tensor of shape {tuple(t.shape)}, is at version {t._version[0]}; expected "
                 f"version {v} instead. Hint: avoid the in-place change, or clone() the "
                 "tensor before changing it.")
-    if op.saves_ans and node.out_version[0] != vers[-1]:
+    if saves_ans and node.out_version[0] != vers[-1]:
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: the output of {op.name} is at version "
