@@ -58,6 +58,8 @@ def _add_eval(sub):
                         "~/.cache/tapegrad)")
     p.add_argument("--batch-size", type=int, default=1000, metavar="B",
                    help="evaluation batch size (default: 1000)")
+    p.add_argument("--threads", type=int, default=1, metavar="T",
+                   help="BLAS threads (default: 1; 0 = the library default)")
     p.set_defaults(func=_eval)
 
 

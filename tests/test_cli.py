@@ -153,7 +153,7 @@ def test_help_documents_every_flag(capsys):
     text = _help(["train", "mnist"], capsys)
     for flag in ["--model", "--hidden", "--epochs", "--batch-size", "--lr", "--optimizer",
                  "--weight-decay", "--seed", "--data", "--data-dir", "--out",
-                 "--no-progress"]:
+                 "--no-progress", "--threads"]:
         assert flag in text, flag
     assert "eval" in _help([], capsys)
     assert "CHECKPOINT" in _help(["eval"], capsys)
