@@ -173,10 +173,11 @@ def test_value_mlp_example_trains():
     spec = importlib.util.spec_from_file_location("_value_mlp", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    mod.STEPS = 8
+    mod.STEPS = 6
+    mod.N_POINTS = 24
     with contextlib.redirect_stdout(io.StringIO()):
         hist = mod.main()
-    assert hist[-1] < 0.5 * hist[0]
+    assert hist[-1] < 0.7 * hist[0]
 
 
 def test_lesson_02_picture_shows_the_real_graph():
