@@ -416,8 +416,8 @@ def _erf(x):
     try:  # SciPy's vectorized erf when it is installed; math.erf otherwise (NumPy has none)
         from scipy.special import erf
         return erf(x)
-    except ImportError:  # pragma: no cover
-        return np.vectorize(math.erf, otypes=[x.dtype])(x)
+    except ImportError:
+        return _erf_numpy(x).astype(x.dtype, copy=False)
 
 
 def _gelu_forward(x, *, approximate="none"):
@@ -539,9 +539,22 @@ def _erfinv(y):
     try:
         from scipy.special import erfinv
         return erfinv(y)
-    except ImportError:  # pragma: no cover
-        y = np.asarray(y, dtype=np.float64)
-        x = np.zeros_like(y)
-        for _ in range(60):
-            x = x - (_erf(x) - y) / (2.0 / math.sqrt(math.pi) * np.exp(-x * x))
-        return x
+    except ImportError:
+        return _erfinv_numpy(y)
+
+
+def _erfinv_numpy(y):
+    """erfinv without SciPy: Winitzki's approximation, then Newton steps on erf."""
+    y = np.asarray(y, dtype=np.float64)
+    a = 0.147
+    ln = np.log1p(-y * y)
+    t = 2.0 / (math.pi * a) + ln / 2.0
+    x = np.sign(y) * np.sqrt(np.sqrt(t * t - ln / a) - t)
+    for _ in range(4):
+        err = _erf_numpy(x) - y
+        x = x - err / (2.0 / math.sqrt(math.pi) * np.exp(-x * x))
+    return x
+
+
+def _erf_numpy(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
