@@ -400,3 +400,28 @@ def test_which_inplace_changes_break_backward_matches_torch(name):
             assert "modified by an inplace operation" in str(e)
             outcome.append("error")
     assert outcome[0] == outcome[1], outcome
+
+
+def test_extras_aliasing_the_output_are_version_checked():
+    # an op that keeps its output in its extras (and declares saves_ans=False): changing
+    # the output in place must still be caught, not give silently wrong gradients
+    from tapegrad.autograd.graph import apply
+    from tapegrad.ops.registry import OPS, defop
+
+    def fwd(x):
+        out = np.tanh(x)
+        return out, {"t": out}
+
+    op = defop("_test_alias_extra", fwd, extra=True, saves=(), saves_ans=False,
+               vjp=[lambda xp, g, ans, x, t=None: g * (1 - t * t)])
+    try:
+        x = tg.tensor([0.1, 0.2], requires_grad=True)
+        y = apply(op, x)
+        y += 1
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+        x = tg.tensor([0.1, 0.2], requires_grad=True)
+        y = apply(op, x)
+        y.sum().backward()  # unchanged: fine
+    finally:
+        del OPS["_test_alias_extra"]

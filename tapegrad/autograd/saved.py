@@ -15,6 +15,8 @@ narrowed, never widened; anything that cannot be analysed keeps the declaration.
 """
 import dis
 
+import numpy as np
+
 from ..ops import registry
 
 _WRAPPER_CODE = registry._vjp_from_partial(lambda *a: 0).__code__
@@ -73,14 +75,35 @@ def reads(node):
     declared = range(len(node.inputs)) if op.saves is None else op.saves
     info = _rule_info(op)
     if info is None:
-        return declared, op.saves_ans
-    used, ans = set(), False
-    for i, t in enumerate(node.inputs):
-        if i >= len(info) or not getattr(t, "_rg", False):
-            continue  # no gradient is computed for this input: its rule never runs
-        r = info[i]
-        if r is None:
-            return declared, op.saves_ans
-        ans = ans or r[0]
-        used |= r[1]
-    return tuple(i for i in declared if i in used), bool(op.saves_ans and ans)
+        saves, saves_ans = tuple(declared), op.saves_ans
+    else:
+        used, ans = set(), False
+        for i, t in enumerate(node.inputs):
+            if i >= len(info) or not getattr(t, "_rg", False):
+                continue  # no gradient is computed for this input: its rule never runs
+            r = info[i]
+            if r is None:
+                used, ans = set(declared), op.saves_ans
+                break
+            ans = ans or r[0]
+            used |= r[1]
+        saves, saves_ans = tuple(i for i in declared if i in used), bool(op.saves_ans and ans)
+    # NOTE: arrays the forward saved in the node's keyword arguments (extras such as a
+    # normalised input) may BE the output or an input (same memory); then changing that
+    # tensor in place changes what backward reads, whatever the declaration says.
+    if not saves_ans or len(saves) < len(node.inputs):
+        saves, saves_ans = _aliased(node, saves, saves_ans)
+    return saves, saves_ans
+
+
+def _aliased(node, saves, saves_ans):
+    arrays = [v for v in node.kw.values() if isinstance(v, np.ndarray) and v.size]
+    if not arrays:
+        return saves, saves_ans
+    if not saves_ans and node.ans is not None and any(
+            np.may_share_memory(a, node.ans) for a in arrays):
+        saves_ans = True
+    extra = [i for i, t in enumerate(node.inputs) if i not in saves and hasattr(t, "data")
+             and isinstance(t.data, np.ndarray)
+             and any(np.may_share_memory(a, t.data) for a in arrays)]
+    return (tuple(saves) + tuple(extra) if extra else saves), saves_ans
