@@ -119,6 +119,13 @@ def test_setitem_errors():
         torch.zeros(3, 4)[0] = torch.ones(5)
 
 
+def test_setitem_into_int_tensor_copies_value_without_graph():
+    for lib in (tg, torch):
+        x = lib.zeros(3, dtype=lib.int64)
+        x[0] = lib.tensor(1.5, requires_grad=True)
+        assert x.tolist() == [1, 0, 0] and not x.requires_grad
+
+
 def test_setitem_int_tensor_and_views_share_memory():
     a = tg.arange(6)
     a[a > 2] = 0
@@ -199,6 +206,14 @@ def test_index_op_errors_like_torch():
     _raises_like_torch(lambda L: z(L).masked_fill(L.zeros(3, 4, dtype=L.bool), L.zeros(2)),
                        "0-dimensional")
     _raises_like_torch(lambda L: z(L).topk(5), "k out of range")
+    _raises_like_torch(lambda L: z(L).scatter(1, L.tensor([[0]]), L.ones(1, 1).double()),
+                       "dtype")
+    _raises_like_torch(lambda L: z(L).long().scatter_add(1, L.tensor([[0]]), L.ones(1, 1)),
+                       "dtype")
+    _raises_like_torch(lambda L: z(L).index_add(1, L.tensor([0]), L.ones(3, 1).double()),
+                       "same scalar type")
+    _raises_like_torch(lambda L: z(L).long().masked_fill(
+        L.ones(3, 4).bool(), L.tensor(1.5, requires_grad=True)), "integer|Long")
     _raises_like_torch(lambda L: L.nn.functional.one_hot(L.tensor([0, 5]), 3), "smaller than")
     _raises_like_torch(lambda L: L.nn.functional.one_hot(L.tensor([0, -1])), "non-negative")
     _raises_like_torch(lambda L: L.nn.functional.one_hot(L.tensor([0.0])), "LongTensor")

@@ -139,7 +139,8 @@ def getitem(x, key):
 # ---- writing: x[key] = v ------------------------------------------------------------
 def _value(v, x):
     if isinstance(v, F.Tensor):
-        return v
+        # an integer or bool x cannot carry a gradient: the value is only copied in
+        return v if x.data.dtype.kind in "fc" else v.detach()
     if isinstance(v, (bool, int, float)):
         return v
     if isinstance(v, np.generic):
@@ -251,6 +252,8 @@ def _src(src, value, x):
     if src is None:
         src = value
     if isinstance(src, F.Tensor):
+        if src.data.dtype != x.data.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
         return src
     if isinstance(src, (bool, int, float, np.generic)):
         return src.item() if isinstance(src, np.generic) else src
@@ -323,6 +326,9 @@ def index_add(input, dim, index, source, *, alpha=1):
     d = _dim(dim, x.data.ndim)
     idx = _index_1d("index_add", index)
     s = F._tensor(source)
+    if s.data.dtype != x.data.dtype:
+        raise RuntimeError(f"index_add_(): self ({x.data.dtype}) and source ({s.data.dtype}) "
+                           "must have the same scalar type")
     ss = s.data.shape
     want = x.data.shape[:d] + (idx.size,) + x.data.shape[d + 1:]
     if ss != want:
@@ -353,6 +359,10 @@ def masked_fill(input, mask, value):
         if value.data.ndim != 0:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value.data.ndim} dimension(s).")
+        if value._rg and x.data.dtype.kind not in "fc":
+            raise RuntimeError(f"masked_fill: an integer tensor ({x.data.dtype}) cannot be "
+                               "filled with a value that requires grad (autograd does not "
+                               "support integer results)")
     elif isinstance(value, np.generic):
         value = value.item()
     return apply(I.masked_fill, x, value, mask=m)
