@@ -179,6 +179,10 @@ def test_dropout2d_drops_whole_channels():
     m.eval()
     assert m(x) is x or np.array_equal(m(x).detach().numpy(), x.detach().numpy())
     assert np.all(nn.Dropout2d(1.0)(tg.ones(2, 3, 2, 2)).numpy() == 0)
+    # 3-D input: (N, C, L) with torch's warning; the mask is per (N, C)
+    with pytest.warns(UserWarning, match="3D input"):
+        y3 = nn.Dropout2d(0.5)(tg.ones(40, 30, 5)).numpy()
+    assert np.all((y3 == 0).all(-1) | (y3 == 2).all(-1))
     with pytest.raises(ValueError):
         nn.Dropout2d(1.5)
 

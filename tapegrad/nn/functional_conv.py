@@ -6,6 +6,7 @@ where the forward and the fused backward rules live. Re-exported by
 `tapegrad.nn.functional`.
 """
 import numbers
+import warnings
 
 import numpy as np
 
@@ -281,18 +282,35 @@ from ..ops.shape_functions import pad  # noqa: E402
 # ---------------------------------------------------------------------------------------
 
 def dropout2d(input, p=0.5, training=True, inplace=False, generator=None):
-    """Zero whole channels: mask (N, C, 1, 1) (or (C, 1, 1) unbatched) ~ Bernoulli(1-p),
-    scaled by 1/(1-p); y = x * mask (a broadcast multiply, so dx = g * mask)."""
+    """Zero whole channels: y = x * mask, mask (N, C, 1, 1) ~ Bernoulli(1-p) / (1-p), so
+    dx = g * mask.
+
+    As PyTorch 2.x: a 3-D input is read as (N, C, L) (with its warning), and other ranks
+    warn and drop per (N, C) as well."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     x = _tensor(input)
-    if x.ndim not in (3, 4):
-        raise RuntimeError(f"dropout2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, "
-                           f"got {x.ndim}-D input of shape {tuple(x.shape)}")
+    if x.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim. This behavior will change "
+                      "in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise "
+                      "dropout behavior, please switch to using dropout1d instead.")
+    elif x.ndim != 4:
+        warnings.warn(f"dropout2d: Received a {x.ndim}-D input to dropout2d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead. Note "
+                      "that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 3D or 4D inputs).")
+    if x.ndim < 2:
+        raise RuntimeError(f"dropout2d: Feature dropout requires at least 2 dimensions in the "
+                           f"input, got {x.ndim}")
     if not training or p == 0.0:
         return x
     from ..random import rng
-    shape = tuple(x.shape[:-2]) + (1, 1)
+    shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2)
     if p == 1.0:
         mask = np.zeros(shape, dtype=x.dtype)
     else:
