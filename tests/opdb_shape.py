@@ -158,7 +158,8 @@ def _getitem_samples(rng, info):
 
 def _mask_samples(rng, info):
     x = lambda *s: rng.standard_normal(s)  # noqa: E731
-    return [Sample((x(3, 4), rng.random((3, 4)) > 0.5)), Sample((x(3, 4), np.array([True, False, True]))),
+    return [Sample((x(3, 4), rng.random((3, 4)) > 0.5)),
+            Sample((x(3, 4), np.array([True, False, True]))),
             Sample((x(2, 3, 2), rng.random((2, 3)) > 0.3)), Sample((x(3,), np.zeros(3, bool)))]
 
 
@@ -339,7 +340,8 @@ ENTRIES = [
                 ((2, 6), {"split_size": 3, "dim": 1}), ((4,), {"split_size": 4}),
                 ((2, 5), {"split_size": [2, 0, 3], "dim": -1}))),
     op("narrow", lambda lib, x, **kw: lib.chunk(x, **kw),
-       _samples(((5, 3), {"chunks": 2}), ((6, 2), {"chunks": 4}), ((2, 7), {"chunks": 3, "dim": 1})),
+       _samples(((5, 3), {"chunks": 2}), ((6, 2), {"chunks": 4}),
+                ((2, 7), {"chunks": 3, "dim": 1})),
        variant="chunk"),
     op("narrow", lambda lib, x, sec, dim=0: lib.tensor_split(x, sec, dim),
        _samples(((5, 3), {"sec": 3}), ((7,), {"sec": [1, 5]}),
@@ -365,7 +367,8 @@ ENTRIES = [
            covers=("getitem",)),
     op("roll", lambda lib, x, **kw: lib.roll(x, **kw),
        _samples(((3, 4), {"shifts": 1, "dims": 0}), ((3, 4), {"shifts": (2, -1), "dims": (1, 0)}),
-                ((3, 4), {"shifts": 5}), ((3, 4), {"shifts": -7, "dims": -1}), ((2,), {"shifts": 0}))),
+                ((3, 4), {"shifts": 5}), ((3, 4), {"shifts": -7, "dims": -1}),
+                ((2,), {"shifts": 0}))),
     op("tril", lambda lib, x, **kw: lib.tril(x, **kw),
        _samples(((3, 4), {}), ((3, 4), {"diagonal": -1}), ((4, 3), {"diagonal": 2}),
                 ((2, 3, 3), {}))),
@@ -389,7 +392,8 @@ ENTRIES = [
     op("setitem", _setitem, _setitem_samples),
     op("setitem", _setitem_mask, lambda rng, info: [
         Sample((rng.standard_normal((3, 4)), rng.standard_normal(()), rng.random((3, 4)) > 0.5)),
-        Sample((rng.standard_normal((3, 4)), rng.standard_normal((4,)), np.array([True, False, True])))],
+        Sample((rng.standard_normal((3, 4)), rng.standard_normal((4,)),
+                np.array([True, False, True])))],
        variant="mask"),
     op("setitem", _index_put_acc, _many(((3, 4), (4, 4)), ((3, 4), (4,)), ((3,), ())),
        variant="index_put_accumulate"),
@@ -406,7 +410,8 @@ ENTRIES = [
        _scatter_add_samples),
     op("index_select", lambda lib, x, idx, dim: lib.index_select(x, dim, idx),
        _index_select_samples),
-    op("index_select", lambda lib, x, r, **kw: lib.repeat_interleave(x, r, **kw), lambda rng, info: [
+    op("index_select", lambda lib, x, r, **kw: lib.repeat_interleave(x, r, **kw),
+       lambda rng, info: [
         Sample((rng.standard_normal((2, 3)), 2), {"dim": 1}),
         Sample((rng.standard_normal((2, 3)), np.array([1, 0, 3])), {"dim": -1}),
         Sample((rng.standard_normal((2, 3)), 2)), Sample((rng.standard_normal(()), 3))],
