@@ -366,3 +366,33 @@ def test_clip_grad_value_matches_torch():
     torch.nn.utils.clip_grad_value_(theirs, 1.5)
     for a, b in zip(ours, theirs):
         np.testing.assert_array_equal(a.grad.data, b.grad.numpy())
+
+
+# ---- end to end: the MNIST training step -------------------------------------------------
+@pytest.mark.parametrize("opt_name,kwargs", [("Adam", dict(lr=1e-3)),
+                                             ("SGD", dict(lr=0.05, momentum=0.9)),
+                                             ("AdamW", dict(lr=1e-3))])
+def test_mlp_training_steps_match_torch(opt_name, kwargs):
+    """The CLI's MLP (Flatten, Linear, ReLU, Linear, cross-entropy) trained k steps from
+    the same weights on the same minibatches: identical parameters in float64."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 16, 1, 8, 8))
+    y = rng.integers(0, 10, (5, 16))
+    ours = tg.nn.Sequential(tg.nn.Flatten(), tg.nn.Linear(64, 32), tg.nn.ReLU(),
+                            tg.nn.Linear(32, 10)).double()
+    theirs = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 32), torch.nn.ReLU(),
+                                 torch.nn.Linear(32, 10)).double()
+    ours.load_state_dict({k: tg.tensor(v.detach().numpy()) for k, v in
+                          theirs.state_dict().items()})
+    oa = getattr(tg.optim, opt_name)(ours.parameters(), **kwargs)
+    ob = getattr(torch.optim, opt_name)(theirs.parameters(), **kwargs)
+    for xb, yb in zip(x, y):
+        for model, opt, lib in ((ours, oa, tg), (theirs, ob, torch)):
+            opt.zero_grad()
+            loss = (tg.nn.functional if lib is tg else torch.nn.functional).cross_entropy(
+                model(lib.tensor(xb)), lib.tensor(yb))
+            loss.backward()
+            opt.step()
+    sb = theirs.state_dict()
+    for k, v in ours.state_dict().items():
+        np.testing.assert_allclose(v.data, sb[k].numpy(), rtol=1e-10, atol=1e-12)
