@@ -200,3 +200,17 @@ def test_custom_functions_checked():
         with tg.autograd.strict(), pytest.raises(StrictModeError) as ei:
             BadExp.apply(x, 2.0).sum().backward()
         assert "'BadExpBackward' for its argument 0" in str(ei.value)
+
+
+def test_quiet_under_create_graph_with_anomaly_mode_too():
+    x0 = np.array([0.3, 1.2])
+    x = tg.tensor(x0, dtype=tg.float64, requires_grad=True)
+    reset_strict_cache()
+    with tg.autograd.strict(), tg.autograd.detect_anomaly():
+        y = (tg.tanh(x) * x.exp()).sum()
+        (g,) = tg.autograd.grad(y, [x], create_graph=True)
+        (gg,) = tg.autograd.grad(g.sum(), [x])
+    xt = torch.tensor(x0, requires_grad=True)
+    (gt,) = torch.autograd.grad((torch.tanh(xt) * xt.exp()).sum(), [xt], create_graph=True)
+    (ggt,) = torch.autograd.grad(gt.sum(), [xt])
+    np.testing.assert_allclose(gg.numpy(), ggt.numpy(), rtol=1e-12)
