@@ -380,3 +380,12 @@ def test_inplace_scatter_and_index_add_match_torch():
     leaf = tg.zeros(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable"):
         leaf.index_add_(0, tg.tensor([0]), tg.ones(1))
+
+
+@pytest.mark.filterwarnings("ignore:Using a non-tuple sequence")
+def test_list_keys_follow_torchs_sequence_rule():
+    x, y = torch.arange(12).reshape(3, 4), tg.arange(12).reshape(3, 4)
+    for key in ([[0, 1], [1, 2]], [[0, 1]], [0, [1, 2]], [slice(None), 1], [None, 1],
+                [[True, False, True]], [1, 2], [2, -1, 0]):
+        _same(y[key], x[key])
+    _same(y[[tg.tensor(1), tg.tensor(2)]], x[[torch.tensor(1), torch.tensor(2)]])

@@ -91,7 +91,21 @@ def normalize_key(key):
         return _split(key) if has_int and has_arr else key
     if type(key) is I.SplitKey:
         return key
+    if type(key) is list and _list_as_tuple(key):
+        return normalize_key(tuple(key))
     return _key_item(key)
+
+
+def _list_as_tuple(key):
+    """PyTorch's legacy rule (still in 2.x, deprecated): a list holding sequences, tensors,
+    slices, None or Ellipsis indexes like the tuple of its items (x[[0, [1, 2]]] is
+    x[0, [1, 2]]); a flat list of numbers is one index array."""
+    if len(key) >= 32:
+        return False
+    for k in key:
+        if k is None or k is Ellipsis or isinstance(k, (list, tuple, slice, F.Tensor, _ndarray)):
+            return True
+    return False
 
 
 def _split(key):
