@@ -253,3 +253,25 @@ def test_cnn_learns_on_a_slice_of_the_mnist_sample():
     with tg.no_grad():
         acc = (model(tg.tensor(Xte)).numpy().argmax(1) == yte).mean()
     assert acc > 0.85, acc
+
+
+def test_cli_trains_and_evaluates_the_cnn(tmp_path, capsys):
+    """`tapegrad train mnist --model cnn` end to end: one epoch on the sample, then
+    `tapegrad eval` rebuilds the CNN from the checkpoint and reproduces the accuracy."""
+    import json
+
+    from tapegrad import cli
+    from tapegrad.train import mnist_models
+    from tapegrad.train.cnn import MnistCNN
+    assert "cnn" in mnist_models.MODELS
+    assert isinstance(mnist_models.build("cnn", {}), MnistCNN)
+    argv = ["train", "mnist", "--model", "cnn", "--data", "sample", "--epochs", "1",
+            "--out", str(tmp_path), "--no-progress", "--seed", "0"]
+    assert cli.main(argv) == 0
+    m = json.loads((tmp_path / "metrics.json").read_text())
+    assert m["config"]["model"] == "cnn"
+    assert m["test_accuracy"][-1] > 0.80
+    capsys.readouterr()
+    assert cli.main(["eval", str(tmp_path / "checkpoint.npz")]) == 0
+    out = capsys.readouterr().out
+    assert f"{100 * m['test_accuracy'][-1]:.2f}%" in out
