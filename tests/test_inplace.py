@@ -425,3 +425,42 @@ def test_extras_aliasing_the_output_are_version_checked():
         y.sum().backward()  # unchanged: fine
     finally:
         del OPS["_test_alias_extra"]
+
+
+VIEW_CASES = {
+    "view": lambda y: y.view(2, 3),
+    "reshape": lambda y: y.reshape(3, 2),
+    "permute": lambda y: y.reshape(2, 3).permute(1, 0),
+    "transpose": lambda y: y.reshape(2, 3).transpose(0, 1),
+    "slice": lambda y: y[1:4],
+    "select": lambda y: y.reshape(2, 3)[1],
+    "unsqueeze": lambda y: y.unsqueeze(0),
+    "expand": lambda y: y.reshape(1, 6).expand(2, 6),
+}
+
+
+@pytest.mark.parametrize("name", list(VIEW_CASES))
+def test_views_share_the_version_counter(name):
+    make = VIEW_CASES[name]
+    out = []
+    for L in (tg, torch):
+        x = L.tensor(np.arange(1.0, 7.0), requires_grad=True)
+        y = x * 1
+        v = make(y)
+        z = v * v  # saves the view
+        y.add_(1)  # changes the view's memory through the base
+        try:
+            z.sum().backward()
+            out.append("ok")
+        except RuntimeError as e:
+            assert "modified by an inplace operation" in str(e)
+            out.append("error")
+        # and the other way round, under no_grad: a change through the view bumps the base
+        with L.no_grad():
+            b = L.zeros(6)
+            w = make(b)
+            if name != "expand":
+                w.mul_(2)
+                vb = b._version[0] if L is tg else b._version
+                assert vb == 1, name
+    assert out == ["error", "error"], out

@@ -155,15 +155,19 @@ def apply(op, *inputs, **kw):
         out = _keep_default_dtype(out, arrays)
     if rg and _grad_state["enabled"] and op.differentiable:
         res = _make(out, True, None)
+        if op.linear and out.base is not None:
+            _share_view_version(res, inputs, arrays)
         # Versions of the inputs (and, last, of the output) at record time, for the
         # in-place check in backward; None means "all 0" and saves an allocation.
         versions = None
         if changed:
             versions = tuple(t._version[0] if isinstance(t, Tensor) else None
-                             for t in inputs) + (0,)
+                             for t in inputs) + (res._version[0],)
         res.grad_fn = Node(op, inputs, kw, out, versions, res._version)
     else:
         res = _make(out, False, None)
+        if op.linear and out.base is not None:
+            _share_view_version(res, inputs, arrays)
     if _forward_ad_hook[0] is not None:
         _forward_ad_hook[0](op, inputs, kw, res)
     return res
@@ -171,6 +175,18 @@ def apply(op, *inputs, **kw):
 
 # Forward-mode AD installs a callback here while a dual level is active.
 _forward_ad_hook = [None]
+
+
+def _share_view_version(res, inputs, arrays):
+    """A view (reshape, permute, expand, basic slicing: a linear op whose output is a
+    NumPy view of its first input) shares that input's version counter, so an in-place
+    change through either one is seen by nodes that saved the other (as PyTorch)."""
+    src = inputs[0] if inputs else None
+    if isinstance(src, Tensor):
+        a = arrays[0]
+        base = res.data.base
+        if base is a or (a.base is not None and base is a.base):
+            res._version = src._version
 
 
 def _keep_default_dtype(out, arrays):
