@@ -92,8 +92,9 @@ def _row_weights(target, weight, ignore_index, dtype):
 
 
 def _check_targets(safe, keep, C):
-    bad = keep & ((safe < 0) | (safe >= C))
-    if bad.any():
+    # `safe` holds 0 at ignored rows, so two reductions find any bad kept target
+    if safe.size and (safe.max() >= C or safe.min() < 0):
+        bad = keep & ((safe < 0) | (safe >= C))
         t = int(safe[bad][0])
         raise IndexError(f"Target {t} is out of bounds: expected class indices in [0, {C - 1}]")
 
@@ -132,6 +133,13 @@ def _ce_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, label_smoot
     n, C = x.shape
     if _is_np(xp):
         p = np.exp(lsm)
+        if weight is None and label_smoothing == 0 and reduction != "none":
+            # the common case in one pass: (softmax - onehot) * (g / n), ignored rows 0
+            p[np.arange(n), safe] -= 1.0
+            if not keep.all():
+                p[~keep] = 0.0
+            p *= (g / denom) if reduction == "mean" else g
+            return p
     else:
         from . import functions as F
         p = F.softmax(x, 1)
