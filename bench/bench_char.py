@@ -1,0 +1,147 @@
+"""Benchmark: one training step of the character models, as time ratios.
+
+  makemore MLP (emb 10, block 3, hidden 200, BatchNorm, tanh, batch 32):
+      tapegrad vs a hand-written NumPy forward/backward/SGD step (target: <= 1.3x)
+  tiny GPT (2 layers, n_embd 64, 4 heads, T 16, batch 32, AdamW):
+      tapegrad vs the same model in PyTorch CPU (target: <= 2x)
+
+Usage: python bench/bench_char.py [--threads 1] [--reps 200]
+"""
+import argparse
+import os
+import sys
+
+_p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+_p.add_argument("--threads", type=int, default=1)
+_p.add_argument("--reps", type=int, default=200)
+ARGS = _p.parse_args() if __name__ == "__main__" else _p.parse_args([])
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_v] = str(ARGS.threads)
+
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+import tapegrad as tg  # noqa: E402
+from tapegrad.train.char_models import GPT, MakemoreMLP  # noqa: E402
+
+torch.set_num_threads(ARGS.threads)
+B, BLOCK, EMB, HID, V = 32, 3, 10, 200, 27
+
+
+def best_time(fn, reps):
+    fn()
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        best = min(best, (time.perf_counter() - t) / reps)
+    return best
+
+
+# ---- makemore MLP ------------------------------------------------------------------------
+def numpy_mlp_step(P, X, Y, lr=0.1, eps=1e-5):
+    """Forward, the fused backward formulas, and SGD, written by hand in NumPy."""
+    n = X.shape[0]
+    emb = P["C"][X].reshape(n, -1)                                       # (n, 30)
+    hpre = emb @ P["W1"].T                                               # (n, H)
+    mu = hpre.mean(0)
+    var = hpre.var(0)
+    inv = 1.0 / np.sqrt(var + eps)
+    raw = (hpre - mu) * inv
+    h = np.tanh(P["gamma"] * raw + P["beta"])
+    logits = h @ P["W2"].T + P["b2"]                                     # (n, 27)
+    z = logits - logits.max(1, keepdims=True)
+    e = np.exp(z)
+    s = e / e.sum(1, keepdims=True)
+    loss = -np.log(s[np.arange(n), Y]).mean()
+    d = s
+    d[np.arange(n), Y] -= 1
+    d /= n                                                               # dlogits
+    G = {"W2": d.T @ h, "b2": d.sum(0)}
+    dh = d @ P["W2"]
+    dpre = (1 - h * h) * dh
+    G["gamma"] = (dpre * raw).sum(0)
+    G["beta"] = dpre.sum(0)
+    dr = dpre * P["gamma"]
+    dhpre = inv / n * (n * dr - dr.sum(0) - raw * (dr * raw).sum(0))
+    G["W1"] = dhpre.T @ emb
+    demb = (dhpre @ P["W1"]).reshape(n, BLOCK, EMB)
+    G["C"] = np.zeros_like(P["C"])
+    np.add.at(G["C"], X, demb)
+    for k, g in G.items():
+        P[k] -= lr * g
+    return loss
+
+
+def bench_mlp(reps):
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, V, (B, BLOCK))
+    Y = rng.integers(0, V, B)
+    model = MakemoreMLP(V, BLOCK, EMB, HID)
+    opt = tg.optim.SGD(model.parameters(), lr=0.1)
+    Xt, Yt = tg.tensor(X), tg.tensor(Y)
+
+    def tg_step():
+        loss = tg.nn.functional.cross_entropy(model(Xt), Yt)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    P = {"C": model.C.weight.data.copy(), "W1": model.hidden.weight.data.copy(),
+         "gamma": model.bn.weight.data.copy(), "beta": model.bn.bias.data.copy(),
+         "W2": model.out.weight.data.copy(), "b2": model.out.bias.data.copy()}
+    t_tg = best_time(tg_step, reps)
+    t_np = best_time(lambda: numpy_mlp_step(P, X, Y), reps)
+    return t_tg, t_np
+
+
+# ---- tiny GPT ----------------------------------------------------------------------------
+def bench_gpt(reps):
+    from test_char_models import TorchGPT  # the PyTorch twin used by the tests
+    T = 16
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, V, (B, T))
+    Y = rng.integers(0, V, (B, T))
+    ours = GPT(V, T, n_layer=2, n_embd=64, n_head=4)
+    theirs = TorchGPT(V, T, n_layer=2, n_embd=64, n_head=4)
+    theirs.load_state_dict({k: torch.tensor(np.array(v.data))
+                            for k, v in ours.state_dict().items()})
+    opt = tg.optim.AdamW(ours.parameters(), lr=1e-3)
+    topt = torch.optim.AdamW(theirs.parameters(), lr=1e-3)
+    Xt, Yt = tg.tensor(X), tg.tensor(Y.reshape(-1))
+    Xp, Yp = torch.tensor(X), torch.tensor(Y.reshape(-1))
+
+    def tg_step():
+        loss = tg.nn.functional.cross_entropy(ours(Xt).reshape(-1, V), Yt)
+        opt.zero_grad()
+        loss.backward()
+        tg.nn.utils.clip_grad_norm_(ours.parameters(), 1.0)
+        opt.step()
+
+    def torch_step():
+        loss = torch.nn.functional.cross_entropy(theirs(Xp).reshape(-1, V), Yp)
+        topt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(theirs.parameters(), 1.0)
+        topt.step()
+
+    return best_time(tg_step, reps // 4), best_time(torch_step, reps // 4)
+
+
+def main():
+    print(f"threads: {ARGS.threads} (numpy BLAS and torch)")
+    t_tg, t_np = bench_mlp(ARGS.reps)
+    print(f"makemore MLP step: tapegrad {t_tg * 1e6:8.1f} us | hand-written NumPy "
+          f"{t_np * 1e6:8.1f} us | ratio {t_tg / t_np:.2f}x (target <= 1.3x)")
+    g_tg, g_torch = bench_gpt(ARGS.reps)
+    print(f"tiny GPT step:     tapegrad {g_tg * 1e3:8.2f} ms | PyTorch CPU       "
+          f"{g_torch * 1e3:8.2f} ms | ratio {g_tg / g_torch:.2f}x (target <= 2x)")
+
+
+if __name__ == "__main__":
+    main()
