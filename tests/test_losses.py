@@ -265,3 +265,37 @@ def test_loss_errors_match_torch():
         warnings.simplefilter("always")
         F.mse_loss(tg.randn(3, 1), tg.randn(3))
     assert any("different to the input size" in str(x.message) for x in w)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_smooth_l1_huber(dtype, reduction):
+    T = rng.standard_normal((8, 5))
+    Xt = T + rng.standard_normal((8, 5)) * 1.5
+    Xt[0, 0] = T[0, 0] + 1.0     # exactly at the switch point |d| = beta = delta
+    for ours, theirs in ((nn.SmoothL1Loss(reduction=reduction, beta=1.0),
+                          torch.nn.SmoothL1Loss(reduction=reduction, beta=1.0)),
+                         (nn.SmoothL1Loss(reduction=reduction, beta=0.5),
+                          torch.nn.SmoothL1Loss(reduction=reduction, beta=0.5)),
+                         (nn.HuberLoss(reduction=reduction, delta=1.0),
+                          torch.nn.HuberLoss(reduction=reduction, delta=1.0)),
+                         (nn.HuberLoss(reduction=reduction, delta=0.7),
+                          torch.nn.HuberLoss(reduction=reduction, delta=0.7))):
+        _run(ours, theirs, Xt, T, dtype, t_grad=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("reduction", ["batchmean", "mean", "sum", "none"])
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_div(dtype, reduction, log_target):
+    P = rng.dirichlet(np.ones(5), 6)
+    T = np.log(P) if log_target else P
+    lsm = (lambda a: F.log_softmax(a, 1), lambda a: TF.log_softmax(a, 1))
+    mods = (nn.KLDivLoss(reduction=reduction, log_target=log_target),
+            torch.nn.KLDivLoss(reduction=reduction, log_target=log_target))
+    _run(*mods, X[:6], T, dtype, x_map=lsm, t_grad=True)
+    if not log_target:
+        # a zero target: 0 log 0 = 0 (the target's own gradient there is torch's nan: skipped)
+        T = T.copy()
+        T[0, 0] = 0.0
+        _run(*mods, X[:6], T, dtype, x_map=lsm)

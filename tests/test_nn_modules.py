@@ -15,7 +15,10 @@ DTYPES = [np.float64, np.float32]
 
 
 def _x(*shape, seed=0, scale=1.0):
-    return np.random.default_rng(seed).standard_normal(shape) * scale
+    x = np.random.default_rng(seed).standard_normal(shape) * scale
+    if x.size > 3:
+        x.reshape(-1)[:4] = [0.0, -1.0, 6.0, 30.0]  # kinks, bounds, thresholds: exact points
+    return x
 
 
 # ---- layers vs torch ------------------------------------------------------------------
@@ -32,6 +35,11 @@ LAYERS = [
     ("GELU", lambda L: L.GELU(), (4, 5)),
     ("GELU-tanh", lambda L: L.GELU(approximate="tanh"), (4, 5)),
     ("SiLU", lambda L: L.SiLU(), (4, 5)),
+    ("ELU", lambda L: L.ELU(alpha=0.7), (4, 5)),
+    ("Softplus", lambda L: L.Softplus(), (4, 5)),
+    ("Softplus-beta", lambda L: L.Softplus(beta=2.0, threshold=3.0), (4, 5)),
+    ("Hardtanh", lambda L: L.Hardtanh(-0.5, 0.8), (4, 5)),
+    ("ReLU6", lambda L: L.ReLU6(), (4, 5)),
     ("Softmax", lambda L: L.Softmax(dim=1), (4, 5)),
     ("LogSoftmax", lambda L: L.LogSoftmax(dim=-1), (2, 4, 5)),
     ("Flatten", lambda L: L.Flatten(), (2, 3, 4)),
@@ -261,6 +269,7 @@ def test_repr_matches_torch():
             L.LogSoftmax(dim=1), L.Flatten(), L.Identity(), L.Embedding(10, 3, padding_idx=0),
             L.Sequential(L.Linear(4, 2, bias=False)), L.ModuleList([L.ReLU()]),
             L.ModuleDict({"x": L.Linear(1, 1)}), L.CrossEntropyLoss(), L.MSELoss(),
+            L.ELU(), L.Softplus(), L.Hardtanh(), L.ReLU6(), L.HuberLoss(), L.SmoothL1Loss(),
             L.BatchNorm1d(3, affine=False, momentum=None))
     assert repr(build(nn)) == repr(build(torch.nn))
 

@@ -4,13 +4,15 @@ Names, arguments, defaults and initialisations are PyTorch's, so that a model wr
 for `torch.nn` runs after changing its import.
 """
 from . import functional, init
-from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, SiLU,
+                         Softmax, Softplus, Tanh)
 from .containers import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MSELoss, NLLLoss, SmoothL1Loss)
 from .module import Module
 from .normalization import BatchNorm1d, LayerNorm
 from .norm2d import BatchNorm2d, Dropout2d

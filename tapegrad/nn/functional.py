@@ -75,7 +75,15 @@ def relu6(input, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return _F.clamp(input, min_val, max_val)
+    """clamp(x, min_val, max_val); NOTE: the gradient passes strictly inside the bounds,
+    as PyTorch's hardtanh_backward does (clamp's passes at the bounds too)."""
+    x = _t(input)
+    y = _F.clamp(x, min_val, max_val)
+    inside = (x.data > min_val) & (x.data < max_val)
+    if inside.all() or not x.requires_grad:
+        return y
+    return _F.where(inside, y, y.detach())
+
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -93,6 +101,23 @@ def gelu(input, approximate="none"):
 
 def silu(input, inplace=False):
     return input * _F.sigmoid(input)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x for x > 0, alpha (exp(x) - 1) otherwise."""
+    x = _t(input)
+    neg = _F.where(x.data > 0, 0.0, x)  # exp only of non-positive values (no overflow)
+    return _F.where(x.data > 0, x, alpha * (_F.exp(neg) - 1.0))
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, computed stably; linear where beta x > threshold."""
+    x = _t(input)
+    bx = x * beta
+    # max(bx, 0) + log(1 + exp(-|bx|)), written with where so that the slope at 0 is 1/2
+    pos = bx.data > 0
+    soft = (_F.where(pos, bx, 0.0) + _F.log(1.0 + _F.exp(_F.where(pos, -bx, bx)))) / beta
+    return _F.where(bx.data > threshold, x, soft)
 
 
 def tanh(input):
@@ -408,6 +433,52 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _check_same_size(input, target, "smooth_l1_loss")
+    d = input - target
+    ad = _F.abs(d)
+    if beta == 0:
+        return _reduce(ad, reduction)
+    loss = _F.where(ad.data < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 d^2 where |d| <= delta, delta (|d| - 0.5 delta) elsewhere."""
+    reduction = _reduction(reduction)
+    _check_same_size(input, target, "huber_loss")
+    d = input - target
+    ad = _F.abs(d)
+    loss = _F.where(ad.data <= delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL(target || exp(input)) pointwise: target (log target - input), input = log-probs.
+    reduction='batchmean' divides the sum by the batch size (the mathematical KL)."""
+    if reduction == "batchmean":
+        red = "batchmean"
+    else:
+        red = _reduction(reduction, size_average, reduce)
+    x = _t(input)
+    if log_target:
+        loss = _F.exp(target) * (target - x)
+    else:
+        t = target if isinstance(target, Tensor) else Tensor(np.asarray(target, dtype=x.dtype))
+        # NOTE: 0 * log 0 is taken as 0 (xlogy), as PyTorch does
+        logt = Tensor(np.log(np.where(t.data > 0, t.data, 1.0)).astype(t.data.dtype))
+        if t.requires_grad:
+            logt = _F.log(_F.where(t.data > 0, t, 1.0))
+        loss = t * (logt - x)
+    if red == "batchmean":
+        return _F.sum(loss) / (x.shape[0] if x.ndim else 1)
+    return _reduce(loss, red)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
