@@ -6,7 +6,9 @@ hand-written NumPy im2col implementation (no autograd), reported as time ratios.
 
 Usage: python bench/bench_conv.py [--threads 1] [--batch 64] [--dtype float32] [--reps 30]
 Same thread count for all three (env vars set before NumPy is imported,
-torch.set_num_threads).
+torch.set_num_threads). Same allocator for all three: by default glibc keeps freed large
+buffers (tapegrad/_alloc.py; without it page faults dominate tapegrad's time);
+--default-malloc measures glibc's defaults.
 """
 import argparse
 import os
@@ -18,6 +20,9 @@ _p.add_argument("--threads", type=int, default=1)
 _p.add_argument("--batch", type=int, default=64)
 _p.add_argument("--dtype", default="float32", choices=["float32", "float64"])
 _p.add_argument("--reps", type=int, default=30)
+_p.add_argument("--default-malloc", action="store_true",
+                help="keep glibc's default malloc thresholds (by default the bench calls "
+                     "tapegrad._alloc.keep_freed_memory(), which applies to all three)")
 ARGS = _p.parse_args() if __name__ == "__main__" else _p.parse_args([])
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = str(ARGS.threads)
@@ -28,6 +33,9 @@ import numpy as np  # noqa: E402
 from numpy.lib.stride_tricks import as_strided  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tapegrad._alloc import keep_freed_memory  # noqa: E402
+
+MALLOC = "default" if ARGS.default_malloc else ("tuned" if keep_freed_memory() else "default")
 import tapegrad as tg  # noqa: E402
 from tapegrad.nn import functional_conv as FC  # noqa: E402
 
@@ -152,7 +160,8 @@ def main():
     t_th = timeit(lambda: torch_step(torch, F, *ths), ARGS.reps)
     t_np = timeit(lambda: numpy_step(*arrs), ARGS.reps)
     print(f"LeNet conv stack fwd+bwd, batch {ARGS.batch}x1x28x28, {ARGS.dtype}, "
-          f"{ARGS.threads} thread(s), torch {torch.__version__}, numpy {np.__version__}")
+          f"{ARGS.threads} thread(s), malloc {MALLOC}, torch {torch.__version__}, "
+          f"numpy {np.__version__}")
     print(f"{'':12s} {'best ms':>9s} {'median ms':>10s} {'cpu ms':>8s} {'ratio (wall)':>13s} "
           f"{'ratio (cpu)':>12s}")
     for name, (best, med, cpu) in [("tapegrad", t_tg), ("torch", t_th), ("numpy-im2col", t_np)]:
