@@ -162,3 +162,25 @@ def test_pool_errors_like_torch():
             fn(TF)
         with pytest.raises(RuntimeError):
             fn(F)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.nn.functional.max_pool2d(x, 2, 1),
+    lambda L, x: L.nn.functional.avg_pool2d(x, 2, 1, 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 3),
+    lambda L, x: L.nn.functional.conv2d(x, L.ones(4, 3, 2, 2, dtype=L.float64), stride=2,
+                                        padding=1),
+    lambda L, x: L.nn.functional.unfold(x, 2),
+], ids=["max", "avg", "adaptive", "conv2d", "unfold"])
+def test_non_contiguous_and_empty_batch_inputs(fn):
+    a = np.random.default_rng(7).standard_normal((2, 6, 7, 3))
+    # a permuted (non-contiguous) view as input
+    compare(lambda t: fn(tg, t.permute(0, 3, 1, 2)), lambda t: fn(torch, t.permute(0, 3, 1, 2)),
+            [a])
+    # an empty batch
+    x, xt = tg.zeros(0, 3, 6, 7, dtype=tg.float64, requires_grad=True), \
+        torch.zeros(0, 3, 6, 7, dtype=torch.float64, requires_grad=True)
+    y, yt = fn(tg, x), fn(torch, xt)
+    assert tuple(y.shape) == tuple(yt.shape)
+    y.sum().backward()
+    assert tuple(x.grad.shape) == (0, 3, 6, 7)

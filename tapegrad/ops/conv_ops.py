@@ -392,7 +392,7 @@ def _pool_scatter_forward(g, *, indices, size, unique=False):
     H, W = size
     out = np.zeros((N * C, H * W), dtype=g.dtype)
     rows = np.arange(N * C).reshape(-1, 1) * (H * W)
-    flat = (indices.reshape(N * C, -1) + rows).ravel()
+    flat = (indices.reshape(N * C, indices.shape[-2] * indices.shape[-1]) + rows).ravel()
     # Non-overlapping windows hit distinct pixels: plain assignment; otherwise sum with
     # bincount (several windows may pick the same pixel: their gradients add up).
     gf = g.reshape(-1)
@@ -412,8 +412,9 @@ def _disjoint_windows(kernel, stride, dilation):
 
 
 def _pool_gather_forward(x, *, indices, size=None):
-    N, C = x.shape[:2]
-    out = np.take_along_axis(x.reshape(N, C, -1), np.maximum(indices, 0).reshape(N, C, -1),
+    N, C, H, W = x.shape
+    L = indices.shape[-2] * indices.shape[-1]
+    out = np.take_along_axis(x.reshape(N, C, H * W), np.maximum(indices, 0).reshape(N, C, L),
                              axis=2).reshape(indices.shape)
     if indices.size and indices.min() < 0:
         out[indices < 0] = 0
