@@ -37,6 +37,13 @@ def _conv1d_samples(rng, info):
                    dict(stride=2, padding=1, dilation=2, groups=2))]
 
 
+def _convt_samples(rng, info):
+    r = rng.standard_normal
+    return [Sample((r((1, 4, 3, 4)), r((4, 1, 3, 2)), r((2,))),
+                   dict(stride=2, padding=1, output_padding=1, groups=2), note="strided"),
+            Sample((r((2, 2, 3, 3)), r((2, 3, 2, 2)), None), dict(dilation=2), note="dilated")]
+
+
 def _max_samples(rng, info):
     sep = SEPARATED.sample
     ties = rng.integers(0, 3, (1, 2, 5, 6)).astype(np.float64)
@@ -90,6 +97,8 @@ ENTRIES = [
        covers=("conv2d_input_grad", "conv2d_weight_grad"), f32_tol=F32),
     op("conv2d", lambda lib, x, w, b, **kw: _F(lib).conv1d(x, w, b, **kw), _conv1d_samples,
        variant="conv1d", f32_tol=F32),
+    op("conv2d_input_grad", lambda lib, x, w, b, **kw: _F(lib).conv_transpose2d(x, w, b, **kw),
+       _convt_samples, variant="conv_transpose2d", f32_tol=F32),
     op("max_pool2d", lambda lib, x, **kw: _F(lib).max_pool2d(x, **kw), _max_samples,
        domain=SEPARATED, covers=("max_pool2d_scatter", "max_pool2d_gather")),
     op("avg_pool2d", lambda lib, x, **kw: _F(lib).avg_pool2d(x, **kw), _avg_samples,

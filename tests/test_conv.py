@@ -248,3 +248,44 @@ def test_forward_mode_jvp_matches_torch(fn):
         ds = [tfwAD.make_dual(torch.tensor(a), torch.tensor(t)) for a, t in zip(prim, tang)]
         theirs = tfwAD.unpack_dual(fn(torch, *ds)).tangent
     np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# ---- transposed convolution (the conv2d_input_grad entry as a public op) ----------------------
+# (x shape, w shape (C_in, C_out/groups, kh, kw), stride, padding, output_padding, groups,
+#  dilation, bias)
+CONVT_CASES = [
+    ((2, 4, 5, 6), (4, 3, 3, 3), 2, 1, 1, 1, 1, True),
+    ((1, 4, 5, 5), (4, 2, 2, 3), (1, 2), (0, 1), (0, 1), 2, (2, 1), True),
+    ((2, 3, 4, 4), (3, 2, 1, 1), 1, 0, 0, 1, 1, False),
+    ((3, 5, 4), (3, 2, 2, 2), 3, 0, 2, 1, 1, True),                  # unbatched
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", CONVT_CASES, ids=_ids(CONVT_CASES))
+def test_conv_transpose2d_matches_torch(case, dtype):
+    xs, ws, s, p, op_, g, d, bias = case
+    rng = np.random.default_rng(12)
+    arrays = [rng.standard_normal(xs), rng.standard_normal(ws)]
+    if bias:
+        arrays.append(rng.standard_normal(ws[1] * g))
+    kw = dict(stride=s, padding=p, output_padding=op_, groups=g, dilation=d)
+    compare(lambda *a: F.conv_transpose2d(*a, **kw), lambda *a: TF.conv_transpose2d(*a, **kw),
+            arrays, dtype)
+
+
+def test_conv_transpose_gradcheck_1d_and_errors():
+    rng = np.random.default_rng(13)
+    x = tg.tensor(rng.standard_normal((1, 4, 4, 3)), requires_grad=True)
+    w = tg.tensor(rng.standard_normal((4, 1, 2, 3)), requires_grad=True)
+    b = tg.tensor(rng.standard_normal(2), requires_grad=True)
+    f = lambda *a: F.conv_transpose2d(*a, stride=2, padding=1, output_padding=1, groups=2)  # noqa: E731
+    assert gradcheck(f, (x, w, b))
+    assert gradgradcheck(f, (x, w, b))
+    kw = dict(stride=3, padding=1, output_padding=2, dilation=2)
+    compare(lambda a, c: F.conv_transpose1d(a, c, **kw), lambda a, c: TF.conv_transpose1d(a, c, **kw),
+            [rng.standard_normal((2, 3, 7)), rng.standard_normal((3, 4, 4))])
+    with pytest.raises(RuntimeError):
+        F.conv_transpose2d(tg.zeros(1, 3, 4, 4), tg.zeros(4, 2, 3, 3))     # channel mismatch
+    with pytest.raises(RuntimeError):
+        TF.conv_transpose2d(torch.zeros(1, 3, 4, 4), torch.zeros(4, 2, 3, 3))

@@ -275,3 +275,41 @@ def test_cli_trains_and_evaluates_the_cnn(tmp_path, capsys):
     assert cli.main(["eval", str(tmp_path / "checkpoint.npz")]) == 0
     out = capsys.readouterr().out
     assert f"{100 * m['test_accuracy'][-1]:.2f}%" in out
+
+
+@pytest.mark.parametrize("nd,kw", [
+    (2, dict(in_channels=4, out_channels=6, kernel_size=3, stride=2, padding=1,
+             output_padding=1, groups=2)),
+    (2, dict(in_channels=3, out_channels=2, kernel_size=(2, 3), dilation=(2, 1), bias=False)),
+    (1, dict(in_channels=3, out_channels=4, kernel_size=4, stride=2, padding=1)),
+])
+def test_conv_transpose_modules_match_torch(nd, kw):
+    tg_cls, th_cls = ((nn.ConvTranspose2d, torch.nn.ConvTranspose2d) if nd == 2
+                      else (nn.ConvTranspose1d, torch.nn.ConvTranspose1d))
+    th = th_cls(**kw).double()
+    m = tg_cls(**kw, dtype=tg.float64)
+    assert repr(m) == repr(th)
+    assert [tuple(p.shape) for p in m.parameters()] == [tuple(p.shape) for p in th.parameters()]
+    fan_in = m.weight.shape[1] * int(np.prod(m.weight.shape[2:]))
+    assert np.abs(m.weight.detach().numpy()).max() <= 1 / math.sqrt(fan_in)
+    _copy_params(m, th)
+    shape = (2, kw["in_channels"], 5, 6) if nd == 2 else (2, kw["in_channels"], 7)
+    _compare_module(m, th, np.random.default_rng(8).standard_normal(shape))
+
+
+def test_conv_transpose2d_output_size_and_errors():
+    th = torch.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1).double()
+    m = nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, dtype=tg.float64)
+    _copy_params(m, th)
+    x = np.random.default_rng(9).standard_normal((1, 2, 4, 5))
+    y = m(tg.tensor(x), output_size=(8, 10))
+    yt = th(torch.tensor(x), output_size=(8, 10))
+    assert tuple(y.shape) == tuple(yt.shape) == (1, 3, 8, 10)
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    for bad in [(9, 10), (6, 10)]:
+        with pytest.raises(ValueError):
+            th(torch.tensor(x), output_size=bad)
+        with pytest.raises(ValueError):
+            m(tg.tensor(x), output_size=bad)
+    with pytest.raises(ValueError):
+        nn.ConvTranspose2d(2, 3, 3, padding_mode="reflect")

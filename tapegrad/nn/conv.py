@@ -34,8 +34,11 @@ def _ntuple(v, n):
 class _ConvNd(Module):
     _nd = 2
 
+    _transposed = False
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None,
+                 output_padding=0):
         super().__init__()
         n = self._nd
         if groups <= 0:
@@ -59,13 +62,15 @@ class _ConvNd(Module):
         self.stride = _ntuple(stride, n)
         self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
         self.dilation = _ntuple(dilation, n)
-        self.transposed = False
-        self.output_padding = (0,) * n
+        self.transposed = self._transposed
+        self.output_padding = _ntuple(output_padding, n)
         self.groups = groups
         self.padding_mode = padding_mode
         dt = _dt.as_dtype(dtype) or _dt.get_default_dtype()
-        self.weight = Parameter(np.empty((out_channels, in_channels // groups)
-                                         + self.kernel_size, dtype=dt))
+        # weight: (out, in/groups, *k) for a convolution, (in, out/groups, *k) transposed
+        wshape = ((in_channels, out_channels // groups) if self.transposed
+                  else (out_channels, in_channels // groups))
+        self.weight = Parameter(np.empty(wshape + self.kernel_size, dtype=dt))
         if bias:
             self.bias = Parameter(np.empty((out_channels,), dtype=dt))
         else:
@@ -104,6 +109,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * len(self.dilation):
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -139,3 +146,62 @@ class Conv1d(_ConvNd):
                             self.groups)
         return F.conv1d(input, self.weight, self.bias, self.stride, self.padding,
                         self.dilation, self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    _transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for '
+                             f"{type(self).__name__}")
+        if isinstance(padding, str):
+            raise ValueError(f"{type(self).__name__}: padding must be an int or a tuple, "
+                             f"not {padding!r}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype,
+                         output_padding=output_padding)
+
+    def _output_padding(self, input, output_size):
+        """output_padding that makes the output exactly `output_size` (as PyTorch)."""
+        if output_size is None:
+            return self.output_padding
+        n = self._nd
+        output_size = tuple(int(v) for v in output_size)[-n:]
+        spatial = tuple(input.shape[-n:])
+        out = []
+        for i in range(n):
+            lo = ((spatial[i] - 1) * self.stride[i] - 2 * self.padding[i]
+                  + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+            hi = lo + self.stride[i] - 1
+            if not lo <= output_size[i] <= hi:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
+                                 f"range from {lo} to {hi} (for an input of {spatial})")
+            out.append(output_size[i] - lo)
+        return tuple(out)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Transposed 2-D convolution: (N, C_in, H, W) -> (N, C_out, H_out, W_out) with
+    H_out = (H - 1) s - 2p + d (k - 1) + output_padding + 1. weight (C_in, C_out/groups,
+    kh, kw), initialised like Conv2d (fan_in = C_out/groups * kh * kw, as PyTorch)."""
+
+    _nd = 2
+
+    def forward(self, input, output_size=None):
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
+                                  self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed 1-D convolution: (N, C_in, L) -> (N, C_out, L_out)."""
+
+    _nd = 1
+
+    def forward(self, input, output_size=None):
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
+                                  self.dilation)
