@@ -236,8 +236,12 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
               dilation=dilation, ceil_mode=bool(ceil_mode))
     out = _unbatch(y, was)
     if return_indices:
-        idx = K._max_pool2d_forward(x.data, kernel=kernel, stride=stride, padding=padding,
-                                    dilation=dilation, ceil_mode=bool(ceil_mode))[1]["indices"]
+        if y.grad_fn is not None:       # the recorded node already holds them
+            idx = y.grad_fn.kw["indices"]
+        else:
+            idx = K._max_pool2d_forward(x.data, kernel=kernel, stride=stride, padding=padding,
+                                        dilation=dilation,
+                                        ceil_mode=bool(ceil_mode))[1]["indices"]
         idx = _F.Tensor(idx.astype(np.int64))
         return out, _unbatch(idx, was)
     return out
