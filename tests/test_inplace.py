@@ -464,3 +464,42 @@ def test_views_share_the_version_counter(name):
                 vb = b._version[0] if L is tg else b._version
                 assert vb == 1, name
     assert out == ["error", "error"], out
+
+
+VIEW_INPLACE = {
+    "slice_mul": lambda L, h, m, mt, w: h[1:4].mul_(w),
+    "row_of_view": lambda L, h, m, mt, w: m[1].mul_(w),
+    "base_changed": lambda L, h, m, mt, w: h.mul_(3),
+    "view_of_view": lambda L, h, m, mt, w: mt[0].mul_(w[:2]),
+    "two_changes": lambda L, h, m, mt, w: (mt.mul_(2), m[0].add_(w)),
+    "mixed": lambda L, h, m, mt, w: (mt.mul_(2), m[0].add_(w), h.mul_(w[0]), mt[1].exp_()),
+    "augmented_index": lambda L, h, m, mt, w: _aug(m, h, w),
+    "new_view_then_change": lambda L, h, m, mt, w: (h[1:4].mul_(w), h.view(3, 2)[0].add_(1)),
+    "select_fill": lambda L, h, m, mt, w: m[:, 2].fill_(0.5),
+    "setitem_scalar": lambda L, h, m, mt, w: m.__setitem__((0, 1), 7.0),
+}
+
+
+def _aug(m, h, w):
+    m[:, 1] += w[:2]  # getitem view, in-place add, then setitem
+    h[2:] *= 3
+
+
+@pytest.mark.parametrize("name", list(VIEW_INPLACE))
+def test_inplace_on_views_matches_torch(name):
+    res = []
+    for L in (tg, torch):
+        x = L.tensor(np.arange(1.0, 7.0) * 0.1, requires_grad=True)
+        w = L.tensor(np.arange(2.0, 5.0) * 0.1, requires_grad=True)
+        h = x * 2
+        m = h.view(2, 3)
+        mt = m.t()
+        VIEW_INPLACE[name](L, h, m, mt, w)
+        y = (m ** 2).sum() + (mt * mt * mt).sum() + (h * L.tensor(np.arange(6.0))).sum()
+        y.backward()
+        res.append((h, m, mt, x.grad, w.grad))
+    for a, b in zip(*res):
+        if b is None:
+            assert a is None or np.all(a.data == 0)
+        else:
+            _close(a, b)

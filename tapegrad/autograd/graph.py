@@ -10,6 +10,7 @@ counting alone (micrograd's closures capture their output and leave that work to
 cyclic garbage collector).
 """
 import sys
+import weakref
 
 import numpy as np
 
@@ -187,6 +188,34 @@ def _share_view_version(res, inputs, arrays):
         base = res.data.base
         if base is a or (a.base is not None and base is a.base):
             res._version = src._version
+            if res._rg and src.grad_fn is not None:
+                # remembered so that an in-place change of the base can give the view a
+                # history that describes its new values (ops/inplace.py)
+                _register_view(src, res)
+
+
+# id(parent, a non-leaf) -> (weakref to it, {id(view): weakref to view}); by id, with
+# weakref callbacks for cleanup, because Tensor's == is elementwise (no WeakSet).
+_views_of = {}
+
+
+def _register_view(src, view):
+    key = id(src)
+    entry = _views_of.get(key)
+    if entry is None or entry[0]() is not src:
+        entry = (weakref.ref(src, lambda r, key=key: _views_of.pop(key, None)), {})
+        _views_of[key] = entry
+    views = entry[1]
+    vkey = id(view)
+    views[vkey] = weakref.ref(view, lambda r, views=views, vkey=vkey: views.pop(vkey, None))
+
+
+def views_of(t):
+    """The live views of `t` that require grad (made while `t` had a history)."""
+    entry = _views_of.get(id(t))
+    if entry is None or entry[0]() is not t:
+        return []
+    return [v for v in (r() for r in list(entry[1].values())) if v is not None]
 
 
 def _keep_default_dtype(out, arrays):

@@ -17,11 +17,18 @@ op, then copied into place. What is special is bookkeeping:
    "one of the variables needed for gradient computation has been modified by an
    inplace operation" instead of silently using the new values.
 
-Views: a tensor that shares memory with a leaf requiring grad (a reshape/permute/...
-of it) may not be changed in place under grad mode either. # NOTE: PyTorch rebases
-the BASE of a modified view (CopySlices); tapegrad refuses in-place changes to views of
-tensors that require grad instead of computing wrong gradients.
+Views (reshape, permute, slicing...: linear ops whose output is a NumPy view of the
+input) share their base's version counter. Changing a view in place changes its base:
+the tensor owning the memory gets the new history `where(covered, V^T(new), old)` (V^T
+is the view op's own VJP rule; PyTorch calls this CopySlices), and every view of it a
+fresh view node, so all of them describe their new values. A view of a leaf that
+requires grad may not be changed under grad mode (RuntimeError, as PyTorch).
+# NOTE: views are found through the graph, so a view of a tensor that does not
+# require grad (no grad_fn) changed in place by a tensor that does is not traced back
+# to its base; `base[idx] = value` (setitem) is the way to write into such a base.
 """
+import weakref
+
 import numpy as np
 
 from .. import random as _random
@@ -41,11 +48,6 @@ VIEW_LEAF_ERROR = ("a view of a leaf Variable that requires grad is being used i
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor "
                  "refers to a single memory location. Please clone() the tensor before "
                  "performing the operation.")
-
-# Ops whose output may share memory with their first input (views).
-VIEW_OPS = {"reshape", "permute", "expand", "alias", "squeeze", "unsqueeze", "flatten",
-            "unflatten", "narrow", "select", "getitem", "diagonal", "unfold", "view",
-            "transpose", "movedim", "split", "chunk", "unbind"}
 
 _TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
                 "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
@@ -73,21 +75,6 @@ def _check_writable(t):
             raise RuntimeError(OVERLAP_ERROR)
         raise RuntimeError("in-place operation on a read-only tensor (its memory belongs to a "
                            "read-only array): clone() it first")
-
-
-def _view_base(t):
-    """The tensor `t` is a view of through view ops (following shared memory), if any
-    requires grad: the first such tensor found, else None."""
-    node = t.grad_fn
-    arr = t.data
-    while node is not None and node.op.name in VIEW_OPS and node.inputs:
-        base = node.inputs[0]
-        if not isinstance(base, Tensor) or not np.may_share_memory(arr, base.data):
-            return None
-        if base.grad_fn is None:
-            return base if base._rg else None
-        node = base.grad_fn
-    return None
 
 
 def _has_tangent(self, others):
@@ -126,15 +113,9 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
     if self.grad_fn is None and self._rg:
         raise RuntimeError(LEAF_ERROR)
     _check_writable(self)
-    if self.grad_fn is not None and self.grad_fn.op.name in VIEW_OPS:
-        base = _view_base(self)
-        if base is not None:
-            raise RuntimeError(VIEW_LEAF_ERROR)
-        if _shares_with_input(self):
-            raise NotImplementedError(
-                "in-place operation on a view of a tensor that requires grad: tapegrad does "
-                "not rebase the view's base (PyTorch's CopySlices). clone() the view first, "
-                "or change the base tensor itself.")
+    chain = _view_chain(self)
+    if chain and chain[-1][1].grad_fn is None:
+        raise RuntimeError(VIEW_LEAF_ERROR)
     # `old` takes over the history (and, if backward needs it, a copy of the value).
     old = _make(self.data.copy() if needs_old else self.data, self._rg, self.grad_fn)
     old._fw = self._fw
@@ -145,16 +126,96 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
     self._version[0] += 1
     node = res.grad_fn
     if node is not None:
-        _rebase(self, old, node, res)
+        if chain:
+            # a view changed: the tensor owning the memory gets the new history, and
+            # every view of it (self included) a fresh view node of that history
+            root = _rebase_root(chain, res)
+            _op_nodes[root.grad_fn] = True
+            _refresh_views([root])
+        else:
+            _rebase(self, old, node, res)
+            _op_nodes[node] = True
+            _refresh_views([self])
     if _graph._forward_ad_hook[0] is not None:
         _set_fw(self, res._fw)
     return self
 
 
-def _shares_with_input(t):
-    node = t.grad_fn
-    base = node.inputs[0] if node.inputs else None
-    return isinstance(base, Tensor) and np.may_share_memory(t.data, base.data)
+# Nodes made by in-place ops (their input `old` may share the output's memory without
+# being a view relation), as opposed to the fresh view nodes `_refresh_views` makes.
+_op_nodes = weakref.WeakKeyDictionary()
+
+
+def _same_memory(a, b):
+    """Do two arrays view the same NumPy buffer? (NumPy points a view's .base at the
+    array that owns the memory.)"""
+    ra = a if a.base is None else a.base
+    rb = b if b.base is None else b.base
+    return ra is rb
+
+
+def _view_chain(t):
+    """[(view node, parent, child), ...] from `t` up to the tensor that owns its memory,
+    following linear ops whose output is a view of their first input."""
+    chain = []
+    cur = t
+    while True:
+        node = cur.grad_fn
+        if node is None or not node.op.linear or not node.inputs or node in _op_nodes:
+            return chain  # (an in-place node's input `old` may share memory: not a view)
+        parent = node.inputs[0]
+        if not isinstance(parent, Tensor) or not _same_memory(cur.data, parent.data):
+            return chain
+        chain.append((node, parent, cur))
+        if parent.grad_fn is None:
+            return chain
+        cur = parent
+
+
+def _refresh_views(changed):
+    """Other views of the changed tensors still carry a history made from the OLD values;
+    give each a fresh view node of its (rebased) parent, recursively (PyTorch regenerates
+    a view's grad_fn when its base changed)."""
+    done = {id(t) for t in changed}
+    stack = list(reversed(changed))  # the root base last in, first out
+    while stack:
+        parent = stack.pop()
+        for v in _graph.views_of(parent):
+            if id(v) in done or v.grad_fn is None or v.grad_fn.inputs is None:
+                continue
+            done.add(id(v))
+            node = v.grad_fn
+            old_v = _make(v.data, v._rg, node)
+            with grad_mode.enable_grad():
+                fresh = _graph.apply(node.op, parent, *node.inputs[1:], **node.kw)
+            if fresh.grad_fn is not None:
+                _rebase(v, old_v, fresh.grad_fn, fresh)
+            stack.append(v)
+
+
+def _rebase_root(chain, child_new):
+    """The view's new values were written into its base's memory: give the tensor that
+    owns the memory a new history (PyTorch's CopySlices). For each view op V up the
+    chain (linear, a selection): parent_new = where(covered, V^T(child_new), parent_old);
+    V^T is the op's own VJP rule run with the differentiable namespace, `covered` the
+    positions V reads. Returns the root, now rebased."""
+    from ..ops.xp import tensor_namespace as xp
+    for node, parent, child in chain:
+        op, kw = node.op, node.kw
+        p_old = _make(parent.data, parent._rg, parent.grad_fn)
+        ans = _make(child.data, False, None)
+        with np.errstate(all="ignore"):
+            count = op.vjps[0](np, np.ones(child.data.shape, child.data.dtype), child.data,
+                               parent.data, **kw)
+            covered = np.broadcast_to(_engine.sum_to(np, np.asarray(count), parent.data.shape)
+                                      != 0, parent.data.shape)
+            scattered = op.vjps[0](xp, child_new, ans, p_old, **kw)
+            if tuple(scattered.shape) != tuple(parent.data.shape):
+                scattered = _engine.sum_to(xp, scattered, parent.data.shape)
+        child_new = _graph.apply(E.where, covered, scattered, p_old)
+    root = chain[-1][1]
+    _rebase(root, p_old, child_new.grad_fn, child_new)
+    return root
 
 
 def _store(self, res, casting):
