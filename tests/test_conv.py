@@ -279,12 +279,14 @@ def test_conv_transpose_gradcheck_1d_and_errors():
     x = tg.tensor(rng.standard_normal((1, 4, 4, 3)), requires_grad=True)
     w = tg.tensor(rng.standard_normal((4, 1, 2, 3)), requires_grad=True)
     b = tg.tensor(rng.standard_normal(2), requires_grad=True)
-    f = lambda *a: F.conv_transpose2d(*a, stride=2, padding=1, output_padding=1, groups=2)  # noqa: E731
+    def f(*a):
+        return F.conv_transpose2d(*a, stride=2, padding=1, output_padding=1, groups=2)
+
     assert gradcheck(f, (x, w, b))
     assert gradgradcheck(f, (x, w, b))
     kw = dict(stride=3, padding=1, output_padding=2, dilation=2)
-    compare(lambda a, c: F.conv_transpose1d(a, c, **kw), lambda a, c: TF.conv_transpose1d(a, c, **kw),
-            [rng.standard_normal((2, 3, 7)), rng.standard_normal((3, 4, 4))])
+    compare(lambda a, c: F.conv_transpose1d(a, c, **kw),
+            lambda a, c: TF.conv_transpose1d(a, c, **kw), [rng.standard_normal((2, 3, 7)), rng.standard_normal((3, 4, 4))])
     with pytest.raises(RuntimeError):
         F.conv_transpose2d(tg.zeros(1, 3, 4, 4), tg.zeros(4, 2, 3, 3))     # channel mismatch
     with pytest.raises(RuntimeError):

@@ -14,8 +14,8 @@ from ..autograd.graph import apply
 from ..ops import conv_ops as K
 from ..ops import functions as _F
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
-           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "unfold", "fold", "dropout2d"]
+__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d",
+           "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "unfold", "fold", "dropout2d"]
 # NOTE: `pad` is not exported: tapegrad.nn.functional.pad comes from ops/shape_functions.py.
 
 
@@ -342,7 +342,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 # circular); used here by the Conv modules' padding_mode.
 # ---------------------------------------------------------------------------------------
 
-from ..ops.shape_functions import pad  # noqa: E402
+from ..ops.shape_functions import pad  # noqa: E402,F401  (used by nn/conv.py)
 
 
 # ---------------------------------------------------------------------------------------
