@@ -15,7 +15,8 @@ from ..ops import conv_ops as K
 from ..ops import functions as _F
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d",
-           "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "unfold", "fold", "dropout2d"]
+           "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "unfold", "fold", "dropout2d"]
 # NOTE: `pad` is not exported: tapegrad.nn.functional.pad comes from ops/shape_functions.py.
 
 
