@@ -286,7 +286,8 @@ def test_conv_transpose_gradcheck_1d_and_errors():
     assert gradgradcheck(f, (x, w, b))
     kw = dict(stride=3, padding=1, output_padding=2, dilation=2)
     compare(lambda a, c: F.conv_transpose1d(a, c, **kw),
-            lambda a, c: TF.conv_transpose1d(a, c, **kw), [rng.standard_normal((2, 3, 7)), rng.standard_normal((3, 4, 4))])
+            lambda a, c: TF.conv_transpose1d(a, c, **kw),
+            [rng.standard_normal((2, 3, 7)), rng.standard_normal((3, 4, 4))])
     with pytest.raises(RuntimeError):
         F.conv_transpose2d(tg.zeros(1, 3, 4, 4), tg.zeros(4, 2, 3, 3))     # channel mismatch
     with pytest.raises(RuntimeError):
