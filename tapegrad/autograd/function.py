@@ -213,6 +213,12 @@ class _Bundle:
     def astype(self, dtype):
         return self
 
+    def __array__(self, dtype=None, copy=None):
+        # for tools that look at gradient values (anomaly mode, explain): all parts
+        parts = [np.ravel(getattr(g, "data", g)) for g in self.grads if g is not None]
+        out = np.concatenate(parts) if parts else np.zeros(0)
+        return out.astype(dtype) if dtype is not None else out
+
 
 def _select_rule(xp, g, ans, bundle_in, index=0, n=1, **kw):
     grads = [None] * n
