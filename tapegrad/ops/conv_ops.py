@@ -346,9 +346,18 @@ def _max_pool2d_forward(x, *, kernel, stride, padding, dilation, ceil_mode, indi
         np.maximum(out, v, out=out)
     # The winner: the FIRST offset (row-major over the kernel) equal to the max, as in
     # PyTorch's CPU kernel (it updates only on a strictly greater value).
-    a = np.full(out.shape, len(sl) - 1, dtype=np.int16 if len(sl) < 2 ** 15 else np.intp)
-    for k in range(len(sl) - 2, -1, -1):
-        np.copyto(a, k, where=(sl[k] == out))
+    # Horner form of "first k with sl[k] == out": a = ne_0 (1 + ne_1 (1 + ... ne_{K-2})),
+    # ne_k = (sl[k] != out): two cheap passes per offset, no masked copies.
+    K_ = len(sl)
+    a = np.zeros(out.shape, dtype=np.uint8 if K_ <= 255 else np.intp)
+    if K_ > 1:
+        ne = np.empty(out.shape, dtype=np.bool_)
+        np.not_equal(sl[K_ - 2], out, out=ne)
+        a += ne
+        for k in range(K_ - 3, -1, -1):
+            a += 1
+            np.not_equal(sl[k], out, out=ne)
+            a *= ne
     # flat index into H*W = window origin + the winning offset
     origin = ((np.arange(oh) * sh - ph) * W).reshape(oh, 1) + (np.arange(ow) * sw - pw)
     offset = ((np.arange(kh) * dh * W).reshape(kh, 1) + np.arange(kw) * dw).ravel()
