@@ -151,8 +151,9 @@ sigmoid = defop("sigmoid", _sigmoid, partials=[lambda xp, ans, x: ans * (1.0 - a
 relu = defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False),
              partials=[lambda xp, ans, x: ~(ans <= 0)])
 # NOTE: written as "blocked where ans <= 0" so that a nan input passes its gradient (as
-# PyTorch's threshold_backward does).
-relu.vjps = (lambda xp, g, ans, x: xp.where(ans <= 0, 0.0, g),)
+# PyTorch's threshold_backward does). With NumPy, a product with the mask: np.where is
+# ~6x slower for float32 (it differs only for an inf/nan gradient at a blocked entry).
+relu.vjps = (lambda xp, g, ans, x: g * ~(ans <= 0) if xp is np else xp.where(ans <= 0, 0.0, g),)
 
 
 def _clamp(x, min=None, max=None):
