@@ -22,6 +22,7 @@ MAX_CASES = [
     ((2, 2, 6, 7), dict(kernel_size=3, stride=1, padding=1)),
     ((1, 2, 10, 11), dict(kernel_size=(2, 4), stride=(3, 2), padding=(1, 2))),
     ((3, 7, 7), dict(kernel_size=2, stride=2, ceil_mode=True)),                  # unbatched
+    ((1, 2, 34, 33), dict(kernel_size=17, stride=3, padding=2)),   # > 255 kernel offsets
 ]
 
 
