@@ -370,3 +370,31 @@ def test_forward_mode_custom_jvp():
 def test_legacy_call_raises():
     with pytest.raises(RuntimeError, match="static forward"):
         TG["MyExp"]()(tg.tensor(X))
+
+
+def test_mark_dirty_in_place_forward():
+    res = []
+    for L in (tg, torch):
+        class AddOne(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.add_(1)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 1
+
+        a = L.tensor(X, requires_grad=True)
+        h = a * 2
+        before = (h * 3).sum()  # used before the change: follows the old history
+        y = AddOne.apply(h)
+        assert y is h and not y.is_leaf
+        (before + (y * y).sum()).backward()
+        res.append((y, a.grad))
+        leaf = L.tensor(X, requires_grad=True)
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            AddOne.apply(leaf)
+    _close(res[0][0], res[1][0])
+    _close(res[0][1], res[1][1])

@@ -338,9 +338,12 @@ def _apply(cls, args, kwargs):
     single = not isinstance(raw, tuple)
     outs = (raw,) if single else tuple(raw)
     # An output that IS an input (returned unchanged) becomes a new tensor object (a view).
+    dirty = {id(t) for t in ctx._dirty}
     fixed = []
     for o in outs:
-        if isinstance(o, Tensor) and any(o is a for a in args):
+        if isinstance(o, Tensor) and id(o) in dirty and any(o is a for a in args):
+            fixed.append(o)  # changed in place by forward (mark_dirty): rebased below
+        elif isinstance(o, Tensor) and any(o is a for a in args):
             v = _graph._make(o.data, False, None)
             v._version = o._version
             if id(o) in ctx._non_diff:
@@ -369,16 +372,28 @@ def _apply(cls, args, kwargs):
     needs = grad_mode._state["enabled"] and any(ctx.needs_input_grad)
     if needs:
         op = _fn_op(cls)
-        inputs = tuple(args)
+        # An input forward changed in place (mark_dirty) is rebased like any in-place
+        # op: a new tensor object `old` takes over its history as the node's input.
+        inputs = list(args)
+        olds = {}
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor) and id(a) in dirty:
+                if a.grad_fn is None and a._rg:
+                    raise RuntimeError("a leaf Variable that requires grad has been used in "
+                                       "an in-place operation.")
+                olds[id(a)] = inputs[i] = _graph._make(a.data, a._rg, a.grad_fn)
+        inputs = tuple(inputs)
         kw = {"ctx": ctx}
         diff_outs = [(k, o) for k, o in enumerate(outs)
                      if isinstance(o, Tensor) and id(o) not in ctx._non_diff
                      and o.data.dtype.kind in "fc"]
-        versions = tuple(a._version[0] if isinstance(a, Tensor) else None for a in args)
+        versions = tuple(a._version[0] if isinstance(a, Tensor) else None for a in inputs)
         if single and diff_outs:
             o = outs[0]
-            node = _graph.Node(_op_for(op, len(args)), inputs, kw, o.data, versions + (0,),
-                               o._version)
+            node = _graph.Node(_op_for(op, len(args)), inputs, kw, o.data,
+                               versions + (o._version[0],), o._version)
+            if id(o) in olds:
+                _mark_rebased(node, olds[id(o)])
             o.grad_fn = node
             o._rg = True
         elif diff_outs:
@@ -387,12 +402,22 @@ def _apply(cls, args, kwargs):
             hub = _graph._make(np.zeros(0), True, node)
             for k, o in diff_outs:
                 sel = _graph.Node(_SELECT, (hub,), {"index": k, "n": len(outs), "value": o.data},
-                                  o.data, None, o._version)
+                                  o.data, (0, o._version[0]), o._version)
+                if id(o) in olds:
+                    _mark_rebased(sel, olds[id(o)])
                 o.grad_fn = sel
                 o._rg = True
     if _graph._forward_ad_hook[0] is not None:
         _forward(cls, ctx, args, outs)
     return outs[0] if single else outs
+
+
+def _mark_rebased(node, old):
+    """Nodes recorded before the in-place change still point at the changed tensor: let
+    the engine follow `node` back to `old` for them (as for the built-in in-place ops)."""
+    from . import engine
+    engine._inplace_old[node] = old
+    engine._inplace_old_used[0] = True
 
 
 _ARITY_OPS = {}
