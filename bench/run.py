@@ -247,6 +247,11 @@ def main():
         f"tapegrad {tg.__version__}; {os.cpu_count()} CPUs; load average before: "
         f"{os.getloadavg()[0]:.1f}  ")
     out(f"timing: best of {ROUNDS} rounds" + (" (--quick)" if ARGS.quick else ""))
+    if os.getloadavg()[0] > (os.cpu_count() or 1) and ARGS.threads > 1:
+        out()
+        out(f"WARNING: the machine is loaded (load {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
+            "CPUs): multi-threaded BLAS then waits for busy cores and (b) becomes noise "
+            "(measured 80 ms instead of 1.5 ms per step); compare with --threads 1.")
     out()
     out("## (a) per-op forward+backward on 8x8 float32 tensors (us per op call)")
     out()
