@@ -372,10 +372,8 @@ CORE = [
        hyp=hyp_reduce("tuple")),
     op("prod", lambda lib, x, **kw: lib.prod(x, **kw), _reduce_samples(("none", "int")),
        hyp=hyp_reduce("one")),
-    # NOTE: double backward of prod with zero inputs is not supported (NotImplementedError
-    # in ops/reduce.py); first order with zeros is zero-safe and checked here.
-    op("prod", lambda lib, x, **kw: lib.prod(x, **kw), _with_zeros, variant="zeros",
-       gradgrad=False),
+    # zeros: the first-order rule must not divide by x; second order splits off the zeros
+    op("prod", lambda lib, x, **kw: lib.prod(x, **kw), _with_zeros, variant="zeros"),
     op("max", lambda lib, x: lib.max(x), unary_samples([(), (3,), (2, 3)]),
        domain=SEPARATED, variant="full", covers=("amax",), hyp=E1),
     op("max", lambda lib, x: lib.max(x), _ties_full, variant="full_ties", covers=("amax",)),
