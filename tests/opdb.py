@@ -348,6 +348,8 @@ CORE = [
                           Sample((np.array([[0.0], [1.0]]), np.array([0.0, 1.0, 2.0])),
                                  gradcheck=False, note="ties")],
        variant="ties", covers=("minimum",)),
+    op("maximum", lambda lib, x, y: (lib.max(x, y), lib.min(x, y)), binary_samples(),
+       domain=(SEPARATED, SEPARATED_OFF), variant="max_min_binary", covers=("minimum",)),
     # ---- clamp ----
     op("clamp", lambda lib, x, **kw: lib.clamp(x, **kw),
        lambda rng, info: [
@@ -388,6 +390,8 @@ CORE = [
     op("amin", lambda lib, x, **kw: lib.amin(x, **kw), _amax_samples, hyp=hyp_reduce("tuple")),
     op("var", lambda lib, x, **kw: lib.var(x, **kw), _var_samples, hyp=HYP_VAR, domain=SPREAD),
     op("std", lambda lib, x, **kw: lib.std(x, **kw), _var_samples, hyp=HYP_VAR, domain=SPREAD),
+    op("var", lambda lib, x: (x.var(False), x.std(True), lib.var(x, 0, keepdim=True)),
+       unary_samples([(5,), (3, 4)]), variant="positional_unbiased", covers=("std",)),
     op("logsumexp", lambda lib, x, **kw: lib.logsumexp(x, **kw), _lse_samples,
        hyp=hyp_reduce("required")),
     op("argmax", lambda lib, x, **kw: lib.argmax(x, **kw), _arg_samples, differentiable=False,
