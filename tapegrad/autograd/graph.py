@@ -203,11 +203,12 @@ def _register_view(src, view):
     key = id(src)
     entry = _views_of.get(key)
     if entry is None or entry[0]() is not src:
-        entry = (weakref.ref(src, lambda r, key=key: _views_of.pop(key, None)), {})
+        entry = (weakref.ref(src, lambda r, key=key: _views_of.pop(key, None)), [])
         _views_of[key] = entry
     views = entry[1]
-    vkey = id(view)
-    views[vkey] = weakref.ref(view, lambda r, views=views, vkey=vkey: views.pop(vkey, None))
+    views.append(weakref.ref(view))
+    if len(views) > 64 and not len(views) & 63:  # a long-lived base: drop dead views
+        views[:] = [r for r in views if r() is not None]
 
 
 def views_of(t):
@@ -215,7 +216,7 @@ def views_of(t):
     entry = _views_of.get(id(t))
     if entry is None or entry[0]() is not t:
         return []
-    return [v for v in (r() for r in list(entry[1].values())) if v is not None]
+    return [v for v in (r() for r in entry[1]) if v is not None]
 
 
 def _keep_default_dtype(out, arrays):
