@@ -270,6 +270,9 @@ def run(roots, seeds, retain_graph, create_graph, capture=None, accumulate=True)
                 node.inputs = None
                 node.ans = None
                 node.freed = True
+                if node.kw:  # saved arrays (conv columns, norm statistics) go too
+                    node.kw = {k: v for k, v in node.kw.items()
+                               if not isinstance(v, np.ndarray)}
     finally:
         grad_mode._state["enabled"] = prev_mode
 
