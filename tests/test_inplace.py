@@ -503,3 +503,16 @@ def test_inplace_on_views_matches_torch(name):
             assert a is None or np.all(a.data == 0)
         else:
             _close(a, b)
+
+
+def test_normalize_then_add_in_place():
+    # div's divisor rule reads x and y, not the output: h /= norm; h += 1 is allowed
+    out = []
+    for L in (tg, torch):
+        a = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        h = a * 2
+        h = h / (h * h).sum().sqrt()
+        h += 1
+        (h * L.tensor([1.0, -2.0, 0.5])).sum().backward()
+        out.append(a.grad)
+    _close(out[0], out[1])

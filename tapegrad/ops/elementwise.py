@@ -39,7 +39,9 @@ def _reciprocal(y):
 
 div = defop("div", np.true_divide, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: _reciprocal(y),
-    lambda xp, ans, x, y: -ans / y,
+    # NOTE: -(x / y) / y, not -ans / y (the same bits): the rule does not read the
+    # output, so `h = a / b; h += 1` is allowed, as in PyTorch (see autograd/saved.py).
+    lambda xp, ans, x, y: -(x / y) / y,
 ])
 
 
