@@ -231,7 +231,8 @@ select = defop("select", _select_forward, linear=True, promote=False, vjp=[_sele
 
 
 # ---- flip / roll / tril / triu ------------------------------------------------------
-flip = defop("flip", lambda x, axis: np.flip(x, axis=axis), linear=True, promote=False,
+# NOTE: a copy, as in PyTorch (np.flip is a view: an in-place change would reach x).
+flip = defop("flip", lambda x, axis: np.flip(x, axis=axis).copy(), linear=True, promote=False,
              vjp=[lambda xp, g, ans, x, axis: run(xp, flip, g, axis=axis)])
 
 
