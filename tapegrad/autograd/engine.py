@@ -10,6 +10,7 @@
 
 `backward` accumulates into leaves' `.grad`; `grad` returns the gradients instead.
 """
+import sys
 import weakref
 
 import numpy as np
@@ -26,6 +27,7 @@ FREED = ("Trying to backward through the graph a second time (or directly access
          "you need to access saved tensors after calling backward.")
 
 _ndarray = np.ndarray
+_getrefcount = sys.getrefcount
 
 
 def sum_to(xp, g, shape):
@@ -138,15 +140,6 @@ def _resolve(node, i, t):
     return t
 
 
-def _any_changed(node):
-    if node.out_version[0]:
-        return True
-    for t in node.inputs:
-        if isinstance(t, _graph.Tensor) and t._version[0]:
-            return True
-    return False
-
-
 def _check_versions(node):
     """Raise if a tensor this node's rule will read was changed in place since."""
     ins = node.inputs
@@ -223,7 +216,17 @@ def run(roots, seeds, retain_graph, create_graph, capture=None, accumulate=True)
                 if capture_nodes and node in capture_nodes:
                     for i in capture_nodes[node]:
                         captured[i] = g
-                if node.versions is not None or _any_changed(node):
+                # one pass: the rules' arguments, and whether anything changed in place
+                changed = node.versions is not None or node.out_version[0] != 0
+                arrays = []
+                for t in ins:
+                    if isinstance(t, Tensor):
+                        arrays.append(t.data)
+                        if t._version[0]:
+                            changed = True
+                    else:
+                        arrays.append(t)
+                if changed:
                     _check_versions(node)
                 vjps = node.op.vjps
                 kw = node.kw
@@ -231,7 +234,6 @@ def run(roots, seeds, retain_graph, create_graph, capture=None, accumulate=True)
                     arrays = ins
                     ans = _recompute(node)
                 else:
-                    arrays = [t.data if isinstance(t, Tensor) else t for t in ins]
                     ans = node.ans
             i = -1
             for t in ins:
@@ -282,7 +284,8 @@ def run(roots, seeds, retain_graph, create_graph, capture=None, accumulate=True)
                 captured[i] = leaf_grads[t]
     if accumulate:
         for t, g in leaf_grads.items():
-            _accumulate(t, g, create_graph, hook_runner)
+            # refs: the dict value, this loop variable, getrefcount's argument
+            _accumulate(t, g, create_graph, hook_runner, _getrefcount(g) <= 3)
     return captured
 
 
@@ -293,10 +296,14 @@ def _recompute(node):
     return _graph.apply(node.op, *node.inputs, **node.kw)
 
 
-def _accumulate(t, g, create_graph, hook_runner):
+def _accumulate(t, g, create_graph, hook_runner, exclusive=False):
+    """Add `g` into `t.grad`. `exclusive`: nothing outside the engine holds `g`, so a
+    fresh array may become `.grad` as it is instead of being copied (PyTorch's
+    AccumulateGrad steals a gradient whose use count is 1 in the same way)."""
     Tensor = _graph.Tensor
     if t._hooks:
         g = hook_runner.run_tensor_hooks(t, g)
+        exclusive = False
     if create_graph:
         gt = g if isinstance(g, Tensor) else Tensor(g)
         t.grad = gt if t.grad is None else t.grad + gt
@@ -304,7 +311,11 @@ def _accumulate(t, g, create_graph, hook_runner):
         if isinstance(g, Tensor):
             g = g.data
         if t.grad is None:
-            t.grad = _graph._make(np.array(g, dtype=t.data.dtype, copy=True), False, None)
+            if (exclusive and type(g) is _ndarray and g.flags.owndata and g.flags.writeable
+                    and g.dtype == t.data.dtype and g.shape == t.data.shape):
+                t.grad = _graph._make(g, False, None)
+            else:
+                t.grad = _graph._make(np.array(g, dtype=t.data.dtype, copy=True), False, None)
         elif t.grad.grad_fn is not None or t.grad.data.shape != t.data.shape:
             t.grad = _graph._make(t.grad.data + g, False, None)
         else:

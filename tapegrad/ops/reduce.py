@@ -38,7 +38,7 @@ def _unreduce(xp, g, x, axis, keepdims):
     shape = list(x.shape)
     for a in _axes(x.ndim, axis):
         shape[a] = 1
-    return xp.reshape(g, tuple(shape))
+    return g.reshape(tuple(shape)) if xp is np else xp.reshape(g, tuple(shape))
 
 
 def _count(x, axis):
