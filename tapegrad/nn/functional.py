@@ -13,7 +13,7 @@ from .. import ops as _ops_pkg  # noqa: F401  (make sure the ops package is load
 from ..autograd.graph import apply
 from ..ops import functions as _F
 from ..ops import nn_ops as _K
-from ..tensor import Tensor
+from ..tensor import Tensor, _make
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -46,7 +46,8 @@ def _reduce(loss, reduction):
 def linear(input, weight, bias=None):
     """y = x W^T + b. Shapes: x (*, in), W (out, in), b (out,) -> (*, out)."""
     x = _t(input)
-    if weight.ndim != 2 or x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+    xs, ws = x.data.shape, weight.data.shape
+    if len(ws) != 2 or not xs or xs[-1] != ws[1]:
         xs, ws = tuple(x.shape), tuple(weight.shape)
         rows = int(np.prod(xs[:-1])) if len(xs) > 1 else 1
         raise RuntimeError(
@@ -54,7 +55,7 @@ def linear(input, weight, bias=None):
             f"{ws[-1] if ws else '?'}, the input's last dimension is "
             f"{xs[-1] if xs else '?'}): mat1 and mat2 shapes cannot be multiplied "
             f"({rows}x{xs[-1] if xs else 0} and {ws[-1] if ws else 0}x{ws[0] if ws else 0})")
-    if bias is not None and tuple(bias.shape) not in ((weight.shape[0],), ()):
+    if bias is not None and bias.data.shape not in ((ws[0],), ()):
         raise RuntimeError(f"linear: bias of shape {tuple(bias.shape)} does not match weight "
                            f"of shape {tuple(weight.shape)} (expected ({weight.shape[0]},))")
     return apply(_K.linear, x, weight, bias)
@@ -188,16 +189,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     In eval mode (`training=False`) it uses the running statistics.
     """
     x = _t(input)
-    if x.ndim < 2:
-        raise ValueError(f"expected 2D or higher input (got {x.ndim}D input)")
-    C = x.shape[1]
+    xshape = x.data.shape
+    ndim = len(xshape)
+    if ndim < 2:
+        raise ValueError(f"expected 2D or higher input (got {ndim}D input)")
+    C = xshape[1]
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
                     ("running_var", running_var)):
-        if t is not None and t.numel() != C:
+        if t is not None and t.data.size != C:
             raise RuntimeError(f"batch_norm: {name} should contain {C} elements not "
                                f"{t.numel()} (input shape {tuple(x.shape)})")
-    axes = (0,) + tuple(range(2, x.ndim))
-    n = x.numel() // C
+    axes = (0,) if ndim == 2 else (0,) + tuple(range(2, ndim))
+    n = x.data.size // C
     if training:
         if n <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got "
@@ -213,14 +216,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                 var = ((x.data - mean.reshape(_bshape(x.ndim, C))) ** 2).sum(axis=axes) / \
                     (n - correction)
                 var = var.astype(x.dtype, copy=False)
-            unbiased = var * ((n - correction) / (n - 1))
             m = 0.1 if momentum is None else momentum
+            # in place, the same arithmetic as rm = (1 - m) * rm + m * mean
             if running_mean is not None:
                 rm = running_mean.data
-                rm[...] = (1 - m) * rm + m * mean
+                rm *= 1 - m
+                rm += m * mean
             if running_var is not None:
                 rv = running_var.data
-                rv[...] = (1 - m) * rv + m * unbiased
+                unbiased = var * ((n - correction) / (n - 1))
+                unbiased *= m
+                rv *= 1 - m
+                rv += unbiased
         return out
     if running_mean is None or running_var is None:
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in "
@@ -285,9 +292,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise NotImplementedError("embedding: max_norm is not supported by tapegrad")
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq / sparse are not supported")
-    if idx.size and (idx.min() < -V or idx.max() >= V or idx.min() < 0):
+    if idx.size and (idx.min() < 0 or idx.max() >= V):
         raise IndexError("index out of range in self")
-    return apply(_K.embedding, weight, Tensor(idx),
+    return apply(_K.embedding, weight, _make(idx, False, None),
                  padding_idx=-1 if padding_idx is None else int(padding_idx))
 
 
@@ -353,7 +360,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_class_target(x, tgt, "cross_entropy")
     w = _weight_arr(weight, C, "cross_entropy")
     x2, t2, out_shape = _class_dim_last(x, tgt.data)
-    out = apply(_K.cross_entropy, x2, Tensor(t2.astype(np.int64, copy=False)), w,
+    out = apply(_K.cross_entropy, x2, _make(t2.astype(np.int64, copy=False), False, None), w,
                 ignore_index=int(ignore_index), label_smoothing=float(label_smoothing),
                 reduction=reduction)
     if reduction == "none" and out_shape is not None:
@@ -395,7 +402,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     C = x.shape[1] if x.ndim > 1 else x.shape[0]
     w = _weight_arr(weight, C, "nll_loss")
     x2, t2, out_shape = _class_dim_last(x, tgt.data)
-    out = apply(_K.nll_loss, x2, Tensor(t2.astype(np.int64, copy=False)), w,
+    out = apply(_K.nll_loss, x2, _make(t2.astype(np.int64, copy=False), False, None), w,
                 ignore_index=int(ignore_index), reduction=reduction)
     if reduction == "none" and out_shape is not None:
         out = _F.reshape(out, out_shape)
