@@ -74,7 +74,9 @@ def sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr, damp
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         if weight_decay != 0:
-            grad = grad + weight_decay * param
+            wd = weight_decay * param
+            wd += grad  # grad + weight_decay * param, in the fresh temporary
+            grad = wd
         if momentum != 0:
             buf = momentum_buffer_list[i]
             if buf is None:
@@ -84,6 +86,7 @@ def sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr, damp
                 momentum_buffer_list[i] = buf
             else:
                 buf *= momentum
-                buf += (1 - dampening) * grad
+                # NOTE: (1 - 0) * grad is grad exactly: skip the multiply without dampening
+                buf += grad if dampening == 0 else (1 - dampening) * grad
             grad = grad + momentum * buf if nesterov else buf
         param -= lr * grad
