@@ -57,6 +57,10 @@ def _linear_dw(xp, g, ans, x, w, b=None):
 
 
 def _linear_db(xp, g, ans, x, w, b=None):
+    if _is_np(xp) and b.ndim == 1 and g.ndim > 1:
+        # the sum the engine would do (over the same leading axes), without its
+        # generic unbroadcasting path
+        return g.sum(axis=tuple(range(g.ndim - 1)))
     return g  # the engine sums the broadcast rows back to b's shape (out_features,)
 
 
@@ -242,7 +246,11 @@ nll_loss = defop("nll_loss", _nll_forward, extra=True, jvp=_nll_jvp,
 
 # ---- batch norm (normalize over `axes`: all but the channel axis 1) -----------------------
 def _bshape(x, axes):
-    return tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+    """x's shape with 1 on the normalized axes: (1, C) for (N, C), (1, C, 1) for (N, C, L)."""
+    shape = list(x.shape)
+    for a in axes:
+        shape[a] = 1
+    return tuple(shape)
 
 
 def _count(x, axes):
