@@ -244,6 +244,14 @@ nll_loss = defop("nll_loss", _nll_forward, extra=True, jvp=_nll_jvp,
                  doc="loss = -w[y] x[y]; dx = -w[y] onehot(y) (a scatter)")
 
 
+def _add_into(out, b):
+    """out + b, in place when that keeps out's dtype and shape (out is a fresh array)."""
+    if b.dtype == out.dtype and b.ndim <= out.ndim:
+        out += b
+        return out
+    return out + b
+
+
 # ---- batch norm (normalize over `axes`: all but the channel axis 1) -----------------------
 def _bshape(x, axes):
     """x's shape with 1 on the normalized axes: (1, C) for (N, C), (1, C, 1) for (N, C, L)."""
@@ -275,7 +283,7 @@ def _bn_forward(x, w=None, b=None, *, axes, eps, correction=0, **_saved):
         shape = _bshape(x, axes)
         out = xhat * w.reshape(shape)                            # xhat * w
         if b is not None:
-            out += b.reshape(shape)                              # + b
+            out = _add_into(out, b.reshape(shape))               # + b
     elif b is not None:
         out = xhat + b.reshape(_bshape(x, axes))
     return out, {"mean": mean, "var": var, "invstd": invstd, "xhat": xhat}
@@ -355,16 +363,21 @@ batch_norm = defop("batch_norm", _bn_forward, extra=True, jvp=_bn_jvp,
 
 # ---- layer norm (normalize over the trailing `axes`; weight has their shape) ----------------
 def _ln_forward(x, w=None, b=None, *, axes, eps, **_saved):
-    mean = np.mean(x, axis=axes, keepdims=True)
+    # ndarray methods, fresh temporaries updated in place: the same arithmetic as
+    # mean(xc * xc) and xhat * w + b
+    mean = x.mean(axis=axes, keepdims=True)
     xc = x - mean
-    var = np.mean(xc * xc, axis=axes, keepdims=True)
+    sq = xc * xc
+    var = sq.mean(axis=axes, keepdims=True)
     invstd = 1.0 / np.sqrt(var + eps)
     xhat = xc * invstd
     out = xhat
     if w is not None:
-        out = out * w
-    if b is not None:
-        out = out + b
+        out = xhat * w
+        if b is not None:
+            out = _add_into(out, b)
+    elif b is not None:
+        out = xhat + b
     return out, {"invstd": invstd, "xhat": xhat}
 
 
@@ -372,16 +385,29 @@ def _ln_dx(xp, g, ans, x, w=None, b=None, *, axes, eps, **kw):
     #   dx = invstd * (gx - mean(gx) - xhat * mean(gx * xhat))   over the normalized axes
     xhat, invstd = _norm_stats(xp, x, axes, eps, 0, kw)
     gx = g if w is None else g * w
+    if _is_np(xp):
+        # the same formula with ndarray methods, updating one fresh temporary in place
+        s = (gx * xhat).mean(axis=axes, keepdims=True)
+        d = gx - gx.mean(axis=axes, keepdims=True)
+        t = xhat * s
+        d -= t
+        d *= invstd
+        return d
     return invstd * (gx - xp.mean(gx, axis=axes, keepdims=True)
                      - xhat * xp.mean(gx * xhat, axis=axes, keepdims=True))
 
 
 def _ln_dw(xp, g, ans, x, w=None, b=None, *, axes, eps, **kw):
     xhat, _ = _norm_stats(xp, x, axes, eps, 0, kw)
+    if _is_np(xp) and g.ndim > w.ndim:
+        # the engine's sum over the leading (batch) axes, done here: same axes, same sum
+        return (g * xhat).sum(axis=tuple(range(g.ndim - w.ndim)))
     return g * xhat  # the engine sums the leading (batch) axes
 
 
 def _ln_db(xp, g, ans, x, w=None, b=None, *, axes, eps, **kw):
+    if _is_np(xp) and g.ndim > b.ndim:
+        return g.sum(axis=tuple(range(g.ndim - b.ndim)))
     return g
 
 
