@@ -37,10 +37,13 @@ from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import inference_mode
 from . import func  # noqa: E402  function transforms: jvp, vjp, grad
-from . import func  # noqa: E402  function transforms: jvp, vjp, grad
 from .value import Value
 from . import viz  # noqa: E402  graph pictures (draw, to_dot), narrated backward
 from .viz.explain import explain  # noqa: E402
+from . import nn  # noqa: E402  tg.nn: Module, layers, losses, functional, init
+from . import optim, utils, data  # noqa: E402  optimizers, tg.utils.data, tg.data.MNIST
+from . import amp  # noqa: E402  tg.amp: GradScaler (float16 loss scaling)
+from .serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -51,7 +54,3 @@ def is_tensor(obj):
 
 def numel(input):
     return input.numel()
-from . import nn  # noqa: E402  tg.nn: Module, layers, losses, functional, init
-from . import optim, utils, data  # noqa: E402  optimizers, tg.utils.data, tg.data.MNIST
-from . import amp  # noqa: E402  tg.amp: GradScaler (float16 loss scaling)
-from .serialization import load, save  # noqa: E402
