@@ -4,7 +4,6 @@ and the speed of the integer-array paths (Embedding, cross-entropy picking).
 Values, gradients, gradcheck and second order of the differentiable indexing ops are in
 tests/opdb_shape.py (run by tests/test_opdb.py).
 """
-import time
 
 import numpy as np
 import pytest
@@ -302,17 +301,8 @@ def test_multinomial_distribution_and_reproducibility():
     assert (tg.multinomial(p, 5, replacement=True, generator=g).data == a.data).all()
 
 
-# ---- speed: integer-array paths used by Embedding and cross-entropy -------------------------
-def _best(fn, n=3):
-    best = float("inf")
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
-def test_embedding_style_getitem_backward_is_vectorized():
+# ---- integer-array paths used by Embedding and cross-entropy (speed: bench, not tests) ---
+def test_embedding_style_getitem_backward():
     V, D = 5000, 64
     w = tg.randn(V, D, requires_grad=True)
     idx = tg.randint(0, V, (32, 64))
@@ -321,13 +311,12 @@ def test_embedding_style_getitem_backward_is_vectorized():
     def run():
         w.grad = None
         w[idx].sum().backward()
-    t = _best(run)
+    run()
     tw[torch.tensor(idx.data)].sum().backward()
     _same(w.grad, tw.grad, rtol=1e-6, atol=1e-5)
-    assert t < 0.1, f"embedding lookup forward+backward took {t:.3f}s"
 
 
-def test_pick_by_target_backward_is_vectorized():
+def test_pick_by_target_backward():
     N, C = 4096, 100
     logp = tg.randn(N, C, requires_grad=True)
     target = tg.randint(0, C, (N,))
@@ -335,9 +324,9 @@ def test_pick_by_target_backward_is_vectorized():
     def run():
         logp.grad = None
         logp[tg.arange(N), target].sum().backward()
-    t = _best(run)
+    run()
     assert logp.grad.data.sum() == N
-    assert t < 0.05, f"pick forward+backward took {t:.3f}s"
+    np.testing.assert_array_equal(logp.grad.data[np.arange(N), target.data], np.ones(N))
 
 
 @settings(max_examples=40, deadline=None)
