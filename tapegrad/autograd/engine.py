@@ -333,20 +333,24 @@ def _accumulate(t, g, create_graph, hook_runner, exclusive=False):
 _anomaly_hook = [None]
 
 
+def _start(roots, grad_outputs, retain_graph, create_graph):
+    """Shared by backward() and grad(): the roots as a list, their seed gradients (the
+    implicit 1 for a scalar), and retain_graph's default (= create_graph)."""
+    Tensor = _graph.Tensor
+    roots = [roots] if isinstance(roots, Tensor) else list(roots)
+    _check_roots(roots)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(roots)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    seeds = [_seed(r, g, create_graph) for r, g in zip(roots, grad_outputs)]
+    return roots, seeds, create_graph if retain_graph is None else retain_graph
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Compute the gradient of `tensors` w.r.t. the graph's leaves and accumulate it."""
     Tensor = _graph.Tensor
-    if isinstance(tensors, Tensor):
-        tensors = [tensors]
-    tensors = list(tensors)
-    _check_roots(tensors)
-    if grad_tensors is None:
-        grad_tensors = [None] * len(tensors)
-    elif isinstance(grad_tensors, Tensor):
-        grad_tensors = [grad_tensors]
-    seeds = [_seed(r, g, create_graph) for r, g in zip(tensors, grad_tensors)]
-    if retain_graph is None:
-        retain_graph = create_graph
+    tensors, seeds, retain_graph = _start(tensors, grad_tensors, retain_graph, create_graph)
     if inputs is not None:
         inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
         if not inputs:
@@ -364,21 +368,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          allow_unused=None, materialize_grads=False):
     """Return d(outputs)/d(inputs) as a tuple, without touching any `.grad`."""
     Tensor = _graph.Tensor
-    single_out = isinstance(outputs, Tensor)
-    outputs = [outputs] if single_out else list(outputs)
     inputs_t = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-    _check_roots(outputs)
+    outputs, seeds, retain_graph = _start(outputs, grad_outputs, retain_graph, create_graph)
     for i, t in enumerate(inputs_t):
         if not isinstance(t, Tensor) or not t._rg:
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not "
                                "require grad")
-    if grad_outputs is None:
-        grad_outputs = [None] * len(outputs)
-    elif isinstance(grad_outputs, Tensor):
-        grad_outputs = [grad_outputs]
-    seeds = [_seed(r, g, create_graph) for r, g in zip(outputs, grad_outputs)]
-    if retain_graph is None:
-        retain_graph = create_graph
     got = run(outputs, seeds, retain_graph, create_graph, capture=inputs_t, accumulate=False)
     result = []
     for i, t in enumerate(inputs_t):

@@ -109,10 +109,8 @@ class Node:
         """Hook on the gradient flowing into this node's output (used for non-leaf tensors)."""
         if self.hooks is None:
             self.hooks = {}
-        from .hooks import RemovableHandle
-        handle = RemovableHandle(self.hooks)
-        self.hooks[handle.id] = fn
-        return handle
+        from .hooks import add_hook
+        return add_hook(self.hooks, fn)
 
     def __repr__(self):
         def desc(t):

@@ -31,6 +31,13 @@ class RemovableHandle:
         self.remove()
 
 
+def add_hook(hooks, fn):
+    """Put `fn` into the dict `hooks` (insertion order = call order); returns its handle."""
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
 class _RetainGrad:
     """The hook behind retain_grad(): stores the gradient on the (weakly held) tensor."""
 
@@ -64,9 +71,7 @@ def register_hook(t, fn):
         return t.grad_fn.register_hook(fn)
     if t._hooks is None:
         t._hooks = {}
-    handle = RemovableHandle(t._hooks)
-    t._hooks[handle.id] = fn
-    return handle
+    return add_hook(t._hooks, fn)
 
 
 def register_post_accumulate_grad_hook(t, fn):
@@ -75,9 +80,7 @@ def register_post_accumulate_grad_hook(t, fn):
     _check_requires_grad(t)
     if t._post_hooks is None:
         t._post_hooks = {}
-    handle = RemovableHandle(t._post_hooks)
-    t._post_hooks[handle.id] = fn
-    return handle
+    return add_hook(t._post_hooks, fn)
 
 
 def retain_grad(t):

@@ -269,20 +269,20 @@ argmax = _arg_reduction(R.argmax)
 argmin = _arg_reduction(R.argmin)
 
 
-def softmax(input, dim, dtype=None):
-    x = _tensor(input)
-    if dtype is not None:
-        x = x.to(dtype)
-    _check_dims("softmax", x, dim)
-    return apply(SM.softmax, x, axis=int(dim))
+def _along_dim(op):
+    """softmax / log_softmax: one dim, an optional dtype to compute in."""
+    def f(input, dim, dtype=None):
+        x = _tensor(input)
+        if dtype is not None:
+            x = x.to(dtype)
+        _check_dims(op.name, x, dim)
+        return apply(op, x, axis=int(dim))
+    f.__name__ = op.name
+    return f
 
 
-def log_softmax(input, dim, dtype=None):
-    x = _tensor(input)
-    if dtype is not None:
-        x = x.to(dtype)
-    _check_dims("log_softmax", x, dim)
-    return apply(SM.log_softmax, x, axis=int(dim))
+softmax = _along_dim(SM.softmax)
+log_softmax = _along_dim(SM.log_softmax)
 
 
 def matmul(input, other):
