@@ -8,13 +8,52 @@ from collections import OrderedDict
 from .module import Module
 
 
-def _index(idx, n, what):
-    if not -n <= idx < n:
-        raise IndexError(f"index {idx} is out of range")
-    return idx % n
+class _NumberedModules(Module):
+    """What Sequential and ModuleList share: children held in order (under "0", "1", ...)
+    and reached by integer index, as in a Python list.
+
+    Slicing is left to each subclass (a slice of a Sequential is a Sequential, of a
+    ModuleList a ModuleList)."""
+
+    def _key_at(self, idx):
+        """The `_modules` key of the child at integer `idx` (negative counts from the end)."""
+        keys = list(self._modules)
+        n = len(keys)
+        idx = int(idx)
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of range")
+        return keys[idx % n]
+
+    def _renumber(self, modules):
+        """Hold exactly `modules`, under the names "0", "1", ... (PyTorch renumbers after a
+        deletion or an insertion)."""
+        self._modules.clear()
+        for i, m in enumerate(modules):
+            self._modules[str(i)] = m
+
+    def __setitem__(self, idx, module):
+        setattr(self, self._key_at(idx), module)
+
+    def __delitem__(self, idx):
+        if isinstance(idx, slice):
+            for k in list(self._modules)[idx]:
+                del self._modules[k]
+        else:
+            del self._modules[self._key_at(idx)]
+        self._renumber(list(self._modules.values()))
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
 
 
-class Sequential(Module):
+class Sequential(_NumberedModules):
     """Run the modules one after another: `Sequential(Linear(4, 8), ReLU(), Linear(8, 2))`.
     Also accepts an OrderedDict of name -> module."""
 
@@ -35,35 +74,7 @@ class Sequential(Module):
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return Sequential(OrderedDict(list(self._modules.items())[idx]))
-        keys = list(self._modules)
-        return self._modules[keys[_index(int(idx), len(keys), "Sequential")]]
-
-    def __setitem__(self, idx, module):
-        keys = list(self._modules)
-        setattr(self, keys[_index(int(idx), len(keys), "Sequential")], module)
-
-    def __delitem__(self, idx):
-        keys = list(self._modules)
-        if isinstance(idx, slice):
-            for k in keys[idx]:
-                del self._modules[k]
-        else:
-            del self._modules[keys[_index(int(idx), len(keys), "Sequential")]]
-        # PyTorch renumbers the remaining modules
-        items = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
+        return self._modules[self._key_at(idx)]
 
     def extend(self, modules):
         for m in modules:
@@ -80,13 +91,11 @@ class Sequential(Module):
             index += n
         items = list(self._modules.values())
         items.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
+        self._renumber(items)
         return self
 
 
-class ModuleList(Module):
+class ModuleList(_NumberedModules):
     """A list of modules whose parameters the parent module sees."""
 
     def __init__(self, modules=None):
@@ -97,37 +106,10 @@ class ModuleList(Module):
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return ModuleList(list(self._modules.values())[idx])
-        keys = list(self._modules)
-        return self._modules[keys[_index(int(idx), len(keys), "ModuleList")]]
-
-    def __setitem__(self, idx, module):
-        keys = list(self._modules)
-        setattr(self, keys[_index(int(idx), len(keys), "ModuleList")], module)
-
-    def __delitem__(self, idx):
-        keys = list(self._modules)
-        if isinstance(idx, slice):
-            for k in keys[idx]:
-                del self._modules[k]
-        else:
-            del self._modules[keys[_index(int(idx), len(keys), "ModuleList")]]
-        items = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
+        return self._modules[self._key_at(idx)]
 
     def __iadd__(self, modules):
         return self.extend(modules)
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
 
     def extend(self, modules):
         if isinstance(modules, Module) and not isinstance(modules, (ModuleList, Sequential)):
