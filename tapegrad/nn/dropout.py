@@ -4,7 +4,10 @@ from . import functional as F
 from .module import Module
 
 
-class Dropout(Module):
+class _DropoutNd(Module):
+    """What every dropout module shares (PyTorch's `_DropoutNd`): the check 0 <= p <= 1,
+    the `p` and `inplace` attributes and the repr. Subclasses define `forward`."""
+
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if p < 0 or p > 1:
@@ -12,8 +15,10 @@ class Dropout(Module):
         self.p = p
         self.inplace = inplace
 
-    def forward(self, input):
-        return F.dropout(input, self.p, self.training)
-
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training)

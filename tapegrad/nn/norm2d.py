@@ -1,7 +1,7 @@
 """`BatchNorm2d` (batch norm over (N, H, W) per channel, the fused `batch_norm` entry of
 `ops/nn_ops.py`) and `Dropout2d` (drops whole channels)."""
 from . import functional_conv as F
-from .module import Module
+from .dropout import _DropoutNd
 from .normalization import _BatchNorm
 
 
@@ -17,20 +17,10 @@ class BatchNorm2d(_BatchNorm):
             raise ValueError(f"expected 4D input (got {input.ndim}D input)")
 
 
-class Dropout2d(Module):
+class Dropout2d(_DropoutNd):
     """Zero each whole channel x[n, c] with probability p, scale the rest by 1/(1-p).
 
     Input (N, C, H, W) or (C, H, W). Identity in eval mode."""
 
-    def __init__(self, p=0.5, inplace=False):
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
-        self.inplace = inplace
-
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training)
-
-    def extra_repr(self):
-        return f"p={self.p}, inplace={self.inplace}"
