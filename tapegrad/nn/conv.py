@@ -9,7 +9,6 @@
 `padding_mode` other than 'zeros' pads explicitly with `F.pad` (reflect, replicate,
 circular) and then convolves without padding, as PyTorch does.
 """
-import math
 
 import numpy as np
 
@@ -78,13 +77,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        # kaiming_uniform_ with a=sqrt(5) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        init._default_layer_init_(self.weight, self.bias, fill_bias_without_fan_in=False)
 
     def _explicit_pad(self):
         """F.pad amounts (last dim first) for a non-'zeros' padding_mode."""

@@ -159,6 +159,27 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     return normal_(tensor, 0.0, std, generator)
 
 
+def _default_layer_init_(weight, bias, *, fill_bias_without_fan_in):
+    """PyTorch's default `reset_parameters` of Linear and Conv*/ConvTranspose*:
+        weight ~ kaiming_uniform_(a=sqrt(5)) = U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+        bias   ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))        (fan_in of the weight)
+
+    NOTE: with fan_in == 0 there is no bound. PyTorch's Linear then still fills the bias
+    from U(0, 0), i.e. zeros (fill_bias_without_fan_in=True); its convolutions leave the
+    bias as allocated (False)."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is None:
+        return
+    fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+    if fan_in > 0:
+        bound = 1 / math.sqrt(fan_in)
+    elif fill_bias_without_fan_in:
+        bound = 0
+    else:
+        return
+    uniform_(bias, -bound, bound)
+
+
 def orthogonal_(tensor, gain=1, generator=None):
     """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian matrix."""
     if tensor.ndim < 2:
