@@ -95,6 +95,15 @@ class _ConvNd(Module):
             out += [b, a]
         return tuple(out)
 
+    def _conv_forward(self, input, conv):
+        """`conv` (F.conv1d or F.conv2d) with this module's weight, bias and arguments; a
+        padding_mode other than 'zeros' pads explicitly first and convolves unpadded."""
+        if self.padding_mode != "zeros":
+            x = F.pad(input, self._explicit_pad(), mode=self.padding_mode)
+            return conv(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                    self.groups)
+
     def extra_repr(self):
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
              f"stride={self.stride}")
@@ -119,12 +128,7 @@ class Conv2d(_ConvNd):
     _nd = 2
 
     def forward(self, input):
-        if self.padding_mode != "zeros":
-            x = F.pad(input, self._explicit_pad(), mode=self.padding_mode)
-            return F.conv2d(x, self.weight, self.bias, self.stride, 0, self.dilation,
-                            self.groups)
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+        return self._conv_forward(input, F.conv2d)
 
 
 class Conv1d(_ConvNd):
@@ -133,12 +137,7 @@ class Conv1d(_ConvNd):
     _nd = 1
 
     def forward(self, input):
-        if self.padding_mode != "zeros":
-            x = F.pad(input, self._explicit_pad(), mode=self.padding_mode)
-            return F.conv1d(x, self.weight, self.bias, self.stride, 0, self.dilation,
-                            self.groups)
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+        return self._conv_forward(input, F.conv1d)
 
 
 class _ConvTransposeNd(_ConvNd):
