@@ -15,6 +15,7 @@ from .autograd import engine as _engine
 from .autograd import forward_ad as fwAD
 from .autograd import graph as _graph
 from .autograd import grad_mode
+from .autograd.functional import _grads, _one_hot_like, _zeros
 
 __all__ = ["jvp", "vjp", "grad", "grad_and_value", "jacrev", "jacfwd", "hessian"]
 
@@ -34,10 +35,6 @@ def _as_tuple(x, what, fname):
         return tuple(x), False
     raise TypeError(f"{fname}: expected {what} to be a Tensor or a tuple of Tensors, got "
                     f"{type(x).__name__}")
-
-
-def _zeros(t):
-    return _graph._make(np.zeros_like(t.data), False, None)
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
@@ -106,20 +103,12 @@ def vjp(func, *primals, has_aux=False):
         if len(cts) != len(outs):
             raise RuntimeError(f"vjp_fn: expected {len(outs)} cotangents (one per output), "
                                f"got {len(cts)}")
-        roots, seeds = [], []
         for o, c in zip(outs, cts):
             if tuple(o.shape) != tuple(c.shape):
                 raise RuntimeError(f"vjp_fn: Mismatch in shape: cotangent has a shape of "
                                    f"{tuple(c.shape)} and output has a shape of "
                                    f"{tuple(o.shape)}.")
-            if o._rg:
-                roots.append(o)
-                seeds.append(c)
-        if not roots:
-            return tuple(_zeros(x) for x in xs)
-        gs = _engine.grad(roots, xs, seeds, retain_graph=True, create_graph=nested,
-                          allow_unused=True)
-        return tuple(_zeros(x) if g is None else g for x, g in zip(xs, gs))
+        return _grads(outs, xs, cts, nested)
 
     value = out if nested else (outs[0].detach() if single else tuple(o.detach() for o in outs))
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
@@ -195,9 +184,7 @@ def jacrev(func, argnums=0):
         out, fn = vjp(lambda *xs: func(*_subst(args, nums, xs)), *[args[n] for n in nums])
         rows = [[] for _ in nums]
         for k in range(out.data.size):
-            e = np.zeros(out.data.size, dtype=out.data.dtype)
-            e[k] = 1
-            for j, g in enumerate(fn(_graph.Tensor(e.reshape(out.data.shape)))):
+            for j, g in enumerate(fn(_one_hot_like(out, k))):
                 rows[j].append(g)
         jac = tuple(_stack(r, tuple(out.shape) + tuple(args[n].shape))
                     for r, n in zip(rows, nums))
@@ -217,10 +204,8 @@ def jacfwd(func, argnums=0):
             cols = []
             out = None
             for k in range(x.data.size):
-                e = np.zeros(x.data.size, dtype=x.data.dtype)
-                e[k] = 1
-                tangents = tuple(_graph.Tensor(e.reshape(x.data.shape)) if m == n
-                                 else _zeros(args[m]) for m in nums)
+                tangents = tuple(_one_hot_like(x, k) if m == n else _zeros(args[m])
+                                 for m in nums)
                 out, col = jvp(lambda *xs: func(*_subst(args, nums, xs)),
                                tuple(args[m] for m in nums), tangents)
                 cols.append(col.data)

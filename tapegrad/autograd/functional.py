@@ -46,8 +46,30 @@ def _prepare(inputs, create_graph):
     return tuple(out)
 
 
+def _call(func, inputs, create_graph, fname):
+    """Run func on prepared copies of `inputs` (a Tensor or a tuple of Tensors).
+
+    Returns (xs, in_tuple, outs, out_tuple): the prepared inputs, the outputs as a tuple,
+    and whether inputs / outputs were given as tuples (to shape the result alike)."""
+    ins, in_tuple = _as_tuple(inputs, "inputs", fname)
+    xs = _prepare(ins, create_graph)
+    with grad_mode.enable_grad():
+        out = func(*xs)
+    outs, out_tuple = _as_tuple(out, "outputs of the user-provided function", fname)
+    return xs, in_tuple, outs, out_tuple
+
+
 def _zeros(t):
+    """A constant zero tensor like t: the gradient of an input the outputs do not use."""
     return _graph._make(np.zeros_like(t.data), False, None)
+
+
+def _one_hot_like(t, k):
+    """The basis tensor e_k (flat index k) with t's shape and dtype: the seed that picks
+    row k of a Jacobian (reverse mode) or column k (forward mode)."""
+    e = np.zeros(t.data.size, dtype=t.data.dtype)
+    e[k] = 1
+    return _graph.Tensor(e.reshape(t.data.shape))
 
 
 def _grads(outputs, inputs, seeds, create_graph):
@@ -81,11 +103,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     """The Jacobian of func at inputs (see the module docstring for shapes)."""
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
-    ins, in_tuple = _as_tuple(inputs, "inputs", "jacobian")
-    xs = _prepare(ins, create_graph)
-    with grad_mode.enable_grad():
-        outs = func(*xs)
-    outs, out_tuple = _as_tuple(outs, "outputs of the user-provided function", "jacobian")
+    xs, in_tuple, outs, out_tuple = _call(func, inputs, create_graph, "jacobian")
     if strict:
         for i, o in enumerate(outs):
             if not o._rg:
@@ -98,10 +116,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         rows = [[] for _ in xs]
         n = o.data.size
         for k in range(n):
-            e = np.zeros(n, dtype=o.data.dtype)
-            e[k] = 1
-            seed = e.reshape(o.data.shape)
-            gs = _grads([o], xs, [_graph.Tensor(seed)], create_graph)
+            gs = _grads([o], xs, [_one_hot_like(o, k)], create_graph)
             for j, g in enumerate(gs):
                 rows[j].append(g)
         jac.append(tuple(
@@ -135,11 +150,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T J): one reverse pass."""
-    ins, in_tuple = _as_tuple(inputs, "inputs", "vjp")
-    xs = _prepare(ins, create_graph)
-    with grad_mode.enable_grad():
-        outs = func(*xs)
-    outs_t, out_tuple = _as_tuple(outs, "outputs of the user-provided function", "vjp")
+    xs, in_tuple, outs_t, out_tuple = _call(func, inputs, create_graph, "vjp")
     if v is None:
         if len(outs_t) != 1 or outs_t[0].data.size != 1:
             raise RuntimeError("The vector v can only be None if the user-provided function "
@@ -171,11 +182,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T H): reverse over reverse."""
-    ins, in_tuple = _as_tuple(inputs, "inputs", "vhp")
-    xs = _prepare(ins, create_graph)
-    with grad_mode.enable_grad():
-        out = func(*xs)
-    outs, _ = _as_tuple(out, "outputs of the user-provided function", "vhp")
+    xs, in_tuple, outs, _ = _call(func, inputs, create_graph, "vhp")
     if len(outs) != 1 or outs[0].data.size != 1:
         raise RuntimeError("The function given to vhp should return a single Tensor with a "
                            "single element.")
