@@ -174,6 +174,18 @@ def _fail(msg, raise_exception):
     return False
 
 
+_NO_OUTPUT = "gradcheck: the function returned no floating-point Tensor output"
+
+
+def _verdict(what, eps, reports, raise_exception):
+    """True when there is no report; otherwise fail (raise or print) with a header naming
+    the check (`what`) and eps, followed by the reports."""
+    if not reports:
+        return True
+    return _fail(f"{what} failed: reverse mode disagrees with central differences "
+                 f"(eps={eps:g}).\n" + "\n".join(reports), raise_exception)
+
+
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               fast_mode=False, *, nondet_tol=0.0):
     """Check reverse-mode gradients of `fn` at `inputs` against central differences.
@@ -189,8 +201,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
             return _fast(fn, inputs, diff_idx, eps, atol, rtol, raise_exception)
         ana, out_shapes, problems = _analytical(fn, inputs, diff_idx)
         if not out_shapes:
-            return _fail("gradcheck: the function returned no floating-point Tensor output",
-                         raise_exception)
+            return _fail(_NO_OUTPUT, raise_exception)
         num = _numerical(fn, inputs, diff_idx, out_shapes, eps)
     reports = [f"gradcheck: {p}" for p in problems]
     for (k, i), n in num.items():
@@ -198,10 +209,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
                        "Jacobian")
         if rep:
             reports.append(rep)
-    if reports:
-        return _fail("gradcheck failed: reverse mode disagrees with central differences "
-                     f"(eps={eps:g}).\n" + "\n".join(reports), raise_exception)
-    return True
+    return _verdict("gradcheck", eps, reports, raise_exception)
 
 
 def _fast(fn, inputs, diff_idx, eps, atol, rtol, raise_exception):
@@ -210,8 +218,7 @@ def _fast(fn, inputs, diff_idx, eps, atol, rtol, raise_exception):
     rng = np.random.default_rng(0)
     outs = _outputs(fn(*inputs))
     if not outs:
-        return _fail("gradcheck: the function returned no floating-point Tensor output",
-                     raise_exception)
+        return _fail(_NO_OUTPUT, raise_exception)
     live = [(k, o) for k, o in outs if o.requires_grad]
     us = {k: rng.standard_normal(o.shape) for k, o in outs}
     diff_t = [inputs[i] for i in diff_idx]
@@ -237,10 +244,7 @@ def _fast(fn, inputs, diff_idx, eps, atol, rtol, raise_exception):
                        "Projected Jacobian (u^T J v, fast mode)")
         if rep:
             reports.append(rep)
-    if reports:
-        return _fail("gradcheck (fast mode) failed: reverse mode disagrees with central "
-                     f"differences (eps={eps:g}).\n" + "\n".join(reports), raise_exception)
-    return True
+    return _verdict("gradcheck (fast mode)", eps, reports, raise_exception)
 
 
 def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
