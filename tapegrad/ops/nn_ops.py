@@ -294,8 +294,7 @@ def _bn_forward(x, w=None, b=None, *, axes, eps, correction=0, **_saved):
     # the same arithmetic, in the same order, as the textbook lines in the comments.
     mean = _mean(x, axes, n)
     xc = x - mean
-    sq = xc * xc
-    var = sq.sum(axis=axes, keepdims=True) / (n - correction)   # sum(xc^2) / (n - c)
+    var = (xc * xc).sum(axis=axes, keepdims=True) / (n - correction)   # sum(xc^2) / (n - c)
     invstd = 1.0 / np.sqrt(var + eps)
     xhat = xc * invstd
     out = xhat
@@ -332,8 +331,7 @@ def _bn_dx(xp, g, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw):
         gx = g if w is None else g * w.reshape(_bshape(x, axes))
         s = (gx * xhat).sum(axis=axes, keepdims=True) / (n - correction)
         d = gx - _mean(gx, axes, n)
-        t = xhat * s
-        d -= t
+        d -= xhat * s  # NOTE: unnamed temporaries die at once (big arrays: less memory)
         d *= invstd
         return d
     gx = g if w is None else g * xp.reshape(w, _bshape(x, axes))
@@ -388,8 +386,7 @@ def _ln_forward(x, w=None, b=None, *, axes, eps, **_saved):
     n = _count(x, axes)
     mean = _mean(x, axes, n)
     xc = x - mean
-    sq = xc * xc
-    var = _mean(sq, axes, n)
+    var = _mean(xc * xc, axes, n)
     invstd = 1.0 / np.sqrt(var + eps)
     xhat = xc * invstd
     out = xhat
@@ -411,8 +408,7 @@ def _ln_dx(xp, g, ans, x, w=None, b=None, *, axes, eps, **kw):
         n = _count(x, axes)
         s = _mean(gx * xhat, axes, n)
         d = gx - _mean(gx, axes, n)
-        t = xhat * s
-        d -= t
+        d -= xhat * s  # NOTE: unnamed temporaries die at once (big arrays: less memory)
         d *= invstd
         return d
     return invstd * (gx - xp.mean(gx, axis=axes, keepdims=True)

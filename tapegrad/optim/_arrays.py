@@ -5,9 +5,7 @@ import numpy as np
 def lerp_(a, b, w):
     """a <- a + w * (b - a), in place, with PyTorch's two-branch formula (exact at w=1)."""
     if abs(w) < 0.5:
-        d = b - a
-        d *= w  # w * (b - a), in the fresh temporary
-        a += d
+        a += w * (b - a)
     else:
         np.subtract(b, (b - a) * (1 - w), out=a)
     return a

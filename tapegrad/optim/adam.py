@@ -100,10 +100,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
                 grad = grad + weight_decay * param
         lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq *= beta2
-        # NOTE: one temporary updated in place, the same arithmetic as the formulas above
-        sq = (1 - beta2) * grad
-        sq *= grad
-        exp_avg_sq += sq
+        exp_avg_sq += (1 - beta2) * grad * grad
         step = float(step_t)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
@@ -111,11 +108,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
         bias_correction2_sqrt = bias_correction2 ** 0.5
         if amsgrad:
             np.maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
-            denom = np.sqrt(max_exp_avg_sqs[i])
+            denom = np.sqrt(max_exp_avg_sqs[i]) / bias_correction2_sqrt + eps
         else:
-            denom = np.sqrt(exp_avg_sq)
-        denom /= bias_correction2_sqrt
-        denom += eps                                   # sqrt(v) / sqrt(bc2) + eps
-        upd = (-step_size) * exp_avg
-        upd /= denom
-        param += upd                                   # p += -step_size * m / denom
+            denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
+        param += (-step_size) * exp_avg / denom
