@@ -297,6 +297,13 @@ def _needs_old(op, index=0):
     return op.saves is None or index in op.saves
 
 
+def _table_method(method, op, fname):
+    """Name a generated in-place method `fname` and document it by its table entry."""
+    method.__name__ = fname
+    method.__doc__ = f"In-place {op.name} (table entry `{op.name}`); returns self."
+    return method
+
+
 # ---- arithmetic ----------------------------------------------------------------
 def _binary_inplace(op, ufunc, fname):
     def method(self, other, *, alpha=None):
@@ -307,9 +314,7 @@ def _binary_inplace(op, ufunc, fname):
         return _inplace(
             self, lambda x: _graph.apply(op, x, o), (o,), needs_old=_needs_old(op),
             fast=lambda out: ufunc(out, arr, out=out, casting="same_kind"))
-    method.__name__ = fname
-    method.__doc__ = f"In-place {op.name} (table entry `{op.name}`); returns self."
-    return method
+    return _table_method(method, op, fname)
 
 
 add_ = _binary_inplace(E.add, np.add, "add_")
@@ -352,9 +357,7 @@ def pow_(self, exponent):
 def _unary_inplace(op, fname):
     def method(self):
         return _inplace(self, lambda x: _graph.apply(op, x), (), needs_old=_needs_old(op))
-    method.__name__ = fname
-    method.__doc__ = f"In-place {op.name} (table entry `{op.name}`); returns self."
-    return method
+    return _table_method(method, op, fname)
 
 
 exp_ = _unary_inplace(E.exp, "exp_")
