@@ -8,11 +8,7 @@ import torch
 
 import tapegrad as tg
 
-
-def _close(a, b, rtol=1e-10, atol=1e-12):
-    a = a.detach().numpy() if isinstance(a, torch.Tensor) else np.asarray(a.data)
-    b = b.detach().numpy() if isinstance(b, torch.Tensor) else np.asarray(b.data)
-    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+from _helpers import assert_close as _close
 
 
 def _make_classes(L):

@@ -15,6 +15,7 @@ from tapegrad.autograd.engine import sum_to
 from tapegrad.ops.registry import OPS
 
 from _ad_corpus import CORPUS, opdb_calls, sample
+from _helpers import assert_close
 
 RTOL, ATOL = 1e-10, 1e-12
 
@@ -25,9 +26,7 @@ def _inputs(name, shapes, domain, seed=0):
 
 
 def _close(a, b, rtol=RTOL, atol=ATOL):
-    a = a.detach().numpy() if isinstance(a, torch.Tensor) else np.asarray(a.data)
-    b = b.detach().numpy() if isinstance(b, torch.Tensor) else np.asarray(b.data)
-    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+    assert_close(a, b, rtol=rtol, atol=atol)
 
 
 # ---- worked example 3 -----------------------------------------------------------------

@@ -7,11 +7,11 @@ import torch
 
 import tapegrad as tg
 
+from _helpers import to_numpy
+
 
 def _np(t):
-    if t is None:
-        return None
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t.data)
+    return None if t is None else to_numpy(t)
 
 
 def _same(a, b, rtol=1e-10, atol=1e-12):

@@ -14,9 +14,7 @@ from hypothesis.extra import numpy as hnp
 
 import tapegrad as tg
 
-
-def _np(t):
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t.data)
+from _helpers import to_numpy as _np
 
 
 def _same(a, b, rtol=1e-10, atol=1e-12):

@@ -1,0 +1,17 @@
+"""Small helpers shared by the differential tests (tapegrad against torch).
+
+`from _helpers import assert_close, to_numpy` (tests/ is on the path, as for _opinfo).
+"""
+import numpy as np
+import torch
+
+
+def to_numpy(t):
+    """The values of a torch tensor (detached) or of a tapegrad tensor, as a NumPy array."""
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t.data)
+
+
+def assert_close(a, b, rtol=1e-10, atol=1e-12):
+    """Assert that two tensors agree elementwise (torch or tapegrad, in any mix); the
+    default tolerances are the float64 ones of the differential tests."""
+    np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=rtol, atol=atol)
