@@ -29,6 +29,14 @@ def _loss(lib, params, k):
     return total
 
 
+def _train(lib, params, opt, steps):
+    """One optimizer step per k in `steps` on _loss(lib, params, k) (lib: tg or torch)."""
+    for k in steps:
+        opt.zero_grad()
+        _loss(lib, params, k).backward()
+        opt.step()
+
+
 def _run(cls_tg, cls_torch, kwargs, dtype=np.float64, steps=6, groups=None):
     init = _init(dtype)
     ours = [tg.tensor(a, requires_grad=True) for a in init]
@@ -38,13 +46,8 @@ def _run(cls_tg, cls_torch, kwargs, dtype=np.float64, steps=6, groups=None):
         opt_b = cls_torch([{"params": theirs[:1], **groups}, {"params": theirs[1:]}], **kwargs)
     else:
         opt_a, opt_b = cls_tg(ours, **kwargs), cls_torch(theirs, **kwargs)
-    for k in range(steps):
-        opt_a.zero_grad()
-        opt_b.zero_grad()
-        _loss(tg, ours, k).backward()
-        _loss(torch, theirs, k).backward()
-        opt_a.step()
-        opt_b.step()
+    _train(tg, ours, opt_a, range(steps))
+    _train(torch, theirs, opt_b, range(steps))
     return ours, theirs, opt_a, opt_b
 
 
@@ -153,10 +156,7 @@ def test_state_dict_resume_through_save_load(name, kwargs, tmp_path):
     fresh = [tg.tensor(p.data, requires_grad=True) for p in ck["params"]]
     opt2 = cls(fresh, **kwargs)
     opt2.load_state_dict(ck["opt"])
-    for k in range(3, 6):
-        opt2.zero_grad()
-        _loss(tg, fresh, k).backward()
-        opt2.step()
+    _train(tg, fresh, opt2, range(3, 6))
     _close(fresh, theirs, np.float64)
     for a, b in zip(fresh, full):
         np.testing.assert_array_equal(a.data, b.data)
@@ -167,10 +167,7 @@ def test_load_torch_state_dict_values():
     init = _init(np.float64)
     theirs = [torch.tensor(a, requires_grad=True) for a in init]
     ob = torch.optim.Adam(theirs, lr=0.02)
-    for k in range(2):
-        ob.zero_grad()
-        _loss(torch, theirs, k).backward()
-        ob.step()
+    _train(torch, theirs, ob, range(2))
     sd = ob.state_dict()
     conv = {"state": {i: {n: tg.tensor(v.numpy()) for n, v in s.items()}
                       for i, s in sd["state"].items()},
@@ -179,13 +176,8 @@ def test_load_torch_state_dict_values():
     oa = tg.optim.Adam(ours, lr=0.5)
     oa.load_state_dict(conv)
     assert oa.param_groups[0]["lr"] == 0.02
-    for k in range(2, 4):
-        oa.zero_grad()
-        ob.zero_grad()
-        _loss(tg, ours, k).backward()
-        _loss(torch, theirs, k).backward()
-        oa.step()
-        ob.step()
+    _train(tg, ours, oa, range(2, 4))
+    _train(torch, theirs, ob, range(2, 4))
     _close(ours, theirs, np.float64)
 
 
