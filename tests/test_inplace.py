@@ -283,20 +283,16 @@ def test_hooks_and_retain_grad_across_inplace():
 
 def test_forward_mode_through_inplace():
     a, v = rng.standard_normal(4), rng.standard_normal(4)
-    with fwAD.dual_level():
-        x = fwAD.make_dual(tg.tensor(a), tg.tensor(v))
-        y = x * 1
-        y.mul_(x).exp_()
-        y.add_(2.0)
-        t = fwAD.unpack_dual(y).tangent
     import torch.autograd.forward_ad as tfw
-    with tfw.dual_level():
-        tx = tfw.make_dual(torch.tensor(a), torch.tensor(v))
-        ty = tx * 1
-        ty.mul_(tx).exp_()
-        ty.add_(2.0)
-        tt = tfw.unpack_dual(ty).tangent
-    _close(t, tt)
+    tangents = []
+    for L, fw in ((tg, fwAD), (torch, tfw)):
+        with fw.dual_level():
+            x = fw.make_dual(L.tensor(a), L.tensor(v))
+            y = x * 1
+            y.mul_(x).exp_()
+            y.add_(2.0)
+            tangents.append(fw.unpack_dual(y).tangent)
+    _close(*tangents)
 
 
 def test_create_graph_through_inplace():
