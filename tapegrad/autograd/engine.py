@@ -217,15 +217,21 @@ def run(roots, seeds, retain_graph, create_graph, capture=None, accumulate=True)
                     for i in capture_nodes[node]:
                         captured[i] = g
                 # one pass: the rules' arguments, and whether anything changed in place
-                changed = node.versions is not None or node.out_version[0] != 0
+                # since the node was recorded (versions None = all were 0 then). Only
+                # then is the detailed check (what the rule reads) worth its cost.
+                vers = node.versions
+                changed = node.out_version[0] != (0 if vers is None else vers[-1])
                 arrays = []
+                k = 0
                 for t in ins:
                     if isinstance(t, Tensor):
                         arrays.append(t.data)
-                        if t._version[0]:
+                        v = t._version[0]
+                        if v and (vers is None or v != vers[k]):
                             changed = True
                     else:
                         arrays.append(t)
+                    k += 1
                 if changed:
                     _check_versions(node)
                 vjps = node.op.vjps
