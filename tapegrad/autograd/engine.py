@@ -289,9 +289,12 @@ def run(roots, seeds, retain_graph, create_graph, capture=None, accumulate=True)
             if t.grad_fn is None and t in leaf_grads:
                 captured[i] = leaf_grads[t]
     if accumulate:
-        for t, g in leaf_grads.items():
-            # refs: the dict value, this loop variable, getrefcount's argument
-            _accumulate(t, g, create_graph, hook_runner, _getrefcount(g) <= 3)
+        g = gi = None  # drop the walk's references before judging who holds a gradient
+        for t in list(leaf_grads):
+            g = leaf_grads.pop(t)
+            # references: this variable and getrefcount's argument, nothing else
+            exclusive = _getrefcount(g) <= 2
+            _accumulate(t, g, create_graph, hook_runner, exclusive)
     return captured
 
 
