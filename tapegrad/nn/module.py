@@ -313,20 +313,9 @@ class Module:
 
     def apply(self, fn):
         """Call `fn(m)` on every submodule (children first, as PyTorch does), then self."""
-        # Post-order (a module after all of its descendants), without recursion.
         # NOTE: like PyTorch, a module shared by two parents is visited twice
         # (children() removes duplicates only among one module's own children).
-        post = []
-        stack = [(self, False)]
-        while stack:
-            m, done = stack.pop()
-            if done:
-                post.append(m)
-                continue
-            stack.append((m, True))
-            for c in reversed(list(m.children())):
-                stack.append((c, False))
-        for m in post:
+        for m in _post_order(self, lambda m: reversed(list(m.children()))):
             fn(m)
         return self
 
@@ -486,17 +475,7 @@ class Module:
     def __repr__(self):
         # Built bottom-up with an explicit stack: the repr of a child is indented into
         # its parent's, as PyTorch prints it.
-        post = []
-        stack = [(self, False)]
-        while stack:
-            m, done = stack.pop()
-            if done:
-                post.append(m)
-                continue
-            stack.append((m, True))
-            for c in m._modules.values():
-                if c is not None:
-                    stack.append((c, False))
+        post = _post_order(self, lambda m: (c for c in m._modules.values() if c is not None))
         text = {}
         for m in post:
             lines = []
@@ -535,3 +514,19 @@ def _typename(v):
     if isinstance(v, Tensor):
         return f"tapegrad.{type(v).__name__}"
     return type(v).__name__
+
+
+def _post_order(root, kids):
+    """Modules in post-order (each after all of its descendants), without recursion.
+    `kids(m)` gives m's children in the order they should be pushed on the stack."""
+    post = []
+    stack = [(root, False)]
+    while stack:
+        m, done = stack.pop()
+        if done:
+            post.append(m)
+            continue
+        stack.append((m, True))
+        for c in kids(m):
+            stack.append((c, False))
+    return post
