@@ -278,3 +278,16 @@ def test_kl_div(dtype, reduction, log_target):
         T = T.copy()
         T[0, 0] = 0.0
         _run(*mods, X[:6], T, dtype, x_map=lsm)
+
+
+def test_cross_entropy_all_rows_ignored_matches_torch():
+    """Every target == ignore_index: the mean loss is 0/0 = nan, the gradient is 0."""
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    ours = tg.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    loss = F.cross_entropy(ours, tg.tensor(np.full(3, -100)))
+    tloss = TF.cross_entropy(theirs, torch.full((3,), -100))
+    loss.backward()
+    tloss.backward()
+    assert np.isnan(loss.item()) and np.isnan(tloss.item())
+    np.testing.assert_array_equal(ours.grad.data, theirs.grad.numpy())

@@ -370,3 +370,17 @@ def test_gelu_and_trunc_normal_without_scipy(monkeypatch):
     t = tg.empty(100, 100)
     tg.nn.init.trunc_normal_(t, a=-1.0, b=1.5)
     assert t.data.min() >= -1.0 and t.data.max() <= 1.5
+
+
+def test_batch_norm_without_affine_output_can_change_in_place():
+    """The output is not the saved normalized input, so `out += 1` is allowed (torch too)."""
+    x = np.random.default_rng(0).standard_normal((4, 3))
+    ours = tg.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    out = tg.nn.functional.batch_norm(ours, None, None, training=True)
+    tout = torch.nn.functional.batch_norm(theirs, None, None, training=True)
+    out += 1
+    tout += 1
+    (out * out).sum().backward()
+    (tout * tout).sum().backward()
+    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -166,7 +166,7 @@ def _ce_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, label_smoot
             p[np.arange(n), safe] -= 1.0
             if wy is not None and not keep.all():
                 p[~keep] = 0.0
-            p *= (g / denom) if reduction == "mean" else g
+            p *= _mean_scale(g, denom) if reduction == "mean" else g
             return p
     else:
         from . import functions as F
@@ -186,8 +186,14 @@ def _ce_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, label_smoot
     if reduction == "none":
         return d * xp.reshape(g, (n, 1))
     if reduction == "mean":
-        return d * (g / denom)
+        return d * _mean_scale(g, denom)
     return d * g
+
+
+def _mean_scale(g, denom):
+    """g / (sum of row weights). NOTE: every row ignored gives denom 0; the loss is nan
+    (0/0) but PyTorch's gradient is 0, not 0 * inf."""
+    return g / denom if denom else g * 0.0
 
 
 def _reduce_rows_jvp(D, t, reduction, denom):
@@ -305,6 +311,8 @@ def _bn_forward(x, w=None, b=None, *, axes, eps, correction=0, **_saved):
             out = _add_into(out, b.reshape(shape))               # + b
     elif b is not None:
         out = xhat + b.reshape(_bshape(x, axes))
+    else:
+        out = xhat.copy()  # the output must not BE a saved value: `out += 1` is allowed
     return out, {"mean": mean, "var": var, "invstd": invstd, "xhat": xhat}
 
 
