@@ -508,3 +508,18 @@ def test_normalize_then_add_in_place():
         (h * L.tensor([1.0, -2.0, 0.5])).sum().backward()
         out.append(a.grad)
     _close(out[0], out[1])
+
+
+def test_inplace_change_after_max_dim_is_allowed_as_in_torch():
+    """max(dim)'s backward reads only the saved indices, so changing x afterwards is fine."""
+    a = np.random.default_rng(0).standard_normal((3, 4))
+    x0 = tg.tensor(a, requires_grad=True)
+    t0 = torch.tensor(a, requires_grad=True)
+    x, t = x0 * 1, t0 * 1
+    v, _ = x.max(1)
+    tv, _ = t.max(1)
+    x.add_(1)
+    t.add_(1)
+    (v * 2).sum().backward()
+    (tv * 2).sum().backward()
+    np.testing.assert_array_equal(x0.grad.data, t0.grad.numpy())

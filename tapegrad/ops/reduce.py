@@ -147,11 +147,12 @@ amin = defop("amin", lambda x, axis=None, keepdims=False: np.amin(x, axis=axis, 
 def _select_forward(pick):
     """max/min along one dim: values, with the indices saved as an extra."""
 
-    def forward(x, axis, keepdims=False, indices=None, _idx_keep=None):
-        # NOTE: `indices`/`_idx_keep` are this op's extras: create_graph re-runs the
-        # forward with the node's kwargs, which include them; they are recomputed.
+    def forward(x, axis, keepdims=False, indices=None, _idx_keep=None, _shape=None):
+        # NOTE: `indices`/`_idx_keep`/`_shape` are this op's extras: create_graph re-runs
+        # the forward with the node's kwargs, which include them; they are recomputed.
         if x.ndim == 0:
-            return x.copy(), {"indices": np.zeros((), np.int64), "_idx_keep": None}
+            return x.copy(), {"indices": np.zeros((), np.int64), "_idx_keep": None,
+                              "_shape": ()}
         idx = pick(x, axis=axis, keepdims=True)
         vals = np.take_along_axis(x, idx, axis=axis)
         if not keepdims:
@@ -159,18 +160,22 @@ def _select_forward(pick):
             idx_out = np.squeeze(idx, axis=axis)
         else:
             idx_out = idx
-        return vals, {"indices": idx_out, "_idx_keep": idx}
+        return vals, {"indices": idx_out, "_idx_keep": idx, "_shape": x.shape}
 
     return forward
 
 
-def _select_vjp(xp, g, ans, x, axis, keepdims=False, indices=None, _idx_keep=None):
-    # The whole gradient goes to the one index that was returned.
-    if x.ndim == 0:
+def _select_vjp(xp, g, ans, x, axis, keepdims=False, indices=None, _idx_keep=None,
+                _shape=()):
+    # The whole gradient goes to the one index that was returned. Reads only the saved
+    # indices and shape, not x: changing x in place after x.max(dim) is allowed, as in
+    # PyTorch (which saves only the indices).
+    if _idx_keep is None:  # a 0-d input
         return g
-    mask = np.zeros(x.shape, dtype=bool)
+    mask = np.zeros(_shape, dtype=bool)
     np.put_along_axis(mask, _idx_keep, True, axis=axis)
-    return xp.where(mask, _unreduce(xp, g, x, axis, keepdims), 0.0)
+    gk = g if keepdims else (np.expand_dims(g, axis) if xp is np else xp.expand_dims(g, axis))
+    return xp.where(mask, gk, 0.0)
 
 
 def _nanfirst(argfn):
@@ -275,7 +280,8 @@ def _evenly_jvp(xp, t, ans, x, axis=None, keepdims=False):
     return xp.sum(xp.where(hit, t[0], 0.0), axis=axis, keepdims=keepdims) / count
 
 
-def _select_jvp(xp, t, ans, x, axis, keepdims=False, indices=None, _idx_keep=None):
+def _select_jvp(xp, t, ans, x, axis, keepdims=False, indices=None, _idx_keep=None,
+                _shape=None):
     # max/min along a dim: the tangent at the returned index.
     mask = np.zeros(x.shape, dtype=bool)
     np.put_along_axis(mask, _idx_keep, True, axis=axis)
