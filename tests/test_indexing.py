@@ -376,3 +376,12 @@ def test_list_keys_follow_torchs_sequence_rule():
                 [[True, False, True]], [1, 2], [2, -1, 0]):
         _same(y[key], x[key])
     _same(y[[tg.tensor(1), tg.tensor(2)]], x[[torch.tensor(1), torch.tensor(2)]])
+
+
+def test_where_with_one_argument_is_nonzero_as_tuple():
+    a = np.array([[0, 1, 3], [2, 0, 0]])
+    ours = tg.where(tg.tensor(a) > 0)
+    theirs = torch.where(torch.tensor(a) > 0)
+    assert len(ours) == len(theirs) == 2
+    for o, t in zip(ours, theirs):
+        np.testing.assert_array_equal(o.data, t.numpy())

@@ -146,8 +146,10 @@ def _scalar(v):
 
 
 def where(condition, input=None, other=None):
-    if input is None and other is None:
-        raise NotImplementedError("where(condition) with one argument: use nonzero()")
+    if input is None and other is None:  # torch.where(cond) = nonzero(cond, as_tuple=True)
+        from .index_functions import nonzero
+        return nonzero(condition if isinstance(condition, Tensor) else Tensor(condition),
+                       as_tuple=True)
     c = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
     if c.dtype != np.bool_:
         c = c.astype(bool)
