@@ -81,16 +81,16 @@ def _unary(op):
     return f
 
 
-add_ = _binary(E.add)
-sub_ = _binary(E.sub)
+_add = _binary(E.add)  # without alpha: the operators use these
+_sub = _binary(E.sub)
 
 
 def add(input, other, *, alpha=1):
-    return add_(input, other if alpha == 1 else other * alpha)
+    return _add(input, other if alpha == 1 else other * alpha)
 
 
 def sub(input, other, *, alpha=1):
-    return sub_(input, other if alpha == 1 else other * alpha)
+    return _sub(input, other if alpha == 1 else other * alpha)
 
 
 subtract = sub
@@ -441,18 +441,11 @@ def _install_methods(cls):
     Tensor, _make = cls, mk
     from ..autograd.graph import apply as _apply
 
-    def binop(op):
-        def fwd(self, other):
-            return _apply(op, self, other if type(other) is Tensor else _arg(other))
-
-        def rev(self, other):
-            return _apply(op, _arg(other), self)
-        return fwd, rev
-
-    for name, op in (("add", E.add), ("sub", E.sub), ("mul", E.mul), ("truediv", E.div)):
-        fwd, rev = binop(op)
-        setattr(cls, f"__{name}__", _with_shape_error(fwd, op))
-        setattr(cls, f"__r{name}__", rev)
+    # The operators are the public binary functions (one place turns a broadcasting
+    # failure into an error naming the op and both shapes, for x + y and y + x alike).
+    for name, fn in (("add", _add), ("sub", _sub), ("mul", mul), ("truediv", div)):
+        setattr(cls, f"__{name}__", fn)
+        setattr(cls, f"__r{name}__", lambda self, other, fn=fn: fn(other, self))
     cls.__pow__ = lambda self, e: pow(self, e)
     cls.__rpow__ = lambda self, b: pow(b, self)
     cls.__matmul__ = lambda self, o: matmul(self, o)
@@ -492,20 +485,6 @@ def _install_methods(cls):
     cls.T = property(lambda self: permute(self, tuple(range(self.ndim))[::-1]))
     cls.mT = property(lambda self: transpose(self, -2, -1))
     cls.clone = lambda self: apply(_clone, self)
-
-
-def _with_shape_error(fn, op):
-    def f(self, other):
-        try:
-            return fn(self, other)
-        except ValueError:
-            if isinstance(other, Tensor):
-                _check_broadcast(op.name, self, other)
-            elif isinstance(other, np.ndarray):
-                _check_broadcast(op.name, self, Tensor(other))
-            raise
-    f.__name__ = fn.__name__
-    return f
 
 
 _clone = defop("clone", lambda x: x.copy(), linear=True, promote=False,
