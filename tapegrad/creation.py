@@ -31,9 +31,9 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
     """Copy `data` (numbers, nested lists, arrays, tensors) into a new leaf tensor."""
     if isinstance(data, Tensor):
         data = data.data
-    arr = np.array(data.data if isinstance(data, Tensor) else data, copy=True) \
-        if isinstance(data, np.ndarray) else data
-    return Tensor(arr, requires_grad=requires_grad, dtype=dtype)
+    if isinstance(data, np.ndarray):
+        data = data.copy()  # a new leaf never shares memory with its source
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
 
 
 def as_tensor(data, dtype=None, device=None):

@@ -132,10 +132,6 @@ class Tensor:
     def device(self):
         return "cpu"
 
-    @property
-    def is_floating_point_(self):
-        return self.data.dtype.kind == "f"
-
     def is_floating_point(self):
         return self.data.dtype.kind == "f"
 
