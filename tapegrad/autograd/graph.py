@@ -152,10 +152,11 @@ def apply(op, *inputs, **kw):
         out = np.asarray(out)
     if op.promote_default and out.dtype == _float64:
         out = _keep_default_dtype(out, arrays)
-    if rg and _grad_state["enabled"] and op.differentiable:
-        res = _make(out, True, None)
-        if op.linear and out.base is not None:
-            _share_view_version(res, inputs, arrays)
+    record = rg and _grad_state["enabled"] and op.differentiable
+    res = _make(out, record, None)
+    if op.linear and out.base is not None:
+        _share_view_version(res, inputs, arrays)
+    if record:
         # Versions of the inputs (and, last, of the output) at record time, for the
         # in-place check in backward; None means "all 0" and saves an allocation.
         versions = None
@@ -163,10 +164,6 @@ def apply(op, *inputs, **kw):
             versions = tuple(t._version[0] if isinstance(t, Tensor) else None
                              for t in inputs) + (res._version[0],)
         res.grad_fn = Node(op, inputs, kw, out, versions, res._version)
-    else:
-        res = _make(out, False, None)
-        if op.linear and out.base is not None:
-            _share_view_version(res, inputs, arrays)
     if _forward_ad_hook[0] is not None:
         _forward_ad_hook[0](op, inputs, kw, res)
     return res
