@@ -4,6 +4,8 @@ Operators and methods call the public op functions (`tapegrad.ops.functions`), w
 run the derivative table; no derivative code lives here. A tensor made by an op
 carries its recipe in `grad_fn` (see `autograd.graph.Node`); a leaf has none.
 """
+import math
+
 import numpy as np
 
 from . import dtypes as _dt
@@ -244,10 +246,7 @@ class Size(tuple):
         return f"tapegrad.Size({list(self)})"
 
     def numel(self):
-        n = 1
-        for s in self:
-            n *= s
-        return n
+        return math.prod(self)
 
 
 def _to_array(data, dtype=None):

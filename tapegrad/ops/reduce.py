@@ -6,6 +6,7 @@ Internally the keyword names are NumPy's (`axis`, `keepdims`); the public functi
 take PyTorch's (`dim`, `keepdim`).
 """
 import builtins
+import math
 
 import numpy as np
 
@@ -42,24 +43,14 @@ def _unreduce(xp, g, x, axis, keepdims):
 
 
 def _count(x, axis):
-    n = 1
-    for a in _axes(x.ndim, axis):
-        n *= x.shape[a]
-    return n
+    return math.prod(x.shape[a] for a in _axes(x.ndim, axis))
 
 
 def _expand(xp, g, shape):
     """Broadcast a reduced gradient back over the reduced axes."""
-    if xp is np and g.size == 1 and len(shape) and _prod(shape) <= 65536:
+    if xp is np and g.size == 1 and len(shape) and math.prod(shape) <= 65536:
         return np.full(shape, g, dtype=g.dtype)  # for small arrays faster than a view
     return xp.broadcast_to(g, shape)
-
-
-def _prod(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _sum_vjp(xp, g, ans, x, axis=None, keepdims=False):
