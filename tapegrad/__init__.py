@@ -35,7 +35,7 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
                      seed, set_rng_state)
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .autograd.grad_mode import inference_mode
+from .autograd import inference_mode
 from . import func  # noqa: E402  function transforms: jvp, vjp, grad
 from .value import Value
 from . import viz  # noqa: E402  graph pictures (draw, to_dot), narrated backward

@@ -1,101 +1,64 @@
-"""Tensor: a thin facade over a NumPy array plus the autograd bookkeeping.
+"""Tensor: the user-facing class. Its whole API is declared in this class body.
 
-Operators and methods call the public op functions (`tapegrad.ops.functions`), which
-run the derivative table; no derivative code lives here. A tensor made by an op
-carries its recipe in `grad_fn` (see `autograd.graph.Node`); a leaf has none.
+Each method is one line delegating to an op function (ops/functions.py, ops/
+shape_functions.py, ops/index_functions.py, ops/inplace.py), which runs the
+derivative table; no derivative code lives here. The data and the autograd slots
+are those of `core.tensor_base.TensorBase`; a tensor made by an op carries its
+recipe in `grad_fn` (core/node.py), a leaf has none.
 """
 import math
 
 import numpy as np
 
 from . import dtypes as _dt
-from .autograd import graph as _graph
+from .core import backward as _backward
+from .core import hooks as _hooks
+from .core.tensor_base import TensorBase, like
+from .ops import functions as F
+from .ops import index_functions as I
+from .ops import inplace as IP
+from .ops import shape_functions as S
+from .ops.xp import namespace as _namespace
 
-_ndarray = np.ndarray
 
-
-class Tensor:
+class Tensor(TensorBase):
     """An n-dimensional array that can record the operations applied to it."""
 
-    __slots__ = ("data", "_rg", "grad", "grad_fn", "_version", "_hooks",
-                 "_post_hooks", "_fw", "name", "__weakref__")
+    __slots__ = ()
     __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operators
-    __hash__ = object.__hash__
+    __hash__ = TensorBase.__hash__
 
-    def __init__(self, data, requires_grad=False, dtype=None):
-        arr = _to_array(data, dtype)
-        self.data = arr
-        self.grad = None
-        self.grad_fn = None
-        self._version = [0]
-        self._hooks = None
-        self._post_hooks = None
-        self._fw = None
-        self.name = None
-        self._rg = False
-        if requires_grad:
-            self.requires_grad = True
-
-    # ---- autograd attributes ------------------------------------------------------
-    @property
-    def requires_grad(self):
-        return self._rg
-
-    @requires_grad.setter
-    def requires_grad(self, flag):
-        flag = bool(flag)
-        if self.grad_fn is not None and not flag:
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to "
-                "use a computed variable in a subgraph that doesn't require differentiation "
-                "use var_no_grad = var.detach().")
-        if flag and self.data.dtype.kind not in "fc":
-            raise RuntimeError(
-                f"only Tensors of floating point dtype can require gradients (this tensor "
-                f"is {self.data.dtype}); indices and masks never need a gradient")
-        self._rg = flag
-
+    # ---- autograd ------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
         return self
 
-    @property
-    def is_leaf(self):
-        return self.grad_fn is None
-
     def retain_grad(self):
         """Keep `.grad` on a non-leaf tensor after backward (leaves always keep it)."""
-        if self.grad_fn is None:
-            if not self._rg:
-                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-            return
-        from .autograd.hooks import retain_grad
-        retain_grad(self)
+        _hooks.retain_grad(self)
 
     @property
     def retains_grad(self):
-        from .autograd.hooks import retains_grad
-        return retains_grad(self)
+        return _hooks.retains_grad(self)
 
     def register_hook(self, hook):
         """`hook(grad)` runs when this tensor's gradient is computed; it may return a
         replacement. Returns a handle with `.remove()`."""
-        from .autograd.hooks import register_hook
-        return register_hook(self, hook)
+        return _hooks.register_hook(self, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
         """`hook(tensor)` runs on a leaf after its `.grad` was accumulated."""
-        from .autograd.hooks import register_post_accumulate_grad_hook
-        return register_post_accumulate_grad_hook(self, hook)
+        return _hooks.register_post_accumulate_grad_hook(self, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Backpropagate from this tensor; leaves accumulate into `.grad`."""
-        _engine.backward([self], None if gradient is None else [gradient],
-                         retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        _backward.backward([self], None if gradient is None else [gradient],
+                           retain_graph=retain_graph, create_graph=create_graph,
+                           inputs=inputs)
 
     def detach(self):
         """The same data with no history: the graph is cut here."""
-        t = _make(self.data, False, None)
+        t = like(self, self.data)
         t._version = self._version  # shares storage, so it shares the version counter
         return t
 
@@ -103,6 +66,10 @@ class Tensor:
         self.grad_fn = None
         self._rg = False
         return self
+
+    def __array_namespace__(self, api_version=None):
+        """The namespace backward rules use on tensors (create_graph=True): ops/xp.py."""
+        return _namespace
 
     # ---- array attributes -----------------------------------------------------------
     @property
@@ -205,36 +172,250 @@ class Tensor:
         dtype = kwargs.get("dtype", dtype)
         if dtype is None:
             return self
-        return _fn.cast(self, _dt.as_dtype(dtype))
+        return F.cast(self, _dt.as_dtype(dtype))
 
     def type(self, dtype=None):
         if dtype is None:
             return f"tapegrad.{self.data.dtype}"
         return self.to(dtype)
 
+    def type_as(self, other):
+        return self.to(other.dtype)
+
     def float(self):
-        return _fn.cast(self, _dt.float32)
+        return F.cast(self, _dt.float32)
 
     def double(self):
-        return _fn.cast(self, _dt.float64)
+        return F.cast(self, _dt.float64)
 
     def half(self):
-        return _fn.cast(self, _dt.float16)
+        return F.cast(self, _dt.float16)
 
     def long(self):
-        return _fn.cast(self, _dt.int64)
+        return F.cast(self, _dt.int64)
 
     def int(self):
-        return _fn.cast(self, _dt.int32)
+        return F.cast(self, _dt.int32)
 
     def bool(self):
-        return _fn.cast(self, _dt.bool)
+        return F.cast(self, _dt.bool)
 
     def cpu(self):
         return self
 
     def contiguous(self):
         return self
+
+    clone = F.clone
+
+    # ---- operators -------------------------------------------------------------------
+    # The operators are the public binary functions (one place turns a broadcasting
+    # failure into an error naming the op and both shapes, for x + y and y + x alike).
+    __add__ = F._add
+    __sub__ = F._sub
+    __mul__ = F.mul
+    __truediv__ = F.div
+    __pow__ = F.pow
+    __matmul__ = F.matmul
+
+    def __radd__(self, other):
+        return F._add(other, self)
+
+    def __rsub__(self, other):
+        return F._sub(other, self)
+
+    def __rmul__(self, other):
+        return F.mul(other, self)
+
+    def __rtruediv__(self, other):
+        return F.div(other, self)
+
+    def __rpow__(self, other):
+        return F.pow(other, self)
+
+    def __rmatmul__(self, other):
+        return F.matmul(other, self)
+
+    __neg__ = F.neg
+    __abs__ = F.abs
+
+    def __pos__(self):
+        return self
+
+    __eq__ = F.eq
+    __ne__ = F.ne
+    __lt__ = F.lt
+    __le__ = F.le
+    __gt__ = F.gt
+    __ge__ = F.ge
+    __and__ = F.logical_and
+    __or__ = F.logical_or
+    __xor__ = F.logical_xor
+    __invert__ = F.logical_not
+    __getitem__ = I.getitem
+    __setitem__ = I.setitem
+    __iadd__ = IP.add_
+    __isub__ = IP.sub_
+    __imul__ = IP.mul_
+    __itruediv__ = IP.div_
+
+    # ---- elementwise -------------------------------------------------------------------
+    add = F.add
+    sub = subtract = F.sub
+    mul = multiply = F.mul
+    div = divide = F.div
+    pow = F.pow
+    neg = negative = F.neg
+    exp = F.exp
+    log = F.log
+    sqrt = F.sqrt
+    rsqrt = F.rsqrt
+    abs = absolute = F.abs
+    sign = F.sign
+    sin = F.sin
+    cos = F.cos
+    tanh = F.tanh
+    sigmoid = F.sigmoid
+    relu = F.relu
+    maximum = F.maximum
+    minimum = F.minimum
+    clamp = clip = F.clamp
+
+    # ---- reductions --------------------------------------------------------------------
+    sum = F.sum
+    mean = F.mean
+    prod = F.prod
+    max = F.max
+    min = F.min
+    amax = F.amax
+    amin = F.amin
+    var = F.var
+    std = F.std
+    logsumexp = F.logsumexp
+    argmax = F.argmax
+    argmin = F.argmin
+    softmax = F.softmax
+    log_softmax = F.log_softmax
+
+    # ---- linear algebra ----------------------------------------------------------------
+    matmul = F.matmul
+    mm = F.mm
+    bmm = F.bmm
+    dot = F.dot
+
+    # ---- comparisons and tests (no gradient) -------------------------------------------
+    eq = F.eq
+    ne = F.ne
+    lt = F.lt
+    le = F.le
+    gt = F.gt
+    ge = F.ge
+    logical_not = F.logical_not
+    isnan = F.isnan
+    isinf = F.isinf
+    isfinite = F.isfinite
+    allclose = F.allclose
+    equal = F.equal
+
+    # ---- shapes ------------------------------------------------------------------------
+    reshape = view = F.reshape
+    expand = F.expand
+    broadcast_to = F.broadcast_to
+    permute = F.permute
+    transpose = swapaxes = F.transpose
+    t = F.t
+    flatten = S.flatten
+    unflatten = S.unflatten
+    squeeze = S.squeeze
+    unsqueeze = S.unsqueeze
+    repeat = S.repeat
+    movedim = moveaxis = S.movedim
+    tensor_split = S.tensor_split
+    chunk = S.chunk
+    unbind = S.unbind
+    narrow = S.narrow
+    select = S.select
+    flip = S.flip
+    fliplr = S.fliplr
+    flipud = S.flipud
+    roll = S.roll
+    tril = S.tril
+    triu = S.triu
+
+    def split(self, split_size, dim=0):
+        return S.split(self, split_size, dim)
+
+    def expand_as(self, other):
+        return F.expand(self, other.shape)
+
+    def view_as(self, other):
+        return F.reshape(self, other.shape)
+
+    def reshape_as(self, other):
+        return F.reshape(self, other.shape)
+
+    @property
+    def T(self):
+        return F.permute(self, tuple(range(self.data.ndim))[::-1])
+
+    @property
+    def mT(self):
+        return F.transpose(self, -2, -1)
+
+    # ---- indexing ----------------------------------------------------------------------
+    gather = I.gather
+    scatter = I.scatter
+    scatter_add = I.scatter_add
+    index_select = I.index_select
+    index_add = I.index_add
+    masked_fill = I.masked_fill
+    masked_select = I.masked_select
+    take_along_dim = I.take_along_dim
+    sort = I.sort
+    argsort = I.argsort
+    topk = I.topk
+    kthvalue = I.kthvalue
+    nonzero = I.nonzero
+    argwhere = I.argwhere
+    unique = I.unique
+    multinomial = I.multinomial
+    index_put = I.index_put
+    repeat_interleave = I.repeat_interleave
+
+    # ---- in place (ops/inplace.py: the same table entries, written into self) ----------
+    add_ = IP.add_
+    sub_ = subtract_ = IP.sub_
+    mul_ = multiply_ = IP.mul_
+    div_ = divide_ = true_divide_ = IP.div_
+    pow_ = IP.pow_
+    exp_ = IP.exp_
+    log_ = IP.log_
+    sqrt_ = IP.sqrt_
+    rsqrt_ = IP.rsqrt_
+    abs_ = absolute_ = IP.abs_
+    sin_ = IP.sin_
+    cos_ = IP.cos_
+    tanh_ = IP.tanh_
+    sigmoid_ = IP.sigmoid_
+    relu_ = IP.relu_
+    neg_ = negative_ = IP.neg_
+    sign_ = IP.sign_
+    clamp_ = clip_ = IP.clamp_
+    clamp_min_ = IP.clamp_min_
+    clamp_max_ = IP.clamp_max_
+    addcmul_ = IP.addcmul_
+    addcdiv_ = IP.addcdiv_
+    lerp_ = IP.lerp_
+    fill_ = IP.fill_
+    zero_ = IP.zero_
+    copy_ = IP.copy_
+    masked_fill_ = IP.masked_fill_
+    normal_ = IP.normal_
+    uniform_ = IP.uniform_
+    index_put_ = I.index_put_
+    scatter_ = I.scatter_
+    scatter_add_ = I.scatter_add_
+    index_add_ = I.index_add_
 
 
 class Size(tuple):
@@ -247,74 +428,3 @@ class Size(tuple):
 
     def numel(self):
         return math.prod(self)
-
-
-def _to_array(data, dtype=None):
-    """Turn user data into an ndarray with PyTorch's dtype inference."""
-    dtype = _dt.as_dtype(dtype)
-    if isinstance(data, Tensor):
-        arr = data.data
-    elif isinstance(data, np.ndarray):
-        arr = data
-    else:
-        if isinstance(data, (str, bytes, dict, set)):
-            raise TypeError(f"can't make a tensor from {type(data).__name__}: expected a "
-                            "number, a (nested) list of numbers, or an array")
-        arr = np.asarray(_unwrap_nested(data))
-        if arr.dtype == np.float64 and dtype is None:
-            arr = arr.astype(_dt.get_default_dtype())  # Python floats: the default dtype
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"can't make a tensor of dtype {arr.dtype}: tapegrad supports "
-                        "bool, integer and floating point data")
-    if dtype is not None and arr.dtype != dtype:
-        arr = arr.astype(dtype)
-    elif arr.dtype not in _dt._SUPPORTED:
-        arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else _dt.float64)
-    return arr
-
-
-def _unwrap_nested(data):
-    """Lists may hold 0-d tensors: take their values (a list of tensors keeps no graph)."""
-    if isinstance(data, (list, tuple)):
-        if any(isinstance(d, (Tensor, list, tuple)) for d in data):
-            return [_unwrap_nested(d) for d in data]
-    if isinstance(data, Tensor):
-        return data.data
-    return data
-
-
-_new = object.__new__
-
-
-def _make(data, requires_grad, grad_fn):
-    """Fast constructor for op results: no conversion, no checks."""
-    t = _new(Tensor)
-    t.data = data
-    t._rg = requires_grad
-    t.grad = None
-    t.grad_fn = grad_fn
-    t._version = [0]
-    t._hooks = None
-    t._post_hooks = None
-    t._fw = None
-    t.name = None
-    return t
-
-
-_graph.Tensor = Tensor
-_graph._make = _make
-
-from .autograd import engine as _engine  # noqa: E402
-
-from .ops import functions as _fn  # noqa: E402  (methods below need the op functions)
-
-_fn._install_methods(Tensor)
-
-from .ops import shape_functions as _shape_fn, index_functions as _index_fn  # noqa: E402
-
-_shape_fn._install_methods(Tensor)
-_index_fn._install_methods(Tensor)
-
-from .ops import inplace as _inplace_fn  # noqa: E402  add_, mul_, +=, zero_, copy_, ...
-
-_inplace_fn._install_methods(Tensor)

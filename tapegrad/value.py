@@ -426,16 +426,13 @@ class Value:
         return self.data >= _data(other)
 
     # ---- backward -------------------------------------------------------------------
-    def backward(self, explain=False):
+    def backward(self):
         """Fill `.grad` of every Value this one depends on (d self / d that value).
 
         Leaves accumulate (call `zero_grad` / set `.grad = 0` between steps); interior
-        nodes hold this pass's gradient. `explain=True` prints the narrated trace
-        (see `tapegrad.explain`) and returns its lines.
+        nodes hold this pass's gradient. `tapegrad.explain(v)` runs the same pass and
+        narrates it.
         """
-        if explain:
-            from .viz.explain import explain as _explain
-            return _explain(self)
         run_backward(self)
 
 

@@ -437,8 +437,8 @@ CORE = [
 
 
 def _alias(x):
-    from tapegrad.autograd.forward_ad import _alias as op_
-    from tapegrad.autograd.graph import apply
+    from tapegrad.ops.shape import alias as op_
+    from tapegrad.core.record import apply
     return apply(op_, x)
 
 

@@ -12,7 +12,7 @@ from _opinfo import (REAL, SEPARATED, Domain, OpInfo, Sample, draw_array, hyp_el
                      unary_samples)
 
 import tapegrad as tg
-from tapegrad.autograd.graph import apply
+from tapegrad.core.record import apply
 from tapegrad.ops import nn_ops
 
 PROB = Domain("prob", 0.05, 0.95, lambda rng, s: rng.uniform(0.05, 0.95, s))

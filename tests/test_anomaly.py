@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import tapegrad as tg
-from tapegrad.autograd import engine, graph
+from tapegrad.core.state import state
 
 pytestmark = pytest.mark.filterwarnings("ignore:Anomaly Detection")
 
@@ -112,13 +112,13 @@ def test_nan_in_forward_log_negative_quiet_like_pytorch():
 
 
 def test_mode_switches_and_cleanup():
-    assert engine._anomaly_hook[0] is None and not tg.autograd.is_anomaly_enabled()
+    assert not state.observers and not tg.autograd.is_anomaly_enabled()
     with tg.autograd.detect_anomaly():
         assert tg.autograd.is_anomaly_enabled()
-        assert engine._anomaly_hook[0] is not None
+        assert state.observers
         y = tg.tensor(1.0, requires_grad=True) * 2
         assert y.grad_fn.site is not None and "test_anomaly.py" in y.grad_fn.site
-    assert engine._anomaly_hook[0] is None and not tg.autograd.is_anomaly_enabled()
+    assert not state.observers and not tg.autograd.is_anomaly_enabled()
     y = tg.tensor(1.0, requires_grad=True) * 2
     assert y.grad_fn.site is None
     tg.autograd.set_detect_anomaly(True)
@@ -126,7 +126,7 @@ def test_mode_switches_and_cleanup():
         assert tg.autograd.is_anomaly_enabled()
     finally:
         tg.autograd.set_detect_anomaly(False)
-    assert engine._anomaly_hook[0] is None and graph._site_state["record"] == 0
+    assert not state.observers and state.record_sites == 0
 
     @tg.autograd.detect_anomaly()
     def f():

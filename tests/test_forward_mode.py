@@ -10,8 +10,9 @@ import torch.autograd.forward_ad as tfwAD
 
 import tapegrad as tg
 from tapegrad.autograd import forward_ad as fwAD
-from tapegrad.autograd import graph as _graph
-from tapegrad.autograd.engine import sum_to
+from tapegrad.core.engine import sum_to
+from tapegrad.core.record import apply
+from tapegrad.core.state import state
 from tapegrad.ops.registry import OPS
 
 from _ad_corpus import CORPUS, opdb_calls, sample
@@ -79,7 +80,7 @@ def test_dual_level_errors():
         with pytest.raises(RuntimeError, match="Nested"):
             fwAD.enter_dual_level()
     # a hook left behind would slow down every op
-    assert _graph._forward_ad_hook[0] is None
+    assert state.dual is None
 
 
 def test_missing_jvp_names_the_op():
@@ -95,10 +96,10 @@ def test_missing_jvp_names_the_op():
         with fwAD.dual_level():
             x = fwAD.make_dual(tg.tensor([1.0, 2.0]), tg.ones(2))
             with pytest.raises(NotImplementedError, match="_test_nojvp"):
-                _graph.apply(op, x)
+                apply(op, x)
             # without a tangent the op runs as usual
-            _graph.apply(op, tg.tensor([1.0]))
-            y = _graph.apply(op2, fwAD.make_dual(tg.tensor([1.0, 2.0, 3.0]),
+            apply(op, tg.tensor([1.0]))
+            y = apply(op2, fwAD.make_dual(tg.tensor([1.0, 2.0, 3.0]),
                                                  tg.tensor([1.0, 10.0, 100.0])))
             np.testing.assert_allclose(fwAD.unpack_dual(y).tangent.data, [1, 11, 111])
     finally:
@@ -273,8 +274,12 @@ def test_jacobian_tuples_and_unused():
 def _record(calls):
     """Run the calls with a recorder in the forward-AD slot: every (op, inputs, kw, res)."""
     seen = []
-    prev = _graph._forward_ad_hook[0]
-    _graph._forward_ad_hook[0] = lambda op, ins, kw, res: seen.append((op, ins, kw, res))
+    class Recorder:
+        def propagate(self, op, ins, args, saved, res):
+            seen.append((op, ins, {**args, **(saved or {})}, res))
+
+    prev = state.dual
+    state.dual = Recorder()
     try:
         for c in calls:
             try:
@@ -282,7 +287,7 @@ def _record(calls):
             except Exception:
                 pass  # a call the corpus cannot make here is simply not recorded
     finally:
-        _graph._forward_ad_hook[0] = prev
+        state.dual = prev
     return seen
 
 

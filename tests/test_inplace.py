@@ -395,16 +395,16 @@ def test_which_inplace_changes_break_backward_matches_torch(name):
 
 
 def test_extras_aliasing_the_output_are_version_checked():
-    # an op that keeps its output in its extras (and declares saves_ans=False): changing
-    # the output in place must still be caught, not give silently wrong gradients
-    from tapegrad.autograd.graph import apply
+    # an op that keeps its output in its saved values (and declares it reads only that):
+    # changing the output in place must still be caught, not give silently wrong gradients
+    from tapegrad.core.record import apply
     from tapegrad.ops.registry import OPS, defop
 
     def fwd(x):
         out = np.tanh(x)
         return out, {"t": out}
 
-    op = defop("_test_alias_extra", fwd, extra=True, saves=(), saves_ans=False,
+    op = defop("_test_alias_extra", fwd, extra=True, reads=[""],
                vjp=[lambda xp, g, ans, x, t=None: g * (1 - t * t)])
     try:
         x = tg.tensor([0.1, 0.2], requires_grad=True)

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import tapegrad as tg
-from tapegrad.autograd import engine, graph
+from tapegrad.core.record import apply
+from tapegrad.core.state import state
 from tapegrad.autograd.strict import StrictModeError, reset_strict_cache
 from tapegrad.ops.registry import OPS, defop
 
@@ -32,7 +33,7 @@ def bad_ops():
 
 
 def _call(op, *xs):
-    return graph.apply(op, *xs)
+    return apply(op, *xs)
 
 
 def test_wrong_value_names_op_and_argument(bad_ops):
@@ -95,16 +96,16 @@ def test_kinks_are_not_failures():
 
 
 def test_modes_and_hook_cleanup():
-    assert engine._anomaly_hook[0] is None
+    assert not state.observers
     tg.autograd.set_strict(True)
-    assert tg.autograd.is_strict_enabled() and engine._anomaly_hook[0] is not None
+    assert tg.autograd.is_strict_enabled() and state.observers
     tg.autograd.set_strict(False)
-    assert engine._anomaly_hook[0] is None
+    assert not state.observers
     with tg.autograd.set_strict(True):
         with tg.autograd.detect_anomaly():
-            assert engine._anomaly_hook[0] is not None
+            assert state.observers
         assert tg.autograd.is_strict_enabled()
-    assert engine._anomaly_hook[0] is None and not tg.autograd.is_strict_enabled()
+    assert not state.observers and not tg.autograd.is_strict_enabled()
 
 
 def _table_cases():

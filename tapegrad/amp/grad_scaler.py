@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..autograd import graph
+from ..core.tensor_base import TensorBase
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -83,7 +83,7 @@ class GradScaler:
         s = float(self._scale)  # a Python number: keeps the output's dtype (weak scalar)
 
         def apply(val):
-            if isinstance(val, graph.Tensor):
+            if isinstance(val, TensorBase):
                 return val * s
             if isinstance(val, (list, tuple)):
                 return type(val)(apply(v) for v in val)
@@ -158,7 +158,7 @@ class GradScaler:
             return
         self._check_scale_growth_tracker("update")
         if new_scale is not None:
-            if isinstance(new_scale, graph.Tensor):
+            if isinstance(new_scale, TensorBase):
                 if new_scale.numel() != 1 or new_scale.requires_grad:
                     raise AssertionError(
                         "new_scale should be a float or a 1-element tensor with "

@@ -1,7 +1,10 @@
-"""Autograd: recording (graph.py), the backward walk (engine.py), grad modes, hooks."""
-from .engine import backward, grad
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .graph import Node
+"""Autograd's public API (torch.autograd's names) over the core (tapegrad/core): the
+walk, grad modes, Node; and the tools built on them: forward mode, custom Functions,
+jacobians/hessians, gradcheck, anomaly and strict mode."""
+from ..core.backward import backward, grad
+from ..core.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from ..core.node import Node
+from ..core.state import state as _state
 from . import forward_ad, functional  # noqa: E402  forward mode, jacobian/hessian
 from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -10,7 +13,7 @@ from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_e
 from .strict import StrictModeError, is_strict_enabled, set_strict, strict
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
-           "is_grad_enabled", "Node", "record_sites", "gradcheck", "gradgradcheck",
+           "is_grad_enabled", "inference_mode", "Node", "record_sites", "gradcheck", "gradgradcheck",
            "GradcheckError", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "set_strict", "strict", "is_strict_enabled",
            "StrictModeError"]
@@ -26,11 +29,9 @@ class record_sites:
         self.mode = mode
 
     def __enter__(self):
-        from . import graph
-        graph._site_state["record"] += 1 if self.mode else 0
+        _state.record_sites += 1 if self.mode else 0
         return self
 
     def __exit__(self, *exc):
-        from . import graph
-        graph._site_state["record"] -= 1 if self.mode else 0
+        _state.record_sites -= 1 if self.mode else 0
         return False

@@ -31,7 +31,9 @@ import weakref
 
 import numpy as np
 
-from . import backward_checks, graph
+from ..core.state import state
+from ..core.tensor_base import TensorBase
+from . import backward_checks
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled"]
@@ -68,9 +70,9 @@ def _set(enabled, check_nan, check_inf):
     was = _state["enabled"]
     _state.update(enabled=bool(enabled), check_nan=bool(check_nan), check_inf=bool(check_inf))
     if _state["enabled"] and not was:
-        graph._site_state["record"] += 1
+        state.record_sites += 1
     elif was and not _state["enabled"]:
-        graph._site_state["record"] -= 1
+        state.record_sites -= 1
     if _state["enabled"] and _state["check_nan"]:
         backward_checks.install("anomaly", _check)
     else:
@@ -134,7 +136,7 @@ class set_detect_anomaly:
 # ---- the check run on every computed gradient ---------------------------------------
 
 def _raw(a):
-    return a.data if isinstance(a, graph.Tensor) else a
+    return a.data if isinstance(a, TensorBase) else a
 
 
 def _bad(a, check_inf):

@@ -17,42 +17,50 @@
 `forward` runs with grad mode off on the given tensors; `backward` receives one
 gradient per output and returns one per input (None for inputs that need none).
 
-Integration: each Function class gets its own derivative-table entry (an `Op`, built
-once per class and not registered in the global table), whose VJP rule calls the
-user's `backward`. So the ordinary engine walks custom ops like any other: no second
-walker, hooks/retain_graph/create_graph/anomaly work unchanged. Several outputs: one
-node for the Function (its "output" is the bundle of the outputs' gradients) and a
-small `select` node per output that puts its gradient into the bundle.
+Integration: a Function class gets a derivative-table entry (an `Op` made by the same
+constructor as the built-in ops, not registered in the global table) whose one
+`backward` rule calls the user's `backward` once per node and returns a gradient per
+input. The ordinary engine walks custom ops like any other: hooks, retain_graph,
+create_graph and anomaly mode work unchanged. Several outputs are several outputs of
+one node (each output tensor knows its index, `_out`). A saved OUTPUT is not stored
+(output -> node -> ctx -> output would be a reference cycle): `saved_tensors` makes it
+again from the node, with its history, so a double backward differentiates through it.
+The ctx lives in the node's saved values and is freed with them after backward.
 """
+import weakref
+
 import numpy as np
 
-from . import grad_mode
-from . import graph as _graph
+from ..core import grad_mode, rebase
+from ..core.node import Node
+from ..core.state import state
+from ..core.tensor_base import TensorBase, like
 from ..ops.registry import Op
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+FREED = ("Trying to backward through the graph a second time (or directly access saved "
+         "tensors after they have already been freed). Specify retain_graph=True if you need "
+         "to backward through the graph a second time.")
 
 
 class FunctionCtx:
     """The `ctx` passed to forward and backward: a place to keep what backward needs."""
 
     def __init__(self):
-        self._saved = ()
+        self._saved = ()            # tensors, or ("output", k) for the node's own outputs
         self._saved_versions = ()
         self._non_diff = set()
+        self._dirty = ()
+        self._node = None           # weakref to the node (set when one is recorded)
+        self._out_meta = ()
         self.materialize_grads = True
         self.needs_input_grad = ()
-        self._fn_name = "Function"
-        self._cache_key = None
-        self._cache = None
-        self._out_meta = ()
-        self._dirty = ()
         self.saved_for_forward = ()
 
     def save_for_backward(self, *tensors):
-        Tensor = _graph.Tensor
         for t in tensors:
-            if t is not None and not isinstance(t, Tensor):
+            if t is not None and not isinstance(t, TensorBase):
                 raise TypeError("save_for_backward can only save variables, but argument "
                                 f"{len(self._saved)} is of type {type(t).__name__}")
         self._saved = tensors
@@ -65,18 +73,29 @@ class FunctionCtx:
     @property
     def saved_tensors(self):
         if self._saved is None:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                "tensors after they have already been freed). Specify retain_graph=True if you "
-                "need to backward through the graph a second time.")
+            raise RuntimeError(FREED)
+        out = []
         for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
+            if isinstance(t, tuple):  # ("output", k): this node's output k, with its history
+                t = self._output(t[1])
             if t is not None and t._version[0] != v:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: saved tensor {i} of {self._fn_name}Backward "
-                    f"(shape {tuple(t.shape)}) is at version {t._version[0]}; expected version "
-                    f"{v} instead.")
-        return tuple(self._saved)
+                    f"by an inplace operation: saved tensor {i} of {self._cls.__name__}Backward "
+                    f"(shape {tuple(t.data.shape)}) is at version {t._version[0]}; expected "
+                    f"version {v} instead.")
+            out.append(t)
+        return tuple(out)
+
+    def _output(self, k):
+        node = self._node() if self._node is not None else None
+        if node is None or node.freed:
+            raise RuntimeError(FREED)
+        data, version = self._outputs[k]
+        t = like(self._like, data, True, node)
+        t._out = k
+        t._version = version
+        return t
 
     def mark_non_differentiable(self, *tensors):
         self._non_diff.update(id(t) for t in tensors)
@@ -88,13 +107,7 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
 
-class _FunctionMeta(type):
-    def __init__(cls, name, bases, ns):
-        super().__init__(name, bases, ns)
-        cls._op = None
-
-
-class Function(metaclass=_FunctionMeta):
+class Function:
     """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grads)`; call `.apply`."""
 
     def __init__(self, *args, **kwargs):
@@ -141,137 +154,50 @@ def once_differentiable(fn):
     return wrapper
 
 
-# ---- the table entry of a Function class --------------------------------------------
-def _fn_op(cls):
-    op = cls.__dict__.get("_op")
-    if op is not None:
-        return op
-    op = Op()
-    op.name = cls.__name__ + "Backward"
-    op.forward = _never_forward
-    op.partials = None
-    op.jvp = None
-    op.linear = False
-    op.has_extra = False
-    op.differentiable = True
-    op.promote_default = False
-    op.input_names = ()
-    op.saves = ()          # saved tensors are version-checked by ctx.saved_tensors
-    op.saves_ans = False
-    op.doc = f"custom autograd.Function {cls.__name__}"
-    op.vjps = None         # set per node arity below (rules are per input index)
-    cls._op = op
+# ---- the table entry of a Function class ---------------------------------------------
+_OPS = weakref.WeakKeyDictionary()  # Function class -> {number of outputs: Op}
+
+
+def _fn_op(cls, n_outputs):
+    ops = _OPS.setdefault(cls, {})
+    op = ops.get(n_outputs)
+    if op is None:
+        op = ops[n_outputs] = Op(
+            cls.__name__ + "Backward", _no_forward, backward=_function_backward,
+            n_outputs=n_outputs, promote=False, inputs=(), reads="",
+            doc=f"custom autograd.Function {cls.__name__}")
     return op
 
 
-def _never_forward(*arrays, ctx=None, **kw):
+def _no_forward(*arrays, **args):
     # NOTE: only reached when create_graph re-runs a node's op to get a differentiable
-    # `ans`; a Function's backward never reads `ans`, so return a placeholder instead of
-    # running the user's forward again.
+    # `ans`; a Function's backward never reads `ans`, so no need to run forward again.
     return np.zeros(0)
 
 
-_RULES = {}
-
-
-def _rules(n):
-    """n VJP rules: rule i returns the i-th entry of the (once computed) user backward."""
-    r = _RULES.get(n)
-    if r is None:
-        r = tuple(_make_rule(i) for i in range(n))
-        _RULES[n] = r
-    return r
-
-
-def _make_rule(i):
-    def rule(xp, g, ans, *inputs, ctx=None, **kw):
-        return _backward_results(ctx, g, xp)[i]
-    return rule
-
-
-class _Bundle:
-    """Gradients of a multi-output Function's outputs, summed slot by slot.
-
-    It stands in for a gradient array in the engine (which adds gradients and checks
-    `.shape`/`.dtype` against the placeholder input it flows to)."""
-
-    __slots__ = ("grads",)
-    shape = (0,)
-    dtype = np.dtype("float64")
-
-    def __init__(self, grads):
-        self.grads = grads
-
-    def __add__(self, other):
-        out = []
-        for a, b in zip(self.grads, other.grads):
-            out.append(b if a is None else a if b is None else a + b)
-        return _Bundle(out)
-
-    __radd__ = __add__
-
-    def astype(self, dtype):
-        return self
-
-    def __array__(self, dtype=None, copy=None):
-        # for tools that look at gradient values (anomaly mode, explain): all parts
-        parts = [np.ravel(getattr(g, "data", g)) for g in self.grads if g is not None]
-        out = np.concatenate(parts) if parts else np.zeros(0)
-        return out.astype(dtype) if dtype is not None else out
-
-
-def _select_rule(xp, g, ans, bundle_in, index=0, n=1, **kw):
-    grads = [None] * n
-    grads[index] = g
-    return _Bundle(grads)
-
-
-_SELECT = Op()
-_SELECT.name = "FunctionOutput"
-_SELECT.forward = lambda placeholder, index=0, n=1, value=None: value
-_SELECT.vjps = (_select_rule,)
-_SELECT.partials = None
-_SELECT.jvp = None
-_SELECT.linear = False
-_SELECT.has_extra = False
-_SELECT.differentiable = True
-_SELECT.promote_default = False
-_SELECT.input_names = ("function",)
-_SELECT.saves = ()
-_SELECT.saves_ans = False
-_SELECT.doc = "one output of a multi-output custom Function"
-
-
-def _backward_results(ctx, g, xp):
-    """Call the user's backward once per incoming gradient; check and convert results."""
-    if ctx._cache_key is g:
-        return ctx._cache
-    Tensor = _graph.Tensor
-    as_tensors = xp is not np
-    grads = g.grads if isinstance(g, _Bundle) else [g]
+def _function_backward(xp, g, ans, *inputs, ctx):
+    """The node's rule: the user's backward, called once, its results checked."""
+    as_tensors = state.grad_enabled  # True exactly while create_graph records the backward
+    grads = list(g) if len(ctx._out_meta) > 1 else [g]
     tgrads = []
     for k, gk in enumerate(grads):
-        if gk is None:
-            if ctx.materialize_grads:
-                shape, dtype = ctx._out_meta[k]
-                gk = np.zeros(shape, dtype)
-                tgrads.append(Tensor(gk) if as_tensors else _graph._make(gk, False, None))
-            else:
-                tgrads.append(None)
-        elif isinstance(gk, Tensor):
-            tgrads.append(gk)
-        else:
-            tgrads.append(_graph._make(gk, False, None))
-    cls = ctx._cls
-    res = cls.backward(ctx, *tgrads)
-    if not isinstance(res, tuple):
-        res = (res,)
+        if gk is None and ctx.materialize_grads:
+            shape, dtype = ctx._out_meta[k]
+            gk = np.zeros(shape, dtype)
+        tgrads.append(gk if gk is None or isinstance(gk, TensorBase) else like(ctx._like, gk))
+    res = ctx._cls.backward(ctx, *tgrads)
+    res = _check_results(ctx, res if isinstance(res, tuple) else (res,))
+    return [None if r is None else (r if as_tensors else r.data) for r in res]
+
+
+def _check_results(ctx, res):
+    name = ctx._cls.__name__
     n = len(ctx._inputs_meta)
     if len(res) != n:
         if len(res) > n and all(r is None for r in res[n:]):
             res = res[:n]
         else:
-            raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number "
+            raise RuntimeError(f"function {name}Backward returned an incorrect number "
                                f"of gradients (expected {n}, got {len(res)})")
     out = []
     for i, (r, meta) in enumerate(zip(res, ctx._inputs_meta)):
@@ -279,23 +205,20 @@ def _backward_results(ctx, g, xp):
             out.append(None)
             continue
         if meta is None:
-            raise RuntimeError(f"function {cls.__name__}Backward returned a gradient different "
+            raise RuntimeError(f"function {name}Backward returned a gradient different "
                                f"than None at position {i + 1}, but the corresponding forward "
                                "input was not a Variable")
-        if not isinstance(r, Tensor):
-            if isinstance(r, (int, float, np.ndarray, np.generic)):
-                r = Tensor(np.asarray(r, dtype=meta[1]))
-            else:
-                raise TypeError(f"function {cls.__name__}Backward returned a {type(r).__name__} "
+        if not isinstance(r, TensorBase):
+            if not isinstance(r, (int, float, np.ndarray, np.generic)):
+                raise TypeError(f"function {name}Backward returned a {type(r).__name__} "
                                 f"as gradient {i}; expected a Tensor or None")
+            r = like(ctx._like, np.asarray(r, dtype=meta[1]))
         shape = meta[0]
-        if tuple(r.shape) != shape and not _expandable(shape, tuple(r.shape)):
-            raise RuntimeError(f"Function {cls.__name__}Backward returned an invalid gradient at "
-                               f"index {i} - got {list(r.shape)} but expected shape compatible "
-                               f"with {list(shape)}")
-        out.append(r if as_tensors else r.data)
-    ctx._cache_key = g
-    ctx._cache = out
+        if tuple(r.data.shape) != shape and not _expandable(shape, tuple(r.data.shape)):
+            raise RuntimeError(f"Function {name}Backward returned an invalid gradient at "
+                               f"index {i} - got {list(r.data.shape)} but expected shape "
+                               f"compatible with {list(shape)}")
+        out.append(r)
     return out
 
 
@@ -308,10 +231,6 @@ def _expandable(shape, gshape):
 
 
 # ---- apply -------------------------------------------------------------------------------
-def _custom_setup(cls):
-    return "setup_context" in _own_attrs(cls)
-
-
 def _own_attrs(cls):
     names = set()
     for c in cls.__mro__:
@@ -321,126 +240,89 @@ def _own_attrs(cls):
     return names
 
 
-def _apply(cls, args, kwargs):
-    Tensor = _graph.Tensor
-    ctx = FunctionCtx()
-    ctx._cls = cls
-    ctx._fn_name = cls.__name__
-    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
-    ctx._inputs_meta = tuple((tuple(a.data.shape), a.data.dtype) if isinstance(a, Tensor)
-                             else None for a in args)
+def _run_forward(cls, ctx, args, kwargs):
     with grad_mode.no_grad():
-        if _custom_setup(cls):
+        if "setup_context" in _own_attrs(cls):
             raw = cls.forward(*args, **kwargs)
             cls.setup_context(ctx, args, raw)
         else:
             raw = cls.forward(ctx, *args, **kwargs)
-    single = not isinstance(raw, tuple)
-    outs = (raw,) if single else tuple(raw)
-    # An output that IS an input (returned unchanged) becomes a new tensor object (a view).
+    return raw
+
+
+def _new_outputs(ctx, args, outs):
+    """An output that IS an input (returned unchanged) becomes a new tensor object (a view);
+    one forward changed in place (mark_dirty) stays itself and is rebased later."""
     dirty = {id(t) for t in ctx._dirty}
     fixed = []
     for o in outs:
-        if isinstance(o, Tensor) and id(o) in dirty and any(o is a for a in args):
-            fixed.append(o)  # changed in place by forward (mark_dirty): rebased below
-        elif isinstance(o, Tensor) and any(o is a for a in args):
-            v = _graph._make(o.data, False, None)
+        if isinstance(o, TensorBase) and id(o) not in dirty and any(o is a for a in args):
+            v = like(o, o.data)
             v._version = o._version
             if id(o) in ctx._non_diff:
                 ctx._non_diff.add(id(v))
-            fixed.append(v)
-        else:
-            fixed.append(o)
-    outs = tuple(fixed)
-    tensor_outs = [o for o in outs if isinstance(o, Tensor)]
-    ctx._out_meta = tuple((tuple(o.data.shape), o.data.dtype) if isinstance(o, Tensor)
-                          else ((), np.float64) for o in outs)
-    # Saved outputs would make a reference cycle (output -> node -> ctx -> output):
-    # keep a history-free alias sharing the data and the version counter instead.
-    if ctx._saved:
-        out_ids = {id(o) for o in tensor_outs}
-        saved = []
-        for t in ctx._saved:
-            if t is not None and id(t) in out_ids:
-                a = _graph._make(t.data, False, None)
-                a._version = t._version
-                saved.append(a)
-            else:
-                saved.append(t)
-        ctx._saved = tuple(saved)
+            o = v
+        fixed.append(o)
+    return tuple(fixed), dirty
 
-    needs = grad_mode._state["enabled"] and any(ctx.needs_input_grad)
-    if needs:
-        op = _fn_op(cls)
-        # An input forward changed in place (mark_dirty) is rebased like any in-place
-        # op: a new tensor object `old` takes over its history as the node's input.
-        inputs = list(args)
-        olds = {}
-        for i, a in enumerate(args):
-            if isinstance(a, Tensor) and id(a) in dirty:
-                if a.grad_fn is None and a._rg:
-                    raise RuntimeError("a leaf Variable that requires grad has been used in "
-                                       "an in-place operation.")
-                olds[id(a)] = inputs[i] = _graph._make(a.data, a._rg, a.grad_fn)
-        inputs = tuple(inputs)
-        kw = {"ctx": ctx}
-        diff_outs = [(k, o) for k, o in enumerate(outs)
-                     if isinstance(o, Tensor) and id(o) not in ctx._non_diff
-                     and o.data.dtype.kind in "fc"]
-        versions = tuple(a._version[0] if isinstance(a, Tensor) else None for a in inputs)
-        if single and diff_outs:
-            o = outs[0]
-            node = _graph.Node(_op_for(op, len(args)), inputs, kw, o.data,
-                               versions + (o._version[0],), o._version)
-            if id(o) in olds:
-                _mark_rebased(node, olds[id(o)])
-            o.grad_fn = node
-            o._rg = True
-        elif diff_outs:
-            node = _graph.Node(_op_for(op, len(args)), inputs, kw, np.zeros(0),
-                               versions + (0,), [0])
-            hub = _graph._make(np.zeros(0), True, node)
-            for k, o in diff_outs:
-                sel = _graph.Node(_SELECT, (hub,), {"index": k, "n": len(outs), "value": o.data},
-                                  o.data, (0, o._version[0]), o._version)
-                if id(o) in olds:
-                    _mark_rebased(sel, olds[id(o)])
-                o.grad_fn = sel
-                o._rg = True
-    if _graph._forward_ad_hook[0] is not None:
+
+def _apply(cls, args, kwargs):
+    ctx = FunctionCtx()
+    ctx._cls = cls
+    ctx._like = next((a for a in args if isinstance(a, TensorBase)), None)
+    ctx.needs_input_grad = tuple(isinstance(a, TensorBase) and a._rg for a in args)
+    ctx._inputs_meta = tuple((tuple(a.data.shape), a.data.dtype)
+                             if isinstance(a, TensorBase) else None for a in args)
+    raw = _run_forward(cls, ctx, args, kwargs)
+    single = not isinstance(raw, tuple)
+    outs, dirty = _new_outputs(ctx, args, (raw,) if single else tuple(raw))
+    ctx._out_meta = tuple((tuple(o.data.shape), o.data.dtype) if isinstance(o, TensorBase)
+                          else ((), np.float64) for o in outs)
+    if state.grad_enabled and any(ctx.needs_input_grad):
+        _record(cls, ctx, args, outs, dirty)
+    else:
+        ctx._saved = tuple(ctx._saved)  # kept only for forward mode below
+    if state.dual is not None:
         _forward(cls, ctx, args, outs)
     return outs[0] if single else outs
 
 
-def _mark_rebased(node, old):
-    """Nodes recorded before the in-place change still point at the changed tensor: let
-    the engine follow `node` back to `old` for them (as for the built-in in-place ops)."""
-    from . import engine
-    engine._inplace_old[node] = old
-    engine._inplace_old_used[0] = True
-
-
-_ARITY_OPS = {}
-
-
-def _op_for(op, n):
-    """The class's Op with n input rules (an Op per (class, arity), cached)."""
-    key = (id(op), n)
-    o = _ARITY_OPS.get(key)
-    if o is None:
-        o = Op()
-        for s in Op.__slots__:
-            setattr(o, s, getattr(op, s))
-        o.vjps = _rules(n)
-        _ARITY_OPS[key] = o
-    return o
+def _record(cls, ctx, args, outs, dirty):
+    """One node for the call: inputs -> (every differentiable output)."""
+    inputs = list(args)
+    olds = {}
+    for i, a in enumerate(args):  # inputs forward changed in place take a new object
+        if isinstance(a, TensorBase) and id(a) in dirty:
+            if a.grad_fn is None and a._rg:
+                raise RuntimeError("a leaf Variable that requires grad has been used in "
+                                   "an in-place operation.")
+            olds[id(a)] = inputs[i] = like(a, a.data, a._rg, a.grad_fn)
+    diff = [k for k, o in enumerate(outs) if isinstance(o, TensorBase)
+            and id(o) not in ctx._non_diff and o.data.dtype.kind in "fc"]
+    if not diff:
+        return
+    first = outs[diff[0]]
+    versions = tuple(a._version[0] if isinstance(a, TensorBase) else None
+                     for a in inputs) + (first._version[0],)
+    ans = tuple(o.data if isinstance(o, TensorBase) else None for o in outs)
+    node = Node(_fn_op(cls, len(outs)), tuple(inputs), {}, {"ctx": ctx},
+                ans[0] if len(outs) == 1 else ans, versions, first._version)
+    ctx._node = weakref.ref(node)
+    ctx._outputs = {k: (outs[k].data, outs[k]._version) for k in diff}
+    by_id = {id(outs[k]): k for k in diff}
+    ctx._saved = tuple(("output", by_id[id(t)]) if t is not None and id(t) in by_id else t
+                       for t in ctx._saved)
+    for k in diff:
+        o = outs[k]
+        if id(o) in olds:  # earlier nodes still point at o: they must find `old`
+            rebase.record_old(node, olds[id(o)])
+        o.grad_fn, o._out, o._rg = node, k, True
 
 
 def _forward(cls, ctx, args, outs):
     """Forward mode through a custom Function: its `jvp` staticmethod gives the tangents."""
-    Tensor = _graph.Tensor
-    tangents = [(_graph._make(a._fw, False, None) if isinstance(a, Tensor) and a._fw is not None
-                 else None) for a in args]
+    tangents = [like(a, a._fw) if isinstance(a, TensorBase) and a._fw is not None else None
+                for a in args]
     if all(t is None for t in tangents):
         return
     if "jvp" not in _own_attrs(cls):
@@ -449,9 +331,8 @@ def _forward(cls, ctx, args, outs):
     with grad_mode.no_grad():
         res = cls.jvp(ctx, *tangents)
     res = res if isinstance(res, tuple) else (res,)
-    from . import forward_ad
     for o, t in zip(outs, res):
-        if isinstance(o, Tensor) and t is not None:
-            arr = t.data if isinstance(t, Tensor) else np.asarray(t)
-            forward_ad._set_tangent(o, np.array(np.broadcast_to(arr, o.data.shape),
-                                                dtype=o.data.dtype))
+        if isinstance(o, TensorBase) and t is not None:
+            arr = t.data if isinstance(t, TensorBase) else np.asarray(t)
+            state.dual.set_tangent(o, np.array(np.broadcast_to(arr, o.data.shape),
+                                               dtype=o.data.dtype))

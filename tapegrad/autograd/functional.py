@@ -3,7 +3,7 @@
     jacobian(f, inputs)   J[i..., j...] = d out[i...] / d in[j...]   shape out.shape + in.shape
     hessian(f, inputs)    the Jacobian of the gradient of a scalar f
     vjp(f, inputs, v)     (f(x), v^T J)
-    jvp(f, inputs, v)     (f(x), J v)     by forward mode (dual numbers)
+    jvp(f, inputs, v)     (f(x), J v)     by the double-vjp identity (as PyTorch's)
     hvp / vhp             (f(x), H v) / (f(x), v^T H)
 
 The Jacobian is built row by row with reverse mode: one backward per output element,
@@ -12,16 +12,17 @@ of a gradient computed with create_graph=True (the gradient is itself a graph).
 """
 import numpy as np
 
-from . import engine as _engine
-from . import forward_ad as fwAD
-from . import grad_mode
-from . import graph as _graph
+from ..core import backward as _backward
+from ..core import grad_mode
+from ..core.record import apply
+from ..core.tensor_base import make
+from ..ops import shape as _S
+from ..tensor import Tensor
 
 __all__ = ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"]
 
 
 def _as_tuple(x, arg, fname):
-    Tensor = _graph.Tensor
     if isinstance(x, Tensor):
         return (x,), False
     if isinstance(x, (tuple, list)) and all(isinstance(v, Tensor) for v in x):
@@ -37,7 +38,7 @@ def _prepare(inputs, create_graph):
     with grad_mode.enable_grad():
         for t in inputs:
             if create_graph and t._rg:
-                x = _graph.apply(fwAD._alias, t)  # a view that keeps t's graph
+                x = apply(_S.alias, t)  # a view that keeps t's graph
                 x._version = t._version
             else:
                 x = t.detach()
@@ -61,7 +62,7 @@ def _call(func, inputs, create_graph, fname):
 
 def _zeros(t):
     """A constant zero tensor like t: the gradient of an input the outputs do not use."""
-    return _graph._make(np.zeros_like(t.data), False, None)
+    return make(Tensor, np.zeros_like(t.data))
 
 
 def _one_hot_like(t, k):
@@ -69,7 +70,7 @@ def _one_hot_like(t, k):
     row k of a Jacobian (reverse mode) or column k (forward mode)."""
     e = np.zeros(t.data.size, dtype=t.data.dtype)
     e[k] = 1
-    return _graph.Tensor(e.reshape(t.data.shape))
+    return Tensor(e.reshape(t.data.shape))
 
 
 def _grads(outputs, inputs, seeds, create_graph):
@@ -81,16 +82,23 @@ def _grads(outputs, inputs, seeds, create_graph):
             gs.append(s)
     if not roots:
         return tuple(_zeros(x) for x in inputs)
-    res = _engine.grad(roots, inputs, gs, retain_graph=True, create_graph=create_graph,
+    res = _backward.grad(roots, inputs, gs, retain_graph=True, create_graph=create_graph,
                        allow_unused=True)
     return tuple(_zeros(x) if g is None else g for x, g in zip(inputs, res))
+
+
+def _stack(parts, shape):
+    """Stack equally shaped tensors along a new first axis (differentiably), as `shape`."""
+    if not parts:
+        return Tensor(np.zeros(shape))
+    flat = [p.reshape(1, -1) for p in parts]
+    return apply(_S.cat, *flat, axis=0).reshape(shape)
 
 
 def _stack_rows(rows, shape, create_graph):
     if not create_graph:
         arr = np.stack([r.data for r in rows]) if rows else np.zeros(shape)
-        return _graph._make(arr.reshape(shape), False, None)
-    from ..func import _stack
+        return make(Tensor, arr.reshape(shape))
     return _stack(rows, shape)
 
 
@@ -165,19 +173,25 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), J v): one forward-mode pass."""
-    from .. import func as _func
+    """(func(inputs), J v): J^T u is linear in u, so J v = d<J^T u, v>/du (two reverse
+    passes, the "double backward trick" PyTorch's jvp uses too)."""
     ins, in_tuple = _as_tuple(inputs, "inputs", "jvp")
     if v is None:
         if len(ins) != 1 or ins[0].data.size != 1:
             raise RuntimeError("The vector v can only be None if the input to the "
                                "user-provided function is a single Tensor with a single "
                                "element.")
-        vs = (_graph.Tensor(np.ones_like(ins[0].data)),)
+        vs = (Tensor(np.ones_like(ins[0].data)),)
     else:
         vs, _ = _as_tuple(v, "v", "jvp")
-    out, tan = _func.jvp(lambda *xs: func(*xs) if in_tuple else func(xs[0]), ins, vs)
-    return out, tan
+    xs, _, outs, out_tuple = _call(func, inputs, create_graph, "jvp")
+    with grad_mode.enable_grad():
+        us = [Tensor(np.zeros_like(o.data), requires_grad=True) for o in outs]
+        gs = _grads(outs, xs, us, create_graph=True)
+        tans = _grads(gs, us, list(vs), create_graph)
+    value = tuple(_finish(o, create_graph) for o in outs)
+    tans = tuple(_finish(t, create_graph) for t in tans)
+    return (value if out_tuple else value[0], tans if out_tuple else tans[0])
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):

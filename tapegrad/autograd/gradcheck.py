@@ -21,8 +21,9 @@ and runs gradcheck on g with respect to both x and v.
 """
 import numpy as np
 
-from . import grad_mode
-from .engine import grad as _grad
+from ..core import grad_mode
+from ..core.backward import grad as _grad
+from ..tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -31,9 +32,6 @@ class GradcheckError(RuntimeError):
     """Raised by gradcheck when the analytical and numerical Jacobians disagree."""
 
 
-def _tensor_cls():
-    from ..tensor import Tensor
-    return Tensor
 
 
 def _as_tuple(x):
@@ -44,7 +42,6 @@ def _as_tuple(x):
 
 def _diff_inputs(inputs):
     """Indices of the inputs gradcheck differentiates; validates their dtype."""
-    Tensor = _tensor_cls()
     idx = []
     for i, t in enumerate(inputs):
         if isinstance(t, Tensor) and t.requires_grad:
@@ -62,7 +59,6 @@ def _diff_inputs(inputs):
 
 def _outputs(out):
     """The function's outputs as a tuple; non-tensors and integer tensors are skipped."""
-    Tensor = _tensor_cls()
     outs = _as_tuple(out)
     res = []
     for k, o in enumerate(outs):
@@ -77,7 +73,6 @@ def _outputs(out):
 
 def _fresh(inputs, arrays):
     """New leaf tensors holding `arrays` (same requires_grad as the originals)."""
-    Tensor = _tensor_cls()
     out = list(inputs)
     for i, a in arrays.items():
         out[i] = Tensor(a, requires_grad=inputs[i].requires_grad)
@@ -111,7 +106,6 @@ def _numerical(fn, inputs, diff_idx, out_shapes, eps):
 
 def _analytical(fn, inputs, diff_idx):
     """Reverse-mode Jacobians, one VJP per output element: {(k, i): (out.size, in.size)}."""
-    Tensor = _tensor_cls()
     outs = _outputs(fn(*inputs))
     out_shapes = {k: tuple(o.shape) for k, o in outs}
     diff_t = [inputs[i] for i in diff_idx]
@@ -214,7 +208,6 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
 
 def _fast(fn, inputs, diff_idx, eps, atol, rtol, raise_exception):
     """Random projections: u^T J v (analytical, one VJP) vs u^T (J v) (numerical)."""
-    Tensor = _tensor_cls()
     rng = np.random.default_rng(0)
     outs = _outputs(fn(*inputs))
     if not outs:
@@ -254,7 +247,6 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
     `grad_outputs`: the v's (one per floating-point output); random float64 tensors that
     require grad when None, so that the check also covers the dependence on v.
     """
-    Tensor = _tensor_cls()
     inputs = _as_tuple(inputs)
     diff_idx = _diff_inputs(inputs)
     with grad_mode.enable_grad():

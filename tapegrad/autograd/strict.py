@@ -25,11 +25,13 @@ A failure raises `StrictModeError` naming the op and the argument, the element, 
 rule's value and the finite difference. The checks cost a few forward evaluations of
 one op per new (op, shapes, dtypes) key, so a training loop pays only in its first step.
 """
-import inspect
-
 import numpy as np
 
-from . import backward_checks, graph
+from ..core import grad_mode
+from ..core.backward import grad as _grad
+from ..core.engine import sum_to
+from ..core.tensor_base import TensorBase, like
+from . import backward_checks
 
 __all__ = ["set_strict", "strict", "is_strict_enabled", "StrictModeError",
            "reset_strict_cache"]
@@ -42,10 +44,8 @@ class StrictModeError(RuntimeError):
 _state = {"enabled": False}
 _checked = set()
 # Ops whose forward cannot be re-run on perturbed inputs: checkpoint's forward returns
-# the value computed earlier (its recomputation is itself checked op by op); a
-# multi-output Function's per-output node only routes gradients (the Function's own
-# node is checked).
-_SKIP = {"checkpoint", "FunctionOutput"}
+# the value computed earlier (its recomputation is itself checked op by op).
+_SKIP = {"checkpoint"}
 # Rules that are deliberately NOT the derivative in some configurations (PyTorch's
 # semantics): op name -> predicate on the node's kwargs.
 _NOT_A_DERIVATIVE = {
@@ -116,7 +116,7 @@ class strict:
 # ---- the check ----------------------------------------------------------------------
 
 def _raw(a):
-    return a.data if isinstance(a, graph.Tensor) else a
+    return a.data if isinstance(a, TensorBase) else a
 
 
 def _arg_name(op, i):
@@ -141,7 +141,7 @@ def _check(node, i, g, gi):
     if op.name in _SKIP or node.inputs is None:
         return
     exempt = _NOT_A_DERIVATIVE.get(op.name)
-    if exempt is not None and exempt(node.kw):
+    if exempt is not None and exempt(node.args):
         return
     if _state.get("busy"):
         return  # the check's own backward passes (custom Functions) are not checked
@@ -153,8 +153,8 @@ def _check(node, i, g, gi):
     gi = np.asarray(_raw(gi))
     _state["busy"] = True
     try:
-        if "ctx" in node.kw and hasattr(node.kw["ctx"], "_cls"):  # a custom Function
-            gd = [np.asarray(_raw(gk)) for gk in getattr(g, "grads", [g]) if gk is not None]
+        if node.op.backward is not None:  # a custom Function
+            gd = [np.asarray(_raw(gk)) for gk in _per_output(node, g) if gk is not None]
             _check_shape_dtype(op, i, x, np.result_type(*gd) if gd else gi.dtype, gi)
             _check_function(node, i, x, g)
         else:
@@ -190,17 +190,9 @@ def _check_shape_dtype(op, i, x, g_dtype, gi):
             f"the engine would cast it back, at the cost of computing in {gi.dtype}")
 
 
-def _forward_kwargs(op, kw):
-    """The node's kwargs minus the `extra` values the forward added (ops with extra=True)."""
-    if not op.has_extra:
-        return dict(kw)
-    try:
-        params = inspect.signature(op.forward).parameters
-    except (TypeError, ValueError):
-        return dict(kw)
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return dict(kw)
-    return {k: v for k, v in kw.items() if k in params}
+def _per_output(node, g):
+    """The incoming gradient per output (a node with several outputs gets a list)."""
+    return list(g) if node.op.n_outputs != 1 else [g]
 
 
 def _to64(a):
@@ -215,10 +207,9 @@ class _LowPrecision(Exception):
 
 def _check_value(node, i, x, g):
     """A table op: re-run its forward and its rule in float64 on this node's inputs."""
-    from .engine import sum_to
     op = node.op
     rule = op.vjps[i]
-    fkw = _forward_kwargs(op, node.kw)
+    fkw = node.args
     xs = [_to64(_raw(t)) for t in node.inputs]
     if not isinstance(xs[i], np.ndarray):
         return
@@ -262,18 +253,14 @@ def _cannot(op, e):
 def _check_function(node, i, x, g):
     """A custom `Function`: run the user's forward/backward again on float64 copies of
     this node's inputs (through `apply`, so a multi-output Function works too)."""
-    from . import engine, grad_mode
-    from .function import _Bundle
-    Tensor = graph.Tensor
-    cls = node.kw["ctx"]._cls
-    base = [graph._make(_to64(t.data), False, None) if isinstance(t, Tensor) else t
-            for t in node.inputs]
-    grads = list(g.grads) if isinstance(g, _Bundle) else [g]
-    gs = [None if gk is None else np.asarray(_raw(gk), dtype=np.float64) for gk in grads]
+    cls = node.saved["ctx"]._cls
+    base = [like(t, _to64(t.data)) if isinstance(t, TensorBase) else t for t in node.inputs]
+    gs = [None if gk is None else np.asarray(_raw(gk), dtype=np.float64)
+          for gk in _per_output(node, g)]
 
     def run(xi, record=False):
         args = list(base)
-        args[i] = graph._make(xi, record, None)
+        args[i] = like(base[i], xi, record)
         with grad_mode.set_grad_enabled(record), np.errstate(all="ignore"):
             res = cls.apply(*args)
         res = list(res) if isinstance(res, tuple) else [res]
@@ -282,11 +269,11 @@ def _check_function(node, i, x, g):
     try:
         leaf, res = run(base[i].data.copy(), record=True)
         pairs = [(r, gk) for r, gk in zip(res, gs)
-                 if gk is not None and isinstance(r, Tensor) and r.requires_grad]
+                 if gk is not None and isinstance(r, TensorBase) and r.requires_grad]
         if not pairs:
             return
-        (an,) = engine.grad([r for r, _ in pairs], [leaf], [gk for _, gk in pairs],
-                            allow_unused=True)
+        (an,) = _grad([r for r, _ in pairs], [leaf], [gk for _, gk in pairs],
+                      allow_unused=True)
     except Exception as e:
         _cannot(node.op, e)
         return

@@ -10,10 +10,10 @@ import warnings
 import numpy as np
 
 from .. import ops as _ops_pkg  # noqa: F401  (make sure the ops package is loaded)
-from ..autograd.graph import apply
+from ..core.record import apply, apply_saved
 from ..ops import functions as _F
 from ..ops import nn_ops as _K
-from ..tensor import Tensor, _make
+from ..tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -205,17 +205,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if n <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got "
                              f"input size {tuple(x.shape)}")
-        out = apply(_K.batch_norm, x, weight, bias, axes=axes, eps=float(eps),
-                    correction=int(correction))
+        out, saved = apply_saved(_K.batch_norm, x, weight, bias, axes=axes, eps=float(eps),
+                                 correction=int(correction))
         if running_mean is not None or running_var is not None:
-            kw = out.grad_fn.kw if out.grad_fn is not None else None
-            if kw is not None:
-                mean, var = kw["mean"].reshape(-1), kw["var"].reshape(-1)
-            else:
-                mean = x.data.mean(axis=axes)
-                var = ((x.data - mean.reshape(_bshape(x.ndim, C))) ** 2).sum(axis=axes) / \
-                    (n - correction)
-                var = var.astype(x.dtype, copy=False)
+            mean, var = saved["mean"].reshape(-1), saved["var"].reshape(-1)
             m = 0.1 if momentum is None else momentum
             # in place, the same arithmetic as rm = (1 - m) * rm + m * mean
             if running_mean is not None:
@@ -294,7 +287,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise NotImplementedError("embedding: scale_grad_by_freq / sparse are not supported")
     if idx.size and (idx.min() < 0 or idx.max() >= V):
         raise IndexError("index out of range in self")
-    return apply(_K.embedding, weight, _make(idx, False, None),
+    return apply(_K.embedding, weight, idx,
                  padding_idx=-1 if padding_idx is None else int(padding_idx))
 
 
@@ -360,7 +353,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_class_target(x, tgt, "cross_entropy")
     w = _weight_arr(weight, C, "cross_entropy")
     x2, t2, out_shape = _class_dim_last(x, tgt.data)
-    out = apply(_K.cross_entropy, x2, _make(t2.astype(np.int64, copy=False), False, None), w,
+    out = apply(_K.cross_entropy, x2, t2.astype(np.int64, copy=False), w,
                 ignore_index=int(ignore_index), label_smoothing=float(label_smoothing),
                 reduction=reduction)
     if reduction == "none" and out_shape is not None:
@@ -402,7 +395,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     C = x.shape[1] if x.ndim > 1 else x.shape[0]
     w = _weight_arr(weight, C, "nll_loss")
     x2, t2, out_shape = _class_dim_last(x, tgt.data)
-    out = apply(_K.nll_loss, x2, _make(t2.astype(np.int64, copy=False), False, None), w,
+    out = apply(_K.nll_loss, x2, t2.astype(np.int64, copy=False), w,
                 ignore_index=int(ignore_index), reduction=reduction)
     if reduction == "none" and out_shape is not None:
         out = _F.reshape(out, out_shape)

@@ -8,9 +8,10 @@ import math
 
 import numpy as np
 
-from ..autograd.graph import apply
+from ..core.record import apply
 from ..ops import attention as _A
 from ..ops import functions as F
+from ..tensor import Tensor
 
 __all__ = ["scaled_dot_product_attention", "sdpa_reference"]
 
@@ -18,7 +19,7 @@ __all__ = ["scaled_dot_product_attention", "sdpa_reference"]
 def _mask_array(attn_mask):
     if attn_mask is None:
         return None
-    m = attn_mask.data if isinstance(attn_mask, F.Tensor) else np.asarray(attn_mask)
+    m = attn_mask.data if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
     return m
 
 
@@ -55,6 +56,6 @@ def sdpa_reference(query, key, value, attn_mask=None, is_causal=False, scale=Non
         s = F.where(keep, s, float("-inf"))
     m = _mask_array(attn_mask)
     if m is not None:
-        s = F.where(m, s, float("-inf")) if m.dtype == np.bool_ else s + F.Tensor(m)
+        s = F.where(m, s, float("-inf")) if m.dtype == np.bool_ else s + Tensor(m)
     p = F.softmax(s, -1)
     return p if probs_only else F.matmul(p, value)                        # (..., T, Dv)

@@ -10,9 +10,10 @@ import warnings
 
 import numpy as np
 
-from ..autograd.graph import apply
+from ..core.record import apply, apply_saved
 from ..ops import conv_ops as K
 from ..ops import functions as _F
+from ..tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d",
            "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
@@ -21,7 +22,7 @@ __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool
 
 
 def _tensor(x):
-    return x if isinstance(x, _F.Tensor) else _F.Tensor(x)
+    return x if isinstance(x, Tensor) else Tensor(x)
 
 
 def _pair(v, name="argument"):
@@ -233,17 +234,11 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if oh <= 0 or ow <= 0:
         raise RuntimeError(f"max_pool2d: given input size {tuple(x.shape[1:])}, the calculated "
                            f"output size ({oh}x{ow}) is too small")
-    y = apply(K.max_pool2d, x, kernel=kernel, stride=stride, padding=padding,
-              dilation=dilation, ceil_mode=bool(ceil_mode))
+    y, saved = apply_saved(K.max_pool2d, x, kernel=kernel, stride=stride, padding=padding,
+                           dilation=dilation, ceil_mode=bool(ceil_mode))
     out = _unbatch(y, was)
     if return_indices:
-        if y.grad_fn is not None:       # the recorded node already holds them
-            idx = y.grad_fn.kw["indices"]
-        else:
-            idx = K._max_pool2d_forward(x.data, kernel=kernel, stride=stride, padding=padding,
-                                        dilation=dilation,
-                                        ceil_mode=bool(ceil_mode))[1]["indices"]
-        idx = _F.Tensor(idx.astype(np.int64))
+        idx = Tensor(saved["indices"].astype(np.int64))
         return out, _unbatch(idx, was)
     return out
 
@@ -385,4 +380,4 @@ def dropout2d(input, p=0.5, training=True, inplace=False, generator=None):
     else:
         keep = rng(generator).random(shape) >= p
         mask = keep.astype(x.dtype) * np.asarray(1.0 / (1.0 - p), dtype=x.dtype)
-    return _F.mul(x, _F.Tensor(mask))
+    return _F.mul(x, Tensor(mask))

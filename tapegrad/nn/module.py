@@ -13,6 +13,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .parameter import Buffer, Parameter
+from ..core.hooks import RemovableHandle
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
@@ -69,14 +70,12 @@ class Module:
 
     def register_forward_hook(self, hook):
         """`hook(module, args, output)` after each forward; may return a new output."""
-        from ..autograd.hooks import RemovableHandle
         h = RemovableHandle(self._forward_hooks)
         self._forward_hooks[h.id] = hook
         return h
 
     def register_forward_pre_hook(self, hook):
         """`hook(module, args)` before each forward; may return new args."""
-        from ..autograd.hooks import RemovableHandle
         h = RemovableHandle(self._forward_pre_hooks)
         self._forward_pre_hooks[h.id] = hook
         return h

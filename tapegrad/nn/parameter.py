@@ -9,7 +9,7 @@ import numpy as np
 from ..tensor import Tensor
 
 
-class Parameter(Tensor):
+class Parameter(Tensor, keep_type=False):
     """A learnable tensor: `Parameter(data=None, requires_grad=True)`.
 
     `data` may be a Tensor (its array is shared, not copied, as PyTorch does), an
@@ -40,7 +40,7 @@ class Parameter(Tensor):
         return p
 
 
-class Buffer(Tensor):
+class Buffer(Tensor, keep_type=False):
     """Marker type: `module.x = Buffer(t)` registers `x` as a buffer (PyTorch >= 2.5)."""
 
     __slots__ = ("persistent",)

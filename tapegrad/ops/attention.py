@@ -17,6 +17,9 @@ import math
 
 import numpy as np
 
+from ..core.record import apply
+from . import linalg as L
+from . import softmax as SM
 from .registry import defop
 
 
@@ -54,13 +57,12 @@ def _probs(xp, q, k, attn_mask, is_causal, scale, probs):
     """p: saved from forward (NumPy), or recomputed differentiably under create_graph."""
     if xp is np:
         return probs
-    from . import functions as F
-    s = F.matmul(q, F.transpose(k, -1, -2)) * _scale(q, scale)
+    s = apply(L.matmul, q, xp.swapaxes(k, -1, -2)) * _scale(q, scale)
     add = _mask(q.shape[-2], k.shape[-2], is_causal,
                 None if attn_mask is None else np.asarray(attn_mask))
     if add is not None:
-        s = s + F.Tensor(add.astype(s.dtype))
-    return F.softmax(s, -1)
+        s = s + add.astype(s.dtype)
+    return apply(SM.softmax, s, axis=-1)
 
 
 def _ds(xp, g, q, k, v, attn_mask, is_causal, scale, probs):
@@ -85,4 +87,4 @@ def _dv(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=None, probs=
 
 scaled_dot_product_attention = defop(
     "scaled_dot_product_attention", _sdpa_forward, extra=True, inputs=("q", "k", "v"),
-    saves_ans=False, vjp=[_dq, _dk, _dv])
+    vjp=[_dq, _dk, _dv], reads=["q k v", "q k v", "q k"])

@@ -29,7 +29,7 @@ the max-pool scatter/gather, the adaptive average and its adjoint.
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..autograd.graph import apply
+from ..core.record import apply
 from .registry import defop
 
 
@@ -299,25 +299,22 @@ def _conv_jvp(xp, t, ans, x, w, b=None, **kw):
 
 
 conv2d = defop("conv2d", _conv2d_forward, extra=True, inputs=("input", "weight", "bias"),
-               vjp=[_conv_dx, _conv_dw, _conv_db], jvp=_conv_jvp, saves=(0, 1),
-               saves_ans=False)
+               vjp=[_conv_dx, _conv_dw, _conv_db], jvp=_conv_jvp, reads=["input weight", "input weight", ""])
 
 
 # d/dg of  dx = D(g, W)  is  conv2d(u, W);  d/dW is  conv2d_weight_grad(u, g).
 conv2d_input_grad = defop(
     "conv2d_input_grad", _conv2d_input_grad_forward, inputs=("grad", "weight"),
-    saves_ans=False,
     vjp=[lambda xp, u, ans, g, w, x_shape, **kw: _call(xp, conv2d, u, w, **kw),
          lambda xp, u, ans, g, w, x_shape, **kw: _call(
-             xp, conv2d_weight_grad, u, g, w_shape=tuple(w.shape), **kw)])
+             xp, conv2d_weight_grad, u, g, w_shape=tuple(w.shape), **kw)], reads=["weight", "grad weight"])
 
 # d/dx of  dW = E(x, g)  is  conv2d_input_grad(g, v);  d/dg is  conv2d(x, v).
 conv2d_weight_grad = defop(
     "conv2d_weight_grad", _conv2d_weight_grad_forward, inputs=("input", "grad"),
-    saves_ans=False,
     vjp=[lambda xp, v, ans, x, g, w_shape, **kw: _call(
              xp, conv2d_input_grad, g, v, x_shape=tuple(x.shape), **kw),
-         lambda xp, v, ans, x, g, w_shape, **kw: _call(xp, conv2d, x, v, **kw)])
+         lambda xp, v, ans, x, g, w_shape, **kw: _call(xp, conv2d, x, v, **kw)], reads=["input grad", "input"])
 
 
 # ---------------------------------------------------------------------------------------
@@ -438,11 +435,10 @@ pool_gather = defop("max_pool2d_gather", _pool_gather_forward, linear=True, prom
                         xp, pool_scatter, v, indices=indices, size=tuple(x.shape[-2:]))])
 
 max_pool2d = defop(
-    "max_pool2d", _max_pool2d_forward, extra=True, promote=False, saves=(), saves_ans=False,
-    vjp=[lambda xp, g, ans, x, indices, **kw: _call(
+    "max_pool2d", _max_pool2d_forward, extra=True, promote=False, vjp=[lambda xp, g, ans, x, indices, **kw: _call(
         xp, pool_scatter, g, indices=indices, size=tuple(x.shape[-2:]),
         unique=_disjoint_windows(kw["kernel"], kw["stride"], kw["dilation"]))],
-    jvp=lambda xp, t, ans, x, indices, **kw: _call(xp, pool_gather, t[0], indices=indices))
+    jvp=lambda xp, t, ans, x, indices, **kw: _call(xp, pool_gather, t[0], indices=indices), reads=[""])
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,22 +12,22 @@ import numpy as np
 from .registry import defop
 
 # ---- binary arithmetic ---------------------------------------------------------
-add = defop("add", np.add, inputs=("x", "y"), saves=(), saves_ans=False, partials=[
+add = defop("add", np.add, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: 1.0,
-])
+], reads=["", ""])
 add.vjps = (lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g)  # skip the `* 1.0`
 
-sub = defop("sub", np.subtract, inputs=("x", "y"), saves=(), saves_ans=False, partials=[
+sub = defop("sub", np.subtract, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: -1.0,
-])
+], reads=["", ""])
 sub.vjps = (lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: -g)
 
-mul = defop("mul", np.multiply, inputs=("x", "y"), saves_ans=False, partials=[
+mul = defop("mul", np.multiply, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: y,
     lambda xp, ans, x, y: x,
-])
+], reads=["y", "x"])
 
 
 def _reciprocal(y):
@@ -42,7 +42,7 @@ div = defop("div", np.true_divide, inputs=("x", "y"), partials=[
     # NOTE: -(x / y) / y, not -ans / y (the same bits): the rule does not read the
     # output, so `h = a / b; h += 1` is allowed, as in PyTorch (see autograd/saved.py).
     lambda xp, ans, x, y: -(x / y) / y,
-])
+], reads=["y", "x y"])
 
 
 def _pow_dx(xp, ans, x, y):
@@ -74,7 +74,7 @@ def _pow_forward(x, y):
                                "broadcast together") from None
 
 
-pow = defop("pow", _pow_forward, inputs=("x", "y"), partials=[_pow_dx, _pow_dy])
+pow = defop("pow", _pow_forward, inputs=("x", "y"), partials=[_pow_dx, _pow_dy], reads=["x y", "ans x y"])
 
 neg = defop("neg", np.negative, partials=[lambda xp, ans, x: -1.0], linear=True)
 neg.vjps = (lambda xp, g, ans, x: -g,)
@@ -105,10 +105,10 @@ def _split_vjp(win):
 _gt, _lt = (lambda a, b: a > b), (lambda a, b: a < b)
 maximum = defop("maximum", np.maximum, inputs=("x", "y"),
                 partials=[_maximum_d(True), _maximum_d(False)],
-                vjp=[_split_vjp(_gt), _split_vjp(_lt)])
+                vjp=[_split_vjp(_gt), _split_vjp(_lt)], reads=["x y", "x y"])
 minimum = defop("minimum", np.minimum, inputs=("x", "y"),
                 partials=[_minimum_d(True), _minimum_d(False)],
-                vjp=[_split_vjp(_lt), _split_vjp(_gt)])
+                vjp=[_split_vjp(_lt), _split_vjp(_gt)], reads=["x y", "x y"])
 
 # ---- unary ---------------------------------------------------------------------
 
@@ -120,12 +120,12 @@ minimum = defop("minimum", np.minimum, inputs=("x", "y"),
 warnings.filterwarnings("ignore", message=r".*encountered in", category=RuntimeWarning,
                         module=r"tapegrad\.")
 
-exp = defop("exp", np.exp, partials=[lambda xp, ans, x: ans])
-log = defop("log", np.log, partials=[lambda xp, ans, x: 1.0 / x])
+exp = defop("exp", np.exp, partials=[lambda xp, ans, x: ans], reads=["ans"])
+log = defop("log", np.log, partials=[lambda xp, ans, x: 1.0 / x], reads=["x"])
 # NOTE: sqrt'(0) = 1/(2*0) = inf; that inf times a zero upstream gives nan (worked example 5).
-sqrt = defop("sqrt", np.sqrt, partials=[lambda xp, ans, x: 0.5 / ans])
+sqrt = defop("sqrt", np.sqrt, partials=[lambda xp, ans, x: 0.5 / ans], reads=["ans"])
 rsqrt = defop("rsqrt", lambda x: 1.0 / np.sqrt(x),
-              partials=[lambda xp, ans, x: -0.5 * ans * ans * ans])
+              partials=[lambda xp, ans, x: -0.5 * ans * ans * ans], reads=["ans"])
 def _sign(x):
     # NOTE: PyTorch's sign(nan) is 0 (NumPy's is nan): comparisons with nan are False.
     if x.dtype == np.bool_:
@@ -134,12 +134,12 @@ def _sign(x):
 
 
 # NOTE: abs'(0) is taken as 0 (sign(0)), as PyTorch does; abs'(nan) is 0 too.
-abs = defop("abs", np.abs, partials=[lambda xp, ans, x: _sign(x) if xp is np else xp.sign(x)])
-sign = defop("sign", _sign, partials=[lambda xp, ans, x: xp.zeros_like(x)])
-sin = defop("sin", np.sin, partials=[lambda xp, ans, x: xp.cos(x)])
-cos = defop("cos", np.cos, partials=[lambda xp, ans, x: -xp.sin(x)])
+abs = defop("abs", np.abs, partials=[lambda xp, ans, x: _sign(x) if xp is np else xp.sign(x)], reads=["x"])
+sign = defop("sign", _sign, partials=[lambda xp, ans, x: xp.zeros_like(x)], reads=["x"])
+sin = defop("sin", np.sin, partials=[lambda xp, ans, x: xp.cos(x)], reads=["x"])
+cos = defop("cos", np.cos, partials=[lambda xp, ans, x: -xp.sin(x)], reads=["x"])
 # tanh' and sigmoid' are computed from the saved OUTPUT, not the input.
-tanh = defop("tanh", np.tanh, partials=[lambda xp, ans, x: 1.0 - ans * ans])
+tanh = defop("tanh", np.tanh, partials=[lambda xp, ans, x: 1.0 - ans * ans], reads=["ans"])
 
 
 def _sigmoid(x):
@@ -148,10 +148,10 @@ def _sigmoid(x):
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
 
 
-sigmoid = defop("sigmoid", _sigmoid, partials=[lambda xp, ans, x: ans * (1.0 - ans)])
+sigmoid = defop("sigmoid", _sigmoid, partials=[lambda xp, ans, x: ans * (1.0 - ans)], reads=["ans"])
 # NOTE: relu'(0) is taken as 0: the gradient passes only where the input was > 0.
 relu = defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False),
-             partials=[lambda xp, ans, x: ~(ans <= 0)])
+             partials=[lambda xp, ans, x: ~(ans <= 0)], reads=["ans"])
 # NOTE: written as "blocked where ans <= 0" so that a nan input passes its gradient (as
 # PyTorch's threshold_backward does). With NumPy, a product with the mask (np.where is
 # several times slower for float32); a product differs from a select only where an
@@ -188,12 +188,12 @@ clamp = defop("clamp", _clamp, partials=[
     lambda xp, ans, x, min=None, max=None: _clamp_passes(x, min, max)
 ], vjp=[
     lambda xp, g, ans, x, min=None, max=None: xp.where(_clamp_passes(x, min, max), g, 0.0)
-])
+], reads=["x"])
 
 where = defop("where", np.where, inputs=("condition", "x", "y"), vjp=[
     None,
     lambda xp, g, ans, c, x, y: xp.where(c, g, 0.0),
     lambda xp, g, ans, c, x, y: xp.where(c, 0.0, g),
-])
+], reads=["", "condition", "condition"])
 where.jvp = lambda xp, t, ans, c, x, y: xp.where(
     c, t[1] if t[1] is not None else 0.0, t[2] if t[2] is not None else 0.0)

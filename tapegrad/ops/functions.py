@@ -11,7 +11,8 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes as _dt
-from ..autograd.graph import apply
+from ..core.record import apply, apply_saved
+from ..core.tensor_base import TensorBase, like, to_array
 from . import elementwise as E
 from . import linalg as L
 from . import reduce as R
@@ -19,14 +20,13 @@ from . import shape as S
 from . import softmax as SM
 from .registry import defop
 
-Tensor = None  # set by _install_methods
-_make = None
 _generic = np.generic
 
 
 def _arg(x):
-    """An op argument: Tensors pass; Python numbers stay weak scalars; arrays become tensors."""
-    if isinstance(x, Tensor):
+    """An op operand: tensors pass; Python numbers stay weak scalars; arrays and lists
+    become constant arrays (no gradient), with PyTorch's dtype inference."""
+    if isinstance(x, TensorBase):
         return x
     tx = type(x)
     if tx is int or tx is float or tx is bool:
@@ -35,22 +35,20 @@ def _arg(x):
         return x.item()
     if isinstance(x, (int, float)):
         return x
-    return Tensor(x)
+    return to_array(x)
 
 
-def _tensor(x):
-    """Like `_arg`, but numbers become 0-d tensors (for functions of one tensor)."""
-    if isinstance(x, Tensor):
+def _tensor(x, fname="this function"):
+    """The tensor argument of a function of one tensor (PyTorch refuses anything else)."""
+    if isinstance(x, TensorBase):
         return x
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"expected a Tensor, got {type(x).__name__}")
-    return Tensor(x)
+    raise TypeError(f"{fname}(): argument 'input' must be Tensor, not {type(x).__name__}")
 
 
 def _check_broadcast(name, a, b):
     try:
-        np.broadcast_shapes(np.shape(a.data if isinstance(a, Tensor) else a),
-                            np.shape(b.data if isinstance(b, Tensor) else b))
+        np.broadcast_shapes(np.shape(a.data if isinstance(a, TensorBase) else a),
+                            np.shape(b.data if isinstance(b, TensorBase) else b))
     except ValueError:
         raise RuntimeError(
             f"{name}: the shapes {tuple(np.shape(a.data))} and {tuple(np.shape(b.data))} "
@@ -60,12 +58,13 @@ def _check_broadcast(name, a, b):
 def _binary(op):
     def f(input, other):
         a, b = _arg(input), _arg(other)
-        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-            a = Tensor(a)
+        if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
+            raise TypeError(f"{op.name}(): expected at least one Tensor argument, got "
+                            f"{type(input).__name__} and {type(other).__name__}")
         try:
             return apply(op, a, b)
         except ValueError:
-            if isinstance(a, Tensor) and isinstance(b, Tensor):
+            if isinstance(a, TensorBase) and isinstance(b, TensorBase):
                 _check_broadcast(op.name, a, b)
             raise
     f.__name__ = op.name
@@ -102,9 +101,10 @@ minimum = _binary(E.minimum)
 
 def pow(input, exponent):
     a, b = _arg(input), _arg(exponent)
-    if not isinstance(a, Tensor):
-        a = Tensor(a) if not isinstance(b, Tensor) else a
-    if isinstance(a, Tensor) and a.data.dtype.kind in "iu" and isinstance(b, int) and b < 0:
+    if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
+        raise TypeError(f"pow(): expected a Tensor base or exponent, got "
+                        f"{type(input).__name__} and {type(exponent).__name__}")
+    if isinstance(a, TensorBase) and a.data.dtype.kind in "iu" and isinstance(b, int) and b < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return apply(E.pow, a, b)
 
@@ -126,7 +126,7 @@ relu = _unary(E.relu)
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
+    if isinstance(min, TensorBase) or isinstance(max, TensorBase):
         # Tensor bounds: the composite gives PyTorch's gradients (to x inside the
         # bounds, to the bound that was hit outside).
         x = _tensor(input)
@@ -147,16 +147,16 @@ def _scalar(v):
 
 def where(condition, input=None, other=None):
     if input is None and other is None:  # torch.where(cond) = nonzero(cond, as_tuple=True)
-        from .index_functions import nonzero
-        return nonzero(condition if isinstance(condition, Tensor) else Tensor(condition),
-                       as_tuple=True)
-    c = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
+        c = _tensor(condition, "where")
+        a = c.data if c.data.ndim else c.data.reshape(1)  # nonzero(cond, as_tuple=True)
+        return tuple(like(c, i.astype(np.int64)) for i in np.nonzero(a))
+    c = condition.data if isinstance(condition, TensorBase) else np.asarray(condition)
     if c.dtype != np.bool_:
         c = c.astype(bool)
     a, b = _arg(input), _arg(other)
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        a = Tensor(np.asarray(a, dtype=_dt.get_default_dtype())
-                   if isinstance(a, float) else a)
+    if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
+        # where(cond, 1.0, 0.0): the values become a tensor like the condition
+        a = like(_tensor(condition, "where"), to_array(a))
     return apply(E.where, c, a, b)
 
 
@@ -214,7 +214,7 @@ values_indices = namedtuple("values_indices", ["values", "indices"])
 def _max_min(op_full, op_dim, pair):
     def f(input, dim=None, keepdim=False):
         x = _tensor(input)
-        if isinstance(dim, Tensor):
+        if isinstance(dim, TensorBase):
             return pair(x, dim)
         if dim is None:
             if x.data.size == 0:
@@ -222,11 +222,8 @@ def _max_min(op_full, op_dim, pair):
                                    "for input.numel() == 0.")
             return apply(op_full, x, axis=None, keepdims=False)
         _check_dims(op_dim.name, x, dim)
-        vals = apply(op_dim, x, axis=int(dim), keepdims=bool(keepdim))
-        idx = vals.grad_fn.kw["indices"] if vals.grad_fn is not None else None
-        if idx is None:
-            idx = op_dim.forward(x.data, axis=int(dim), keepdims=bool(keepdim))[1]["indices"]
-        return values_indices(vals, _make(idx.astype(np.int64), False, None))
+        vals, saved = apply_saved(op_dim, x, axis=int(dim), keepdims=bool(keepdim))
+        return values_indices(vals, like(x, saved["indices"].astype(np.int64)))
     return f
 
 
@@ -259,10 +256,9 @@ def _arg_reduction(op):
             out = op.forward(x.data.reshape(-1), axis=0)
             if keepdim:
                 out = np.reshape(out, (1,) * x.data.ndim)
-            return _make(np.asarray(out, dtype=np.int64), False, None)
+            return like(x, np.asarray(out, dtype=np.int64))
         _check_dims(op.name, x, dim)
-        return _make(op.forward(x.data, axis=int(dim), keepdims=bool(keepdim)).astype(np.int64),
-                     False, None)
+        return like(x, op.forward(x.data, axis=int(dim), keepdims=bool(keepdim)).astype(np.int64))
     f.__name__ = op.name
     return f
 
@@ -373,28 +369,27 @@ def t(input):
 
 
 # ---- dtype cast ------------------------------------------------------------------
-_cast = defop("cast", lambda x, dtype: x.astype(dtype), promote=False, linear=True,
-              vjp=[lambda xp, g, ans, x, dtype: g])  # the engine casts g back to x's dtype
 
 
 def cast(x, dtype):
     if x.data.dtype == dtype:
         return x
     if dtype.kind != "f":  # an integer or bool copy cuts the graph
-        return _make(x.data.astype(dtype), False, None)
-    return apply(_cast, x, dtype=dtype)
+        return like(x, x.data.astype(dtype))
+    return apply(S.cast, x, dtype=dtype)
 
 
 # ---- comparisons (no gradient) -------------------------------------------------------
 def _compare(ufunc, name):
     def f(input, other):
-        a = input.data if isinstance(input, Tensor) else input
-        b = other.data if isinstance(other, Tensor) else other
+        a = input.data if isinstance(input, TensorBase) else input
+        b = other.data if isinstance(other, TensorBase) else other
         try:
-            return _make(np.asarray(ufunc(a, b)), False, None)
+            out = np.asarray(ufunc(a, b))
         except ValueError:
             raise RuntimeError(f"{name}: the shapes {np.shape(a)} and {np.shape(b)} cannot be "
                                "broadcast together") from None
+        return like(input if isinstance(input, TensorBase) else _tensor(other, name), out)
     f.__name__ = name
     return f
 
@@ -411,19 +406,19 @@ logical_xor = _compare(np.logical_xor, "logical_xor")
 
 
 def logical_not(input):
-    return _make(np.logical_not(input.data), False, None)
+    return like(input, np.logical_not(input.data))
 
 
 def isnan(input):
-    return _make(np.isnan(_tensor(input).data), False, None)
+    return like(input, np.isnan(_tensor(input, "isnan").data))
 
 
 def isinf(input):
-    return _make(np.isinf(_tensor(input).data), False, None)
+    return like(input, np.isinf(_tensor(input, "isinf").data))
 
 
 def isfinite(input):
-    return _make(np.isfinite(_tensor(input).data), False, None)
+    return like(input, np.isfinite(_tensor(input, "isfinite").data))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -434,62 +429,7 @@ def equal(input, other):
     return input.shape == other.shape and bool(np.array_equal(input.data, other.data))
 
 
-def _install_methods(cls):
-    """Operators and methods of Tensor, each a one-line call to a function above."""
-    global Tensor, _make
-    from ..tensor import _make as mk
-    Tensor, _make = cls, mk
-    from ..autograd.graph import apply as _apply
-
-    # The operators are the public binary functions (one place turns a broadcasting
-    # failure into an error naming the op and both shapes, for x + y and y + x alike).
-    for name, fn in (("add", _add), ("sub", _sub), ("mul", mul), ("truediv", div)):
-        setattr(cls, f"__{name}__", fn)
-        setattr(cls, f"__r{name}__", lambda self, other, fn=fn: fn(other, self))
-    cls.__pow__ = lambda self, e: pow(self, e)
-    cls.__rpow__ = lambda self, b: pow(b, self)
-    cls.__matmul__ = lambda self, o: matmul(self, o)
-    cls.__rmatmul__ = lambda self, o: matmul(o, self)
-    cls.__neg__ = lambda self: _apply(E.neg, self)
-    cls.__pos__ = lambda self: self
-    cls.__abs__ = lambda self: _apply(E.abs, self)
-    cls.__eq__ = eq
-    cls.__ne__ = ne
-    cls.__lt__ = lt
-    cls.__le__ = le
-    cls.__gt__ = gt
-    cls.__ge__ = ge
-    cls.__and__ = logical_and
-    cls.__or__ = logical_or
-    cls.__xor__ = logical_xor
-    cls.__invert__ = logical_not
-    plain = dict(add=add, sub=sub, mul=mul, div=div, pow=pow, neg=neg, exp=exp, log=log,
-                 sqrt=sqrt, rsqrt=rsqrt, abs=abs, sign=sign, sin=sin, cos=cos, tanh=tanh,
-                 sigmoid=sigmoid, relu=relu, maximum=maximum, minimum=minimum, clamp=clamp,
-                 clip=clamp, sum=sum, mean=mean, prod=prod, max=max, min=min, amax=amax,
-                 amin=amin, var=var, std=std, logsumexp=logsumexp, argmax=argmax,
-                 argmin=argmin, softmax=softmax, log_softmax=log_softmax, matmul=matmul,
-                 mm=mm, bmm=bmm, dot=dot, reshape=reshape, expand=expand, permute=permute,
-                 transpose=transpose, swapaxes=swapaxes, t=t, eq=eq, ne=ne, lt=lt, le=le,
-                 gt=gt, ge=ge, isnan=isnan, isinf=isinf, isfinite=isfinite,
-                 allclose=allclose, equal=equal, logical_not=logical_not,
-                 multiply=mul, divide=div, subtract=sub, negative=neg)
-    for name, fn in plain.items():
-        setattr(cls, name, fn)
-    cls.view = reshape
-    cls.broadcast_to = broadcast_to
-    cls.expand_as = lambda self, other: expand(self, other.shape)
-    cls.view_as = lambda self, other: reshape(self, other.shape)
-    cls.reshape_as = lambda self, other: reshape(self, other.shape)
-    cls.type_as = lambda self, other: self.to(other.dtype)
-    cls.T = property(lambda self: permute(self, tuple(range(self.ndim))[::-1]))
-    cls.mT = property(lambda self: transpose(self, -2, -1))
-    cls.clone = lambda self: apply(_clone, self)
-
-
-_clone = defop("clone", lambda x: x.copy(), linear=True, promote=False,
-               vjp=[lambda xp, g, ans, x: g])
 
 
 def clone(input):
-    return apply(_clone, _tensor(input))
+    return apply(S.clone, _tensor(input))

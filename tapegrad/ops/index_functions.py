@@ -15,10 +15,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..autograd import graph as _graph
-from ..autograd.graph import apply
+from ..core.record import apply
+from ..core.tensor_base import TensorBase, like
+from .. import random as _random
 from . import functions as F
 from . import indexing as I
+from . import inplace
 from .shape_functions import _dim
 
 _ndarray = np.ndarray
@@ -27,8 +29,9 @@ topk_result = namedtuple("topk", ["values", "indices"])
 kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
 
 
-def _int64(arr):
-    return _graph._make(np.asarray(arr, dtype=np.int64), False, None)
+def _int64(x, arr):
+    """An int64 index tensor (no gradient) of the tensor class x has."""
+    return like(x, np.asarray(arr, dtype=np.int64))
 
 
 # ---- keys -------------------------------------------------------------------------
@@ -48,7 +51,7 @@ def _key_item(k):
     tk = type(k)
     if tk is int or tk is slice or k is None or k is Ellipsis or tk is bool:
         return k
-    if isinstance(k, F.Tensor):
+    if isinstance(k, TensorBase):
         a = k.data
         if a.ndim == 0 and a.dtype.kind in "iu":
             return int(a)
@@ -69,7 +72,7 @@ def _key_item(k):
 
 
 def _unwrap(v):
-    if isinstance(v, F.Tensor):
+    if isinstance(v, TensorBase):
         return v.data
     if isinstance(v, list):
         return [_unwrap(u) for u in v]
@@ -103,7 +106,7 @@ def _list_as_tuple(key):
     if len(key) >= 32:
         return False
     for k in key:
-        if k is None or k is Ellipsis or isinstance(k, (list, tuple, slice, F.Tensor, _ndarray)):
+        if k is None or k is Ellipsis or isinstance(k, (list, tuple, slice, TensorBase, _ndarray)):
             return True
     return False
 
@@ -152,14 +155,14 @@ def getitem(x, key):
 
 # ---- writing: x[key] = v ------------------------------------------------------------
 def _value(v, x):
-    if isinstance(v, F.Tensor):
+    if isinstance(v, TensorBase):
         # an integer or bool x cannot carry a gradient: the value is only copied in
         return v if x.data.dtype.kind in "fc" else v.detach()
     if isinstance(v, (bool, int, float)):
         return v
     if isinstance(v, np.generic):
         return v.item()
-    return F.Tensor(np.asarray(v, dtype=x.data.dtype))
+    return like(x, np.asarray(v, dtype=x.data.dtype))
 
 
 def _write(x, key, v, accumulate, name):
@@ -172,7 +175,7 @@ def _write(x, key, v, accumulate, name):
     """
     key = normalize_key(key)
     v = _value(v, x)
-    vdata = v.data if isinstance(v, F.Tensor) else v
+    vdata = v.data if isinstance(v, TensorBase) else v
 
     def compute(old):
         return apply(I.setitem, old, v, key=key, accumulate=accumulate)
@@ -186,8 +189,7 @@ def _write(x, key, v, accumulate, name):
         except ValueError as e:
             raise _value_error(name, vdata, e) from None
 
-    from . import inplace  # the shared in-place machinery (leaf/view checks, rebasing)
-    others = (v,) if isinstance(v, F.Tensor) else ()
+    others = (v,) if isinstance(v, TensorBase) else ()
     try:
         # needs_old: `old` keeps a copy of the previous values (what the graph shows)
         return inplace._inplace(x, compute, others, needs_old=True, fast=fast,
@@ -220,7 +222,7 @@ def index_put(input, indices, values, accumulate=False):
 
 # ---- gather / scatter ----------------------------------------------------------------
 def _check_index(name, x, d, index, same_ndim=True):
-    idx = index.data if isinstance(index, F.Tensor) else np.asarray(index)
+    idx = index.data if isinstance(index, TensorBase) else np.asarray(index)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     idx = idx.astype(np.int64, copy=False)
@@ -265,13 +267,13 @@ def gather(input, dim, index, *, sparse_grad=False):
 def _src(src, value, x):
     if src is None:
         src = value
-    if isinstance(src, F.Tensor):
+    if isinstance(src, TensorBase):
         if src.data.dtype != x.data.dtype:
             raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
         return src
     if isinstance(src, (bool, int, float, np.generic)):
         return src.item() if isinstance(src, np.generic) else src
-    return F.Tensor(np.asarray(src, dtype=x.data.dtype))
+    return like(x, np.asarray(src, dtype=x.data.dtype))
 
 
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
@@ -283,18 +285,18 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if s is None:
         raise TypeError("scatter() missing 1 required argument: 'src' or 'value'")
     _check_corner("scatter", x, d, idx, x.data.shape, "self")
-    if isinstance(s, F.Tensor):
+    if isinstance(s, TensorBase):
         _check_corner("scatter", x, -1, idx, s.data.shape, "src")
     if reduce is not None:
         if reduce == "add":
-            if not isinstance(s, F.Tensor):
-                s = F.Tensor(np.full(idx.shape, s, dtype=x.data.dtype))
+            if not isinstance(s, TensorBase):
+                s = like(x, np.full(idx.shape, s, dtype=x.data.dtype))
             return scatter_add(x, d, idx, s)
         if reduce == "multiply":
             out = x.data.copy()
-            sd = s.data if isinstance(s, F.Tensor) else np.full(idx.shape, s, x.data.dtype)
+            sd = s.data if isinstance(s, TensorBase) else np.full(idx.shape, s, x.data.dtype)
             np.multiply.at(out, I.along(idx, d), I._corner(sd, idx.shape))
-            return _graph._make(out, False, None)
+            return like(x, out)
         raise RuntimeError("reduce argument must be either add or multiply.")
     return apply(I.scatter, x, s, axis=d, index=idx)
 
@@ -311,7 +313,7 @@ def scatter_add(input, dim, index, src):
 
 
 def _index_1d(name, index):
-    idx = index.data if isinstance(index, F.Tensor) else np.asarray(index)
+    idx = index.data if isinstance(index, TensorBase) else np.asarray(index)
     if idx.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     if idx.dtype.kind not in "iu":
@@ -360,7 +362,7 @@ def masked_fill(input, mask, value):
     """where(mask, value, input): value is a number or a 0-d tensor (which gets the sum
     of g over the filled positions)."""
     x = F._tensor(input)
-    m = mask.data if isinstance(mask, F.Tensor) else np.asarray(mask)
+    m = mask.data if isinstance(mask, TensorBase) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
                            f"dtype {m.dtype}")
@@ -369,7 +371,7 @@ def masked_fill(input, mask, value):
     except ValueError:
         raise RuntimeError(f"masked_fill: the shape of the mask {tuple(m.shape)} cannot be "
                            f"broadcast to the input shape {tuple(x.data.shape)}") from None
-    if isinstance(value, F.Tensor):
+    if isinstance(value, TensorBase):
         if value.data.ndim != 0:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value.data.ndim} dimension(s).")
@@ -385,7 +387,7 @@ def masked_fill(input, mask, value):
 def masked_select(input, mask):
     """The elements where mask is True, as a 1-D tensor (input and mask broadcast)."""
     x = F._tensor(input)
-    m = mask.data if isinstance(mask, F.Tensor) else np.asarray(mask)
+    m = mask.data if isinstance(mask, TensorBase) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask (got {m.dtype})")
     try:
@@ -404,7 +406,7 @@ def take_along_dim(input, indices, dim=None):
     """np.take_along_axis: input and indices broadcast except along dim; dim=None reads
     the flattened input."""
     x = F._tensor(input)
-    idx = indices.data if isinstance(indices, F.Tensor) else np.asarray(indices)
+    idx = indices.data if isinstance(indices, TensorBase) else np.asarray(indices)
     if idx.dtype.kind not in "iu":
         raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{idx.dtype}")
@@ -445,7 +447,7 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
         dim = 0
     d = _dim(dim, x.data.ndim)
     n = x.data.shape[d] if x.data.ndim else 1
-    r = repeats.data if isinstance(repeats, F.Tensor) else np.asarray(repeats)
+    r = repeats.data if isinstance(repeats, TensorBase) else np.asarray(repeats)
     if r.ndim > 1 or (r.ndim == 1 and r.size not in (1, n)):
         raise RuntimeError(f"repeats must be 0-dim or 1-dim tensor of size {n} (got shape "
                            f"{tuple(r.shape)})")
@@ -472,18 +474,18 @@ def _argsort(a, axis, descending):
 def argsort(input, dim=-1, descending=False, stable=False):
     x = F._tensor(input)
     if x.data.ndim == 0:
-        return _int64(0)
-    return _int64(_argsort(x.data, _dim(dim, x.data.ndim), descending))
+        return _int64(x, 0)
+    return _int64(x, _argsort(x.data, _dim(dim, x.data.ndim), descending))
 
 
 def sort(input, dim=-1, descending=False, stable=False):
     """(values, indices); values = gather(input, dim, indices), so they are differentiable."""
     x = F._tensor(input)
     if x.data.ndim == 0:
-        return sort_result(F.reshape(x, ()) if x._rg else x, _int64(0))
+        return sort_result(F.reshape(x, ()) if x._rg else x, _int64(x, 0))
     d = _dim(dim, x.data.ndim)
     idx = _argsort(x.data, d, descending).astype(np.int64, copy=False)
-    return sort_result(apply(I.gather, x, axis=d, index=idx), _int64(idx))
+    return sort_result(apply(I.gather, x, axis=d, index=idx), _int64(x, idx))
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
@@ -496,10 +498,10 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     if nd == 0:
-        return topk_result(F.reshape(x, ()), _int64(0))
+        return topk_result(F.reshape(x, ()), _int64(x, 0))
     idx = _argsort(x.data, d, largest)
     idx = idx[(slice(None),) * d + (slice(0, k),)].astype(np.int64, copy=False)
-    return topk_result(apply(I.gather, x, axis=d, index=idx), _int64(idx))
+    return topk_result(apply(I.gather, x, axis=d, index=idx), _int64(x, idx))
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -512,13 +514,14 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     vals = apply(I.gather, x, axis=d, index=idx.astype(np.int64))
     if not keepdim:
         vals, idx = F.reshape(vals, np.squeeze(idx, d).shape), np.squeeze(idx, d)
-    return kthvalue_result(vals, _int64(idx))
+    return kthvalue_result(vals, _int64(x, idx))
 
 
 # ---- integer helpers (no gradient) -----------------------------------------------------
 def one_hot(tensor, num_classes=-1):
     """(..., ) int64 class indices -> (..., num_classes) int64 0/1."""
-    t = tensor.data if isinstance(tensor, F.Tensor) else np.asarray(tensor)
+    x = F._tensor(tensor, "one_hot")
+    t = x.data
     if t.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
@@ -531,7 +534,7 @@ def one_hot(tensor, num_classes=-1):
         raise RuntimeError("Class values must be smaller than num_classes.")
     out = np.zeros(t.shape + (int(num_classes),), dtype=np.int64)
     np.put_along_axis(out, t[..., None], 1, axis=-1)
-    return _int64(out)
+    return _int64(x, out)
 
 
 def nonzero(input, *, as_tuple=False):
@@ -540,8 +543,8 @@ def nonzero(input, *, as_tuple=False):
     if as_tuple:
         if a.ndim == 0:
             a = a.reshape(1)
-        return tuple(_int64(i) for i in np.nonzero(a))
-    return _int64(np.argwhere(a))
+        return tuple(_int64(x, i) for i in np.nonzero(a))
+    return _int64(x, np.argwhere(a))
 
 
 def argwhere(input):
@@ -558,16 +561,16 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         d = _dim(dim, a.ndim)
         res = np.unique(a, return_inverse=return_inverse, return_counts=return_counts, axis=d)
     if not (return_inverse or return_counts):
-        return _graph._make(res, False, None)
+        return like(x, res)
     res = list(res)
-    out = [_graph._make(res[0], False, None)]
+    out = [like(x, res[0])]
     k = 1
     if return_inverse:
         inv = res[k]
-        out.append(_int64(inv.reshape(a.shape) if dim is None else inv.reshape(-1)))
+        out.append(_int64(x, inv.reshape(a.shape) if dim is None else inv.reshape(-1)))
         k += 1
     if return_counts:
-        out.append(_int64(res[k]))
+        out.append(_int64(x, res[k]))
     return tuple(out)
 
 
@@ -578,7 +581,6 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     race (the k smallest E_j / p_j, E_j ~ Exp(1)), which samples without replacement
     with probabilities proportional to p. Streams differ from PyTorch's.
     """
-    from ..random import rng as _rng
     p = F._tensor(input).data
     if p.dtype.kind != "f":
         raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
@@ -596,7 +598,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     total = p.sum(axis=1)
     if (total <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    g = _rng(generator)
+    g = _random.rng(generator)
     if replacement:
         cdf = np.cumsum(p, axis=1) / total[:, None]
         cdf[:, -1] = 1.0
@@ -615,15 +617,14 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         with np.errstate(divide="ignore"):
             keys = g.exponential(size=(rows, n)) / p
         out = np.argsort(keys, axis=1, kind="stable")[:, :k]
-    return _int64(out[0] if one else out)
+    return _int64(input, out[0] if one else out)
 
 
 # ---- in-place forms (the in-place machinery of ops/inplace.py rebases the history) ----
 def _inplace_form(fn, name):
     def f(self, *args, **kwargs):
-        from . import inplace
         others = tuple(a for a in list(args) + list(kwargs.values())
-                       if isinstance(a, F.Tensor) and a.data.dtype.kind == "f")
+                       if isinstance(a, TensorBase) and a.data.dtype.kind == "f")
         return inplace._inplace(self, lambda old: fn(old, *args, **kwargs), others,
                                 needs_old=False, casting="unsafe")
     f.__name__ = name
@@ -634,19 +635,3 @@ def _inplace_form(fn, name):
 scatter_ = _inplace_form(scatter, "scatter_")
 scatter_add_ = _inplace_form(scatter_add, "scatter_add_")
 index_add_ = _inplace_form(index_add, "index_add_")
-
-
-def _install_methods(cls):
-    """Tensor indexing: [], []=, and the methods for the functions above."""
-    cls.__getitem__ = getitem
-    cls.__setitem__ = setitem
-    methods = dict(gather=gather, scatter=scatter, scatter_add=scatter_add,
-                   index_select=index_select, index_add=index_add, masked_fill=masked_fill,
-                   masked_select=masked_select, take_along_dim=take_along_dim, sort=sort,
-                   argsort=argsort, topk=topk, kthvalue=kthvalue, nonzero=nonzero,
-                   argwhere=argwhere, unique=unique, multinomial=multinomial,
-                   index_put=index_put, index_put_=index_put_, scatter_=scatter_,
-                   scatter_add_=scatter_add_, index_add_=index_add_,
-                   repeat_interleave=repeat_interleave)
-    for name, fn in methods.items():
-        setattr(cls, name, fn)

@@ -31,16 +31,17 @@ import weakref
 
 import numpy as np
 
+from .. import dtypes as _dt
 from .. import random as _random
-from ..autograd import engine as _engine
-from ..autograd import grad_mode
-from ..autograd import graph as _graph
+from ..core import grad_mode, rebase
+from ..core.engine import sum_to
+from ..core.hooks import RetainGrad
+from ..core.record import apply
+from ..core.state import state
+from ..core.tensor_base import TensorBase, like, to_array
 from . import elementwise as E
 from . import functions as F
-
-Tensor = None
-_make = None
-_state = grad_mode._state
+from .xp import namespace as _xp
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_LEAF_ERROR = ("a view of a leaf Variable that requires grad is being used in an "
@@ -78,9 +79,9 @@ def _check_writable(t):
 
 
 def _has_tangent(self, others):
-    if _graph._forward_ad_hook[0] is None:
+    if state.dual is None:
         return False
-    return self._fw is not None or any(isinstance(o, Tensor) and o._fw is not None
+    return self._fw is not None or any(isinstance(o, TensorBase) and o._fw is not None
                                        for o in others)
 
 
@@ -91,8 +92,8 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
     needs_old: whether the op's backward reads the old value of self (copy it)
     fast:      fast(out_array) writing the result with NumPy `out=` (no-graph path)
     """
-    tracked = _state["enabled"] and (
-        self._rg or any(isinstance(o, Tensor) and o._rg for o in others))
+    tracked = state.grad_enabled and (
+        self._rg or any(isinstance(o, TensorBase) and o._rg for o in others))
     if not tracked:
         _check_writable(self)
         if fast is not None and not _has_tangent(self, others):
@@ -106,7 +107,7 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
             res = compute(self)
         _store(self, res, casting)
         self._version[0] += 1
-        if _graph._forward_ad_hook[0] is not None:
+        if state.dual is not None:
             _set_fw(self, res._fw)
         return self
 
@@ -117,7 +118,8 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
     if chain and chain[-1][1].grad_fn is None:
         raise RuntimeError(VIEW_LEAF_ERROR)
     # `old` takes over the history (and, if backward needs it, a copy of the value).
-    old = _make(self.data.copy() if needs_old else self.data, self._rg, self.grad_fn)
+    old = like(self, self.data.copy() if needs_old else self.data, self._rg, self.grad_fn)
+    old._out = self._out
     old._fw = self._fw
     res = compute(old)
     if tuple(res.data.shape) != tuple(self.data.shape):
@@ -136,7 +138,7 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
             _rebase(self, old, node, res)
             _op_nodes[node] = True
             _refresh_views([self])
-    if _graph._forward_ad_hook[0] is not None:
+    if state.dual is not None:
         _set_fw(self, res._fw)
     return self
 
@@ -164,7 +166,7 @@ def _view_chain(t):
         if node is None or not node.op.linear or not node.inputs or node in _op_nodes:
             return chain  # (an in-place node's input `old` may share memory: not a view)
         parent = node.inputs[0]
-        if not isinstance(parent, Tensor) or not _same_memory(cur.data, parent.data):
+        if not isinstance(parent, TensorBase) or not _same_memory(cur.data, parent.data):
             return chain
         chain.append((node, parent, cur))
         if parent.grad_fn is None:
@@ -180,14 +182,14 @@ def _refresh_views(changed):
     stack = list(reversed(changed))  # the root base last in, first out
     while stack:
         parent = stack.pop()
-        for v in _graph.views_of(parent):
+        for v in rebase.views_of(parent):
             if id(v) in done or v.grad_fn is None or v.grad_fn.inputs is None:
                 continue
             done.add(id(v))
             node = v.grad_fn
-            old_v = _make(v.data, v._rg, node)
+            old_v = like(v, v.data, v._rg, node)
             with grad_mode.enable_grad():
-                fresh = _graph.apply(node.op, parent, *node.inputs[1:], **node.kw)
+                fresh = apply(node.op, parent, *node.inputs[1:], **node.args)
             if fresh.grad_fn is not None:
                 _rebase(v, old_v, fresh.grad_fn, fresh)
             stack.append(v)
@@ -199,20 +201,19 @@ def _rebase_root(chain, child_new):
     chain (linear, a selection): parent_new = where(covered, V^T(child_new), parent_old);
     V^T is the op's own VJP rule run with the differentiable namespace, `covered` the
     positions V reads. Returns the root, now rebased."""
-    from ..ops.xp import tensor_namespace as xp
     for node, parent, child in chain:
-        op, kw = node.op, node.kw
-        p_old = _make(parent.data, parent._rg, parent.grad_fn)
-        ans = _make(child.data, False, None)
+        op, kw = node.op, node.rule_kwargs()
+        p_old = like(parent, parent.data, parent._rg, parent.grad_fn)
+        ans = like(child, child.data)
         with np.errstate(all="ignore"):
             count = op.vjps[0](np, np.ones(child.data.shape, child.data.dtype), child.data,
                                parent.data, **kw)
-            covered = np.broadcast_to(_engine.sum_to(np, np.asarray(count), parent.data.shape)
+            covered = np.broadcast_to(sum_to(np, np.asarray(count), parent.data.shape)
                                       != 0, parent.data.shape)
-            scattered = op.vjps[0](xp, child_new, ans, p_old, **kw)
+            scattered = op.vjps[0](_xp, child_new, ans, p_old, **kw)
             if tuple(scattered.shape) != tuple(parent.data.shape):
-                scattered = _engine.sum_to(xp, scattered, parent.data.shape)
-        child_new = _graph.apply(E.where, covered, scattered, p_old)
+                scattered = sum_to(_xp, scattered, parent.data.shape)
+        child_new = apply(E.where, covered, scattered, p_old)
     root = chain[-1][1]
     _rebase(root, p_old, child_new.grad_fn, child_new)
     return root
@@ -230,7 +231,7 @@ def _store(self, res, casting):
 def _fast_error(self, others, e):
     shape = self.data.shape
     try:
-        shapes = [np.shape(o.data if isinstance(o, Tensor) else o) for o in others]
+        shapes = [np.shape(o.data if isinstance(o, TensorBase) else o) for o in others]
         full = np.broadcast_shapes(shape, *shapes)
     except ValueError:
         return RuntimeError(f"in-place op: shapes {[list(shape)] + [list(s) for s in shapes]} "
@@ -238,14 +239,13 @@ def _fast_error(self, others, e):
     if full != shape:
         return _shape_error(shape, full)
     for o in others:
-        a = o.data if isinstance(o, Tensor) else np.asarray(o)
+        a = o.data if isinstance(o, TensorBase) else np.asarray(o)
         if isinstance(o, float) and self.data.dtype.kind in "iub":
-            from ..dtypes import get_default_dtype
-            rt = get_default_dtype()  # a Python float is a default-dtype scalar
-        elif isinstance(o, Tensor) and a.dtype.kind == "f" and self.data.dtype.kind in "iub":
+            rt = _dt.get_default_dtype()  # a Python float is a default-dtype scalar
+        elif isinstance(o, TensorBase) and a.dtype.kind == "f" and self.data.dtype.kind in "iub":
             rt = a.dtype  # PyTorch: int (op) float32 is float32 (NumPy would say float64)
         else:
-            rt = np.result_type(self.data, a if isinstance(o, Tensor) else o)
+            rt = np.result_type(self.data, a if isinstance(o, TensorBase) else o)
         if not np.can_cast(rt, self.data.dtype, "same_kind"):
             return _cast_error(rt, self.data.dtype)
     return RuntimeError(str(e))
@@ -253,14 +253,13 @@ def _fast_error(self, others, e):
 
 def _rebase(self, old, node, res):
     """`self` now holds `res`: give it res's node, which reads `old` as its input."""
-    from ..autograd.hooks import _RetainGrad
     if res.data.dtype == self.data.dtype:
         node.ans = self.data  # same values; don't keep a second array alive
     nins = len(node.inputs)
     if node.versions is not None:
         ins_v = tuple(node.versions[:nins])
     else:
-        ins_v = tuple(0 if isinstance(t, Tensor) else None for t in node.inputs)
+        ins_v = tuple(0 if isinstance(t, TensorBase) else None for t in node.inputs)
     node.versions = ins_v + (self._version[0],)
     node.out_version = self._version
     prev = old.grad_fn
@@ -268,14 +267,14 @@ def _rebase(self, old, node, res):
     # the old value's node, and see the gradient w.r.t. the value before the change.
     if prev is not None and prev.hooks:
         for hid, h in list(prev.hooks.items()):
-            if isinstance(h, _RetainGrad) and h.ref() is self:
+            if isinstance(h, RetainGrad) and h.ref() is self:
                 del prev.hooks[hid]
                 node.register_hook(h)
     # Nodes recorded before this change still point at `self`; the engine follows
-    # this record back to `old` for them (see engine._resolve).
-    _engine._inplace_old[node] = old
-    _engine._inplace_old_used[0] = True
+    # this record back to `old` for them (see core/rebase.py `resolve`).
+    rebase.record_old(node, old)
     self.grad_fn = node
+    self._out = 0
     self._rg = True
 
 
@@ -283,8 +282,7 @@ def _set_fw(self, tan):
     if tan is None:
         self._fw = None
         return
-    from ..autograd import forward_ad
-    forward_ad._set_tangent(self, np.array(tan, dtype=self.data.dtype, copy=True))
+    state.dual.set_tangent(self, np.array(tan, dtype=self.data.dtype, copy=True))
 
 
 def _other(o):
@@ -293,8 +291,8 @@ def _other(o):
 
 
 def _needs_old(op, index=0):
-    """Does the table entry's backward read input `index` (or its output)?"""
-    return op.saves is None or index in op.saves
+    """Does the table entry's backward read input `index` (its `reads` declaration)?"""
+    return op.reads_input(index)
 
 
 def _table_method(method, op, fname):
@@ -310,9 +308,9 @@ def _binary_inplace(op, ufunc, fname):
         o = _other(other)
         if alpha is not None and alpha != 1:
             o = o * alpha
-        arr = o.data if isinstance(o, Tensor) else o
+        arr = o.data if isinstance(o, TensorBase) else o
         return _inplace(
-            self, lambda x: _graph.apply(op, x, o), (o,), needs_old=_needs_old(op),
+            self, lambda x: apply(op, x, o), (o,), needs_old=_needs_old(op),
             fast=lambda out: ufunc(out, arr, out=out, casting="same_kind"))
     return _table_method(method, op, fname)
 
@@ -334,9 +332,9 @@ def div_(self, other, *, rounding_mode=None):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
                            f"'floor' but found '{rounding_mode}'")
     o = _other(other)
-    if _state["enabled"] and (self._rg or (isinstance(o, Tensor) and o._rg)):
+    if state.grad_enabled and (self._rg or (isinstance(o, TensorBase) and o._rg)):
         raise NotImplementedError("div_ with rounding_mode on tensors that require grad")
-    arr = o.data if isinstance(o, Tensor) else o
+    arr = o.data if isinstance(o, TensorBase) else o
     rnd = np.trunc if rounding_mode == "trunc" else np.floor
 
     def fast(out):
@@ -356,7 +354,7 @@ def pow_(self, exponent):
 
 def _unary_inplace(op, fname):
     def method(self):
-        return _inplace(self, lambda x: _graph.apply(op, x), (), needs_old=_needs_old(op))
+        return _inplace(self, lambda x: apply(op, x), (), needs_old=_needs_old(op))
     return _table_method(method, op, fname)
 
 
@@ -375,7 +373,7 @@ sign_ = _unary_inplace(E.sign, "sign_")
 
 
 def clamp_(self, min=None, max=None):
-    bounds = tuple(b for b in (min, max) if isinstance(b, Tensor))
+    bounds = tuple(b for b in (min, max) if isinstance(b, TensorBase))
     return _inplace(self, lambda x: F.clamp(x, min, max), bounds, needs_old=True)
 
 
@@ -411,16 +409,16 @@ def _replace(self, value, others, casting="same_kind"):
 
     def compute(x):
         v = value
-        if isinstance(v, Tensor) and v.data.dtype != x.data.dtype and x.data.dtype.kind == "f" \
+        if isinstance(v, TensorBase) and v.data.dtype != x.data.dtype and x.data.dtype.kind == "f" \
                 and v.data.dtype.kind == "f":
             v = v.to(x.data.dtype)
-        return _graph.apply(E.where, mask, v, x)
+        return apply(E.where, mask, v, x)
 
     return _inplace(self, compute, others, needs_old=False, casting=casting)
 
 
 def fill_(self, value):
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         if value.data.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.data.ndim} dimensions.")
@@ -428,7 +426,7 @@ def fill_(self, value):
     v = value.item() if isinstance(value, np.generic) else value
     if isinstance(v, float) and self.data.dtype.kind in "iub":
         v = int(v) if self.data.dtype.kind != "b" else bool(v)  # PyTorch truncates
-    return _inplace(self, lambda x: _graph.apply(E.where, np.ones(x.data.shape, bool), v, x),
+    return _inplace(self, lambda x: apply(E.where, np.ones(x.data.shape, bool), v, x),
                     (), needs_old=False, casting="unsafe",
                     fast=lambda out: out.fill(v))
 
@@ -439,7 +437,7 @@ def zero_(self):
 
 def copy_(self, src, non_blocking=False):
     """Copy src's values (broadcast, cast to self's dtype) into self."""
-    s = src if isinstance(src, Tensor) else Tensor(src)
+    s = src if isinstance(src, TensorBase) else like(self, to_array(src))
     try:
         np.broadcast_to(s.data, self.data.shape)
     except ValueError:
@@ -454,13 +452,13 @@ def copy_(self, src, non_blocking=False):
             and s.data.dtype != self.data.dtype:
         s_cast = s.to(self.data.dtype)  # a differentiable cast: the gradient flows to src
         return _replace(self, s_cast, (s,), casting="unsafe")
-    return _inplace(self, lambda x: _graph.apply(
+    return _inplace(self, lambda x: apply(
         E.where, np.ones(x.data.shape, bool), s, x), (s,), needs_old=False,
         casting="unsafe", fast=fast)
 
 
 def masked_fill_(self, mask, value):
-    m = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    m = mask.data if isinstance(mask, TensorBase) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
                            f"dtype {m.dtype}")
@@ -469,18 +467,18 @@ def masked_fill_(self, mask, value):
     except ValueError:
         raise _shape_error(self.data.shape, np.broadcast_shapes(m.shape, self.data.shape)) \
             from None
-    if isinstance(value, Tensor) and value.data.ndim != 0:
+    if isinstance(value, TensorBase) and value.data.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.data.ndim} dimension(s).")
-    v = value if isinstance(value, Tensor) else (
+    v = value if isinstance(value, TensorBase) else (
         value.item() if isinstance(value, np.generic) else value)
-    others = (v,) if isinstance(v, Tensor) else ()
+    others = (v,) if isinstance(v, TensorBase) else ()
 
     def compute(x):
         vv = v
-        if isinstance(vv, Tensor) and vv.data.dtype != x.data.dtype:
+        if isinstance(vv, TensorBase) and vv.data.dtype != x.data.dtype:
             vv = vv.to(x.data.dtype)
-        return _graph.apply(E.where, np.broadcast_to(m, x.data.shape), vv, x)
+        return apply(E.where, np.broadcast_to(m, x.data.shape), vv, x)
 
     return _inplace(self, compute, others, needs_old=False, casting="unsafe")
 
@@ -505,35 +503,8 @@ def _random_fill(self, arr):
     def fast(out):
         np.copyto(out, arr)
 
-    return _inplace(self, lambda x: _graph.apply(
-        E.where, np.ones(x.data.shape, bool), _make(arr, False, None), x), (),
+    return _inplace(self, lambda x: apply(
+        E.where, np.ones(x.data.shape, bool), arr, x), (),
         needs_old=False, fast=fast)
 
 
-# ---- Python's augmented assignment -----------------------------------------------------
-def _iop(method):
-    def f(self, other):
-        return method(self, other)
-    f.__name__ = method.__name__
-    return f
-
-
-def _install_methods(cls):
-    """Install the in-place methods and `+=`, `-=`, `*=`, `/=` on Tensor."""
-    global Tensor, _make
-    from ..tensor import _make as mk
-    Tensor, _make = cls, mk
-    methods = dict(add_=add_, sub_=sub_, mul_=mul_, div_=div_, pow_=pow_, exp_=exp_,
-                   log_=log_, sqrt_=sqrt_, rsqrt_=rsqrt_, abs_=abs_, sin_=sin_, cos_=cos_,
-                   tanh_=tanh_, sigmoid_=sigmoid_, relu_=relu_, neg_=neg_, sign_=sign_,
-                   clamp_=clamp_, clip_=clamp_, clamp_min_=clamp_min_, clamp_max_=clamp_max_,
-                   addcmul_=addcmul_, addcdiv_=addcdiv_, lerp_=lerp_, fill_=fill_,
-                   zero_=zero_, copy_=copy_, masked_fill_=masked_fill_, normal_=normal_,
-                   uniform_=uniform_, subtract_=sub_, multiply_=mul_, divide_=div_,
-                   true_divide_=div_, negative_=neg_, absolute_=abs_)
-    for name, fn in methods.items():
-        setattr(cls, name, fn)
-    cls.__iadd__ = _iop(add_)
-    cls.__isub__ = _iop(sub_)
-    cls.__imul__ = _iop(mul_)
-    cls.__itruediv__ = _iop(div_)

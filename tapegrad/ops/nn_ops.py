@@ -22,6 +22,9 @@ import math
 
 import numpy as np
 
+from ..core.record import apply
+from . import elementwise as E
+from . import softmax as SM
 from .indexing import add_rows
 from .registry import defop
 
@@ -77,8 +80,7 @@ def _linear_jvp(xp, t, ans, x, w, b=None):
 
 
 linear = defop("linear", _linear_forward, inputs=("x", "weight", "bias"),
-               vjp=[_linear_dx, _linear_dw, _linear_db], jvp=_linear_jvp, saves=(0, 1),
-               saves_ans=False, doc="Y = X W^T + b")
+               vjp=[_linear_dx, _linear_dw, _linear_db], jvp=_linear_jvp, doc="Y = X W^T + b", reads=["weight", "x", ""])
 
 
 # ---- cross entropy and nll (class-index targets, rows = samples, last axis = classes) ----
@@ -169,8 +171,7 @@ def _ce_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, label_smoot
             p *= _mean_scale(g, denom) if reduction == "mean" else g
             return p
     else:
-        from . import functions as F
-        p = F.softmax(x, 1)
+        p = apply(SM.softmax, x, axis=1)
     if wy is None:
         wy = np.ones(n, dtype=x.dtype)
     onehot = np.zeros((n, C), dtype=x.dtype)
@@ -215,8 +216,7 @@ def _ce_jvp(xp, t, ans, x, target, weight=None, *, reduction="mean", denom=1.0, 
 
 cross_entropy = defop("cross_entropy", _ce_forward, extra=True, jvp=_ce_jvp,
                       inputs=("input", "target", "weight"), vjp=[_ce_dx, None, None],
-                      saves=(0,), saves_ans=False,
-                      doc="fused log_softmax + pick + reduction; dx = (softmax - onehot)/n")
+                      doc="fused log_softmax + pick + reduction; dx = (softmax - onehot)/n", reads=["input", "", ""])
 
 
 def _nll_forward(x, target, weight=None, *, ignore_index=-100, reduction="mean", **_saved):
@@ -256,8 +256,7 @@ def _nll_jvp(xp, t, ans, x, target, weight=None, *, reduction="mean", denom=1.0,
 
 nll_loss = defop("nll_loss", _nll_forward, extra=True, jvp=_nll_jvp,
                  inputs=("input", "target", "weight"),
-                 vjp=[_nll_dx, None, None], saves=(), saves_ans=False,
-                 doc="loss = -w[y] x[y]; dx = -w[y] onehot(y) (a scatter)")
+                 vjp=[_nll_dx, None, None], doc="loss = -w[y] x[y]; dx = -w[y] onehot(y) (a scatter)", reads=["", "", ""])
 
 
 def _mean(a, axes, n):
@@ -383,8 +382,7 @@ def _bn_jvp(xp, t, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw):
 
 batch_norm = defop("batch_norm", _bn_forward, extra=True, jvp=_bn_jvp,
                    inputs=("input", "weight", "bias"),
-                   vjp=[_bn_dx, _bn_dw, _bn_db], saves=(0, 1), saves_ans=False,
-                   doc="training-mode batch norm with the batch statistics, fused backward")
+                   vjp=[_bn_dx, _bn_dw, _bn_db], doc="training-mode batch norm with the batch statistics, fused backward", reads=["input weight", "input weight", ""])
 
 
 # ---- layer norm (normalize over the trailing `axes`; weight has their shape) ----------------
@@ -452,8 +450,7 @@ def _ln_jvp(xp, t, ans, x, w=None, b=None, *, axes, eps, **kw):
 
 layer_norm = defop("layer_norm", _ln_forward, extra=True, jvp=_ln_jvp,
                    inputs=("input", "weight", "bias"),
-                   vjp=[_ln_dx, _ln_dw, _ln_db], saves=(0, 1), saves_ans=False,
-                   doc="layer norm over trailing axes, fused backward")
+                   vjp=[_ln_dx, _ln_dw, _ln_db], doc="layer norm over trailing axes, fused backward", reads=["input weight", "input weight", ""])
 
 
 # ---- embedding ----------------------------------------------------------------------------
@@ -497,13 +494,11 @@ def _embedding_jvp(xp, t, ans, w, idx, *, padding_idx=-1):
         return None
     if isinstance(t[0], np.ndarray):
         return t[0][np.asarray(idx)]
-    from ..autograd.graph import apply
     return apply(embedding, t[0], idx, padding_idx=padding_idx)
 
 
 embedding = defop("embedding", _embedding_forward, inputs=("weight", "indices"),
-                  vjp=[_embedding_dw, None], jvp=_embedding_jvp, saves=(), saves_ans=False,
-                  doc="Y = W[idx]; dW = scatter-add of dY (padding row gets none)")
+                  vjp=[_embedding_dw, None], jvp=_embedding_jvp, doc="Y = W[idx]; dW = scatter-add of dY (padding row gets none)", reads=["", ""])
 
 
 # ---- activations -----------------------------------------------------------------------------
@@ -516,7 +511,7 @@ leaky_relu = defop("leaky_relu", _leaky_forward, partials=[
 ], vjp=[
     # NOTE: at x == 0 the slope side is taken, as PyTorch does.
     lambda xp, g, ans, x, negative_slope=0.01: xp.where(x > 0, g, g * negative_slope)
-])
+], reads=["x"])
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -578,7 +573,7 @@ def _gelu_second(xp, ans, x, approximate="none"):
 
 
 gelu_backward = defop("gelu_backward", _gelu_grad_forward, partials=[_gelu_second],
-                      doc="the derivative of gelu, as an op so that gelu has a second derivative")
+                      doc="the derivative of gelu, as an op so that gelu has a second derivative", reads=["x"])
 
 
 def _gelu_partial(xp, ans, x, approximate="none", cdf=None):
@@ -586,12 +581,11 @@ def _gelu_partial(xp, ans, x, approximate="none", cdf=None):
         if cdf is not None:  # saved by the forward: no second erf
             return _gelu_grad_from_cdf(x, cdf)
         return _gelu_grad_forward(x, approximate=approximate)
-    from ..autograd.graph import apply
     return apply(gelu_backward, x, approximate=approximate)
 
 
 gelu = defop("gelu", _gelu_forward_saving, extra=True, partials=[_gelu_partial],
-             doc="x * Phi(x) (erf) or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))")
+             doc="x * Phi(x) (erf) or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", reads=["x"])
 
 # ---- dropout: multiply by a fixed mask (already scaled by 1/(1-p)) ------------------------------
 dropout = defop("dropout", lambda x, *, mask: x * mask, linear=True,
@@ -617,10 +611,10 @@ def _bce_dy(xp, g, ans, x, y):
 
 
 binary_cross_entropy = defop("binary_cross_entropy", _bce_forward, inputs=("input", "target"),
-                             vjp=[_bce_dx, _bce_dy], saves_ans=False, partials=[
+                             vjp=[_bce_dx, _bce_dy], partials=[
                                  lambda xp, ans, x, y: _bce_dx(xp, 1.0, ans, x, y),
                                  lambda xp, ans, x, y: _bce_dy(xp, 1.0, ans, x, y)],
-                             doc="-(y log x + (1-y) log(1-x)), logs clamped at -100")
+                             doc="-(y log x + (1-y) log(1-x)), logs clamped at -100", reads=["input target", "input"])
 
 
 def _softplus_neg(xp, x):
@@ -634,17 +628,15 @@ def _sig(xp, x):
     if _is_np(xp):
         e = np.exp(-np.abs(x))
         return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-    from . import functions as F
-    return F.sigmoid(x)
+    return apply(E.sigmoid, x)
 
 
 bce_with_logits = defop(
     "binary_cross_entropy_with_logits",
     lambda x, y: (1.0 - y) * x + _softplus_neg(np, x), inputs=("input", "target"),
     vjp=[lambda xp, g, ans, x, y: g * (_sig(xp, x) - y),
-         lambda xp, g, ans, x, y: -g * x], saves_ans=False,
-    partials=[lambda xp, ans, x, y: _sig(xp, x) - y, lambda xp, ans, x, y: -x],
-    doc="(1-y) x + log(1 + exp(-x)); dx = sigmoid(x) - y")
+         lambda xp, g, ans, x, y: -g * x], partials=[lambda xp, ans, x, y: _sig(xp, x) - y, lambda xp, ans, x, y: -x],
+    doc="(1-y) x + log(1 + exp(-x)); dx = sigmoid(x) - y", reads=["input target", "input"])
 
 
 def _bce_pw_forward(x, y, pw):
@@ -653,14 +645,13 @@ def _bce_pw_forward(x, y, pw):
 
 bce_with_logits_pw = defop(
     "binary_cross_entropy_with_logits_pos_weight", _bce_pw_forward,
-    inputs=("input", "target", "pos_weight"), saves_ans=False,
-    vjp=[lambda xp, g, ans, x, y, pw: g * ((1.0 + (pw - 1.0) * y) * _sig(xp, x) - pw * y),
+    inputs=("input", "target", "pos_weight"), vjp=[lambda xp, g, ans, x, y, pw: g * ((1.0 + (pw - 1.0) * y) * _sig(xp, x) - pw * y),
          lambda xp, g, ans, x, y, pw: g * ((pw - 1.0) * _softplus_neg(xp, x) - x),
          lambda xp, g, ans, x, y, pw: g * y * _softplus_neg(xp, x)],
     partials=[lambda xp, ans, x, y, pw: (1.0 + (pw - 1.0) * y) * _sig(xp, x) - pw * y,
               lambda xp, ans, x, y, pw: (pw - 1.0) * _softplus_neg(xp, x) - x,
               lambda xp, ans, x, y, pw: y * _softplus_neg(xp, x)],
-    doc="(1-y) x + (1 + (pw-1) y) log(1 + exp(-x))")
+    doc="(1-y) x + (1 + (pw-1) y) log(1 + exp(-x))", reads=["input target pos_weight", "input pos_weight", "input target"])
 
 
 def _erfinv(y):

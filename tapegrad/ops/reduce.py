@@ -117,7 +117,7 @@ def _prod_forward(x, axis=None, keepdims=False):
     return np.prod(x, axis=axis, keepdims=keepdims)
 
 
-prod = defop("prod", _prod_forward, vjp=[_prod_vjp])
+prod = defop("prod", _prod_forward, vjp=[_prod_vjp], reads=["ans x"])
 
 
 def _evenly(xp, g, ans, x, axis=None, keepdims=False):
@@ -130,9 +130,9 @@ def _evenly(xp, g, ans, x, axis=None, keepdims=False):
 
 
 amax = defop("amax", lambda x, axis=None, keepdims=False: np.amax(x, axis=axis, keepdims=keepdims),
-             vjp=[_evenly])
+             vjp=[_evenly], reads=["ans x"])
 amin = defop("amin", lambda x, axis=None, keepdims=False: np.amin(x, axis=axis, keepdims=keepdims),
-             vjp=[_evenly])
+             vjp=[_evenly], reads=["ans x"])
 
 
 def _select_forward(pick):
@@ -182,8 +182,8 @@ def _nanfirst(argfn):
     return pick
 
 
-max_dim = defop("max_dim", _select_forward(_nanfirst(np.argmax)), extra=True, vjp=[_select_vjp])
-min_dim = defop("min_dim", _select_forward(_nanfirst(np.argmin)), extra=True, vjp=[_select_vjp])
+max_dim = defop("max_dim", _select_forward(_nanfirst(np.argmax)), extra=True, vjp=[_select_vjp], reads=[""])
+min_dim = defop("min_dim", _select_forward(_nanfirst(np.argmin)), extra=True, vjp=[_select_vjp], reads=[""])
 
 
 @_0d
@@ -208,7 +208,7 @@ def _var_vjp(xp, g, ans, x, axis=None, correction=1, keepdims=False):
     return _unreduce(xp, g, x, axis, keepdims) * float(c) * _centered(xp, x, axis)
 
 
-var = defop("var", _var_forward, vjp=[_var_vjp])
+var = defop("var", _var_forward, vjp=[_var_vjp], reads=["x"])
 
 
 def _std_forward(x, axis=None, correction=1, keepdims=False):
@@ -228,7 +228,7 @@ def _std_vjp(xp, g, ans, x, axis=None, correction=1, keepdims=False):
     return xp.where(zero, 0.0, d) if zero.any() else d
 
 
-std = defop("std", _std_forward, vjp=[_std_vjp])
+std = defop("std", _std_forward, vjp=[_std_vjp], reads=["ans x"])
 
 
 def _logsumexp_forward(x, axis=None, keepdims=False):
@@ -242,7 +242,7 @@ def _logsumexp_forward(x, axis=None, keepdims=False):
 logsumexp = defop("logsumexp", _logsumexp_forward, vjp=[
     lambda xp, g, ans, x, axis=None, keepdims=False:
         _unreduce(xp, g, x, axis, keepdims) * xp.exp(x - _unreduce(xp, ans, x, axis, keepdims))
-])
+], reads=["ans x"])
 
 argmax = defop("argmax", lambda x, axis=None, keepdims=False:
                np.argmax(x, axis=axis, keepdims=keepdims), differentiable=False, promote=False)

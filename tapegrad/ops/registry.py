@@ -1,24 +1,32 @@
-"""The derivative table: one `Op` entry per primitive, holding forward and rules.
+"""The derivative table's vocabulary: `Op` (one entry) and `defop` (make and register one).
 
 An entry is data, in the spirit of HIPS autograd's `defvjp` and PyTorch's
 `derivatives.yaml`:
 
-    defop("exp", np.exp, partials=[lambda xp, ans, x: ans])
+    defop("exp", np.exp, partials=[lambda xp, ans, x: ans], reads=["ans"])
 
 Rule signatures (the names are the same everywhere):
-    forward(*arrays, **kw)                 -> array, or (array, extra) if extra=True
-    vjp    (xp, g, ans, *inputs, **kw)     -> gradient for one input (any broadcast shape)
-    partial(xp, ans, *inputs, **kw)        -> d ans / d input, elementwise ops only
+    forward(*arrays, **args)                 -> array, or (array, saved) if extra=True
+    vjp    (xp, g, ans, *inputs, **kw)       -> gradient for one input (any broadcast shape)
+    partial(xp, ans, *inputs, **kw)          -> d ans / d input, elementwise ops only
     jvp    (xp, tangents, ans, *inputs, **kw) -> tangent of ans (tangents[i] None = zero)
+    backward(xp, g, ans, *inputs, **kw)      -> one gradient per input (for ops whose
+                                                inputs' gradients come from one computation:
+                                                custom Functions, checkpointing)
+`kw` holds the op's arguments and the values its forward saved (`saved`).
 
 `xp` is the array namespace the rule computes with: NumPy for an ordinary backward,
-the differentiable tapegrad namespace under `create_graph=True` (then `g`, `ans` and
-the inputs are Tensors and the backward pass is itself recorded). The engine undoes
-broadcasting (sums each gradient back to its input's shape) in one place, so rules
-never do.
+the differentiable tapegrad namespace (ops/xp.py) under `create_graph=True`; then `g`,
+`ans` and the inputs are Tensors and the backward pass is itself recorded. The engine
+undoes broadcasting (sums each gradient back to its input's shape) in one place, so
+rules never do.
 
-`saves` / `saves_ans` name what the rules read, so that an in-place change to a
-saved tensor is caught before backward uses a stale value.
+`reads` declares, per input, what that input's rule reads: names among "ans" and the
+input names ("x", "y", ...), e.g. mul: reads=["y", "x"] (one string for ops with any
+number of inputs: what every input's rule reads). The engine refuses to run a
+rule whose inputs were changed in place since recording (PyTorch's version check), and
+in-place ops keep a copy of the old value only if a rule reads it. Linear ops read
+nothing; an op without a declaration is taken to read everything.
 
 Elementwise ops declare `partials`; their VJP (`g * d`) and JVP (`sum t_i * d_i`) are
 derived from them. Linear ops declare `linear=True`: their JVP is the op applied to
@@ -28,43 +36,99 @@ OPS = {}
 
 
 class Op:
-    __slots__ = ("name", "forward", "vjps", "jvp", "partials", "linear", "has_extra",
-                 "differentiable", "promote_default", "input_names", "saves", "saves_ans",
-                 "doc")
+    """One entry of the derivative table (built-in ops, custom Functions, checkpoints)."""
+
+    __slots__ = ("name", "forward", "vjps", "backward", "jvp", "partials", "linear",
+                 "has_extra", "differentiable", "promote_default", "input_names", "reads",
+                 "n_outputs", "doc", "_reads_idx")
+
+    def __init__(self, name, forward, *, vjp=None, backward=None, partials=None, jvp=None,
+                 linear=False, extra=False, differentiable=True, promote=True, inputs=("x",),
+                 reads=None, n_outputs=1, doc=None):
+        self.name = name
+        self.forward = forward
+        self.partials = tuple(partials) if partials is not None else None
+        if vjp is None and partials is not None:
+            vjp = [_vjp_from_partial(p) for p in partials]
+        self.vjps = tuple(vjp) if vjp is not None else None
+        self.backward = backward
+        if jvp is None and partials is not None:
+            jvp = _jvp_from_partials(self.partials)
+        if jvp is None and linear:
+            jvp = _jvp_linear(forward)
+        self.jvp = jvp
+        self.linear = linear
+        self.has_extra = extra
+        self.differentiable = differentiable and (self.vjps is not None or backward is not None)
+        self.promote_default = promote
+        self.input_names = tuple(inputs)
+        if reads is None and linear:
+            reads = ""  # a linear rule moves g; it reads no values
+        self.reads = reads if reads is None or isinstance(reads, str) else tuple(reads)
+        self.n_outputs = n_outputs
+        self.doc = doc
+        if reads is None:
+            self._reads_idx = None
+        elif isinstance(reads, str):
+            self._reads_idx = _Each(self._parse_reads(reads))
+        else:
+            self._reads_idx = tuple(self._parse_reads(r) for r in self.reads)
+
+    def _parse_reads(self, text):
+        names = text.replace(",", " ").split()
+        for n in names:
+            if n != "ans" and n not in self.input_names:
+                raise ValueError(f"op {self.name!r}: reads names {n!r}, which is neither "
+                                 f"'ans' nor an input {self.input_names}")
+        return "ans" in names, frozenset(self.input_names.index(n) for n in names
+                                         if n != "ans")
+
+    def input_name(self, i):
+        return self.input_names[i] if i < len(self.input_names) else f"input{i}"
+
+    def reads_for(self, node):
+        """(input indices, reads_ans) the rules that will run for `node` read: only the
+        rules of inputs that require grad run (`a / 2` never runs the divisor's rule)."""
+        ins = node.inputs
+        if self._reads_idx is None:
+            return tuple(range(len(ins))), True
+        used, ans = set(), False
+        for i, t in enumerate(ins):
+            if getattr(t, "_rg", False):
+                reads_ans, idx = self._reads_idx[i]
+                ans = ans or reads_ans
+                used |= idx
+        return tuple(sorted(used)), ans
+
+    def reads_input(self, i):
+        """Could any rule read input i (in-place ops keep a copy of the old value then)?"""
+        if self._reads_idx is None:
+            return True
+        if isinstance(self._reads_idx, _Each):
+            return bool(self._reads_idx.reads[1])
+        return any(i in idx for _, idx in self._reads_idx)
 
     def __repr__(self):
         return f"<op {self.name}>"
 
 
-def defop(name, forward, *, vjp=None, partials=None, jvp=None, linear=False,
-          extra=False, differentiable=True, promote=True, inputs=("x",), saves=None,
-          saves_ans=None, doc=None):
-    """Create and register one op. Returns the `Op` (call it with `apply`)."""
+class _Each:
+    """The same `reads` for every input index (variadic ops, custom Functions)."""
+
+    __slots__ = ("reads",)
+
+    def __init__(self, reads):
+        self.reads = reads
+
+    def __getitem__(self, i):
+        return self.reads
+
+
+def defop(name, forward, **entry):
+    """Create one op of the table and register it under `name`. Returns the `Op`."""
     if name in OPS:
         raise ValueError(f"op {name!r} is defined twice")
-    op = Op()
-    op.name = name
-    op.forward = forward
-    op.partials = tuple(partials) if partials is not None else None
-    if vjp is None and partials is not None:
-        vjp = tuple(_vjp_from_partial(p) for p in partials)
-    op.vjps = tuple(vjp) if vjp is not None else None
-    if jvp is None and partials is not None:
-        jvp = _jvp_from_partials(op.partials)
-    if jvp is None and linear:
-        jvp = _jvp_linear(forward, name)
-    op.jvp = jvp
-    op.linear = linear
-    op.has_extra = extra
-    op.differentiable = differentiable and op.vjps is not None
-    op.promote_default = promote
-    op.input_names = tuple(inputs)
-    # What backward reads (for the in-place version check): input indices (None = all)
-    # and the output. Linear ops read only shapes, which in-place ops never change.
-    op.saves = () if (saves is None and linear) else saves
-    op.saves_ans = (not linear) if saves_ans is None else saves_ans
-    op.doc = doc
-    OPS[name] = op
+    op = OPS[name] = Op(name, forward, **entry)
     return op
 
 
@@ -91,17 +155,16 @@ def _jvp_from_partials(partials):
     return jvp
 
 
-def _jvp_linear(forward, name):
+def _jvp_linear(forward):
     """Linear op: the tangent goes through the same op (zero tangents filled in)."""
 
     def jvp(xp, tangents, ans, *inputs, **kw):
-        from ..autograd.graph import Tensor
         args = []
         for t, x in zip(tangents, inputs):
             if t is not None:
                 args.append(t)
-            elif isinstance(x, Tensor) or hasattr(x, "shape"):
-                args.append(xp.zeros_like(x.data if isinstance(x, Tensor) else x))
+            elif hasattr(x, "shape"):
+                args.append(xp.zeros_like(x))
             else:
                 args.append(0)  # a Python-number argument of a linear op
         return forward(*args, **kw)

@@ -6,6 +6,7 @@ broadcast axes).
 """
 import numpy as np
 
+from ..core.record import apply
 from .registry import defop
 
 
@@ -55,7 +56,6 @@ def run(xp, op, *args, **kw):
     the differentiable namespace (then the call is itself recorded)."""
     if xp is np:
         return op.forward(*args, **kw)
-    from ..autograd.graph import apply
     return apply(op, *args, **kw)
 
 
@@ -199,8 +199,7 @@ def _pad_jvp(xp, tangents, ans, x, widths, value=0):
     return _pad_forward(tangents[0], widths, 0)  # the constant has no tangent
 
 
-pad = defop("pad", _pad_forward, promote=False, saves=(), saves_ans=False,
-            vjp=[_pad_vjp], jvp=_pad_jvp)
+pad = defop("pad", _pad_forward, promote=False, vjp=[_pad_vjp], jvp=_pad_jvp, reads=[""])
 
 
 # ---- narrow / select (the pieces of split, chunk and unbind) ------------------------
@@ -247,3 +246,13 @@ tril = defop("tril", lambda x, k: np.tril(x, k), linear=True, promote=False,
              vjp=[lambda xp, g, ans, x, k: run(xp, tril, g, k=k)])
 triu = defop("triu", lambda x, k: np.triu(x, k), linear=True, promote=False,
              vjp=[lambda xp, g, ans, x, k: run(xp, triu, g, k=k)])
+
+
+# ---- copies, casts, aliases (linear: the gradient passes through) ----------------------
+cast = defop("cast", lambda x, dtype: x.astype(dtype), promote=False, linear=True,
+             vjp=[lambda xp, g, ans, x, dtype: g])  # the engine casts g back to x's dtype
+clone = defop("clone", lambda x: x.copy(), linear=True, promote=False,
+              vjp=[lambda xp, g, ans, x: g])
+alias = defop("alias", lambda x: x, linear=True, promote=False,
+              vjp=[lambda xp, g, ans, x: g],
+              doc="identity that shares memory (make_dual / unpack_dual, function transforms)")

@@ -13,8 +13,10 @@ import math
 
 import numpy as np
 
-from ..autograd.graph import apply
+from ..core.record import apply
+from ..core.tensor_base import TensorBase
 from . import functions as F
+from . import indexing as I
 from . import shape as S
 
 
@@ -113,13 +115,13 @@ moveaxis = movedim
 
 # ---- joining ---------------------------------------------------------------------
 def _tensor_list(name, tensors):
-    if isinstance(tensors, F.Tensor):
+    if isinstance(tensors, TensorBase):
         tensors = list(tensors)  # a tensor is a sequence of its slices, as in PyTorch
     tensors = list(tensors)
     if not tensors:
         raise ValueError(f"torch.{name}(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
-        if not isinstance(t, F.Tensor):
+        if not isinstance(t, TensorBase):
             raise TypeError(f"{name}(): argument 'tensors' must be tuple of Tensors, but found "
                             f"element of type {type(t).__name__} at pos {i}")
     return tensors
@@ -375,7 +377,6 @@ def pad(input, pad, mode="constant", value=None):
                                   "replicate, circular)")
     if value not in (None, 0):
         raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
-    from . import index_functions as IF
     for d, (b, a) in enumerate(widths):
         if b == 0 and a == 0:
             continue
@@ -386,15 +387,5 @@ def pad(input, pad, mode="constant", value=None):
                                f"of input {list(x.data.shape)}")
         idx = np.pad(np.arange(n), (builtins.max(b, 0), builtins.max(a, 0)), mode=_NP_MODES[mode])
         idx = idx[builtins.max(-b, 0):len(idx) - builtins.max(-a, 0)]
-        x = IF.index_select(x, d, idx)
+        x = apply(I.index_select, x, axis=d, index=idx)
     return x
-
-
-def _install_methods(cls):
-    """Tensor methods for the shape functions above."""
-    for name, fn in dict(flatten=flatten, unflatten=unflatten, squeeze=squeeze,
-                         unsqueeze=unsqueeze, repeat=repeat, movedim=movedim, moveaxis=movedim,
-                         split=_split_method, tensor_split=tensor_split, chunk=chunk, unbind=unbind,
-                         narrow=narrow, select=select, flip=flip, fliplr=fliplr, flipud=flipud,
-                         roll=roll, tril=tril, triu=triu).items():
-        setattr(cls, name, fn)

@@ -24,8 +24,8 @@ def _log_softmax_forward(x, axis):
 
 softmax = defop("softmax", _softmax_forward, vjp=[
     lambda xp, g, ans, x, axis: ans * (g - xp.sum(g * ans, axis=axis, keepdims=True))
-], jvp=lambda xp, t, ans, x, axis: ans * (t[0] - xp.sum(t[0] * ans, axis=axis, keepdims=True)))
+], jvp=lambda xp, t, ans, x, axis: ans * (t[0] - xp.sum(t[0] * ans, axis=axis, keepdims=True)), reads=["ans"])
 
 log_softmax = defop("log_softmax", _log_softmax_forward, vjp=[
     lambda xp, g, ans, x, axis: g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True)
-], jvp=lambda xp, t, ans, x, axis: t[0] - xp.sum(xp.exp(ans) * t[0], axis=axis, keepdims=True))
+], jvp=lambda xp, t, ans, x, axis: t[0] - xp.sum(xp.exp(ans) * t[0], axis=axis, keepdims=True), reads=["ans"])

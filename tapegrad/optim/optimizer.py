@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..core.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -123,7 +123,6 @@ class Optimizer:
     def _closure_loss(closure):
         if closure is None:
             return None
-        from ..autograd.grad_mode import enable_grad
         with enable_grad():
             return closure()
 

@@ -29,15 +29,19 @@ back to its leaves; keep such values as explicit arguments of fn.
 """
 import numpy as np
 
-from ..autograd import engine, graph, grad_mode
-from ..ops.registry import Op
 from .. import random as _random
+from ..core import grad_mode
+from ..core.backward import grad as _grad
+from ..core.record import apply
+from ..core.state import state
+from ..core.tensor_base import TensorBase, like
+from ..ops.registry import Op
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
 
 def _is_tensor(t):
-    return isinstance(t, graph.Tensor)
+    return isinstance(t, TensorBase)
 
 
 def _leaves_read(outputs, exclude):
@@ -77,8 +81,7 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
 
     # Forward: record once on detached copies of the arguments, to learn the output and
     # which outside tensors fn reads; then drop that graph.
-    probe_args = [graph._make(a.data, True, None) if _is_tensor(a) and a._rg else a
-                  for a in args]
+    probe_args = [like(a, a.data, True) if _is_tensor(a) and a._rg else a for a in args]
     out = function(*probe_args, **kwargs)
     single = _is_tensor(out)
     outs = (out,) if single else tuple(out)
@@ -94,9 +97,10 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
     # Non-tensor arguments are kept as they are (no arrays); tensors come back as arrays.
     plain = [None if arg_is_tensor[j] else a for j, a in enumerate(args)]
 
-    def recompute(k, xp, g, arrays):
-        """Run fn again with recording on; backprop g from its k-th output."""
-        create = xp is not np
+    def recompute(k, g, arrays):
+        """Run fn again with recording on; backprop g from its k-th output. Returns the
+        gradient of each needed input (tensors under create_graph, else arrays)."""
+        create = state.grad_enabled  # the walk records its rules exactly when create_graph
         if preserve_rng_state:
             now = _random.get_rng_state()
             _random.set_rng_state(rng_state)
@@ -105,7 +109,7 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
                 if create:  # arrays are the input Tensors themselves
                     call = list(arrays[:n_args])
                 else:
-                    call = [graph._make(arrays[j], args_rg[j], None) if arg_is_tensor[j]
+                    call = [like(args[j], arrays[j], args_rg[j]) if arg_is_tensor[j]
                             else plain[j] for j in range(n_args)]
                 res = function(*call, **kwargs)
         finally:
@@ -113,9 +117,12 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
                 _random.set_rng_state(now)
         res_k = res if single else res[k]
         targets = [call[j] if j < n_args else captured[j - n_args] for j in need]
-        grads = engine.grad([res_k], targets, grad_outputs=[g], retain_graph=create,
-                            create_graph=create, allow_unused=True)
-        return dict(zip(need, grads))
+        grads = _grad([res_k], targets, grad_outputs=[g], retain_graph=create,
+                      create_graph=create, allow_unused=True)
+        out = [None] * len(inputs)
+        for j, gj in zip(need, grads):
+            out[j] = gj if gj is None or create else gj.data
+        return out
 
     args_rg = [_is_tensor(a) and a._rg for a in args]
     results = []
@@ -123,45 +130,13 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
         if not (_is_tensor(o) and o._rg):
             results.append(o.detach() if _is_tensor(o) else o)
             continue
-        op = _make_op(k, o.data, len(inputs), need, recompute)
-        results.append(graph.apply(op, *inputs))
+        op = Op("checkpoint", lambda *arrays, value=o.data: value, promote=False,
+                backward=lambda xp, g, ans, *arrays, k=k: recompute(k, g, arrays),
+                inputs=tuple(f"input{j}" for j in range(len(inputs))),
+                doc="recomputes a checkpointed function in backward")
+        results.append(apply(op, *inputs))
     del out, outs
     return results[0] if single else tuple(results)
-
-
-def _make_op(k, out_array, n_inputs, need, recompute):
-    """A one-off table entry whose forward returns the output already computed and whose
-    rules share ONE recomputation per backward call (the engine calls them in turn)."""
-    cache = {"g": None, "grads": None}
-    last = need[-1]
-
-    def make_rule(j):
-        def rule(xp, g, ans, *arrays, **kw):
-            if cache["g"] is not g:
-                cache["g"], cache["grads"] = g, recompute(k, xp, g, arrays)
-            gj = cache["grads"][j]
-            if j == last:  # every rule of this backward has run: drop the references
-                cache["g"] = cache["grads"] = None
-            if gj is None:
-                return None
-            return gj if xp is not np else gj.data
-        return rule
-
-    op = Op()
-    op.name = "checkpoint"
-    op.forward = lambda *arrays: out_array
-    op.vjps = tuple(make_rule(j) if j in need else None for j in range(n_inputs))
-    op.jvp = None
-    op.partials = None
-    op.linear = False
-    op.has_extra = False
-    op.differentiable = True
-    op.promote_default = False
-    op.input_names = tuple(f"input{j}" for j in range(n_inputs))
-    op.saves = None         # an in-place change to an input would make recompute wrong
-    op.saves_ans = False
-    op.doc = "recomputes a checkpointed function in backward"
-    return op
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=False, **kwargs):

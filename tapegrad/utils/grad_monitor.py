@@ -41,7 +41,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd import grad_mode
+from ..core import grad_mode
 
 __all__ = ["GradMonitor", "GradHealthWarning"]
 

@@ -15,7 +15,7 @@ or without the graph. `include_leaves=True` counts them too. A tensor computed u
 """
 import numpy as np
 
-from ..autograd import graph
+from ..core.tensor_base import TensorBase
 
 __all__ = ["saved_bytes", "saved_arrays", "graph_nodes"]
 
@@ -29,7 +29,7 @@ def _base(a):
 def graph_nodes(*tensors):
     """The live (not yet freed) nodes reachable from `tensors`, in visit order."""
     out, seen = [], set()
-    stack = [t.grad_fn for t in tensors if isinstance(t, graph.Tensor) and t.grad_fn is not None]
+    stack = [t.grad_fn for t in tensors if isinstance(t, TensorBase) and t.grad_fn is not None]
     while stack:
         node = stack.pop()
         if id(node) in seen:
@@ -39,7 +39,7 @@ def graph_nodes(*tensors):
             continue
         out.append(node)
         for t in node.inputs:
-            if isinstance(t, graph.Tensor) and t.grad_fn is not None:
+            if isinstance(t, TensorBase) and t.grad_fn is not None:
                 stack.append(t.grad_fn)
     return out
 
@@ -55,13 +55,13 @@ def saved_arrays(*tensors, include_leaves=False):
 
     for node in graph_nodes(*tensors):
         for t in node.inputs:
-            if isinstance(t, graph.Tensor):
+            if isinstance(t, TensorBase):
                 if t.grad_fn is not None or include_leaves:
                     add(t.data)
             else:
                 add(t)
         add(node.ans)
-        for v in node.kw.values():
+        for v in node.rule_kwargs().values():
             add(v)
     return held
 

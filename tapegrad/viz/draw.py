@@ -18,6 +18,10 @@ PNG (`draw(x).pipe(format="svg")`, `to_svg(x)`) also needs the `dot` program.
 import shutil
 from collections import deque
 
+from ..tensor import Tensor
+from ..value import Value
+from .explain import value_names
+
 __all__ = ["to_dot", "draw", "to_svg", "graph_items"]
 
 _SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "neg": "neg"}
@@ -52,10 +56,8 @@ def graph_items(x, max_nodes=150):
     nodes: list of (id, kind, label lines) with kind "value" | "op" | "const" | "note";
     edges: list of (from id, to id). Breadth-first from `x`, at most `max_nodes` values.
     """
-    from ..value import Value
     if isinstance(x, Value):
         return _value_items(x, max_nodes)
-    from ..autograd.graph import Tensor
     if isinstance(x, Tensor):
         return _tensor_items(x, max_nodes)
     raise TypeError(f"draw: expected a Value or a Tensor, got {type(x).__name__}")
@@ -67,7 +69,6 @@ def _note(total, drawn):
 
 
 def _value_items(root, max_nodes):
-    from .explain import value_names
     names = value_names(root)
     total = len(names)
     nodes, edges = [], []
@@ -109,7 +110,6 @@ def _value_items(root, max_nodes):
 
 
 def _tensor_items(root, max_nodes):
-    from ..autograd.graph import Tensor
     nodes, edges = [], []
     ids = _Ids()
     seen = {id(root): root}
@@ -152,7 +152,7 @@ def _tensor_items(root, max_nodes):
             continue
         op_seen.add(id(node))
         # the op's settings worth showing (axis=1, ...); defaults None/False are noise
-        kw = ", ".join(f"{k}={v}" for k, v in node.kw.items()
+        kw = ", ".join(f"{k}={v}" for k, v in node.args.items()
                        if isinstance(v, (int, float, tuple, str)) and v is not False)
         nodes.append((oid, "op", [node.op.name] + ([kw] if kw else [])))
         edges.append((oid, tid))

@@ -27,6 +27,8 @@ import sys
 
 import numpy as np
 
+from ..autograd import backward_checks
+from ..tensor import Tensor
 from ..value import Value, _formula, run_backward, topo_order
 from .rules_text import VALUE_TEXT, rule_text
 
@@ -178,8 +180,6 @@ def _shape(s):
 
 
 def _explain_tensor(root, gradient, retain_graph):
-    from ..autograd import backward_checks
-    from ..autograd.graph import Tensor
 
     if not isinstance(root, Tensor):
         raise TypeError(f"explain: expected a Value or a Tensor, got {type(root).__name__}")

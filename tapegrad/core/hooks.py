@@ -10,6 +10,8 @@
 import itertools
 import weakref
 
+from .tensor_base import TensorBase, like
+
 _ids = itertools.count()
 
 
@@ -17,7 +19,6 @@ class RemovableHandle:
     """Returned by every register_*: `handle.remove()` unregisters the hook."""
 
     def __init__(self, hooks_dict):
-        self._ref = weakref.ref(hooks_dict) if hasattr(hooks_dict, "__weakref__") else None
         self._dict = hooks_dict
         self.id = next(_ids)
 
@@ -38,7 +39,7 @@ def add_hook(hooks, fn):
     return handle
 
 
-class _RetainGrad:
+class RetainGrad:
     """The hook behind retain_grad(): stores the gradient on the (weakly held) tensor."""
 
     __slots__ = ("ref",)
@@ -47,16 +48,16 @@ class _RetainGrad:
         self.ref = weakref.ref(tensor)
 
     def __call__(self, g):
-        from . import graph
         t = self.ref()
         if t is None:
             return None
-        gt = g if isinstance(g, graph.Tensor) else graph._make(g.copy(), False, None)
+        gt = g if isinstance(g, TensorBase) else like(t, g.copy())
         if t.grad is None:
             t.grad = gt
+        elif t.grad.grad_fn is None and gt.grad_fn is None:
+            t.grad = like(t, t.grad.data + gt.data)
         else:
-            t.grad = graph._make(t.grad.data + gt.data, False, None) \
-                if t.grad.grad_fn is None and gt.grad_fn is None else t.grad + gt
+            t.grad = t.grad + gt
         return None
 
 
@@ -84,39 +85,33 @@ def register_post_accumulate_grad_hook(t, fn):
 
 
 def retain_grad(t):
-    node = t.grad_fn
-    if retains_grad(t):
-        return
-    node.register_hook(_RetainGrad(t))
+    if t.grad_fn is None:
+        if not t._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        return  # leaves keep their .grad anyway
+    if not retains_grad(t):
+        t.grad_fn.register_hook(RetainGrad(t))
 
 
 def retains_grad(t):
     node = t.grad_fn
     if node is None or not node.hooks:
         return False
-    return any(isinstance(h, _RetainGrad) and h.ref() is t for h in node.hooks.values())
+    return any(isinstance(h, RetainGrad) and h.ref() is t for h in node.hooks.values())
 
 
-def _wrap(g, like):
-    """Hooks see Tensors; the engine works on arrays unless create_graph."""
-    from . import graph
-    if isinstance(g, graph.Tensor):
-        return g
-    return graph._make(g, False, None)
-
-
-def _call_all(hooks, g):
-    from . import graph
-    as_array = not isinstance(g, graph.Tensor)
+def _call_all(hooks, g, like_t):
+    """Run the hooks in order on g (user hooks first, retain_grad last)."""
+    as_array = not isinstance(g, TensorBase)
     retain = []
     for h in list(hooks.values()):
-        if isinstance(h, _RetainGrad):
+        if isinstance(h, RetainGrad):
             retain.append(h)
             continue
-        out = h(_wrap(g, None))
+        out = h(g if not as_array else like(like_t, g))
         if out is not None:
             _check_replacement(h, g, out)
-            g = out.data if as_array and isinstance(out, graph.Tensor) else out
+            g = out.data if as_array and isinstance(out, TensorBase) else out
     for h in retain:
         h(g)
     return g
@@ -136,12 +131,12 @@ def _check_replacement(h, g, out):
                            f"tapegrad.{g.dtype} got tapegrad.{out.dtype})")
 
 
-def run_node_hooks(node, g):
-    return _call_all(node.hooks, g)
+def run_node_hooks(node, g, like_t):
+    return _call_all(node.hooks, g, like_t)
 
 
 def run_tensor_hooks(t, g):
-    return _call_all(t._hooks, g)
+    return _call_all(t._hooks, g, t)
 
 
 def run_post_accumulate_hooks(t):

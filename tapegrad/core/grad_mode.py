@@ -1,43 +1,45 @@
-"""Grad modes: whether operations record their recipe for backward.
+"""Grad modes: whether operations record their recipe for backward, per thread.
 
 `no_grad`, `enable_grad` and `set_grad_enabled` work as context managers and as
-decorators, like PyTorch's. The flag lives in one module-level variable that the
-recording code reads on every op, so checking it costs one global lookup.
+decorators, like PyTorch's; the flag is `state.grad_enabled` (state.py), so a thread's
+`no_grad` never switches recording off in another thread.
 """
 import functools
 
-_state = {"enabled": True}
+from .state import state
 
 
 def is_grad_enabled():
-    return _state["enabled"]
+    return state.grad_enabled
 
 
 class _GradMode:
-    """Base for the three grad-mode switches: context manager and decorator."""
+    """Base for the grad-mode switches: context manager and decorator."""
 
     _target = True
 
     def __enter__(self):
-        self._prev = _state["enabled"]
-        _state["enabled"] = self._target
+        self._prev = state.grad_enabled
+        state.grad_enabled = self._target
         return self
 
     def __exit__(self, *exc):
-        _state["enabled"] = self._prev
+        state.grad_enabled = self._prev
         return False
 
     def __call__(self, fn):
+        target = self._target
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__.__new__(self.__class__).__init_copy(self):
+            prev = state.grad_enabled
+            state.grad_enabled = target
+            try:
                 return fn(*args, **kwargs)
+            finally:
+                state.grad_enabled = prev
 
         return wrapper
-
-    def __init_copy(self, other):
-        self._target = other._target
-        return self
 
 
 class no_grad(_GradMode):
@@ -57,14 +59,14 @@ class set_grad_enabled(_GradMode):
 
     def __init__(self, mode):
         self._target = bool(mode)
-        self._prev = _state["enabled"]
-        _state["enabled"] = self._target
+        self._prev = state.grad_enabled
+        state.grad_enabled = self._target
 
     def __enter__(self):
         return self
 
     def __call__(self, fn):
-        _state["enabled"] = self._prev  # used as a decorator: undo the eager switch
+        state.grad_enabled = self._prev  # used as a decorator: undo the eager switch
         return super().__call__(fn)
 
 

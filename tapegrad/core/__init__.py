@@ -1,0 +1,18 @@
+"""The core: tensor data, the recipe of a recorded op, recording, the reverse walk.
+
+Layers (each imports only the ones listed before it):
+    state.py        per-thread autograd state (grad mode, forward-AD level, observers)
+    tensor_base.py  TensorBase: the array and the autograd slots, nothing else
+    hooks.py        gradient hooks and the handles that remove them
+    node.py         Node: the recipe of one recorded op (op, inputs, args, saved, outputs)
+    rebase.py       in-place bookkeeping the walk needs: views, tensors that held old values
+    record.py       apply(op, ...): run an op's forward and record its Node
+    engine.py       the reverse topological walk and gradient accumulation
+    backward.py     backward() / grad(): roots, seeds, then the walk
+    grad_mode.py    no_grad / enable_grad / set_grad_enabled / inference_mode
+
+Nothing here imports the op tables (tapegrad/ops), the Tensor facade (tapegrad/tensor.py)
+or anything above them: an `Op` is used through its fields only (see ops/registry.py),
+and the differentiable namespace of create_graph comes from the gradient tensor itself
+(`__array_namespace__`).
+"""

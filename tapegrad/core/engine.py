@@ -1,0 +1,338 @@
+"""The backward pass: reverse topological walk, rule application, accumulation.
+
+    1. count, for every node reachable from the roots, how many edges point at it
+       (an explicit stack, no recursion: a million-node chain is fine);
+    2. start from the roots' nodes; a node whose count drops to zero has received
+       every gradient it will get, so its (summed) gradient is complete: run its
+       rules, send each input its share, summed back to the input's shape;
+    3. leaves collect their total and accumulate it into `.grad`;
+    4. unless `retain_graph`, free each node's saved values once it has run.
+
+`backward` accumulates into leaves' `.grad`; `grad` returns the gradients instead.
+The walk (`run`) calls small named pieces at marked points: hooks and capture at a
+node (`_at_node`), the rules (`_input_grads`, with the in-place version check), the
+observers (anomaly, strict, explain: `state.observers`), in-place rebasing
+(`rebase.resolve`), freeing (`_free`), accumulation (`accumulate`).
+"""
+import sys
+
+import numpy as np
+
+from . import hooks as _hooks
+from . import rebase
+from .state import state
+from .tensor_base import TensorBase, like
+
+FREED = ("Trying to backward through the graph a second time (or directly access saved "
+         "tensors after they have already been freed). Saved intermediate values of the "
+         "graph are freed when you call .backward() or autograd.grad(). Specify "
+         "retain_graph=True if you need to backward through the graph a second time or if "
+         "you need to access saved tensors after calling backward.")
+
+_ndarray = np.ndarray
+_getrefcount = sys.getrefcount
+
+
+def sum_to(xp, g, shape):
+    """Undo broadcasting: sum `g` over the axes that broadcasting added or stretched."""
+    gshape = tuple(g.shape)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    if axes:
+        g = xp.sum(g, axis=axes, keepdims=True)
+    if lead or tuple(g.shape) != shape:
+        g = xp.reshape(g, shape)
+    return g
+
+
+def run(roots, seeds, retain_graph, create_graph, capture=None):
+    """The walk. Returns (leaf gradients {tensor: grad}, captured {index: grad}) where
+    `capture` lists tensors whose gradients autograd.grad returns."""
+    deps = _count_edges(roots)
+    pending, leaf_grads = {}, {}
+    ready = _start_nodes(roots, seeds, deps, pending, leaf_grads)
+    capture_nodes, captured = _capture_nodes(capture), {}
+    xp = seeds[0].__array_namespace__() if create_graph else np
+    observers = tuple(state.observers.values())
+    rebased = rebase.used.any
+    prev = state.grad_enabled
+    state.grad_enabled = bool(create_graph)
+    try:
+        while ready:
+            node = ready.pop()
+            g = pending.pop(node, None)
+            if g is not None:
+                if node.hooks or capture_nodes:
+                    g = _at_node(node, g, roots[0], capture_nodes, captured)
+                grads = _input_grads(node, g, xp, create_graph)
+            i = -1
+            for t in node.inputs:
+                i += 1
+                if not isinstance(t, TensorBase):
+                    continue
+                if rebased and t._version[0]:
+                    t = rebase.resolve(node, i, t)
+                if not t._rg:
+                    continue
+                p = t.grad_fn
+                if g is not None and grads[i] is not None:
+                    gi = grads[i]
+                    for observe in observers:
+                        observe(node, i, g, gi)
+                    data = t.data
+                    if gi.shape != data.shape or gi.dtype != data.dtype:
+                        gi = _fit(xp, gi, data)
+                    if p is None:
+                        leaf_grads[t] = leaf_grads[t] + gi if t in leaf_grads else gi
+                    elif p.op.n_outputs != 1:
+                        _pend_output(pending, p, t._out, gi)
+                    else:
+                        pending[p] = pending[p] + gi if p in pending else gi
+                if p is not None:
+                    d = deps[p] - 1
+                    deps[p] = d
+                    if d == 0:
+                        ready.append(p)
+            if not retain_graph:
+                _free(node)
+            g = grads = gi = None  # keep no reference past its use (gradient steal)
+    finally:
+        state.grad_enabled = prev
+    if capture is not None:
+        _capture_leaves(capture, leaf_grads, captured)
+    return leaf_grads, captured
+
+
+def _count_edges(roots):
+    """Phase 1: how many edges from reachable nodes point at each node."""
+    deps = {}
+    rebased = rebase.used.any
+    stack = [r.grad_fn for r in roots if r.grad_fn is not None]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        if node.freed:
+            raise RuntimeError(FREED + f" (op: {node.op.name})")
+        i = -1
+        for t in node.inputs:
+            i += 1
+            if isinstance(t, TensorBase):
+                if rebased and t._version[0]:
+                    t = rebase.resolve(node, i, t)
+                p = t.grad_fn
+                if p is not None and t._rg:
+                    deps[p] = deps.get(p, 0) + 1
+                    if p not in seen:
+                        seen.add(p)
+                        stack.append(p)
+    return deps
+
+
+def _start_nodes(roots, seeds, deps, pending, leaf_grads):
+    """Put each root's seed gradient in place; the nodes ready to run first."""
+    ready = []
+    for r, s in zip(roots, seeds):
+        node = r.grad_fn
+        if node is None:  # the root is itself a leaf
+            leaf_grads[r] = leaf_grads[r] + s if r in leaf_grads else s
+        elif node.op.n_outputs != 1:
+            if node not in pending and deps.get(node, 0) == 0:
+                ready.append(node)
+            _pend_output(pending, node, r._out, s)
+        elif node in pending:
+            pending[node] = pending[node] + s
+        else:
+            pending[node] = s
+            if deps.get(node, 0) == 0:
+                ready.append(node)
+    return ready
+
+
+def _pend_output(pending, node, k, g):
+    """A node with several outputs collects one gradient per output (None: none came)."""
+    slots = pending.get(node)
+    if slots is None:
+        slots = pending[node] = [None] * node.op.n_outputs
+    slots[k] = g if slots[k] is None else slots[k] + g
+
+
+def _at_node(node, g, like_t, capture_nodes, captured):
+    """The node's gradient is complete: run its hooks, keep it if grad() asked for it."""
+    if node.hooks:
+        g = _hooks.run_node_hooks(node, g, like_t)
+    for i in capture_nodes.get(node, ()):
+        captured[i] = g
+    return g
+
+
+def _input_grads(node, g, xp, create_graph):
+    """Run the node's rules: one gradient (or None) per input."""
+    op = node.op
+    arrays = _arrays_checked(node)
+    kw = node.rule_kwargs()
+    if create_graph:  # the rules build a graph: they get tensors, and `ans` as a tensor
+        arrays, ans = node.inputs, _output_tensor(node)
+    else:
+        ans = node.ans
+    if op.vjps is None:  # one backward for all inputs (custom Functions, checkpoint)
+        return op.backward(xp, g, ans, *arrays, **kw)
+    vjps = op.vjps  # indexed, not iterated: a variadic op makes rule i on demand
+    out = []
+    for i, t in enumerate(node.inputs):
+        rule = vjps[i] if getattr(t, "_rg", False) else None
+        out.append(None if rule is None else rule(xp, g, ans, *arrays, **kw))
+    return out
+
+
+def _output_tensor(node):
+    """The node's output as a tensor whose history is the node itself (made now, not
+    kept: a node holding its output tensor would be a reference cycle), so a rule that
+    reads `ans` under create_graph is differentiated through it, as PyTorch does with a
+    saved output."""
+    if node.op.n_outputs != 1:
+        return node.ans
+    first = next(t for t in node.inputs if isinstance(t, TensorBase))
+    t = like(first, node.ans, True, node)
+    t._version = node.out_version
+    if state.dual is not None:  # forward-over-reverse: the output's tangent, from its JVP
+        state.dual.propagate(node.op, node.inputs, node.args, node.saved, t)
+    return t
+
+
+def _arrays_checked(node):
+    """The inputs' arrays, after checking nothing the rules read was changed in place
+    since the node was recorded (versions None = all were 0 then)."""
+    vers = node.versions
+    changed = node.out_version[0] != (0 if vers is None else vers[-1])
+    arrays = []
+    k = 0
+    for t in node.inputs:
+        if isinstance(t, TensorBase):
+            arrays.append(t.data)
+            v = t._version[0]
+            if v and (vers is None or v != vers[k]):
+                changed = True
+        else:
+            arrays.append(t)
+        k += 1
+    if changed:
+        _check_versions(node)
+    return arrays
+
+
+def _check_versions(node):
+    """Raise if a tensor this node's rules will read was changed in place since."""
+    ins, vers, op = node.inputs, node.versions, node.op
+    if vers is None:
+        vers = [0 if isinstance(t, TensorBase) else None for t in ins] + [0]
+    reads, reads_ans = _aliased(node, *op.reads_for(node))
+    for i in reads:
+        if vers[i] is not None and ins[i]._version[0] != vers[i]:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by "
+                f"an inplace operation: input {i} ({op.input_name(i)}) of {op.name}, a "
+                f"tensor of shape {tuple(ins[i].data.shape)}, is at version "
+                f"{ins[i]._version[0]}; expected version {vers[i]} instead. Hint: avoid the "
+                "in-place change, or clone() the tensor before changing it.")
+    if reads_ans and node.out_version[0] != vers[-1]:
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: the output of {op.name} is at version "
+            f"{node.out_version[0]}; expected version {vers[-1]} instead. Hint: avoid the "
+            "in-place change, or clone() the tensor before changing it.")
+
+
+def _aliased(node, reads, reads_ans):
+    """Widen what the rules read by the saved values that ARE an input or the output
+    (same memory): changing that tensor in place changes what backward reads, whatever
+    the declaration says."""
+    saved = [v for v in (node.saved or {}).values() if isinstance(v, _ndarray) and v.size]
+    if not saved:
+        return reads, reads_ans
+    if not reads_ans and any(np.may_share_memory(a, node.ans) for a in saved):
+        reads_ans = True
+    extra = tuple(i for i, t in enumerate(node.inputs) if i not in reads
+                  and isinstance(t, TensorBase)
+                  and any(np.may_share_memory(a, t.data) for a in saved))
+    return tuple(reads) + extra, reads_ans
+
+
+def _fit(xp, gi, data):
+    """A rule's result, summed back to its input's shape and cast to its dtype."""
+    if tuple(gi.shape) != data.shape:
+        gi = sum_to(xp, gi, data.shape)
+    if gi.dtype != data.dtype:
+        gi = gi.to(data.dtype) if isinstance(gi, TensorBase) else gi.astype(data.dtype)
+    return gi
+
+
+def _free(node):
+    """Drop what backward needed (inputs, output, saved values); the recipe stays."""
+    node.inputs = None
+    node.ans = None
+    node.saved = None
+    node.freed = True
+
+
+def _capture_nodes(capture):
+    nodes = {}
+    for i, t in enumerate(capture or ()):
+        if t.grad_fn is not None:
+            nodes.setdefault(t.grad_fn, []).append(i)
+    return nodes
+
+
+def _capture_leaves(capture, leaf_grads, captured):
+    for i, t in enumerate(capture):
+        if t.grad_fn is None and t in leaf_grads:
+            captured[i] = leaf_grads[t]
+
+
+def accumulate(t, g, create_graph, exclusive=False):
+    """Add `g` into `t.grad`. `exclusive`: nothing outside the engine holds `g`, so a
+    fresh array may become `.grad` as it is instead of being copied (PyTorch's
+    AccumulateGrad steals a gradient whose use count is 1 in the same way)."""
+    if t._hooks:
+        g = _hooks.run_tensor_hooks(t, g)
+        exclusive = False
+    if create_graph:
+        gt = g if isinstance(g, TensorBase) else like(t, g)
+        t.grad = gt if t.grad is None else t.grad + gt
+    elif t.grad is None:
+        if isinstance(g, TensorBase):
+            g = g.data
+        if (exclusive and type(g) is _ndarray and g.flags.owndata and g.flags.writeable
+                and g.dtype == t.data.dtype and g.shape == t.data.shape):
+            t.grad = like(t, g)
+        else:
+            t.grad = like(t, np.array(g, dtype=t.data.dtype, copy=True))
+    else:
+        _add_into_grad(t, g.data if isinstance(g, TensorBase) else g)
+    if t._post_hooks:
+        _hooks.run_post_accumulate_hooks(t)
+
+
+def _add_into_grad(t, g):
+    """`.grad += g`, in place when the existing gradient allows it."""
+    if t.grad.grad_fn is not None or t.grad.data.shape != t.data.shape:
+        t.grad = like(t, t.grad.data + g)
+        return
+    buf = t.grad.data
+    if buf.flags.writeable:
+        np.add(buf, g, out=buf, casting="unsafe")
+    else:
+        t.grad.data = buf + g
+    t.grad._version[0] += 1
+
+
+def accumulate_all(leaf_grads, create_graph):
+    """Phase 3: every leaf's total into its `.grad`, stealing gradients nobody else holds."""
+    for t in list(leaf_grads):
+        g = leaf_grads.pop(t)
+        # references: this variable and getrefcount's argument, nothing else
+        exclusive = _getrefcount(g) <= 2
+        accumulate(t, g, create_graph, exclusive)
+        g = None

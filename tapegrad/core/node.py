@@ -1,0 +1,115 @@
+"""Node: the recipe of one recorded op, as separate fields a learner can read.
+
+    op        the table entry (ops/registry.py `Op`): name, forward, rules
+    inputs    the input tensors (Python numbers and constant arrays stay as they are):
+              the edges backward follows
+    args      the op's own arguments (axis, keepdims, shape, ...), as the caller gave them
+    saved     values the forward computed and kept for backward (argmax indices, im2col
+              columns, normalisation statistics), or None; PyTorch's SavedVariables
+    ans       the output array (a tuple of arrays when the op has several outputs)
+    versions  the inputs' and the output's version counters when recorded (None = all 0):
+              backward compares them to refuse values changed in place since
+    out_version  the output's version counter (shared with the output tensor)
+    hooks     gradient hooks on the output (non-leaf `register_hook`), or None
+    site      "file:line" that created it (only while sites are recorded)
+
+A node points at its INPUT tensors and never at its output tensors, so a graph holds
+no reference cycles and one training step's memory is freed by reference counting.
+"""
+import sys
+
+import numpy as np
+
+from .state import state
+from .tensor_base import TensorBase
+from . import hooks as _hooks
+
+_PKG_DIR = __file__.rsplit("/core/", 1)[0]
+
+
+def _creation_site():
+    """First stack frame outside the tapegrad package: where the user called the op."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+    if f is None:
+        return None
+    return f"{f.f_code.co_filename}:{f.f_lineno}"
+
+
+class Node:
+    __slots__ = ("op", "inputs", "args", "saved", "ans", "versions", "out_version", "hooks",
+                 "site", "freed", "__weakref__")
+
+    def __init__(self, op, inputs, args, saved, ans, versions, out_version):
+        self.op = op
+        self.inputs = inputs
+        self.args = args
+        self.saved = saved
+        self.ans = ans
+        self.versions = versions
+        self.out_version = out_version
+        self.hooks = None
+        self.site = _creation_site() if state.record_sites else None  # costs a stack walk
+        self.freed = False
+
+    @property
+    def name(self):
+        return self.op.name
+
+    def rule_kwargs(self):
+        """What the rules receive as keywords: the op's arguments and the saved values."""
+        saved = self.saved
+        return self.args if not saved else {**self.args, **saved}
+
+    def parents(self):
+        """Input tensors that require grad: the edges backward will follow."""
+        if self.inputs is None:
+            return ()
+        return tuple(t for t in self.inputs if isinstance(t, TensorBase) and t._rg)
+
+    @property
+    def next_functions(self):
+        """PyTorch-style edges: (grad_fn or leaf or None, output index) per input."""
+        if self.inputs is None:
+            return ()
+        out = []
+        for t in self.inputs:
+            if isinstance(t, TensorBase) and t._rg:
+                out.append((t.grad_fn if t.grad_fn is not None else t, t._out))
+            else:
+                out.append((None, 0))
+        return tuple(out)
+
+    def saved_values(self):
+        """Everything the rules can read, by name: inputs' data, `ans`, args, saved values
+        (None after the graph was freed)."""
+        if self.freed:
+            return None
+        d = {}
+        names = self.op.input_names
+        for i, t in enumerate(self.inputs):
+            key = names[i] if i < len(names) else f"input{i}"
+            d[key] = t.data if isinstance(t, TensorBase) else t
+        d["ans"] = self.ans
+        d.update(self.rule_kwargs())
+        return d
+
+    def register_hook(self, fn):
+        """Hook on the gradient flowing into this node's output (non-leaf tensors)."""
+        if self.hooks is None:
+            self.hooks = {}
+        return _hooks.add_hook(self.hooks, fn)
+
+    def __repr__(self):
+        def desc(t):
+            if isinstance(t, TensorBase):
+                return f"Tensor{tuple(t.data.shape)}"
+            return repr(t)
+        if self.freed:
+            return f"<{self.op.name} node (freed)>"
+        ins = ", ".join(desc(t) for t in self.inputs)
+        extra = "".join(f", {k}={v!r}" for k, v in self.args.items()
+                        if not isinstance(v, np.ndarray))
+        site = f" at {self.site}" if self.site else ""
+        return f"<{self.op.name}({ins}{extra}){site}>"

@@ -1,0 +1,76 @@
+"""Recording: `apply` runs one op of the derivative table and records its Node.
+
+    apply(op, *inputs, **args) -> result tensor
+
+runs `op.forward` on the inputs' arrays and, when grad mode is on and some input
+requires grad, gives the result a Node (node.py): the op, the input tensors, the
+arguments, the values the forward saved, the output array. Inputs are tensors,
+Python numbers (weakly typed: a float32 tensor times 2.5 stays float32, as in
+PyTorch) or constant arrays (masks, indices).
+
+An op whose forward returns `(out, saved)` (declared `extra=True`) keeps `saved`, a
+dict, for its rules; `apply_saved` also hands that dict to the caller (max(dim) returns
+the argmax indices its forward found).
+"""
+import numpy as np
+
+from .. import dtypes as _dt
+from .node import Node
+from .rebase import share_view_version
+from .state import state
+from .tensor_base import TensorBase, make
+
+_ndarray = np.ndarray
+_float64 = np.dtype("float64")
+
+
+def apply(op, *inputs, **args):
+    return apply_saved(op, *inputs, **args)[0]
+
+
+def apply_saved(op, *inputs, **args):
+    """(result, saved): `apply`, also returning the values the forward saved (or None)."""
+    rg = False
+    first = None
+    arrays = []
+    changed = False  # has any input been modified in place before? (rare)
+    for t in inputs:
+        if isinstance(t, TensorBase):
+            arrays.append(t.data)
+            if first is None:
+                first = t
+            if t._version[0]:
+                changed = True
+            if t._rg:
+                rg = True
+        else:
+            arrays.append(t)
+    out = op.forward(*arrays, **args)
+    saved = None
+    if op.has_extra:
+        out, saved = out
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    if op.promote_default and out.dtype == _float64:
+        out = _keep_default_dtype(out, arrays)
+    record = rg and state.grad_enabled and op.differentiable
+    res = make(first._result_type, out, record, None)
+    if op.linear and out.base is not None:
+        share_view_version(res, inputs, arrays)
+    if record:
+        versions = None  # None: every input (and the output) is at version 0
+        if changed:
+            versions = tuple(t._version[0] if isinstance(t, TensorBase) else None
+                             for t in inputs) + (res._version[0],)
+        res.grad_fn = Node(op, inputs, args, saved, out, versions, res._version)
+    if state.dual is not None:
+        state.dual.propagate(op, inputs, args, saved, res)
+    return res, saved
+
+
+def _keep_default_dtype(out, arrays):
+    """An int tensor combined with a Python float gives the default float dtype, not float64."""
+    for a in arrays:
+        if type(a) is _ndarray and a.dtype == _float64:
+            return out
+    return out.astype(_dt.get_default_dtype())

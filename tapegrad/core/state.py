@@ -1,0 +1,27 @@
+"""Per-thread autograd state: what the recording code and the walk consult.
+
+PyTorch keeps grad mode per thread: while one thread sits in `no_grad` or runs
+backward (which turns recording off while it works), ops in another thread are
+recorded as usual. tapegrad keeps every such switch on one `threading.local` object,
+so each thread sees its own values and starts from the defaults below.
+
+    grad_enabled   ops record a Node when an input requires grad (no_grad sets False)
+    dual           the active forward-AD level, or None. apply() calls
+                   `dual.propagate(op, inputs, args, saved, result)` after each op
+                   (autograd/forward_ad.py provides it)
+    record_sites   > 0: each Node remembers the file:line that created it
+    observers      name -> fn(node, i, g, gi), called by the walk for every input
+                   gradient a rule returns (anomaly mode, strict mode, explain)
+"""
+import threading
+
+
+class AutogradState(threading.local):
+    def __init__(self):
+        self.grad_enabled = True
+        self.dual = None
+        self.record_sites = 0
+        self.observers = {}
+
+
+state = AutogradState()

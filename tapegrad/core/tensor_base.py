@@ -1,0 +1,124 @@
+"""TensorBase: an n-dimensional NumPy array plus the slots autograd needs.
+
+    data         the ndarray holding the values
+    _rg          requires_grad
+    grad         the accumulated gradient (a tensor) or None
+    grad_fn      the Node that made this tensor (None for a leaf)
+    _out         which output of grad_fn this tensor is (0 unless the op has several)
+    _version     [int]: bumped by every in-place change; views share the list with
+                 their base, so a change through either is seen by nodes that saved the other
+    _hooks, _post_hooks   gradient hooks of a leaf (dicts, or None)
+    _fw          forward-mode tangent (autograd/forward_ad.py), or None
+    name         an optional label for pictures and traces
+
+The user-facing class is `tapegrad.Tensor` (tensor.py), a subclass that declares the
+methods; the core never needs to know it. An op's result has the class of its tensor
+inputs (`type(x)._result_type`, PyTorch's rule that subclasses survive ops); a class
+defined with `keep_type=False` (nn.Parameter) gives plain results instead.
+"""
+import numpy as np
+
+from .. import dtypes as _dt
+
+_new = object.__new__
+
+
+class TensorBase:
+    __slots__ = ("data", "_rg", "grad", "grad_fn", "_out", "_version", "_hooks",
+                 "_post_hooks", "_fw", "name", "__weakref__")
+    __hash__ = object.__hash__
+
+    def __init_subclass__(cls, keep_type=True, **kw):
+        super().__init_subclass__(**kw)
+        cls._result_type = cls if keep_type else cls.__mro__[1]._result_type
+
+    def __init__(self, data, requires_grad=False, dtype=None):
+        self.data = to_array(data, dtype)
+        self.grad = None
+        self.grad_fn = None
+        self._out = 0
+        self._version = [0]
+        self._hooks = None
+        self._post_hooks = None
+        self._fw = None
+        self.name = None
+        self._rg = False
+        if requires_grad:
+            self.requires_grad = True
+
+    @property
+    def requires_grad(self):
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        flag = bool(flag)
+        if self.grad_fn is not None and not flag:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to "
+                "use a computed variable in a subgraph that doesn't require differentiation "
+                "use var_no_grad = var.detach().")
+        if flag and self.data.dtype.kind not in "fc":
+            raise RuntimeError(
+                f"only Tensors of floating point dtype can require gradients (this tensor "
+                f"is {self.data.dtype}); indices and masks never need a gradient")
+        self._rg = flag
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+
+def make(cls, data, requires_grad=False, grad_fn=None):
+    """Fast constructor for results: `data` is already an ndarray; no checks."""
+    t = _new(cls)
+    t.data = data
+    t._rg = requires_grad
+    t.grad = None
+    t.grad_fn = grad_fn
+    t._out = 0
+    t._version = [0]
+    t._hooks = None
+    t._post_hooks = None
+    t._fw = None
+    t.name = None
+    return t
+
+
+def like(t, data, requires_grad=False, grad_fn=None):
+    """A new tensor of the class op results on `t` have (see the module docstring)."""
+    return make(t._result_type, data, requires_grad, grad_fn)
+
+
+def to_array(data, dtype=None):
+    """Turn user data into an ndarray with PyTorch's dtype inference."""
+    dtype = _dt.as_dtype(dtype)
+    if isinstance(data, TensorBase):
+        arr = data.data
+    elif isinstance(data, np.ndarray):
+        arr = data
+    else:
+        if isinstance(data, (str, bytes, dict, set)):
+            raise TypeError(f"can't make a tensor from {type(data).__name__}: expected a "
+                            "number, a (nested) list of numbers, or an array")
+        arr = np.asarray(_unwrap_nested(data))
+        if arr.dtype == np.float64 and dtype is None:
+            arr = arr.astype(_dt.get_default_dtype())  # Python floats: the default dtype
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"can't make a tensor of dtype {arr.dtype}: tapegrad supports "
+                        "bool, integer and floating point data")
+    if dtype is not None and arr.dtype != dtype:
+        arr = arr.astype(dtype)
+    elif arr.dtype not in _dt._SUPPORTED:
+        arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else _dt.float64)
+    return arr
+
+
+def _unwrap_nested(data):
+    """Lists may hold 0-d tensors: take their values (a list of tensors keeps no graph)."""
+    if isinstance(data, (list, tuple)):
+        if any(isinstance(d, (TensorBase, list, tuple)) for d in data):
+            return [_unwrap_nested(d) for d in data]
+    if isinstance(data, TensorBase):
+        return data.data
+    return data
