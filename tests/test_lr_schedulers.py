@@ -346,6 +346,8 @@ def test_step_with_epoch_uses_closed_form_and_warns():
                          ("CosineAnnealingLR", dict(T_max=6))]:
         oa, ob = _opts()
         sa, sb = _make(tg, name, oa, kwargs), _make(torch, name, ob, kwargs)
+        oa.step()
+        ob.step()
         for epoch in (4, 1, 7):
             with pytest.warns(UserWarning, match="epoch parameter"):
                 sa.step(epoch)
@@ -442,3 +444,42 @@ def test_dir_shows_schedulers_not_modules():
     for name in torch.optim.lr_scheduler.__all__:
         assert name in names, name
     assert sorted(tg.optim.lr_scheduler.__all__) == sorted(torch.optim.lr_scheduler.__all__)
+
+
+def _order_warnings(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [str(w.message)[:40] for w in caught if "before `optimizer.step()`" in str(w.message)]
+
+
+@pytest.mark.parametrize("which", ["plain-wrong-order", "plain-right-order"] + COMPOSITIONS)
+def test_step_order_warning_when_torch_warns(which):
+    """scheduler.step() before any optimizer.step() warns (once), as torch does; the right
+    order and our compositions warn exactly when torch's do."""
+    def run(lib):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1)
+        if which.startswith("plain"):
+            sched = lib.optim.lr_scheduler.StepLR(opt, step_size=2)
+        else:
+            sched = _compose(lib, opt, which)
+        for _ in range(3):
+            if which != "plain-wrong-order":
+                opt.step()
+            sched.step()
+    ours, theirs = _order_warnings(lambda: run(tg)), _order_warnings(lambda: run(torch))
+    assert len(ours) == len(theirs)
+    assert (len(ours) == 1) == (which in ("plain-wrong-order", "seq-nested"))
+
+
+def test_no_order_warning_for_optimizers_that_do_not_record_calls():
+    class Custom(tg.optim.Optimizer):  # a user optimizer: its step is not instrumented
+        def __init__(self, params):
+            super().__init__(params, dict(lr=0.1))
+
+        def step(self, closure=None):
+            pass
+
+    opt = Custom([tg.zeros(1, requires_grad=True)])
+    sched = tg.optim.lr_scheduler.StepLR(opt, step_size=2)
+    assert _order_warnings(lambda: [opt.step(), sched.step()]) == []

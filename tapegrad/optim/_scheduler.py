@@ -49,6 +49,18 @@ def _warn_get_lr_called_within_step(scheduler):
                       "`get_last_lr()`.", UserWarning, stacklevel=3)
 
 
+def _warn_if_optimizer_not_stepped(optimizer):
+    # The first step() after construction: if the optimizer has not stepped yet, the
+    # schedule's first value was skipped (the order changed in PyTorch 1.1).
+    records = getattr(type(optimizer).step, "_records_calls", False)
+    if records and not getattr(optimizer, "_opt_called", False):
+        warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
+                      "In PyTorch 1.1.0 and later, you should call them in the opposite "
+                      "order: `optimizer.step()` before `lr_scheduler.step()`. Failure to do "
+                      "this will result in skipping the first value of the learning rate "
+                      "schedule.", UserWarning, stacklevel=3)
+
+
 class LRScheduler:
     """Base class: subclasses implement `get_lr()` (the rates for epoch `last_epoch`)."""
 
@@ -90,6 +102,8 @@ class LRScheduler:
     def step(self, epoch=None):
         """Advance one epoch (or jump to `epoch`, using the closed form when there is one;
         deprecated, as in PyTorch)."""
+        if self._step_count == 1:
+            _warn_if_optimizer_not_stepped(self.optimizer)
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
