@@ -175,6 +175,7 @@ def test_reduce_lr_on_plateau_follows_a_loss_sequence_like_torch(kwargs):
     _assert_seq_equal(seq_a, seq_b)
     assert (sa.best, sa.num_bad_epochs, sa.cooldown_counter, sa.last_epoch) == \
         (sb.best, sb.num_bad_epochs, sb.cooldown_counter, sb.last_epoch)
+    assert set(sa.state_dict()) == set(sb.state_dict())
     if kwargs.get("patience", 10) <= 2 and kwargs.get("mode", "min") == "min":
         assert seq_a[-1] != seq_a[0]  # the sequence did cut the lr (the case is not idle)
 

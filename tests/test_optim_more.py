@@ -454,6 +454,21 @@ def test_lbfgs_state_dict_round_trip(tmp_path):
     _close(qa, pb, np.float64)
 
 
+def test_lbfgs_loads_torch_state_dict_and_continues():
+    kwargs = dict(max_iter=4, history_size=3, line_search_fn="strong_wolfe")
+    (pa, oa, ca, _), (pb, ob, cb, _) = _lbfgs_pair(kwargs)
+    for _ in range(2):
+        ob.step(cb)
+    for p, q in zip(pa, pb):
+        p.data[...] = q.detach().numpy()
+    oa.load_state_dict(_to_tg_state(ob.state_dict()))
+    for _ in range(2):
+        oa.step(ca)
+        ob.step(cb)
+    _close(pa, pb, np.float64)
+    assert oa.state[pa[0]]["n_iter"] == ob.state[pb[0]]["n_iter"]
+
+
 def test_lbfgs_errors():
     a, b = tg.zeros(2, requires_grad=True), tg.zeros(2, requires_grad=True)
     with pytest.raises(ValueError, match="per-parameter options"):

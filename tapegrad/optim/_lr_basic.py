@@ -33,6 +33,8 @@ __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR"
 class _LambdaSchedulerBase(LRScheduler):
     """Holds one function per param group; functions are not saved in state dicts."""
 
+    _check_callable = False  # MultiplicativeLR checks, LambdaLR does not (as in torch)
+
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
         if not isinstance(lr_lambda, (list, tuple)):
@@ -42,6 +44,11 @@ class _LambdaSchedulerBase(LRScheduler):
                 raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
                                  f"{len(lr_lambda)}")
             self.lr_lambdas = list(lr_lambda)
+        if self._check_callable:
+            for fn in self.lr_lambdas:
+                if not callable(fn):
+                    raise TypeError("lr_lambda should be a function, but got "
+                                    f"{type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
@@ -73,12 +80,7 @@ class LambdaLR(_LambdaSchedulerBase):
 class MultiplicativeLR(_LambdaSchedulerBase):
     """lr = previous lr * lr_lambda(epoch), from epoch 1 on."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        fns = lr_lambda if isinstance(lr_lambda, (list, tuple)) else [lr_lambda]
-        for fn in fns:
-            if not callable(fn):
-                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
-        super().__init__(optimizer, lr_lambda, last_epoch)
+    _check_callable = True
 
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
