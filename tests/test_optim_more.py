@@ -495,9 +495,9 @@ def test_lbfgs_returns_early_at_a_stationary_point():
 
 # ---- "real programs run unchanged": PyTorch's examples/mnist main.py style ---------------
 def _mnist_style_run(lib, weights, batches, lr=1.0, gamma=0.7, epochs=3):
-    """Written in the shape of examples/mnist: a conv net with dropout off (eval-free
-    comparison), Adadelta, StepLR(step_size=1, gamma), train() per epoch, then
-    scheduler.step()."""
+    """Written in the shape of examples/mnist: its Net (smaller; dropout layers kept but
+    with p=0, since the two libraries' random masks differ), Adadelta(lr), StepLR(step_size=1,
+    gamma), train() per epoch with zero_grad/backward/step, then scheduler.step()."""
     nn, F, optim = lib.nn, lib.nn.functional, lib.optim
     StepLR = lib.optim.lr_scheduler.StepLR
 
@@ -506,6 +506,8 @@ def _mnist_style_run(lib, weights, batches, lr=1.0, gamma=0.7, epochs=3):
             super().__init__()
             self.conv1 = nn.Conv2d(1, 4, 3, 1)
             self.conv2 = nn.Conv2d(4, 8, 3, 1)
+            self.dropout1 = nn.Dropout(0.0)
+            self.dropout2 = nn.Dropout(0.0)
             self.fc1 = nn.Linear(8 * 2 * 2, 16)
             self.fc2 = nn.Linear(16, 10)
 
@@ -513,8 +515,10 @@ def _mnist_style_run(lib, weights, batches, lr=1.0, gamma=0.7, epochs=3):
             x = F.relu(self.conv1(x))
             x = F.relu(self.conv2(x))
             x = F.max_pool2d(x, 2)
+            x = self.dropout1(x)
             x = lib.flatten(x, 1)
             x = F.relu(self.fc1(x))
+            x = self.dropout2(x)
             x = self.fc2(x)
             return F.log_softmax(x, dim=1)
 
@@ -530,16 +534,27 @@ def _mnist_style_run(lib, weights, batches, lr=1.0, gamma=0.7, epochs=3):
             loss.backward()
             optimizer.step()
 
+    def test(model, test_loader):
+        model.eval()
+        test_loss, correct = 0, 0
+        with lib.no_grad():
+            for data, target in test_loader:
+                output = model(data)
+                test_loss += F.nll_loss(output, target, reduction="sum").item()
+                pred = output.argmax(dim=1, keepdim=True)
+                correct += pred.eq(target.view_as(pred)).sum().item()
+        return test_loss / 8 / len(test_loader), correct
+
     optimizer = optim.Adadelta(model.parameters(), lr=lr)
     scheduler = StepLR(optimizer, step_size=1, gamma=gamma)
-    lrs = []
+    history = []
     loader = [(lib.tensor(x), lib.tensor(y)) for x, y in batches]
     for epoch in range(1, epochs + 1):
         train(model, loader, optimizer, epoch)
+        history.append((*test(model, loader[:1]), scheduler.get_last_lr()))
         scheduler.step()
-        lrs.append(scheduler.get_last_lr())
     return {k: np.array(v.detach().numpy() if lib is torch else v.data)
-            for k, v in model.state_dict().items()}, lrs
+            for k, v in model.state_dict().items()}, history
 
 
 def test_mnist_example_style_adadelta_steplr():
@@ -550,8 +565,10 @@ def test_mnist_example_style_adadelta_steplr():
     weights = {k: v.detach().double().numpy() for k, v in ref.state_dict().items()}
     rng = np.random.default_rng(5)
     batches = [(rng.standard_normal((8, 1, 8, 8)), rng.integers(0, 10, 8)) for _ in range(3)]
-    ours, lrs_a = _mnist_style_run(tg, weights, batches)
-    theirs, lrs_b = _mnist_style_run(torch, weights, batches)
-    assert lrs_a == lrs_b
+    ours, hist_a = _mnist_style_run(tg, weights, batches)
+    theirs, hist_b = _mnist_style_run(torch, weights, batches)
+    assert [h[2] for h in hist_a] == [h[2] for h in hist_b] == [[1.0], [0.7], [0.7 * 0.7]]
+    np.testing.assert_allclose([h[0] for h in hist_a], [h[0] for h in hist_b], rtol=1e-10)
+    assert [h[1] for h in hist_a] == [h[1] for h in hist_b]
     for k in theirs:
         np.testing.assert_allclose(ours[k], theirs[k], rtol=1e-10, atol=1e-12, err_msg=k)
