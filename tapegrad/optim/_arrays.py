@@ -9,3 +9,11 @@ def lerp_(a, b, w):
     else:
         np.subtract(b, (b - a) * (1 - w), out=a)
     return a
+
+
+def scalar_dtype():
+    """The dtype of 0-d optimizer state (`step`, NAdam's `mu_product`): float64 when the
+    default dtype is float64, else float32 (PyTorch's `_get_scalar_dtype`). It matters:
+    NAdam's running product is rounded to this dtype every step."""
+    from ..dtypes import float64, get_default_dtype
+    return np.dtype(np.float64) if get_default_dtype() == float64 else np.dtype(np.float32)

@@ -213,12 +213,19 @@ def _cast_state(name, value, param):
 
 
 def _no_grad_step(step):
-    """Decorator: run an optimizer's `step` under no_grad (the closure re-enables grad)."""
+    """Decorator: run an optimizer's `step` under no_grad (the closure re-enables grad).
+
+    It also records that step() was called (`_opt_called`, torch's name), so a scheduler
+    stepped before its optimizer can warn as torch's does; the mark on the wrapper tells
+    the scheduler this optimizer's calls are being recorded (a user subclass whose step
+    is not decorated is never warned about)."""
     import functools
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
+        self._opt_called = True
         with no_grad():
             return step(self, *args, **kwargs)
 
+    wrapper._records_calls = True
     return wrapper

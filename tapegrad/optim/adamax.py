@@ -1,0 +1,75 @@
+"""Adamax (Kingma & Ba 2015, section 7.1): Adam with the infinity norm in place of the
+second moment.
+
+Per parameter p with gradient g, step t = 1, 2, ... (PyTorch's formulation):
+
+    g <- -g                                   if maximize
+    g <- g + wd * p                           weight decay (L2 in the gradient)
+    m <- m + (1 - beta1) * (g - m)            exp_avg (lerp)
+    u <- max(beta2 * u, |g| + eps)            exp_inf
+    p <- p - lr / (1 - beta1^t) * m / u
+"""
+import numpy as np
+
+from ..tensor import Tensor
+from ._arrays import lerp_
+from .optimizer import Optimizer, _no_grad_step
+
+__all__ = ["Adamax", "adamax"]
+
+
+class Adamax(Optimizer):
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 foreach=None, *, maximize=False, differentiable=False, capturable=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        foreach=foreach, maximize=maximize, differentiable=differentiable,
+                        capturable=capturable)
+        super().__init__(params, defaults)
+
+    @_no_grad_step
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient. Returns closure() if given."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            for p in params:
+                st = self.state.setdefault(p, {})
+                if len(st) == 0:  # lazy state init at the first step
+                    st["step"] = Tensor(np.zeros((), np.float32))
+                    st["exp_avg"] = Tensor(np.zeros_like(p.data))
+                    st["exp_inf"] = Tensor(np.zeros_like(p.data))
+            states = [self.state[p] for p in params]
+            beta1, beta2 = group["betas"]
+            adamax([p.data for p in params], [p.grad.data for p in params],
+                   [s["exp_avg"].data for s in states], [s["exp_inf"].data for s in states],
+                   [s["step"].data for s in states], eps=group["eps"], beta1=beta1,
+                   beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
+                   maximize=group["maximize"])
+            self._bump(params)
+        return loss
+
+
+def adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps, beta1, beta2, lr,
+           weight_decay, maximize):
+    """The Adamax math on arrays; everything is updated in place."""
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        exp_avg, exp_inf = exp_avgs[i], exp_infs[i]
+        state_steps[i] += 1
+        if weight_decay != 0:
+            grad = grad + weight_decay * param
+        lerp_(exp_avg, grad, 1 - beta1)
+        exp_inf *= beta2
+        np.maximum(exp_inf, np.abs(grad) + eps, out=exp_inf)
+        clr = lr / (1 - beta1 ** float(state_steps[i]))
+        param += (-clr) * exp_avg / exp_inf
