@@ -1,0 +1,57 @@
+"""The DataLoader's iterator base and its single-process (num_workers=0) iterator.
+
+Creating an iterator draws a 63-bit `base_seed` from the loader's generator (or the global
+one) before any index is drawn, for every num_workers: workers seed themselves from it,
+and because the single-process path draws it too, a seeded generator yields the same
+index stream, hence the same batches, whatever num_workers is (torch draws it too).
+"""
+from ...creation import randint
+from ...random import default_generator
+from ._fetch import make_fetcher
+
+__all__ = ["BaseIter", "SingleProcessIter"]
+
+
+class BaseIter:
+    def __init__(self, loader):
+        self._loader = loader
+        self._dataset = loader.dataset
+        self._iterable = loader._iterable
+        self._auto_collation = loader._auto_collation
+        self._index_sampler = loader._index_sampler
+        self._collate_fn = loader.collate_fn
+        self._drop_last = loader.drop_last
+        self._fast = loader._fast()
+        self._sampler_iter = iter(self._index_sampler)  # lazy: samplers are generators
+        self._base_seed = self._draw_seed(loader)
+
+    @staticmethod
+    def _draw_seed(loader):
+        g = loader.generator if loader.generator is not None else default_generator
+        return int(randint(0, 2 ** 63 - 1, (), generator=g).item())
+
+    def _reset(self, loader):
+        self._sampler_iter = iter(self._index_sampler)
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._loader)
+
+    def __getstate__(self):
+        raise NotImplementedError(f"{type(self).__name__} cannot be pickled")
+
+
+class SingleProcessIter(BaseIter):
+    def __init__(self, loader):
+        super().__init__(loader)
+        if loader.timeout != 0:
+            raise AssertionError(f"DataLoader: timeout={loader.timeout} needs worker processes "
+                                 f"(num_workers > 0); with num_workers=0 it must be 0")
+        self._fetcher = make_fetcher(self._iterable, self._dataset, self._auto_collation,
+                                     self._collate_fn, self._drop_last, self._fast)
+
+    def __next__(self):
+        index = next(self._sampler_iter)
+        return self._fetcher.fetch(index)
