@@ -140,9 +140,13 @@ class DataLoader:
                              "multiprocessing, otherwise set prefetch_factor to None.")
         if num_workers > 0 and prefetch_factor is None:
             prefetch_factor = 2
-        elif prefetch_factor is not None and prefetch_factor <= 0:
-            raise ValueError(f"prefetch_factor option should be positive (got "
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError(f"prefetch_factor option should be non-negative (got "
                              f"prefetch_factor={prefetch_factor})")
+        elif prefetch_factor == 0:
+            # torch fails later, at iter(); no batch would ever be requested.
+            raise ValueError("prefetch_factor option should be positive (got "
+                             "prefetch_factor=0): each worker needs at least one batch in flight")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
         if batch_size is not None and (not isinstance(batch_size, numbers.Integral)
