@@ -370,6 +370,17 @@ def test_workers_end_after_an_epoch_and_when_an_iterator_is_dropped():
     for w in workers:
         w.join(WAIT)
         assert not w.is_alive()
+    # an iterator that dies in a reference cycle (the queues' finalizers run first):
+    # the workers still see the shutdown and exit by themselves, not by terminate()
+    it = iter(loader)
+    next(it)
+    it.cycle = it
+    workers = it._workers
+    del it
+    gc.collect()
+    for w in workers:
+        w.join(WAIT)
+        assert w.exitcode == 0
 
 
 def test_spawn_context_works_with_picklable_pieces():

@@ -16,6 +16,7 @@ parent died exits by itself.
 import itertools
 import multiprocessing
 import queue
+import time
 
 from . import _transport
 from ._single import BaseIter
@@ -192,8 +193,10 @@ class MultiProcessIter(BaseIter):
             for wid, iq in enumerate(self._index_queues):
                 # Workers already told to stop get a second None: harmless.
                 iq.put(None)
+            deadline = time.monotonic() + STATUS_CHECK_INTERVAL
             for w in self._workers:
-                w.join(timeout=STATUS_CHECK_INTERVAL)
+                w.join(timeout=max(0.0, deadline - time.monotonic()))
+            for w in self._workers:
                 if w.is_alive():  # stuck in user code (a slow __getitem__)
                     w.terminate()
                     w.join()

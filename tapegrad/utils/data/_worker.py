@@ -21,9 +21,13 @@ from ._fetch import make_fetcher
 
 __all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper"]
 
-# How often (seconds) a blocked worker checks that its parent is still alive, and a
-# blocked main process checks that its workers are.
+# How often (seconds) a blocked main process checks that its workers are alive, and how
+# long shutdown waits for them before terminating them.
 STATUS_CHECK_INTERVAL = 1.0
+# How often an idle worker checks that its parent is alive and that shutdown has begun:
+# the None sent at shutdown can be lost when the iterator dies in a garbage cycle (the
+# queues' own finalizers close their pipes first), so the done event is the backstop.
+WORKER_POLL_INTERVAL = 0.2
 
 _worker_info = None
 
@@ -82,7 +86,13 @@ class ExceptionWrapper:
         except Exception:
             # An exception class whose constructor wants other arguments.
             raise RuntimeError(msg) from None
-        raise exc
+        try:
+            raise exc
+        finally:
+            # Drop the frame's reference to its own exception: otherwise exception ->
+            # traceback -> this frame -> exception is a cycle that keeps the iterator
+            # (and its workers) alive until the garbage collector runs.
+            del exc
 
 
 class ResumeIteration:
@@ -141,8 +151,10 @@ def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_col
         iteration_end = False
         while os.getppid() == parent:  # the parent died: stop instead of lingering
             try:
-                r = index_queue.get(timeout=STATUS_CHECK_INTERVAL)
+                r = index_queue.get(timeout=WORKER_POLL_INTERVAL)
             except queue.Empty:
+                if done_event.is_set():
+                    break
                 continue
             if r is None:
                 break
