@@ -211,6 +211,15 @@ def test_iterable_dataset_sharding_order_matches_torch(kw):
         or kw.get("drop_last")
 
 
+def test_persistent_workers_restart_an_iterable_dataset_each_epoch_like_torch():
+    ours = tgd.DataLoader(OurSharded(0, 9), batch_size=2, num_workers=2, persistent_workers=True,
+                          timeout=WAIT)
+    theirs = tud.DataLoader(TheirSharded(0, 9), batch_size=2, num_workers=2,
+                            persistent_workers=True, timeout=WAIT)
+    for epoch in range(3):
+        assert [b.tolist() for b in ours] == [b.tolist() for b in theirs]
+
+
 def test_iterable_dataset_without_sharding_repeats_per_worker_like_torch():
     class Plain(tgd.IterableDataset):
         def __iter__(self):
@@ -387,6 +396,11 @@ def test_spawn_context_works_with_picklable_pieces():
     loader = tgd.DataLoader(Items(5), batch_size=2, num_workers=1, multiprocessing_context="spawn",
                             timeout=120)
     _same(_flat(loader), _flat(tgd.DataLoader(Items(5), batch_size=2)))
+    # under spawn the pieces must pickle: a lambda fails at iter(), as in torch
+    bad = tgd.DataLoader(Items(5), batch_size=2, num_workers=1, multiprocessing_context="spawn",
+                         collate_fn=lambda b: b)
+    with pytest.raises(Exception, match="pickle"):
+        iter(bad)
 
 
 # ---- the public programs' data loading ------------------------------------------------

@@ -33,6 +33,8 @@ def default_context():
 
 
 class MultiProcessIter(BaseIter):
+    _shutdown = True  # nothing to shut down until __init__ has made the queues
+
     def __init__(self, loader):
         super().__init__(loader)
         self._num_workers = loader.num_workers
@@ -40,23 +42,27 @@ class MultiProcessIter(BaseIter):
         self._in_order = loader.in_order
         self._timeout = loader.timeout
         self._persistent = loader.persistent_workers
-        self._shutdown = False
         ctx = loader.multiprocessing_context or default_context()
         self._done_event = ctx.Event()
         self._data_queue = ctx.Queue()
         self._index_queues, self._workers = [], []
-        for wid in range(self._num_workers):
-            iq = ctx.Queue()
-            # A dead worker never drains its queue: do not block exit flushing it.
-            iq.cancel_join_thread()
-            w = ctx.Process(target=worker_loop, daemon=True, args=(
-                self._iterable, self._dataset, iq, self._data_queue, self._done_event,
-                self._auto_collation, self._collate_fn, self._drop_last, self._fast,
-                self._base_seed, loader.worker_init_fn, wid, self._num_workers))
-            w.start()
-            self._index_queues.append(iq)
-            self._workers.append(w)
-        self._reset(loader, first_iter=True)
+        self._shutdown = False
+        try:
+            for wid in range(self._num_workers):
+                iq = ctx.Queue()
+                # A dead worker never drains its queue: do not block exit flushing it.
+                iq.cancel_join_thread()
+                w = ctx.Process(target=worker_loop, daemon=True, args=(
+                    self._iterable, self._dataset, iq, self._data_queue, self._done_event,
+                    self._auto_collation, self._collate_fn, self._drop_last, self._fast,
+                    self._base_seed, loader.worker_init_fn, wid, self._num_workers))
+                self._index_queues.append(iq)
+                w.start()  # under 'spawn' this pickles the dataset and may fail
+                self._workers.append(w)
+            self._reset(loader, first_iter=True)
+        except BaseException:
+            self._shutdown_workers()
+            raise
 
     # ---- epoch bookkeeping --------------------------------------------------------
     def _reset(self, loader, first_iter=False):
