@@ -411,3 +411,25 @@ def test_default_convert_matches_torch():
             assert ours["a"].dtype == theirs["a"].numpy().dtype
         else:
             np.testing.assert_array_equal(_np(ours), _np(theirs))
+
+
+def test_iterable_dataset_longer_than_its_len_warns_like_torch():
+    class Liar(tgd.IterableDataset):
+        def __iter__(self):
+            return iter(range(4))
+
+        def __len__(self):
+            return 2
+
+    class TLiar(tud.IterableDataset):
+        def __iter__(self):
+            return iter(range(4))
+
+        def __len__(self):
+            return 2
+
+    for make, lib in ((Liar, tgd), (TLiar, tud)):
+        loader = lib.DataLoader(make(), batch_size=None)
+        assert len(loader) == 2
+        with pytest.warns(UserWarning, match="was reported to be 2"):
+            assert [int(x) for x in loader] == [0, 1, 2, 3]

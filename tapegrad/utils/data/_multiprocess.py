@@ -137,7 +137,7 @@ class MultiProcessIter(BaseIter):
             if ok:
                 return data
 
-    def __next__(self):
+    def _next_data(self):
         while True:
             # Skip tasks whose worker ran out of IterableDataset before doing them.
             while self._rcvd_idx < self._send_idx:

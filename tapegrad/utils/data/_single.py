@@ -5,6 +5,8 @@ one) before any index is drawn, for every num_workers: workers seed themselves f
 and because the single-process path draws it too, a seeded generator yields the same
 index stream, hence the same batches, whatever num_workers is (torch draws it too).
 """
+import warnings
+
 from ...creation import randint
 from ...random import default_generator
 from ._fetch import make_fetcher
@@ -24,6 +26,7 @@ class BaseIter:
         self._fast = loader._fast()
         self._sampler_iter = iter(self._index_sampler)  # lazy: samplers are generators
         self._base_seed = self._draw_seed(loader)
+        self._num_yielded = 0
 
     @staticmethod
     def _draw_seed(loader):
@@ -32,9 +35,27 @@ class BaseIter:
 
     def _reset(self, loader):
         self._sampler_iter = iter(self._index_sampler)
+        self._num_yielded = 0
 
     def __iter__(self):
         return self
+
+    def __next__(self):
+        data = self._next_data()
+        self._num_yielded += 1
+        claimed = self._loader._IterableDataset_len_called
+        if self._iterable and claimed is not None and self._num_yielded > claimed:
+            # torch's warning: len(loader) was believed, but the dataset gave more.
+            hint = (" For multiprocessing data-loading, this could be caused by not properly "
+                    "configuring the IterableDataset replica at each worker (see "
+                    "get_worker_info())." if self._loader.num_workers > 0 else "")
+            warnings.warn(f"Length of IterableDataset {self._dataset} was reported to be "
+                          f"{claimed} (when accessing len(dataloader)), but "
+                          f"{self._num_yielded} samples have been fetched.{hint}", stacklevel=2)
+        return data
+
+    def _next_data(self):
+        raise NotImplementedError
 
     def __len__(self):
         return len(self._loader)
@@ -52,6 +73,6 @@ class SingleProcessIter(BaseIter):
         self._fetcher = make_fetcher(self._iterable, self._dataset, self._auto_collation,
                                      self._collate_fn, self._drop_last, self._fast)
 
-    def __next__(self):
+    def _next_data(self):
         index = next(self._sampler_iter)
         return self._fetcher.fetch(index)

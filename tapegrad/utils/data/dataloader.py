@@ -206,6 +206,7 @@ class DataLoader:
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
         self._iterator = None
+        self._IterableDataset_len_called = None  # set by len(); iterators warn past it
         self._initialized = True
         if pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
@@ -286,7 +287,7 @@ class DataLoader:
 
     def __len__(self):
         if self._iterable:
-            n = len(self.dataset)
+            n = self._IterableDataset_len_called = len(self.dataset)
             if self.batch_size is not None:
                 n = n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
             return n
