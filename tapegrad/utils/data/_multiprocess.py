@@ -9,6 +9,8 @@ Start method: 'fork' where the platform has it (Linux). A forked worker inherits
 dataset, collate_fn and worker_init_fn as they are, so lambdas, local classes and big
 in-memory datasets need no pickling and start instantly (no re-import of tapegrad). Under
 'spawn' (macOS/Windows default, or multiprocessing_context='spawn') they must pickle.
+(Python 3.12+ warns when forking a process that runs threads; pass
+multiprocessing_context='forkserver' or 'spawn' if that matters to you.)
 Workers are daemonic, so an interpreter exit ends them even if an iterator was abandoned;
 a dropped iterator shuts its workers down when it is garbage-collected; a worker whose
 parent died exits by itself.
