@@ -132,7 +132,7 @@ def test_loader_argument_errors():
     with pytest.raises(ValueError, match="mutually exclusive with shuffle"):
         DataLoader(ds, sampler=[0], shuffle=True)
     with pytest.raises(ValueError, match="num_workers"):
-        DataLoader(ds, num_workers=2)
+        DataLoader(ds, num_workers=-1)
     with pytest.raises(AssertionError, match="Size mismatch"):
         TensorDataset(tg.zeros(3), tg.zeros(4))
 

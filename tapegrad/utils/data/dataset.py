@@ -1,9 +1,12 @@
-"""Datasets: `Dataset`, `TensorDataset`, `Subset`, `ConcatDataset`, `random_split`.
+"""Datasets: `Dataset`, `IterableDataset`, `TensorDataset`, `Subset`, `ConcatDataset`,
+`ChainDataset`, `random_split`.
 
 A map-style dataset is anything with `__getitem__(i)` and `__len__()`. Datasets that can
 return a whole batch at once define `_get_batch(indices)` (indices: an int64 array) and
 return the already-collated batch; the DataLoader uses it, which turns one Python call
 per sample into one NumPy fancy-index per batch (this is what makes MNIST epochs fast).
+An iterable-style dataset (`IterableDataset`) defines `__iter__` instead; with worker
+processes each worker iterates its own copy, and `get_worker_info()` lets it shard.
 """
 import math
 
@@ -12,7 +15,8 @@ import numpy as np
 from ...random import default_generator
 from ...tensor import Tensor
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
+           "ChainDataset", "random_split"]
 
 
 class Dataset:
@@ -23,6 +27,41 @@ class Dataset:
 
     def __add__(self, other):
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """Base class of iterable-style datasets: subclasses define `__iter__`.
+
+    The DataLoader takes samples in the order `__iter__` yields them (no sampler, no
+    shuffle). With `num_workers > 0` every worker runs its own iterator over a copy of the
+    dataset; split the work with `get_worker_info()` or each sample comes once per worker."""
+
+    def __iter__(self):
+        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Several iterable datasets one after the other (torch's ChainDataset)."""
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self):
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
 
 
 class TensorDataset(Dataset):
@@ -63,6 +102,12 @@ class Subset(Dataset):
             return [self.dataset[self.indices[i]] for i in idx]
         return self.dataset[self.indices[idx]]
 
+    def __getitems__(self, indices):
+        # torch's batched-fetch hook: the DataLoader calls it with a batch's indices.
+        if callable(getattr(self.dataset, "__getitems__", None)):
+            return self.dataset.__getitems__([self.indices[i] for i in indices])
+        return [self.dataset[self.indices[i]] for i in indices]
+
     def __len__(self):
         return len(self.indices)
 
@@ -81,6 +126,8 @@ class ConcatDataset(Dataset):
         self.datasets = list(datasets)
         if not self.datasets:
             raise AssertionError("datasets should not be an empty iterable")
+        if any(isinstance(d, IterableDataset) for d in self.datasets):
+            raise AssertionError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes = list(np.cumsum([len(d) for d in self.datasets]))
 
     def __len__(self):
