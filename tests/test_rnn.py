@@ -388,7 +388,8 @@ def test_forward_errors():
     with pytest.raises(ValueError, match="does not match weight dtype"):
         m(tg.randn(4, 2, 3, dtype=tg.float64))
     h = tg.zeros(2, 2, 4)
-    with pytest.raises(RuntimeError, match=r"Expected hidden\[0\] size \(2, 3, 4\), got \[2, 2, 4\]"):
+    with pytest.raises(RuntimeError,
+                       match=r"Expected hidden\[0\] size \(2, 3, 4\), got \[2, 2, 4\]"):
         m(tg.randn(4, 3, 3), (h, tg.zeros(2, 3, 4)))
     with pytest.raises(RuntimeError, match=r"Expected hidden\[1\] size \(2, 2, 4\)"):
         m(tg.randn(4, 2, 3), (h, tg.zeros(2, 2, 5)))
@@ -404,7 +405,8 @@ def test_forward_errors():
         c(tg.ones(2, 5))
     with pytest.raises(RuntimeError, match="Input batch size 2 doesn't match hidden0 batch size 3"):
         c(tg.ones(2, 3), tg.ones(3, 4))
-    with pytest.raises(RuntimeError, match="hidden0 has inconsistent hidden_size: got 5, expected 4"):
+    with pytest.raises(RuntimeError,
+                       match="hidden0 has inconsistent hidden_size: got 5, expected 4"):
         c(tg.ones(2, 3), tg.ones(2, 5))
     with pytest.raises(RuntimeError, match="lstm_cell expects two hidden states"):
         tg.nn.LSTMCell(3, 4)(tg.ones(2, 3), (tg.ones(2, 4),))
@@ -412,3 +414,49 @@ def test_forward_errors():
         tg.nn.GRUCell(3, 4)(tg.ones(1, 2, 3))
     with pytest.raises(RuntimeError, match="Unknown nonlinearity: gelu"):
         tg.nn.RNNCell(3, 4, nonlinearity="gelu")(tg.ones(2, 3))
+
+
+# ---- higher order, packed without h0, copies ------------------------------------------------
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_gradcheck_and_gradgradcheck(kind):
+    """Composite of differentiable ops: second derivatives come from the same engine."""
+    kw = {"proj_size": 2} if kind == "LSTM" else {}
+    m = getattr(tg.nn, kind)(2, 3, num_layers=2, bidirectional=True, dtype=tg.float64, **kw)
+    x = tg.randn(3, 2, 2, dtype=tg.float64, requires_grad=True)
+
+    def f(x):
+        out, _ = m(tgu.pack_padded_sequence(x, [3, 2]))
+        return out.data
+
+    assert tg.autograd.gradcheck(f, (x,))
+    assert tg.autograd.gradgradcheck(f, (x,))
+
+
+@pytest.mark.parametrize("kind", list(MODULES))
+def test_packed_without_h0_and_batch_first(kind):
+    ours, th = twins(kind, 3, 4, batch_first=True, dtype=np.float64)
+    rng = np.random.default_rng(5)
+    x, xt = pair(rng, (3, 4, 3), np.float64)
+    lengths = tg.tensor([2, 4, 1])  # a tensor of lengths, unsorted
+    out, st = ours(tgu.pack_padded_sequence(x, lengths, batch_first=True,
+                                            enforce_sorted=False))
+    out_t, st_t = th(torch.nn.utils.rnn.pack_padded_sequence(
+        xt, torch.tensor([2, 4, 1]), batch_first=True, enforce_sorted=False))
+    close(out.data, out_t.data, np.float64, f"{kind} packed output")
+    for s, t in zip(states_list(st), states_list(st_t)):
+        close(s, t, np.float64, f"{kind} packed final state")
+    backward_both(rng, [out.data] + states_list(st), [out_t.data] + states_list(st_t),
+                  np.float64)
+    close(x.grad, xt.grad, np.float64, f"{kind} packed input grad")
+
+
+def test_packed_sequence_conversions_and_copies():
+    import copy
+    p = tgu.pack_sequence([tg.ones(3, 2), tg.ones(1, 2)])
+    assert p.double().data.dtype == np.float64 and p.float() is p
+    assert p.to(tg.float32) is p and not p.is_cuda and not p.is_pinned()
+    legacy = tgu.PackedSequence((p.data, p.batch_sizes))
+    assert legacy.batch_sizes is p.batch_sizes and legacy.sorted_indices is None
+    m = tg.nn.LSTM(2, 3)
+    m2 = copy.deepcopy(m)
+    np.testing.assert_array_equal(m(p)[0].data.data, m2(p)[0].data.data)

@@ -23,6 +23,7 @@ from .. import dtypes as _dt
 from . import functional as F
 from . import init
 from ._public_ops import cat, stack
+from ._split import split_cat
 from .module import Module
 from .parameter import Parameter
 from .rnn_steps import STEPS, run_forward, run_reverse
@@ -178,7 +179,7 @@ class RNNBase(Module):
             for d in range(directions):
                 names = self._all_weights[layer * directions + d]
                 w = {n.split("_l")[0]: getattr(self, n) for n in names}
-                gis = F.linear(data, w["weight_ih"], w.get("bias_ih")).split(batch_sizes)
+                gis = split_cat(F.linear(data, w["weight_ih"], w.get("bias_ih")), batch_sizes)
                 weights = (w["weight_hh"], w.get("bias_hh"))
                 if self.proj_size:
                     weights += (w["weight_hr"],)

@@ -13,6 +13,7 @@ from the ordinary engine.
 """
 from . import functional as F
 from ._public_ops import cat, relu, sigmoid, tanh
+from ._split import split_cat
 
 
 def rnn_tanh_step(gi, state, w_hh, b_hh):
@@ -27,7 +28,8 @@ def rnn_relu_step(gi, state, w_hh, b_hh):
 
 def lstm_step(gi, state, w_hh, b_hh, w_hr=None):
     h, c = state
-    i, f, g, o = (gi + F.linear(h, w_hh, b_hh)).chunk(4, 1)
+    H = c.shape[1]
+    i, f, g, o = split_cat(gi + F.linear(h, w_hh, b_hh), [H] * 4, 1)
     c = sigmoid(f) * c + sigmoid(i) * tanh(g)
     h = sigmoid(o) * tanh(c)
     if w_hr is not None:  # LSTM with projections: the hidden state is h W_hr^T
@@ -37,9 +39,10 @@ def lstm_step(gi, state, w_hh, b_hh, w_hr=None):
 
 def gru_step(gi, state, w_hh, b_hh):
     (h,) = state
-    i_r, i_z, i_n = gi.chunk(3, 1)
+    H = h.shape[1]
+    i_r, i_z, i_n = split_cat(gi, [H] * 3, 1)
     # b_hn stays inside the reset gate's product (PyTorch's / cuDNN's GRU variant).
-    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, 1)
+    h_r, h_z, h_n = split_cat(F.linear(h, w_hh, b_hh), [H] * 3, 1)
     r = sigmoid(i_r + h_r)
     z = sigmoid(i_z + h_z)
     n = tanh(i_n + r * h_n)
