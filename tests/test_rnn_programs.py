@@ -4,7 +4,9 @@
 - the sequence-models tutorial's LSTM part-of-speech tagger (embedding -> LSTM ->
   linear -> log_softmax, NLLLoss, SGD), and its loop feeding one word at a time;
 - word_language_model's RNNModel (LSTM / GRU / RNN_TANH / RNN_RELU) trained with truncated
-  backprop: init_hidden, repackage_hidden via .detach(), clip_grad_norm_, manual SGD.
+  backprop: init_hidden, repackage_hidden via .detach(), clip_grad_norm_, manual SGD;
+- time_sequence_prediction's two stacked LSTMCells predicting future steps;
+- mnist_rnn's LSTM(batch_first) -> last step -> BatchNorm1d -> MLP head.
 
 The model code is written once, as a function of the library (`lib` plays `torch`).
 """
@@ -254,3 +256,121 @@ def test_lm_with_dropout_trains_and_keeps_shapes():
     assert model.training and len(losses) == 4 and np.all(np.isfinite(losses))
     assert tuple(h.shape) == (2, 2, 6) and tuple(c.shape) == (2, 2, 6)
     assert not h.requires_grad or h.grad_fn is not None
+
+
+# ---- time_sequence_prediction: two stacked LSTMCells, predicting the future ----------------
+def sine_program(lib):
+    nn = lib.nn
+
+    class Sequence(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm1 = nn.LSTMCell(1, 11)
+            self.lstm2 = nn.LSTMCell(11, 11)
+            self.linear = nn.Linear(11, 1)
+
+        def forward(self, input, future=0):
+            outputs = []
+            h_t = lib.zeros(input.size(0), 11, dtype=lib.double)
+            c_t = lib.zeros(input.size(0), 11, dtype=lib.double)
+            h_t2 = lib.zeros(input.size(0), 11, dtype=lib.double)
+            c_t2 = lib.zeros(input.size(0), 11, dtype=lib.double)
+            for input_t in input.split(1, dim=1):
+                h_t, c_t = self.lstm1(input_t, (h_t, c_t))
+                h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
+                output = self.linear(h_t2)
+                outputs += [output]
+            for _ in range(future):  # feed the prediction back in
+                h_t, c_t = self.lstm1(output, (h_t, c_t))
+                h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
+                output = self.linear(h_t2)
+                outputs += [output]
+            return lib.cat(outputs, dim=1)
+
+    return Sequence
+
+
+def test_time_sequence_prediction_lstm_cells_train_like_torch():
+    """The example optimises with LBFGS (not in tapegrad yet: another item of issue 13);
+    here SGD steps on the same MSE loss, then a prediction of 5 future steps."""
+    t = np.arange(12)[None, :] + 3 * np.arange(4)[:, None]
+    data = np.sin(t / 2.0)
+    torch.manual_seed(0)
+    models = {lib: sine_program(lib)().double() for lib in (torch, tg)}
+    copy_weights(models[torch], models[tg])
+    out = {}
+    for lib, seq in models.items():
+        criterion = lib.nn.MSELoss()
+        optimizer = lib.optim.SGD(seq.parameters(), lr=0.5)
+        inp, target = lib.tensor(data[:, :-1]), lib.tensor(data[:, 1:])
+        losses = []
+        for _ in range(3):
+            optimizer.zero_grad()
+            loss = criterion(seq(inp), target)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        with lib.no_grad():
+            pred = seq(inp[:2], future=5)
+        out[lib] = losses, pred
+    np.testing.assert_allclose(out[tg][0], out[torch][0], rtol=1e-10)
+    close(out[tg][1], out[torch][1], "prediction with future=5")
+    assert tuple(out[tg][1].shape) == (2, 11 + 5)
+
+
+# ---- mnist_rnn: LSTM(batch_first) -> last step -> BatchNorm1d -> MLP head -------------------
+def mnist_rnn_program(lib):
+    nn, F = lib.nn, lib.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self, p1=0.25, p2=0.5):
+            super().__init__()
+            self.rnn = nn.LSTM(input_size=28, hidden_size=16, batch_first=True)
+            self.batchnorm = nn.BatchNorm1d(16)
+            self.dropout1 = nn.Dropout2d(p1)  # as the example (on a 2-D input: it warns)
+            self.dropout2 = nn.Dropout2d(p2)
+            self.fc1 = nn.Linear(16, 12)
+            self.fc2 = nn.Linear(12, 10)
+
+        def forward(self, input):
+            input = input.reshape(-1, 28, 28)
+            output, hidden = self.rnn(input)
+            output = output[:, -1, :]  # the last step's output
+            output = self.batchnorm(output)
+            output = self.dropout1(output)
+            output = F.relu(self.fc1(output))
+            output = self.dropout2(output)
+            return F.log_softmax(self.fc2(output), dim=1)
+
+    return Net
+
+
+@pytest.mark.filterwarnings("ignore:dropout2d")
+def test_mnist_rnn_step_matches_torch():
+    """Dropout probabilities 0 so the masks cannot differ (the example uses 0.25 / 0.5,
+    which only changes which units are dropped)."""
+    images = np.random.default_rng(0).standard_normal((6, 1, 28, 28))
+    labels = np.array([3, 1, 4, 1, 5, 9])
+    torch.manual_seed(0)
+    models = {lib: mnist_rnn_program(lib)(0.0, 0.0).double() for lib in (torch, tg)}
+    copy_weights(models[torch], models[tg])
+    res = {}
+    for lib, model in models.items():
+        optimizer = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        model.train()
+        losses = []
+        for _ in range(2):
+            optimizer.zero_grad()
+            loss = lib.nn.functional.nll_loss(model(lib.tensor(images)), lib.tensor(labels))
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        model.eval()
+        with lib.no_grad():
+            res[lib] = losses, model(lib.tensor(images))
+    np.testing.assert_allclose(res[tg][0], res[torch][0], rtol=1e-10)
+    close(res[tg][1], res[torch][1], "eval log-probs after 2 steps", rtol=1e-9)
+    th_sd = models[torch].state_dict()
+    for k, v in models[tg].state_dict().items():  # running stats and weights
+        if th_sd[k].dtype.is_floating_point:
+            close(v, th_sd[k], f"state {k}", rtol=1e-9)
