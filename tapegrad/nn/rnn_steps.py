@@ -11,6 +11,11 @@ weights copied from torch mean the same thing:
 Everything is composed of differentiable public ops, so gradients of any order come
 from the ordinary engine.
 """
+import functools
+
+import numpy as np
+
+from .. import creation as _c
 from . import functional as F
 from ._public_ops import cat, relu, sigmoid, tanh
 from ._split import split_cat
@@ -26,12 +31,28 @@ def rnn_relu_step(gi, state, w_hh, b_hh):
     return (relu(gi + F.linear(h, w_hh, b_hh)),)
 
 
+@functools.lru_cache(maxsize=64)
+def _lstm_gate_consts(H, dtype):
+    """(scale, shift) over the 4H gate columns: 0.5 / 0.5 on the sigmoid gates i, f, o,
+    1 / 0 on the tanh gate g (see lstm_step)."""
+    half = np.full(H, 0.5, dtype)
+    scale = np.concatenate([half, half, np.ones(H, dtype), half])
+    shift = np.concatenate([half, half, np.zeros(H, dtype), half])
+    return _c.tensor(scale), _c.tensor(shift)
+
+
 def lstm_step(gi, state, w_hh, b_hh, w_hr=None):
     h, c = state
     H = c.shape[1]
-    i, f, g, o = split_cat(gi + F.linear(h, w_hh, b_hh), [H] * 4, 1)
-    c = sigmoid(f) * c + sigmoid(i) * tanh(g)
-    h = sigmoid(o) * tanh(c)
+    gates = gi + F.linear(h, w_hh, b_hh)
+    # All four activations from ONE tanh over the contiguous gate block, with
+    # sigmoid(x) = 0.5 * tanh(0.5 * x) + 0.5 on i, f, o: NumPy's tanh is several times
+    # faster than the table's overflow-safe sigmoid (exp, where), and it is 4 ops on one
+    # block instead of 4 on strided column slices (measured: LSTM step ~1.3x faster).
+    scale, shift = _lstm_gate_consts(H, gates.dtype)
+    i, f, g, o = split_cat(tanh(gates * scale) * scale + shift, [H] * 4, 1)
+    c = f * c + i * g
+    h = o * tanh(c)
     if w_hr is not None:  # LSTM with projections: the hidden state is h W_hr^T
         h = F.linear(h, w_hr)
     return h, c
