@@ -6,9 +6,10 @@
   batch of varied lengths. Ratio = tapegrad / torch (lower is better).
 
 Timing: best round of `--rounds` (min: the least disturbed by other processes), each
-round `--reps` steps; both libraries at the same thread count (default 1, set before
+round `--reps` steps, tapegrad's and torch's rounds alternating; both libraries at the
+same thread count (default 1, set before
 NumPy is imported so OpenBLAS reads it). The outputs are checked to agree first.
-Usage: python bench/bench_rnn.py [--threads 1] [--reps 5] [--rounds 5]
+Usage: python bench/bench_rnn.py [--threads 1] [--reps 3] [--rounds 9]
 """
 import argparse
 import os
@@ -16,8 +17,8 @@ import sys
 
 _p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 _p.add_argument("--threads", type=int, default=1)
-_p.add_argument("--reps", type=int, default=5)
-_p.add_argument("--rounds", type=int, default=5)
+_p.add_argument("--reps", type=int, default=3)
+_p.add_argument("--rounds", type=int, default=9)
 ARGS = _p.parse_args()
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = str(ARGS.threads)  # must precede `import numpy`
@@ -35,16 +36,20 @@ torch.set_num_threads(ARGS.threads)
 SEQ, BATCH, EMB, HID, LAYERS = 35, 20, 200, 200, 2
 
 
-def best(fn):
-    fn()  # warm up
-    t = float("inf")
+def best_pair(fa, fb):
+    """Seconds per step of fa and fb: rounds alternate between the two (so both see the
+    same background load on a shared machine); each keeps its least disturbed round."""
+    fa(), fb()  # warm up
+    ta = tb = float("inf")
     for _ in range(ARGS.rounds):
-        gc.collect()
-        t0 = time.perf_counter()
-        for _ in range(ARGS.reps):
-            fn()
-        t = min(t, (time.perf_counter() - t0) / ARGS.reps)
-    return t
+        for f, which in ((fa, 0), (fb, 1)):
+            gc.collect()
+            t0 = time.perf_counter()
+            for _ in range(ARGS.reps):
+                f()
+            t = (time.perf_counter() - t0) / ARGS.reps
+            ta, tb = (min(ta, t), tb) if which == 0 else (ta, min(tb, t))
+    return ta, tb
 
 
 def twins(kind):
@@ -84,8 +89,7 @@ def case(kind, packed=False):
     step_tg, step_th = make(tg, ours), make(torch, th)
     a, b = step_tg(), step_th()
     assert abs(a - b) <= 1e-3 * max(1.0, abs(b)), (kind, a, b)  # same computation
-    t_tg, t_th = best(step_tg), best(step_th)
-    return t_tg, t_th
+    return best_pair(step_tg, step_th)
 
 
 def main():

@@ -179,6 +179,7 @@ class RNNBase(Module):
             for d in range(directions):
                 names = self._all_weights[layer * directions + d]
                 w = {n.split("_l")[0]: getattr(self, n) for n in names}
+                # x W_ih^T + b_ih for every step in one matmul, then cut into the steps
                 gis = split_cat(F.linear(data, w["weight_ih"], w.get("bias_ih")), batch_sizes)
                 weights = (w["weight_hh"], w.get("bias_hh"))
                 if self.proj_size:

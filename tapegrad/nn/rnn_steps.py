@@ -48,7 +48,8 @@ def lstm_step(gi, state, w_hh, b_hh, w_hr=None):
     # All four activations from ONE tanh over the contiguous gate block, with
     # sigmoid(x) = 0.5 * tanh(0.5 * x) + 0.5 on i, f, o: NumPy's tanh is several times
     # faster than the table's overflow-safe sigmoid (exp, where), and it is 4 ops on one
-    # block instead of 4 on strided column slices (measured: LSTM step ~1.3x faster).
+    # block instead of 4 on strided column slices (measured at word_language_model size:
+    # forward 1.7x, forward + backward 1.1x faster).
     scale, shift = _lstm_gate_consts(H, gates.dtype)
     i, f, g, o = split_cat(tanh(gates * scale) * scale + shift, [H] * 4, 1)
     c = f * c + i * g
