@@ -395,6 +395,12 @@ def test_forward_errors():
         m(tg.randn(4, 2, 3), (h, tg.zeros(2, 2, 5)))
     with pytest.raises(RuntimeError, match="hx and cx should also be 3-D but got .2-D, 2-D."):
         m(tg.randn(4, 2, 3), (tg.zeros(2, 4), tg.zeros(2, 4)))
+    with pytest.raises(TypeError, match="LSTM: input must be a Tensor or a PackedSequence, got "
+                                        "ndarray"):
+        m(np.zeros((4, 2, 3), np.float32))
+    with pytest.raises(RuntimeError, match="Expected sequence length to be larger than 0"):
+        m(tg.zeros(0, 2, 3))
+    assert tuple(m(tg.zeros(5, 0, 3))[0].shape) == (5, 0, 4)  # an empty batch is fine
     g = tg.nn.GRU(3, 4)
     with pytest.raises(RuntimeError, match="For unbatched 2-D input, hx should also be 2-D"):
         g(tg.randn(4, 3), tg.zeros(1, 1, 4))

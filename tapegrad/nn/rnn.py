@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import creation as _c
 from .. import dtypes as _dt
+from ..tensor import Tensor
 from . import functional as F
 from . import init
 from ._public_ops import cat, stack
@@ -239,6 +240,9 @@ class RNNBase(Module):
                 if sorted_indices is not None:  # h0 is given in the user's batch order
                     hx = per_state(lambda t: t.index_select(1, sorted_indices), hx)
         else:
+            if not isinstance(input, Tensor):
+                raise TypeError(f"{type(self).__name__}: input must be a Tensor or a "
+                                f"PackedSequence, got {type(input).__name__}")
             sorted_indices = unsorted_indices = None
             if input.ndim not in (2, 3):
                 raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
@@ -248,6 +252,9 @@ class RNNBase(Module):
                 input.transpose(0, 1) if self.batch_first else input)
             self._check_input(x, packed=False)
             T, batch = x.shape[0], x.shape[1]
+            if T == 0:
+                raise RuntimeError("Expected sequence length to be larger than 0 in RNN, got "
+                                   f"input of shape {tuple(input.shape)}")
             if hx is None:
                 hx = self._zeros_state(batch, x.dtype)
             else:
