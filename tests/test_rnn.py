@@ -125,10 +125,12 @@ def test_layer_matches_torch_float32(kind, i, cfg):
 
 @pytest.mark.parametrize("kind", list(MODULES))
 @pytest.mark.parametrize("bidirectional", [False, True])
-def test_every_config_axis_covered(kind, bidirectional):
-    """Fixed corners the random configs may miss: 2 layers, no bias, batch_first."""
+@pytest.mark.parametrize("unbatched", [False, True])
+def test_every_config_axis_covered(kind, bidirectional, unbatched):
+    """Fixed corners the random configs may miss: 2 layers, no bias, batch_first, h0
+    given (with projections for LSTM), batched and unbatched."""
     cfg = dict(num_layers=2, bidirectional=bidirectional, batch_first=True, bias=False,
-               with_h0=True, unbatched=False)
+               with_h0=True, unbatched=unbatched)
     if kind == "LSTM":
         cfg["proj_size"] = 3
     run_case(kind, cfg, np.float64, seed=7)
@@ -188,11 +190,11 @@ def test_cells_equal_one_layer_rnn():
 
 
 # ---- packed sequences -----------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("kind", list(MODULES))
 @pytest.mark.parametrize("bidirectional", [False, True])
 @pytest.mark.parametrize("enforce_sorted", [True, False])
-def test_packed_input_matches_torch(kind, bidirectional, enforce_sorted):
-    dtype = np.float64
+def test_packed_input_matches_torch(kind, bidirectional, enforce_sorted, dtype):
     kw = dict(num_layers=2, bidirectional=bidirectional)
     if kind == "LSTM" and bidirectional:
         kw["proj_size"] = 2
