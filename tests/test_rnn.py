@@ -403,6 +403,9 @@ def test_forward_errors():
     with pytest.raises(RuntimeError, match="Expected sequence length to be larger than 0"):
         m(tg.zeros(0, 2, 3))
     assert tuple(m(tg.zeros(5, 0, 3))[0].shape) == (5, 0, 4)  # an empty batch is fine
+    packed = tgu.pack_sequence([tg.randn(3, 3), tg.randn(2, 3)])
+    with pytest.raises(TypeError, match=r"LSTM: hx must be a tuple \(h_0, c_0\), got Tensor"):
+        m(packed, tg.zeros(2, 2, 4))
     g = tg.nn.GRU(3, 4)
     with pytest.raises(RuntimeError, match="For unbatched 2-D input, hx should also be 2-D"):
         g(tg.randn(4, 3), tg.zeros(1, 1, 4))

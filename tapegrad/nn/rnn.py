@@ -210,7 +210,7 @@ class RNNBase(Module):
         else:
             self._check_hidden(hx, expected)
 
-    def _state_dims_ok(self, hx, want):
+    def _check_state_dims(self, hx, want):
         """PyTorch's check that h0 (and c0) have the input's batchedness."""
         name = type(self).__name__
         kind = "batched 3-D" if want == 3 else "unbatched 2-D"
@@ -236,6 +236,7 @@ class RNNBase(Module):
             if hx is None:
                 hx = self._zeros_state(batch, data.dtype)
             else:
+                self._check_state_dims(hx, 3)
                 self._check_state(hx, batch)
                 if sorted_indices is not None:  # h0 is given in the user's batch order
                     hx = per_state(lambda t: t.index_select(1, sorted_indices), hx)
@@ -258,7 +259,7 @@ class RNNBase(Module):
             if hx is None:
                 hx = self._zeros_state(batch, x.dtype)
             else:
-                self._state_dims_ok(hx, 2 if unbatched else 3)
+                self._check_state_dims(hx, 2 if unbatched else 3)
                 if unbatched:
                     hx = per_state(lambda t: t.unsqueeze(1), hx)
                 self._check_state(hx, batch)
