@@ -17,6 +17,8 @@ from .module import Module
 from .normalization import BatchNorm1d, LayerNorm
 from .norm2d import BatchNorm2d, Dropout2d
 from .parameter import Buffer, Parameter
+from .rnn import GRU, LSTM, RNN, RNNBase
+from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
                       MaxPool2d)
 from .sparse import Embedding
