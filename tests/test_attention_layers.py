@@ -155,7 +155,7 @@ def test_sdpa_errors_name_the_problem():
         F.scaled_dot_product_attention(q, np.zeros((2, 5, 4)), v)
 
 
-# ---- nn.MultiheadAttention ---------------------------------------------------------------------
+# ---- nn.MultiheadAttention -------------------------------------------------------------------
 def _load_into_torch(ours, theirs):
     theirs.load_state_dict({k: torch.tensor(np.array(v.data)) for k, v in
                             ours.state_dict().items()})
@@ -221,7 +221,6 @@ def test_multihead_attention_matches_torch(case, mask, batch_first, need_weights
     kw = MHA_CASES[case]
     dtype = np.float64
     E, H, N = 8, 2, 3
-    L = S = 5 if mask == "causal_hint" else None
     L, S = (5, 5) if mask == "causal_hint" else (4, 6)
     tg.manual_seed(case)
     ours = tg.nn.MultiheadAttention(E, H, batch_first=batch_first, dtype=tg.float64, **kw)
@@ -304,7 +303,27 @@ def test_multihead_init_statistics_and_errors():
         tg.nn.MultiheadAttention(64, 4)(x, x, x, key_padding_mask=tg.zeros(2, 3, dtype=tg.bool))
 
 
-# ---- Transformer layers ---------------------------------------------------------------------------
+def test_multihead_dropout_only_in_training():
+    tg.manual_seed(0)
+    m = tg.nn.MultiheadAttention(8, 2, dropout=0.5, dtype=tg.float64)
+    t = torch.nn.MultiheadAttention(8, 2, dropout=0.5, dtype=torch.float64)
+    _load_into_torch(m, t)
+    x = np.random.default_rng(0).standard_normal((5, 2, 8))
+    m.eval()
+    t.eval()
+    out, _ = m(tg.tensor(x), tg.tensor(x), tg.tensor(x))
+    _close(out, t(*[torch.tensor(x)] * 3)[0], np.float64, "eval: no dropout")
+    m.train()
+    for need in (True, False):
+        tg.manual_seed(1)
+        a = m(tg.tensor(x), tg.tensor(x), tg.tensor(x), need_weights=need)[0]
+        tg.manual_seed(1)
+        b = m(tg.tensor(x), tg.tensor(x), tg.tensor(x), need_weights=need)[0]
+        np.testing.assert_array_equal(a.data, b.data)           # seeded: reproducible
+        assert not np.allclose(a.data, out.data)                # weights were dropped
+
+
+# ---- Transformer layers ----------------------------------------------------------------------
 def _run_pair(ours, theirs, arrays, dtype=np.float64, kw=None, tkw=None, train=False):
     if dtype == np.float64:
         ours.double()
@@ -429,7 +448,21 @@ def test_transformer_full_model(batch_first):
         tg.nn.TransformerEncoderLayer(8, 2, activation="tanh")
 
 
-# ---- nanoGPT-shaped model (written in nanoGPT's style) -----------------------------------------
+def test_decoder_stack_keeps_an_activation_module():
+    """torch's TransformerDecoder turns a cloned layer's nn.GELU() into relu (its
+    __setstate__, see transformer.py); tapegrad keeps GELU, i.e. matches torch given the
+    same activation as a function."""
+    tg.manual_seed(0)
+    ours = tg.nn.TransformerDecoder(tg.nn.TransformerDecoderLayer(8, 2, 16,
+                                                                  activation=tg.nn.GELU()), 2)
+    theirs = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(8, 2, 16,
+                                                                          activation=TF.gelu), 2)
+    assert isinstance(ours.layers[1].activation, tg.nn.GELU)
+    rng = np.random.default_rng(8)
+    _run_pair(ours, theirs, [rng.standard_normal((4, 2, 8)), rng.standard_normal((5, 2, 8))])
+
+
+# ---- nanoGPT-shaped model (written in nanoGPT's style) ---------------------------------------
 def gpt_classes(torch_like):
     """The same model source for both libraries: `torch_like` is torch or tapegrad."""
     nn, Fn = torch_like.nn, torch_like.nn.functional
@@ -555,7 +588,7 @@ def test_nanogpt_state_dict_loads_strict_and_matches(bias, dtype):
     _compare_params(ours, theirs, dtype)
 
 
-# ---- word_language_model's TransformerModel (written in its style) -----------------------------
+# ---- word_language_model's TransformerModel (written in its style) ---------------------------
 def word_lm_classes(torch_like):
     nn, Fn = torch_like.nn, torch_like.nn.functional
 

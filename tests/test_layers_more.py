@@ -56,7 +56,7 @@ def _module_pair(ours, theirs, x, dtype, what):
         _close(p.grad, tp[n].grad, dtype, f"{what} grad of {n}")
 
 
-# ---- GroupNorm ---------------------------------------------------------------------------------
+# ---- GroupNorm -------------------------------------------------------------------------------
 # One element per group (e.g. (3, 6) with 6 groups) is left to float64: there x - mean is
 # rounding noise, and torch's float32 one-pass variance and ours disagree on noise.
 GN_CASES = [(kw, g, shape, dt)
@@ -100,7 +100,7 @@ def test_group_norm_in_a_small_unet_style_block():
     _module_pair(block(tg.nn), block(torch.nn), x, np.float64, "unet block")
 
 
-# ---- interpolate / Upsample -------------------------------------------------------------------------
+# ---- interpolate / Upsample ------------------------------------------------------------------
 INTERP = [
     # (input shape, mode, kwargs)
     ((2, 3, 5), "nearest", dict(scale_factor=2)),
@@ -167,7 +167,7 @@ def test_interpolate_errors():
         F.interpolate(x, size=(2, 3, 4))
 
 
-# ---- Identity, Unflatten -------------------------------------------------------------------------------
+# ---- Identity, Unflatten ---------------------------------------------------------------------
 def test_identity_and_unflatten():
     x = tg.randn(2, 6)
     assert tg.nn.Identity(54, unused="x")(x) is x
@@ -186,7 +186,7 @@ def test_identity_and_unflatten():
         tg.nn.Unflatten(1, (2, 3))(tg.zeros(2, 5))
 
 
-# ---- ParameterList / ParameterDict --------------------------------------------------------------------
+# ---- ParameterList / ParameterDict -----------------------------------------------------------
 def _mixture(nn, torch_like):
     class Mixture(nn.Module):
         """Per-component weights held in a ParameterList, named scales in a ParameterDict."""
@@ -254,7 +254,7 @@ def test_parameter_list_and_dict_api():
     assert len(pd) == 0 and not list(pd.parameters())
 
 
-# ---- DataParallel ----------------------------------------------------------------------------------------
+# ---- DataParallel ----------------------------------------------------------------------------
 def test_data_parallel_is_a_pass_through_with_module_prefix():
     net = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.ReLU(), tg.nn.Linear(4, 2))
     dp = tg.nn.DataParallel(net)
@@ -273,7 +273,7 @@ def test_data_parallel_is_a_pass_through_with_module_prefix():
         tg.nn.DataParallel(lambda x: x)
 
 
-# ---- import paths --------------------------------------------------------------------------------------------
+# ---- import paths ----------------------------------------------------------------------------
 @pytest.mark.parametrize("path,names", [
     ("module", ["Module"]), ("linear", ["Linear", "Identity"]), ("loss", ["CrossEntropyLoss"]),
     ("activation", ["ReLU", "GELU", "MultiheadAttention"]),

@@ -49,6 +49,9 @@ def _activation(activation):
 
 
 def _get_clones(module, n):
+    # NOTE: torch 2.13's TransformerDecoderLayer.__setstate__ replaces an activation MODULE
+    # (e.g. nn.GELU()) by F.relu when deep-copied here (its encoder twin was fixed in
+    # pytorch/pytorch#81832); tapegrad keeps the activation the user passed.
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 

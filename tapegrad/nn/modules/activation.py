@@ -1,4 +1,5 @@
-"""torch.nn.modules.activation: activation modules and MultiheadAttention (torch keeps it here) (re-exported from tapegrad.nn)."""
+"""torch.nn.modules.activation: activations and MultiheadAttention (torch keeps it here),
+re-exported from tapegrad.nn."""
 from ..activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, SiLU,
                           Softmax, Softplus, Tanh)
 from ..multihead import MultiheadAttention

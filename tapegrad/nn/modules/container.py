@@ -1,4 +1,5 @@
-"""torch.nn.modules.container: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict (re-exported from tapegrad.nn)."""
+"""torch.nn.modules.container: Sequential, ModuleList, ModuleDict, ParameterList,
+ParameterDict (re-exported from tapegrad.nn)."""
 from ..containers import ModuleDict, ModuleList, Sequential
 from ..parameter_containers import ParameterDict, ParameterList
 
