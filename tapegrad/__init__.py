@@ -54,3 +54,4 @@ def is_tensor(obj):
 
 def numel(input):
     return input.numel()
+from . import onnx  # noqa: E402  torch.onnx's import path (export is not supported)

@@ -27,3 +27,12 @@ try:  # tg.nn.utils (clip_grad_norm_, ...) lives with the optimizers
     from . import utils  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
+from .multihead import MultiheadAttention
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
+from .groupnorm import GroupNorm
+from .upsample import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .parameter_containers import ParameterDict, ParameterList
+from .parallel import DataParallel
+from . import parallel  # noqa: F401  (torch.nn.parallel)
+from . import modules  # noqa: F401  (torch.nn.modules.* import paths)

@@ -31,15 +31,22 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
+    """Split dim `dim` into `unflattened_size` (one entry may be -1), as tensor.unflatten."""
+
     def __init__(self, dim, unflattened_size):
         super().__init__()
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError("unflattened_size must be a tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        for i, e in enumerate(unflattened_size):
+            if not isinstance(e, int):
+                raise TypeError("unflattened_size must be tuple of ints, but found element of "
+                                f"type {type(e).__name__} at pos {i}")
         self.dim = dim
-        self.unflattened_size = tuple(unflattened_size)
+        self.unflattened_size = unflattened_size
 
     def forward(self, input):
-        shape = list(input.shape)
-        d = self.dim % len(shape)
-        return _F.reshape(input, tuple(shape[:d]) + self.unflattened_size + tuple(shape[d + 1:]))
+        return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -540,3 +540,7 @@ _reexport()
 del _reexport, math
 
 from .functional_conv import *  # noqa: E402,F401,F403  (conv, pooling, dropout2d: issue 6)
+from .functional_sdpa import scaled_dot_product_attention  # noqa: E402,F401  (torch's signature)
+from .functional_group_norm import group_norm  # noqa: E402,F401
+from .functional_interpolate import (interpolate, upsample, upsample_bilinear,  # noqa: E402,F401
+                                     upsample_nearest)

@@ -11,6 +11,7 @@ import numpy as np
 from ..core.record import apply
 from ..ops import attention as _A
 from ..ops import functions as F
+from ..random import rng
 from ..tensor import Tensor
 
 __all__ = ["scaled_dot_product_attention", "sdpa_reference"]
@@ -36,10 +37,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """softmax(q k^T * scale + mask) v, fused (one node, one backward rule)."""
     _check(query, key, value)
     if dropout_p:
-        # Dropout on the attention weights needs the composite path.
-        from . import functional as NF
+        # Dropout on the attention weights needs the composite path (the same keep/scale
+        # rule as F.dropout, written here so that this module does not import functional).
         p = sdpa_reference(query, key, value, attn_mask, is_causal, scale, probs_only=True)
-        return F.matmul(NF.dropout(p, dropout_p, training=True), value)
+        keep = (rng(None).random(tuple(p.shape)) >= dropout_p).astype(p.dtype)
+        keep *= np.asarray(0.0 if dropout_p >= 1 else 1.0 / (1.0 - dropout_p), dtype=p.dtype)
+        return F.matmul(p * F.Tensor(keep), value)
     return apply(_A.scaled_dot_product_attention, query, key, value,
                  attn_mask=_mask_array(attn_mask), is_causal=bool(is_causal), scale=scale)
 

@@ -1,0 +1,146 @@
+"""`F.interpolate`: resize the spatial dims of (N, C, *spatial) input, as torch does.
+
+Modes: nearest, nearest-exact (1-3 spatial dims), linear (3-D input), bilinear (4-D),
+trilinear (5-D); `size=` or `scale_factor=`, `align_corners`, `recompute_scale_factor`.
+Each spatial axis is resized separately (the linear modes are separable), as a gather
+along that axis (index_select, whose backward is the scatter-add) and, for the linear
+modes, a weighted sum of the two neighbours. Source coordinates follow ATen:
+    nearest:        src = min(floor(dst * scale), in - 1)          (float32 arithmetic)
+    nearest-exact:  src = min(floor((dst + 0.5) * scale), in - 1)
+    linear:         align_corners: src = dst * (in - 1) / (out - 1)
+                    otherwise:     src = max((dst + 0.5) * scale - 0.5, 0)
+with scale = 1 / scale_factor when a scale factor is given (and not recomputed), else
+in / out.
+"""
+import math
+
+import numpy as np
+
+import tapegrad as tg
+
+from ..tensor import Tensor
+
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+
+_LINEAR = {"linear": 3, "bilinear": 4, "trilinear": 5}
+_MODES = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
+
+
+def _as_tuple(v, n, name):
+    if isinstance(v, (list, tuple)):
+        if len(v) != n:
+            raise ValueError(
+                f"Input and {name} must have the same number of spatial dimensions, but got "
+                f"input with spatial dimensions of {n} and {name} {tuple(v)}. Please provide "
+                "input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                "(o1, o2, ...,oK) format.")
+        return tuple(v)
+    return (v,) * n
+
+
+def _check_mode(mode, ndim, align_corners):
+    if mode in ("nearest", "nearest-exact", "area"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+        if mode == "area":
+            raise NotImplementedError("interpolate: mode='area' is not supported by tapegrad "
+                                      "(use F.adaptive_avg_pool2d)")
+        if ndim not in (3, 4, 5):
+            raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                      f"(got {ndim}D) for the modes: {_MODES} (got {mode})")
+        return
+    if mode in _LINEAR:
+        if ndim != _LINEAR[mode]:
+            raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs "
+                                      f"{_LINEAR[mode]}D input")
+        return
+    if mode == "bicubic":
+        raise NotImplementedError("interpolate: mode='bicubic' is not supported by tapegrad")
+    raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                              f"(got {ndim}D) for the modes: {_MODES} (got {mode})")
+
+
+def _out_sizes(x, size, scale_factor, recompute):
+    n = x.ndim - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    spatial = tuple(x.shape[2:])
+    if size is not None:
+        return tuple(int(s) for s in _as_tuple(size, n, "output size")), (None,) * n
+    scales = tuple(float(s) for s in _as_tuple(scale_factor, n, "scale_factor"))
+    out = tuple(int(math.floor(float(i) * s)) for i, s in zip(spatial, scales))
+    return out, ((None,) * n if recompute else scales)
+
+
+def _nearest_index(n_in, n_out, scale, exact):
+    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
+        np.float32(n_in) / np.float32(n_out)
+    dst = np.arange(n_out, dtype=np.float32)
+    src = np.floor(((dst + np.float32(0.5)) if exact else dst) * s).astype(np.int64)
+    return np.minimum(src, n_in - 1)
+
+
+def _linear_weights(n_in, n_out, scale, align_corners, dtype):
+    """(i0, i1, lambda1) per output position, the arithmetic in the input's dtype."""
+    ft = np.float64 if dtype == np.float64 else np.float32
+    if align_corners:
+        s = ft(n_in - 1) / ft(n_out - 1) if n_out > 1 else ft(0)
+        src = np.arange(n_out, dtype=ft) * s
+    else:
+        s = ft(1.0 / scale) if scale is not None and scale > 0 else ft(n_in) / ft(n_out)
+        src = np.maximum((np.arange(n_out, dtype=ft) + ft(0.5)) * s - ft(0.5), ft(0))
+    i0 = np.minimum(src.astype(np.int64), n_in - 1)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    return i0, i1, (src - i0).astype(dtype)
+
+
+def _bshape(ndim, axis, n):
+    shape = [1] * ndim
+    shape[axis] = n
+    return tuple(shape)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize (N, C, *spatial) input to `size` or by `scale_factor` (see module doc)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"interpolate(): input must be a Tensor, not {type(input).__name__}")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported by tapegrad")
+    _check_mode(mode, input.ndim, align_corners)
+    sizes, scales = _out_sizes(input, size, scale_factor, recompute_scale_factor)
+    for o in sizes:
+        if o <= 0:
+            raise RuntimeError(f"interpolate: output size should be greater than 0, got "
+                               f"{sizes} (input shape {tuple(input.shape)})")
+    x = input
+    # last axis first: for bilinear this is torch's order (width weights inside)
+    for k in reversed(range(len(sizes))):
+        axis, n_in, n_out = 2 + k, x.shape[2 + k], sizes[k]
+        if mode in ("nearest", "nearest-exact"):
+            if n_in == n_out:
+                continue
+            idx = _nearest_index(n_in, n_out, scales[k], mode == "nearest-exact")
+            x = tg.index_select(x, axis, Tensor(idx))
+            continue
+        i0, i1, l1 = _linear_weights(n_in, n_out, scales[k], bool(align_corners), x.dtype)
+        w1 = Tensor(l1.reshape(_bshape(x.ndim, axis, n_out)))
+        w0 = Tensor((1 - l1).reshape(_bshape(x.ndim, axis, n_out)))
+        x = tg.index_select(x, axis, Tensor(i0)) * w0 + tg.index_select(x, axis, Tensor(i1)) * w1
+    return x
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of interpolate (torch keeps it)."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

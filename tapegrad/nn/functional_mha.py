@@ -1,0 +1,231 @@
+"""`multi_head_attention_forward`: the computation behind `nn.MultiheadAttention`.
+
+PyTorch's algorithm, step for step, on sequence-first tensors (L, N, E):
+    project q, k, v (one packed weight, or three when kdim/vdim differ)
+    [append bias_k / bias_v as one more key]  ->  split into heads (N*H, L, hd)
+    [append a zero key]  ->  merge attn_mask and key_padding_mask into one float mask
+    need_weights: explicit softmax (weights returned, averaged over heads by default)
+    otherwise:    F.scaled_dot_product_attention (weights not returned)
+    out_proj
+MHA's masks are the OPPOSITE of scaled_dot_product_attention's: a bool True here means
+"may NOT attend" (it becomes -inf); float masks are added.
+Not re-exported from `nn.functional` (it depends on it; `functional` must not depend back).
+"""
+import math
+import warnings
+
+import numpy as np
+
+import tapegrad as tg
+
+from ..tensor import Tensor
+from . import functional as F
+
+__all__ = ["multi_head_attention_forward"]
+
+
+def _is_float(m):
+    return m.is_floating_point()
+
+
+def canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """bool mask -> float mask (True -> -inf); float masks pass; other dtypes are errors."""
+    if mask is None:
+        return None
+    if not isinstance(mask, Tensor):
+        mask = Tensor(np.asarray(mask))
+    if mask.dtype != np.bool_ and not _is_float(mask):
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported "
+                             f"(got {mask.dtype})")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
+                      "Use same type for both instead.", stacklevel=3)
+    if mask.dtype == np.bool_:
+        return Tensor(np.where(mask.data, -np.inf, 0.0).astype(target_type))
+    return mask
+
+
+def _dtype_or_none(t):
+    return None if t is None else t.dtype
+
+
+def _shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """True for batched (3-D) input, False for unbatched (2-D); torch's messages."""
+    if query.ndim == 3:
+        if key.ndim != 3 or value.ndim != 3:
+            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be "
+                                 f"3-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.ndim != 2:
+            raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be "
+                                 f"`None` or 2-D but found {key_padding_mask.ndim}-D tensor "
+                                 "instead")
+        if attn_mask is not None and attn_mask.ndim not in (2, 3):
+            raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, "
+                                 f"2-D or 3-D but found {attn_mask.ndim}-D tensor instead")
+        return True
+    if query.ndim == 2:
+        if key.ndim != 2 or value.ndim != 2:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be "
+                                 f"2-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.ndim != 1:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to "
+                                 f"be `None` or 1-D but found {key_padding_mask.ndim}-D tensor "
+                                 "instead")
+        if attn_mask is not None:
+            if attn_mask.ndim not in (2, 3):
+                raise AssertionError("For unbatched (2-D) `query`, expected `attn_mask` to be "
+                                     f"`None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor "
+                                     "instead")
+            want = (num_heads, query.shape[0], key.shape[0])
+            if attn_mask.ndim == 3 and tuple(attn_mask.shape) != want:
+                raise AssertionError(f"Expected `attn_mask` shape to be {want} but got "
+                                     f"{tuple(attn_mask.shape)}")
+        return False
+    raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
+                         f"{query.ndim}-D query tensor")
+
+
+def _project(query, key, value, w, b, use_separate, q_w, k_w, v_w):
+    if not use_separate:
+        if w is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        if query is key and key is value:  # self-attention: one matmul, then split
+            return F.linear(query, w, b).chunk(3, dim=-1)
+        wq, wk, wv = w.chunk(3)
+        bq, bk, bv = (None, None, None) if b is None else b.chunk(3)
+    else:
+        for name, t in (("q", q_w), ("k", k_w), ("v", v_w)):
+            if t is None:
+                raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight "
+                                     "is None")
+        wq, wk, wv = q_w, k_w, v_w
+        bq, bk, bv = (None, None, None) if b is None else b.chunk(3)
+    return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
+
+
+def _pad_last(mask):
+    return None if mask is None else F.pad(mask, (0, 1))
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """Sequence-first multi-head attention (see the module docstring); returns
+    (attn_output, attn_weights or None)."""
+    batched = _shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    key_padding_mask = canonical_mask(key_padding_mask, "key_padding_mask",
+                                      _dtype_or_none(attn_mask), "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # the hint alone: scaled_dot_product_attention(is_causal=True)
+    else:
+        attn_mask = canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
+        if key_padding_mask is not None:
+            is_causal = False  # the merged mask is no longer causal
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:2])} do not "
+                                 f"match value's {tuple(value.shape[:2])}")
+    elif tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape "
+                             f"{tuple(value.shape)}")
+    q, k, v = _project(query, key, value, in_proj_weight, in_proj_bias,
+                       use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight)
+    src_len = key.shape[0]
+    if attn_mask is not None:
+        if attn_mask.ndim == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, "
+                                   f"but should be {(tgt_len, src_len)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(attn_mask.shape)}, but "
+                               f"should be {(bsz * num_heads, tgt_len, src_len)}.")
+    if (bias_k is None) != (bias_v is None):
+        raise AssertionError("bias_k and bias_v must be given together")
+    if bias_k is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError("bias cannot be added to static key / value.")
+        k = tg.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = tg.cat([v, bias_v.repeat(1, bsz, 1)])
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = _heads(k, static_k, bsz, num_heads, head_dim, "static_k")
+    v = _heads(v, static_v, bsz, num_heads, head_dim, "static_v")
+    if add_zero_attn:
+        zeros = tg.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)
+        k, v = tg.cat([k, zeros], dim=1), tg.cat([v, zeros], dim=1)
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but "
+                                 f"got {tuple(key_padding_mask.shape)}")
+        kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1)
+        kpm = kpm.reshape(bsz * num_heads, 1, src_len)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        scores = (q * math.sqrt(1.0 / float(head_dim))).matmul(k.transpose(-2, -1))
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        weights = scores.softmax(-1)
+        if dropout_p > 0.0:
+            weights = F.dropout(weights, p=dropout_p)
+        out = weights.matmul(v)                                        # (N*H, L, hd)
+        out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = F.linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+        weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not batched:
+            out, weights = out.squeeze(1), weights.squeeze(0)
+        return out, weights
+    if attn_mask is not None:
+        if attn_mask.shape[0] == 1 and attn_mask.ndim == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.reshape(bsz, num_heads, -1, src_len)
+    q = q.reshape(bsz, num_heads, tgt_len, head_dim)
+    k = k.reshape(bsz, num_heads, src_len, head_dim)
+    v = v.reshape(bsz, num_heads, src_len, head_dim)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = F.linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    if not batched:
+        out = out.squeeze(1)
+    return out, None
+
+
+def _heads(t, static, bsz, num_heads, head_dim, name):
+    """(S, N, E) -> (N*H, S, hd), or the caller's precomputed `static` (N*H, S, hd)."""
+    if static is None:
+        return t.reshape(t.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if static.shape[0] != bsz * num_heads:
+        raise AssertionError(f"expecting {name}.size(0) of {bsz * num_heads}, but got "
+                             f"{static.shape[0]}")
+    if static.shape[2] != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got "
+                             f"{static.shape[2]}")
+    return static

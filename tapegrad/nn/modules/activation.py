@@ -1,0 +1,8 @@
+"""torch.nn.modules.activation: activations and MultiheadAttention (torch keeps it here),
+re-exported from tapegrad.nn."""
+from ..activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, SiLU,
+                          Softmax, Softplus, Tanh)
+from ..multihead import MultiheadAttention
+
+__all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "MultiheadAttention", "ReLU",
+           "ReLU6", "Sigmoid", "SiLU", "Softmax", "Softplus", "Tanh"]

@@ -1,0 +1,6 @@
+"""torch.nn.modules.pooling: pooling layers (re-exported from tapegrad.nn)."""
+from ..pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
+                       MaxPool2d)
+
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d",
+           "MaxPool2d"]
