@@ -10,7 +10,10 @@ header, raw little-endian tensor data), written with the `safetensors` package:
 - the nested structure (optimizer state, config, Python scalars, strings, None, lists,
   tuples, dicts; see `_serial.tree`) and a table of memory shared between tensors
   (tied weights, views; see `_serial.sharing`) go in the header's `__metadata__` under
-  the key "tapegrad", as JSON. `"format": "pt"` is there too, as transformers expects.
+  the key "tapegrad", as JSON, with a CRC-32 of that text and of every tensor (name,
+  dtype, shape, bytes) under "tapegrad.crc32": safetensors has no checksum of its own,
+  and a damaged checkpoint must fail, not load as different numbers.
+  `"format": "pt"` is there too, as transformers expects.
 
 Why safetensors and not pickle: loading a pickle runs code chosen by whoever wrote the
 file; safetensors holds only numbers and a header, parsed by an audited parser that
@@ -25,8 +28,8 @@ Files written by tapegrad 0.1 (an `.npz` with a JSON manifest) are still read.
 Writes are atomic (`_serial.atomic`).
 """
 import json
-import math
 import os
+import zlib
 
 import numpy as np
 
@@ -39,12 +42,27 @@ __all__ = ["save", "load"]
 _FORMAT = "tapegrad"
 _VERSION = 2
 _META_KEY = "tapegrad"
+_CRC_KEY = "tapegrad.crc32"
 # safetensors dtype name -> NumPy dtype: what tapegrad computes with, nothing more
 # (BF16, FP8 and complex tensors are refused rather than half-supported).
 _DTYPES = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16,
            "U16": np.uint16, "I32": np.int32, "U32": np.uint32, "I64": np.int64,
            "U64": np.uint64, "F16": np.float16, "F32": np.float32, "F64": np.float64}
 _SUPPORTED = {np.dtype(d).str.lstrip("<>|=") for d in _DTYPES.values()}
+_ST_NAME = {np.dtype(d).str.lstrip("<>|="): k for k, d in _DTYPES.items()}
+
+
+def _crc32(text, tensors):
+    """CRC-32 of the metadata text and, in name order, each tensor's name, dtype, shape
+    and little-endian bytes. safetensors itself has no checksum: without this a flipped
+    bit in the data, in a shape of an empty tensor or in a config string would load
+    silently as a different checkpoint."""
+    crc = zlib.crc32(text.encode("utf-8"))
+    for name in sorted(tensors):
+        dtype, shape, data = tensors[name]
+        crc = zlib.crc32(json.dumps([name, dtype, list(shape)]).encode("utf-8"), crc)
+        crc = zlib.crc32(data, crc)
+    return crc
 
 
 def _safetensors():
@@ -74,7 +92,12 @@ def save(obj, f):
     # safetensors writes what the array's buffer holds, so hand it C-ordered data
     # (copy(order="C") and not ascontiguousarray, which turns 0-d into 1-d).
     flat = {k: a if a.flags.c_contiguous else a.copy(order="C") for k, a in arrays.items()}
-    data = st.numpy.save(flat, metadata={"format": "pt", _META_KEY: json.dumps(meta)})
+    text = json.dumps(meta, separators=(",", ":"))
+    crc = _crc32(text, {k: (_ST_NAME[a.dtype.str.lstrip("<>|=")], a.shape,
+                            a.astype(a.dtype.newbyteorder("<"), copy=False).reshape(-1))
+                        for k, a in flat.items()})
+    data = st.numpy.save(flat, metadata={"format": "pt", _META_KEY: text,
+                                         _CRC_KEY: str(crc)})
     if hasattr(f, "write"):
         f.write(data)
     else:
@@ -124,7 +147,7 @@ def _load_safetensors(raw):
         entries = st.deserialize(raw)
     except Exception as e:  # SafetensorError; never let a parser detail escape raw
         raise tree.TreeError(f"{type(e).__name__}: {str(e)[:300]}") from None
-    header = tree.parse_json(raw[8:8 + n].decode("utf-8"))  # valid: checked above
+    header = json.loads(raw[8:8 + n])  # valid: the parser above checked it
     arrays = {}
     for key, info in entries:
         if info["dtype"] not in _DTYPES:
@@ -134,10 +157,17 @@ def _load_safetensors(raw):
         # deserialize hands out a fresh bytearray, so the array is writable and owned.
         arrays[key] = np.frombuffer(info["data"], _DTYPES[info["dtype"]]).reshape(
             info["shape"])
-    text = (header.get("__metadata__") or {}).get(_META_KEY)
-    if text is None:  # a foreign safetensors file: its tensors, in file order
+    metadata = header.get("__metadata__") or {}
+    text, crc = metadata.get(_META_KEY), metadata.get(_CRC_KEY)
+    if text is None and crc is None:  # a foreign safetensors file: its tensors in order
         order = sorted(arrays, key=lambda k: header[k]["data_offsets"][0])
         return {k: Tensor(arrays[k]) for k in order}
+    if text is None or crc is None:
+        raise tree.TreeError("the metadata lacks its structure or its checksum")
+    want = _crc32(text, {k: (info["dtype"], info["shape"], info["data"]) for k, info in entries})
+    if crc != str(want):
+        raise tree.TreeError(f"checksum mismatch (CRC-32 {want}, the file says "
+                             f"{crc[:20]}): the file was damaged after it was written")
     meta = tree.parse_json(text)
     _check_meta(meta)
     if set(meta) != {"format", "version", "root", "shared"}:

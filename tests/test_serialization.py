@@ -6,6 +6,7 @@ import math
 import os
 import stat
 import struct
+import zlib
 
 import numpy as np
 import pytest
@@ -281,9 +282,23 @@ def _raw_file(path, header, data=b""):
     path.write_bytes(struct.pack("<Q", len(text)) + text + data)
 
 
+_ST = {"float32": "F32", "float64": "F64", "int64": "I64"}
+
+
+def _crc(text, tensors):
+    # The checksum as the format defines it (written out here, not taken from tapegrad).
+    crc = zlib.crc32(text.encode())
+    for name in sorted(tensors):
+        a = tensors[name]
+        crc = zlib.crc32(json.dumps([name, _ST[a.dtype.name], list(a.shape)]).encode(), crc)
+        crc = zlib.crc32(a.tobytes(), crc)
+    return str(crc)
+
+
 def _with_meta(path, meta_text, tensors=None):
     tensors = tensors if tensors is not None else {"w": np.ones(2, np.float32)}
-    path.write_bytes(st_save(tensors, metadata={"tapegrad": meta_text}))
+    path.write_bytes(st_save(tensors, metadata={"tapegrad": meta_text,
+                                                "tapegrad.crc32": _crc(meta_text, tensors)}))
 
 
 def _meta(root, shared=()):
@@ -414,10 +429,30 @@ def test_malformed_sharing_table_is_refused(tmp_path, shared, match):
     path = tmp_path / "shr"
     tensors = {"w": np.ones(2, np.float32), "v": np.zeros(2, np.float32)}
     root = {"t": "list", "items": [W, {"t": "tensor", "a": "v", "rg": False}]}
-    path.write_bytes(st_save(tensors, metadata={"tapegrad": json.dumps(
-        {"format": "tapegrad", "version": 2, "root": root, "shared": shared})}))
+    _with_meta(path, json.dumps({"format": "tapegrad", "version": 2, "root": root,
+                                 "shared": shared}), tensors)
     with pytest.raises(RuntimeError, match=f"shr.*{match}"):
         tg.load(path)
+
+
+def test_checksum_catches_changed_data_and_strings(tmp_path):
+    path = tmp_path / "ck"
+    tg.save({"w": tg.tensor([1.0, 2.0]), "name": "mlp", "e": tg.zeros(0, 3)}, path)
+    raw = path.read_bytes()
+    for old, new in [(np.float32(2.0).tobytes(), np.float32(3.0).tobytes()),
+                     (b"mlp", b"mlq"), (b'"shape":[0,3]', b'"shape":[0,4]')]:
+        assert raw.count(old) == 1
+        path.write_bytes(raw.replace(old, new))
+        with pytest.raises(RuntimeError, match="ck.*checksum mismatch"):
+            tg.load(path)
+    text = struct.unpack("<Q", raw[:8])[0]
+    meta = json.loads(raw[8:8 + text])["__metadata__"]
+    tensors = st_load(raw)
+    for drop in ("tapegrad", "tapegrad.crc32"):
+        kept = {k: v for k, v in meta.items() if k != drop}
+        path.write_bytes(st_save(tensors, metadata=kept))
+        with pytest.raises(RuntimeError, match="ck.*lacks its structure or its checksum"):
+            tg.load(path)
 
 
 def test_foreign_safetensors_file_loads_as_flat_dict(tmp_path):

@@ -1,15 +1,17 @@
 """The nested structure of a checkpoint as a JSON tree of typed nodes, both ways.
 
-    {"t": "tensor", "a": NAME, "rg": false}   Tensor (requires_grad kept); NAME is the
-                                               tensor's key in the file
+    {"t": "tensor", "a": NAME}                 Tensor; NAME is its key in the file;
+                                               "rg": true when it requires grad
     {"t": "ndarray", "a": NAME}                plain NumPy array
     either may carry "is": NAME0 when it is the very object saved earlier as NAME0
     {"t": "int", "v": 3}  {"t": "bool", "v": true}  {"t": "str", "v": "mlp"}
     {"t": "float", "v": "0.1"}                 repr string, so inf / nan survive strict JSON
     {"t": "none"}
     {"t": "list"|"tuple", "items": [NODE, ...]}
-    {"t": "dict", "items": [[KEYNODE, NODE], ...]}   keys keep their type (an optimizer's
-                                                     int parameter ids stay ints)
+    {"t": "dict", "items": [[KEY, NODE], ...]}   KEY: a JSON string for a str key, else a
+                                                 scalar node (an optimizer's int
+                                                 parameter ids stay ints);
+                                                 "odict" for an OrderedDict (state_dict())
 
 Both directions walk the tree with an explicit stack (no recursion: a deep nest is a
 clear error, never a RecursionError). Decoding is strict: every node must have exactly
@@ -17,14 +19,13 @@ its fields with exactly their JSON types, so a damaged or hand-made tree is refu
 (`TreeError`) instead of being coerced (`"false"` is not a bool, `1e999` not a float).
 """
 import json
-import re
+from collections import OrderedDict
 
 import numpy as np
 
 from ..tensor import Tensor
 
-MAX_DEPTH = 64          # container levels; a state dict with optimizer state needs ~5
-_JSON_PER_LEVEL = 3     # a dict level is node {, items [, pair [
+MAX_DEPTH = 64  # container levels; a checkpoint with optimizer state needs ~5
 _SCALAR_FIELDS = {"int": {"v"}, "bool": {"v"}, "str": {"v"}, "float": {"v"}, "none": set()}
 _SCALAR_TYPES = {"int": int, "bool": bool, "str": str, "float": str}
 
@@ -79,8 +80,8 @@ def encode(obj, check_array):
                 name = f"{name}#{n}"
             arrays[name], sources[name] = arr, value
             node = {"t": "tensor" if isinstance(value, Tensor) else "ndarray", "a": name}
-            if isinstance(value, Tensor):
-                node["rg"] = bool(value.requires_grad)
+            if isinstance(value, Tensor) and value.requires_grad:
+                node["rg"] = True
             if id(value) in first_name:
                 node["is"] = first_name[id(value)]
             else:
@@ -101,12 +102,13 @@ def encode(obj, check_array):
         if isinstance(value, dict):
             pairs = []
             for k in value:
-                knode = _scalar_node(k)
+                knode = k if type(k) is str else _scalar_node(k)
                 if knode is None:
                     raise TypeError(f"tg.save: dict keys must be str, int, float, bool or "
                                     f"None, got {type(k).__name__} (key {k!r})")
                 pairs.append([knode, None])
-            parent[slot] = {"t": "dict", "items": pairs}
+            parent[slot] = {"t": "odict" if isinstance(value, OrderedDict) else "dict",
+                            "items": pairs}
             for pair, (k, v) in reversed(list(zip(pairs, value.items()))):
                 stack.append((v, pair, 1, path + (_part(k),), depth + 1))
             continue
@@ -118,38 +120,29 @@ def encode(obj, check_array):
 
 
 # ---- strict JSON ----------------------------------------------------------------------
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-
-
 def _reject_constant(name):
     raise TreeError(f"non-standard JSON constant {name}")
 
 
 def _no_duplicates(pairs):
-    out = {}
-    for k, v in pairs:
-        if k in out:
-            raise TreeError(f"duplicate JSON key {k!r}")
-        out[k] = v
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        keys = [k for k, _ in pairs]
+        raise TreeError(f"duplicate JSON key {next(k for k in keys if keys.count(k) > 1)!r}")
     return out
 
 
-def parse_json(text, max_depth=MAX_DEPTH * _JSON_PER_LEVEL + 4):
-    """json.loads, but NaN/Infinity and duplicate keys are errors and the nesting depth
-    is checked first (json's C parser would raise RecursionError on a deep document)."""
-    depth = 0
-    for m in _TOKENS.finditer(text):
-        c = m.group()
-        if c in "[{":
-            depth += 1
-            if depth > max_depth:
-                raise TreeError(f"nested deeper than the limit of {MAX_DEPTH} levels")
-        elif c in "]}":
-            depth -= 1
+def parse_json(text):
+    """json.loads, but NaN/Infinity and duplicate keys are errors, and a document nested
+    too deeply for json's C parser is a TreeError, not a RecursionError. (decode then
+    applies the real, much lower, MAX_DEPTH.)"""
     try:
         return json.loads(text, parse_constant=_reject_constant,
                           object_pairs_hook=_no_duplicates)
-    except (ValueError, RecursionError) as e:  # JSONDecodeError, >4300-digit ints
+    except RecursionError:
+        raise TreeError(f"nested deeper than the limit of {MAX_DEPTH} levels (the JSON "
+                        "parser ran out of stack)") from None
+    except ValueError as e:  # JSONDecodeError, >4300-digit ints
         raise TreeError(f"invalid JSON ({e})") from None
 
 
@@ -243,16 +236,18 @@ def decode(root, take, legacy=False):
             for i in reversed(range(len(items))):
                 stack.append((items[i], out, i, depth + 1, f"{where}[{i}]"))
             continue
-        if t == "dict":
+        if t in ("dict", "odict"):
             _fields(node, {"items"}, where)
             if type(items) is not list:
                 raise TreeError(f"{where}: dict node without an items list")
-            out, todo = {}, []
+            out, todo = OrderedDict() if t == "odict" else {}, []
             for i, pair in enumerate(items):
                 if type(pair) is not list or len(pair) != 2:
                     raise TreeError(f"{where}: dict item {i} is not a [key, value] pair")
-                ok, key = _scalar(pair[0], f"{where} key {i}")
-                if not ok:
+                ok, key = (True, pair[0]) if type(pair[0]) is str else \
+                    _scalar(pair[0], f"{where} key {i}")
+                # Format 2 writes str keys bare; format 1 wrote them as str nodes.
+                if not ok or (type(pair[0]) is not str and type(key) is str and not legacy):
                     raise TreeError(f"{where}: dict key {i} is not a scalar node")
                 if key in out:
                     raise TreeError(f"{where}: duplicate dict key {key!r}")
