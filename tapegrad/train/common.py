@@ -163,7 +163,7 @@ def load_checkpoint(path):
         raise CLIError(f"checkpoint {path} does not exist")
     try:
         ck = tg.load(path)
-    except RuntimeError as e:
+    except (RuntimeError, OSError) as e:  # OSError: a directory, no read permission...
         raise CLIError(str(e)) from None
     if not isinstance(ck, dict) or ck.get("format") != "tapegrad-train" or "task" not in ck:
         raise CLIError(f"{path} is a tapegrad file but not a training checkpoint "
