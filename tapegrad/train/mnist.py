@@ -110,7 +110,9 @@ def _prepare(images, labels):
 def load_data(which="auto", data_dir=None):
     """((X_train, Y_train), (X_test, Y_test), source description)."""
     if which in ("auto", "mnist"):
-        root = common.ensure_dir(data_dir or mnist_data.default_root(), "data directory")
+        # Read access is enough: MNIST says so itself if it needs to download and cannot.
+        root = common.ensure_dir(data_dir or mnist_data.default_root(), "data directory",
+                                 write=False)
         try:
             train = mnist_data.MNIST(root, train=True, download=True)
             test = mnist_data.MNIST(root, train=False, download=True)
