@@ -196,7 +196,7 @@ def _check_meta(meta, version=_VERSION):
 
 
 def _load_npz_v1(raw):
-    text, arrays = npz_v1.read(raw, _SUPPORTED)
+    text, arrays, stored = npz_v1.read(raw, _SUPPORTED)
     meta = tree.parse_json(text)
     _check_meta(meta, version=1)
     if set(meta) != {"format", "version", "root"}:
@@ -207,9 +207,9 @@ def _load_npz_v1(raw):
         if arr is None:
             raise tree.TreeError(f"{where}: array {key[:60]!r} is not in the archive")
         shape = node.get("shape")
-        if node.get("dtype") != arr.dtype.newbyteorder("<").str or \
-                type(shape) is not list or shape != list(arr.shape):
-            raise tree.TreeError(f"{where}: array {key!r} is {arr.dtype} "
+        if node.get("dtype") != stored[key] or type(shape) is not list or \
+                shape != list(arr.shape):
+            raise tree.TreeError(f"{where}: array {key!r} is {stored[key]} "
                                  f"{list(arr.shape)}, the manifest says "
                                  f"{str(node.get('dtype'))[:20]} {str(shape)[:40]}")
         return arr

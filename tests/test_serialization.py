@@ -477,7 +477,7 @@ def test_old_npz_checkpoints_still_load(tmp_path):
     root = {"t": "dict", "items": [
         [{"t": "str", "v": "w"}, {"t": "tensor", "a": "a0", "dtype": "<f4", "shape": [2],
                                   "rg": True}],
-        [{"t": "str", "v": "be"}, {"t": "ndarray", "a": "a1", "dtype": "<f4", "shape": [2]}],
+        [{"t": "str", "v": "be"}, {"t": "ndarray", "a": "a1", "dtype": ">f4", "shape": [2]}],
         [{"t": "int", "v": 0}, {"t": "tuple", "items": [{"t": "float", "v": "inf"}]}]]}
     _v1_file(path, root, a0=np.array([1.0, 2.0], np.float32),
              a1=np.array([3.5, 4.0], ">f4"))
@@ -524,3 +524,25 @@ def test_old_npz_bool_must_be_typed_and_shapes_must_match(tmp_path):
              a0=np.ones(2, np.float32))
     with pytest.raises(RuntimeError, match="o.npz.*manifest says"):
         tg.load(path)
+
+
+def test_checkpoint_written_by_tapegrad_0_1_still_loads(tmp_path):
+    # tests/data/checkpoint_v1.npz was written by the format-1 tg.save (commit ee43946)
+    # from a model whose weights were set to the literals checked here.
+    path = os.path.join(os.path.dirname(__file__), "data", "checkpoint_v1.npz")
+    ck = tg.load(path)
+    assert ck["config"] == {"lr": 0.25, "hidden": [4], "inf": math.inf, "flag": True,
+                            "none": None, "pair": (1, 2)}
+    np.testing.assert_array_equal(ck["model"]["0.weight"].data, np.arange(6).reshape(2, 3) / 8)
+    np.testing.assert_array_equal(ck["model"]["0.bias"].data, [-1.0, 0.5])
+    assert ck["model"]["1.num_batches_tracked"].dtype == tg.int64
+    assert ck["be"].dtype == np.float32 and ck["be"].tolist() == [1.5, 2.5]
+    assert list(ck["optimizer"]["state"]) == [0, 1, 2, 3]
+    assert ck["optimizer"]["param_groups"][0]["momentum"] == 0.9
+    m = tg.nn.Sequential(tg.nn.Linear(3, 2), tg.nn.BatchNorm1d(2))
+    m.load_state_dict(ck["model"])
+    opt = tg.optim.SGD(m.parameters(), lr=0.1, momentum=0.5)
+    opt.load_state_dict(ck["optimizer"])
+    assert opt.param_groups[0]["lr"] == 0.25
+    tg.save(ck, tmp_path / "new.safetensors")  # and it converts to the new format
+    _eq(ck, tg.load(tmp_path / "new.safetensors"))

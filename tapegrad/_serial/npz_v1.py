@@ -32,12 +32,13 @@ def _read_npy(raw, member, supported):
         raise NpzError(f"member {member} declares shape {shape} of {dtype} but holds "
                        f"{len(data)} bytes")
     arr = np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
-    return arr.astype(dtype.newbyteorder("="))  # a copy, native byte order, writable
+    return arr.astype(dtype.newbyteorder("=")), dtype.str  # a writable native copy
 
 
 def read(raw, supported):
-    """Return (manifest dict, {member name: ndarray}) or raise NpzError."""
-    arrays = {}
+    """Return (manifest text, {member name: ndarray in native byte order},
+    {member name: the dtype string the file stored}) or raise NpzError."""
+    arrays, stored = {}, {}
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as z:
             for info in z.infolist():
@@ -49,16 +50,18 @@ def read(raw, supported):
                 name = info.filename[:-4]
                 if name in arrays:
                     raise NpzError(f"member {name[:60]!r} appears twice")
-                arrays[name] = _read_npy(z.read(info), name, supported)  # checks the CRC
+                # z.read checks the member's CRC-32
+                arrays[name], stored[name] = _read_npy(z.read(info), name, supported)
     except NpzError:
         raise
     except Exception as e:  # zipfile raises a zoo of types for damaged archives
         raise NpzError(f"{type(e).__name__}: {str(e)[:200]}") from None
     blob = arrays.pop(MANIFEST, None)
+    stored.pop(MANIFEST, None)
     if blob is None or blob.dtype != np.uint8 or blob.ndim != 1:
         raise NpzError("an .npz archive but not a tapegrad checkpoint (no manifest)")
     try:
         text = blob.tobytes().decode("utf-8")
     except UnicodeDecodeError as e:
         raise NpzError(f"manifest is not UTF-8 ({e})") from None
-    return text, arrays
+    return text, arrays, stored
