@@ -14,7 +14,6 @@ import torch
 from safetensors.numpy import load as st_load, save as st_save
 
 import tapegrad as tg
-from tapegrad import serialization
 
 
 def _nested():
