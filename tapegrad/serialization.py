@@ -124,6 +124,10 @@ def load(f, map_location=None, weights_only=True, **kwargs):
     else:
         with open(f, "rb") as fh:  # OSErrors (FileNotFoundError...) pass as torch's do
             raw = fh.read()
+    if not isinstance(raw, (bytes, bytearray, memoryview)):
+        raise TypeError(f"tg.load: {name} gave {type(raw).__name__}, not bytes (open the "
+                        "file in binary mode, 'rb')")
+    raw = bytes(raw)
     try:
         if raw[:2] == b"PK":
             return _load_npz_v1(raw)

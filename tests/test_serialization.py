@@ -243,6 +243,13 @@ def test_unsupported_object_raises_before_writing(tmp_path):
     assert not path.exists()
 
 
+def test_text_mode_file_object_is_a_clear_type_error(tmp_path):
+    tg.save({"v": 1}, tmp_path / "ck")
+    with open(tmp_path / "ck", encoding="latin-1") as fh:
+        with pytest.raises(TypeError, match="binary mode"):
+            tg.load(fh)
+
+
 def test_missing_file_is_file_not_found_like_torch(tmp_path):
     with pytest.raises(FileNotFoundError):
         torch.load(tmp_path / "missing")
