@@ -1,218 +1,222 @@
-"""Saving and loading state dicts: `tg.save(obj, path)` / `tg.load(path)`, pickle-free.
+"""Saving and loading: `tg.save(obj, path)` / `tg.load(path)`, in the safetensors format.
 
-File format (one `.npz`, i.e. a zip of `.npy` members, readable with plain NumPy):
+A checkpoint is a plain safetensors file (8-byte little-endian header size, JSON
+header, raw little-endian tensor data), written with the `safetensors` package:
 
-    __tapegrad_manifest__.npy   uint8 bytes of a UTF-8 JSON document
-    a0.npy, a1.npy, ...          one member per tensor / ndarray, in manifest order
+- every tensor / ndarray in `obj` is a safetensors tensor named by its dotted path, so a
+  model's state dict keeps torch's key names exactly: `safetensors.torch.load_file(path)`
+  loads straight into the PyTorch twin with `load_state_dict(strict=True)`, and a file
+  written by `safetensors.torch.save_file(model.state_dict(), path)` loads here;
+- the nested structure (optimizer state, config, Python scalars, strings, None, lists,
+  tuples, dicts; see `_serial.tree`) and a table of memory shared between tensors
+  (tied weights, views; see `_serial.sharing`) go in the header's `__metadata__` under
+  the key "tapegrad", as JSON, with a CRC-32 of that text and of every tensor (name,
+  dtype, shape, bytes) under "tapegrad.crc32": safetensors has no checksum of its own,
+  and a damaged checkpoint must fail, not load as different numbers.
+  `"format": "pt"` is there too, as transformers expects.
 
-The manifest is `{"format": "tapegrad", "version": 1, "root": NODE}` where NODE is
+Why safetensors and not pickle: loading a pickle runs code chosen by whoever wrote the
+file; safetensors holds only numbers and a header, parsed by an audited parser that
+checks the header size and every tensor's declared size against the file before it
+allocates anything. On top of that `load` accepts only the dtypes tapegrad computes with
+(bool, int8/16/32/64, uint8/16/32/64, float16/32/64), parses the metadata strictly
+(no NaN/Infinity tokens, typed values, a depth limit) and raises a `RuntimeError` naming
+the file for anything truncated, damaged or malicious. A missing file raises
+FileNotFoundError, as torch.load does.
 
-    {"t": "tensor", "a": "a0", "rg": false}     Tensor (requires_grad kept)
-    {"t": "ndarray", "a": "a1"}                 plain NumPy array
-    {"t": "int"|"float"|"bool"|"str", "v": ...} Python scalars (floats as repr strings,
-                                                so inf / nan survive strict JSON)
-    {"t": "none"}
-    {"t": "list"|"tuple", "items": [NODE, ...]}
-    {"t": "dict", "items": [[KEYNODE, NODE], ...]}   keys keep their type (int keys of
-                                                     an optimizer's state stay ints)
-
-Why not pickle: loading a pickle runs code chosen by whoever wrote the file. Here the
-loader calls `np.load(..., allow_pickle=False)`, so object arrays are refused and only
-numbers, strings and plain arrays can come back.
-
-Safety: `save` writes to a temporary file in the destination directory, fsyncs it and
-renames it over the target (`os.replace` is atomic on POSIX and Windows), so a crash
-mid-write leaves the old file intact. `load` reads and checks everything (zip CRCs,
-manifest, every array's dtype and shape) before returning anything, and raises a
-`RuntimeError` naming the file for a truncated, corrupt or foreign file.
+Files written by tapegrad 0.1 (an `.npz` with a JSON manifest) are still read.
+Writes are atomic (`_serial.atomic`).
 """
-import io
 import json
 import os
-import tempfile
-import zipfile
+import zlib
 
 import numpy as np
 
+from ._serial import npz_v1, sharing, tree
+from ._serial.atomic import write_atomic
 from .tensor import Tensor
 
 __all__ = ["save", "load"]
 
-_MANIFEST = "__tapegrad_manifest__"
 _FORMAT = "tapegrad"
-_VERSION = 1
+_VERSION = 2
+_META_KEY = "tapegrad"
+_CRC_KEY = "tapegrad.crc32"
+# safetensors dtype name -> NumPy dtype: what tapegrad computes with, nothing more
+# (BF16, FP8 and complex tensors are refused rather than half-supported).
+_DTYPES = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16,
+           "U16": np.uint16, "I32": np.int32, "U32": np.uint32, "I64": np.int64,
+           "U64": np.uint64, "F16": np.float16, "F32": np.float32, "F64": np.float64}
+_SUPPORTED = {np.dtype(d).str.lstrip("<>|=") for d in _DTYPES.values()}
+_ST_NAME = {np.dtype(d).str.lstrip("<>|="): k for k, d in _DTYPES.items()}
 
 
-# ---- encoding -------------------------------------------------------------------------
-def _encode(obj, arrays):
-    """Turn `obj` into a JSON-able manifest node; arrays go into the `arrays` dict."""
-    # NOTE: bool before int (bool is a subclass of int); Tensor subclasses (Parameter)
-    # are saved as tensors, as PyTorch's state_dict() hands out detached data anyway.
-    if isinstance(obj, Tensor) or isinstance(obj, np.ndarray):
-        arr = obj.data if isinstance(obj, Tensor) else obj
-        if arr.dtype.kind not in "biuf":
-            raise TypeError(f"tg.save: cannot save an array of dtype {arr.dtype} (only bool, "
-                            "integer and floating point arrays are supported)")
-        key = f"a{len(arrays)}"
-        arrays[key] = arr  # NOTE: not ascontiguousarray, which turns 0-d into 1-d
-        node = {"t": "tensor" if isinstance(obj, Tensor) else "ndarray", "a": key,
-                "dtype": arr.dtype.str, "shape": list(arr.shape)}
-        if isinstance(obj, Tensor):
-            node["rg"] = bool(obj.requires_grad)
-        return node
-    if obj is None:
-        return {"t": "none"}
-    if isinstance(obj, (bool, np.bool_)):
-        return {"t": "bool", "v": bool(obj)}
-    if isinstance(obj, (int, np.integer)):
-        return {"t": "int", "v": int(obj)}
-    if isinstance(obj, (float, np.floating)):
-        return {"t": "float", "v": repr(float(obj))}
-    if isinstance(obj, str):
-        return {"t": "str", "v": obj}
-    if isinstance(obj, (list, tuple)):
-        return {"t": "tuple" if isinstance(obj, tuple) else "list",
-                "items": [_encode(v, arrays) for v in obj]}
-    if isinstance(obj, dict):
-        items = []
-        for k, v in obj.items():
-            if not (k is None or isinstance(k, (str, int, float, bool, np.integer))):
-                raise TypeError(f"tg.save: dict keys must be str, int, float, bool or None, "
-                                f"got {type(k).__name__}")
-            items.append([_encode(k, arrays), _encode(v, arrays)])
-        return {"t": "dict", "items": items}
-    raise TypeError(f"tg.save: cannot save an object of type {type(obj).__name__}; supported: "
-                    "Tensor, numpy array, int, float, bool, str, None, and lists, tuples and "
-                    "dicts of them")
+def _crc32(text, tensors):
+    """CRC-32 of the metadata text and, in name order, each tensor's name, dtype, shape
+    and little-endian bytes. safetensors itself has no checksum: without this a flipped
+    bit in the data, in a shape of an empty tensor or in a config string would load
+    silently as a different checkpoint."""
+    crc = zlib.crc32(text.encode("utf-8"))
+    for name in sorted(tensors):
+        dtype, shape, data = tensors[name]
+        crc = zlib.crc32(json.dumps([name, dtype, list(shape)]).encode("utf-8"), crc)
+        crc = zlib.crc32(data, crc)
+    return crc
 
 
+def _safetensors():
+    try:
+        import safetensors
+        import safetensors.numpy
+    except ImportError:  # a core dependency, but say what to do if it is missing
+        raise ImportError("tg.save / tg.load need the `safetensors` package: "
+                          "pip install safetensors") from None
+    return safetensors
+
+
+def _check_array(arr, where):
+    if arr.dtype.names or arr.dtype.str.lstrip("<>|=") not in _SUPPORTED:
+        raise TypeError(f"tg.save: cannot save {where} of dtype {arr.dtype} (supported: "
+                        "bool, int8/16/32/64, uint8/16/32/64, float16/32/64)")
+
+
+# ---- save -----------------------------------------------------------------------------
 def save(obj, f):
-    """Save `obj` (a state dict or any nest of tensors, numbers, strings, lists, tuples,
-    dicts) to the path `f`, atomically. `f` may also be a writable binary file object."""
-    arrays = {}
-    manifest = {"format": _FORMAT, "version": _VERSION, "root": _encode(obj, arrays)}
-    blob = np.frombuffer(json.dumps(manifest).encode("utf-8"), dtype=np.uint8)
-    members = {_MANIFEST: blob, **arrays}
+    """Save `obj` (a state dict or any nest of tensors, numbers, strings, None, lists,
+    tuples and dicts) to the path `f` atomically, or to a writable binary file object."""
+    st = _safetensors()
+    root, arrays, _ = tree.encode(obj, _check_array)
+    meta = {"format": _FORMAT, "version": _VERSION, "root": root,
+            "shared": sharing.find_groups(arrays)}
+    # safetensors writes what the array's buffer holds, so hand it C-ordered data
+    # (copy(order="C") and not ascontiguousarray, which turns 0-d into 1-d).
+    flat = {k: a if a.flags.c_contiguous else a.copy(order="C") for k, a in arrays.items()}
+    text = json.dumps(meta, separators=(",", ":"))
+    crc = _crc32(text, {k: (_ST_NAME[a.dtype.str.lstrip("<>|=")], a.shape,
+                            a.astype(a.dtype.newbyteorder("<"), copy=False).reshape(-1))
+                        for k, a in flat.items()})
+    data = st.numpy.save(flat, metadata={"format": "pt", _META_KEY: text,
+                                         _CRC_KEY: str(crc)})
     if hasattr(f, "write"):
-        np.savez(f, **members)
-        return
-    path = os.fspath(f)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                               dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            # mkstemp makes the file 0600; give it the mode a plain open() would have.
-            umask = os.umask(0)
-            os.umask(umask)
-            if hasattr(os, "fchmod"):
-                os.fchmod(fh.fileno(), 0o666 & ~umask)
-            np.savez(fh, **members)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(directory)
+        f.write(data)
+    else:
+        write_atomic(f, data)
 
 
-def _fsync_dir(directory):
-    # The rename itself is durable only once the directory entry is on disk (POSIX).
-    try:
-        dfd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
-
-
-# ---- decoding -------------------------------------------------------------------------
-class _Corrupt(Exception):
-    pass
-
-
-def _decode(node, arrays):
-    t = node.get("t") if isinstance(node, dict) else None
-    if t in ("tensor", "ndarray"):
-        key = node.get("a")
-        if key not in arrays:
-            raise _Corrupt(f"array {key!r} named in the manifest is missing")
-        arr = arrays[key]
-        if arr.dtype.str != node.get("dtype") or list(arr.shape) != node.get("shape"):
-            raise _Corrupt(f"array {key!r} has dtype {arr.dtype.str} shape {list(arr.shape)}, "
-                           f"the manifest says {node.get('dtype')} {node.get('shape')}")
-        if t == "ndarray":
-            return arr
-        out = Tensor(arr)
-        if node.get("rg"):
-            out.requires_grad_(True)
-        return out
-    if t == "none":
-        return None
-    if t == "bool":
-        return bool(node["v"])
-    if t == "int":
-        return int(node["v"])
-    if t == "float":
-        return float(node["v"])
-    if t == "str":
-        return str(node["v"])
-    if t in ("list", "tuple"):
-        items = [_decode(v, arrays) for v in node["items"]]
-        return tuple(items) if t == "tuple" else items
-    if t == "dict":
-        return {_decode(k, arrays): _decode(v, arrays) for k, v in node["items"]}
-    raise _Corrupt(f"unknown manifest node {str(node)[:80]!r}")
+# ---- load -----------------------------------------------------------------------------
+def _name(f):
+    name = getattr(f, "name", None) if hasattr(f, "read") else os.fspath(f)
+    return repr(str(name)) if name is not None else "<file object>"
 
 
 def load(f, map_location=None, weights_only=True, **kwargs):
-    """Load what `save` wrote. `map_location` and `weights_only` are accepted for PyTorch
-    compatibility and ignored (everything lives on the CPU; nothing but data is loaded).
+    """Load a checkpoint written by `save` (or any safetensors file: then a flat dict
+    `name -> Tensor`). `map_location` and `weights_only` are accepted for PyTorch
+    compatibility and ignored: everything lives on the CPU and nothing but data loads.
 
-    Raises RuntimeError naming the file if it is truncated, corrupt or not a tapegrad file.
-    Nothing is returned until every array has been read and checked."""
-    name = getattr(f, "name", None) if hasattr(f, "read") else os.fspath(f)
-    name = repr(str(name)) if name is not None else "<file object>"
+    Raises FileNotFoundError for a missing path and RuntimeError naming the file if it
+    is truncated, damaged, not a checkpoint or holds an unsupported dtype. Nothing is
+    returned until every tensor has been read and checked."""
+    name = _name(f)
+    if hasattr(f, "read"):
+        raw = f.read()
+    else:
+        with open(f, "rb") as fh:  # OSErrors (FileNotFoundError...) pass as torch's do
+            raw = fh.read()
+    if not isinstance(raw, (bytes, bytearray, memoryview)):
+        raise TypeError(f"tg.load: {name} gave {type(raw).__name__}, not bytes (open the "
+                        "file in binary mode, 'rb')")
+    raw = bytes(raw)
     try:
-        if hasattr(f, "read"):
-            raw = f.read()
-        else:
-            with open(f, "rb") as fh:
-                raw = fh.read()
-    except OSError as e:
-        raise RuntimeError(f"tg.load: cannot read {name}: {e}") from None
-    if not raw.startswith(b"PK"):
-        raise RuntimeError(f"tg.load: {name} is not a tapegrad checkpoint (not an .npz/zip "
-                           "archive; was it written by tg.save?)")
+        if raw[:2] == b"PK":
+            return _load_npz_v1(raw)
+        return _load_safetensors(raw)
+    except (tree.TreeError, sharing.SharingError, npz_v1.NpzError) as e:
+        raise RuntimeError(f"tg.load: {name} is damaged or not a tapegrad checkpoint: "
+                           f"{e}") from None
+
+
+def _load_safetensors(raw):
+    st = _safetensors()
+    if len(raw) < 8:
+        raise tree.TreeError(f"{len(raw)} bytes is too short for a safetensors file")
+    n = int.from_bytes(raw[:8], "little")
+    if n > len(raw) - 8:
+        raise tree.TreeError(f"header size {n} exceeds the file's {len(raw)} bytes "
+                             "(truncated, or not a safetensors file)")
     try:
-        # Every member is read here, so zipfile checks every CRC before we build anything.
-        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as e:
-        raise RuntimeError(f"tg.load: {name} is truncated or corrupt ({type(e).__name__}: "
-                           f"{e})") from None
-    blob = arrays.pop(_MANIFEST, None)
-    if blob is None or blob.dtype != np.uint8 or blob.ndim != 1:
-        raise RuntimeError(f"tg.load: {name} is an .npz archive but not a tapegrad checkpoint "
-                           "(no manifest)")
-    try:
-        manifest = json.loads(blob.tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise RuntimeError(f"tg.load: {name} has a corrupt manifest ({e})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT:
-        raise RuntimeError(f"tg.load: {name} is not a tapegrad checkpoint (bad manifest)")
-    if manifest.get("version") != _VERSION:
-        raise RuntimeError(f"tg.load: {name} has format version {manifest.get('version')}, "
-                           f"this tapegrad reads version {_VERSION}")
-    try:
-        return _decode(manifest.get("root"), arrays)
-    except (_Corrupt, KeyError, TypeError, ValueError) as e:
-        raise RuntimeError(f"tg.load: {name} is corrupt: {e}") from None
+        # The audited parser checks the header and every declared size against the
+        # file before it copies anything.
+        entries = st.deserialize(raw)
+    except Exception as e:  # SafetensorError; never let a parser detail escape raw
+        raise tree.TreeError(f"{type(e).__name__}: {str(e)[:300]}") from None
+    header = json.loads(raw[8:8 + n])  # valid: the parser above checked it
+    arrays = {}
+    for key, info in entries:
+        if info["dtype"] not in _DTYPES:
+            raise tree.TreeError(f"tensor {key[:60]!r} has dtype {info['dtype']}, which "
+                                 "tapegrad does not support (supported: "
+                                 + ", ".join(_DTYPES) + ")")
+        # deserialize hands out a fresh bytearray, so the array is writable and owned.
+        arrays[key] = np.frombuffer(info["data"], _DTYPES[info["dtype"]]).reshape(
+            info["shape"])
+    metadata = header.get("__metadata__") or {}
+    text, crc = metadata.get(_META_KEY), metadata.get(_CRC_KEY)
+    if text is None and crc is None:  # a foreign safetensors file: its tensors in order
+        order = sorted(arrays, key=lambda k: header[k]["data_offsets"][0])
+        return {k: Tensor(arrays[k]) for k in order}
+    if text is None or crc is None:
+        raise tree.TreeError("the metadata lacks its structure or its checksum")
+    want = _crc32(text, {k: (info["dtype"], info["shape"], info["data"]) for k, info in entries})
+    if crc != str(want):
+        raise tree.TreeError(f"checksum mismatch (CRC-32 {want}, the file says "
+                             f"{crc[:20]}): the file was damaged after it was written")
+    meta = tree.parse_json(text)
+    _check_meta(meta)
+    if set(meta) != {"format", "version", "root", "shared"}:
+        raise tree.TreeError(f"metadata has fields {sorted(meta)}")
+    sharing.rebuild(meta["shared"], arrays)
+
+    def take(key, node, where):
+        if key not in arrays:
+            raise tree.TreeError(f"{where}: tensor {key[:60]!r} is not in the file")
+        return arrays[key]
+
+    obj, used = tree.decode(meta["root"], take)
+    if len(used) != len(arrays):
+        extra = sorted(set(arrays) - used)
+        raise tree.TreeError(f"tensor(s) {extra[:5]} are in the file but not in its "
+                             "structure")
+    return obj
+
+
+def _check_meta(meta, version=_VERSION):
+    if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+        raise tree.TreeError("the metadata is not tapegrad's")
+    if meta.get("version") != version or type(meta.get("version")) is not int:
+        raise tree.TreeError(f"format version {str(meta.get('version'))[:20]}, this "
+                             f"tapegrad reads version {version} here")
+
+
+def _load_npz_v1(raw):
+    text, arrays, stored = npz_v1.read(raw, _SUPPORTED)
+    meta = tree.parse_json(text)
+    _check_meta(meta, version=1)
+    if set(meta) != {"format", "version", "root"}:
+        raise tree.TreeError(f"manifest has fields {sorted(meta)}")
+
+    def take(key, node, where):
+        arr = arrays.get(key)
+        if arr is None:
+            raise tree.TreeError(f"{where}: array {key[:60]!r} is not in the archive")
+        shape = node.get("shape")
+        if node.get("dtype") != stored[key] or type(shape) is not list or \
+                shape != list(arr.shape):
+            raise tree.TreeError(f"{where}: array {key!r} is {stored[key]} "
+                                 f"{list(arr.shape)}, the manifest says "
+                                 f"{str(node.get('dtype'))[:20]} {str(shape)[:40]}")
+        return arr
+
+    obj, used = tree.decode(meta["root"], take, legacy=True)
+    return obj

@@ -189,7 +189,7 @@ def test_sampling_is_reproducible_and_cli_sample(tmp_path, capsys):
     assert _run(tmp_path, "--model", "mlp", "--steps", "20", "--eval-every", "20") == 0
     from tapegrad.cli import main
     capsys.readouterr()
-    ck = str(tmp_path / "out" / "checkpoint.npz")
+    ck = str(tmp_path / "out" / "checkpoint.safetensors")
     assert main(["sample", ck, "-n", "4", "--seed", "3"]) == 0
     first = capsys.readouterr().out.split()
     assert main(["sample", ck, "-n", "4", "--seed", "3"]) == 0

@@ -44,11 +44,11 @@ def test_two_epochs_on_sample_beat_80_percent(run, capsys):
 def test_eval_reloads_checkpoint(run, capsys):
     out, _ = run
     capsys.readouterr()
-    assert cli.main(["eval", str(out / "checkpoint.npz")]) == 0
+    assert cli.main(["eval", str(out / "checkpoint.safetensors")]) == 0
     line = capsys.readouterr().out
     acc = json.loads((out / "metrics.json").read_text())["test_accuracy"][-1]
     assert f"accuracy {acc:.2%}" in line and "/1000" in line
-    ck = tg.load(out / "checkpoint.npz")
+    ck = tg.load(out / "checkpoint.safetensors")
     assert ck["task"] == "mnist" and set(ck["model"]) == {"1.weight", "1.bias", "3.weight",
                                                           "3.bias"}
     assert ck["model"]["1.weight"].shape == (256, 784)
@@ -57,7 +57,7 @@ def test_eval_reloads_checkpoint(run, capsys):
 def test_checkpoint_weights_reproduce_accuracy(run):
     """Rebuild the MLP by hand from the saved weights: same test accuracy (no magic)."""
     out, _ = run
-    ck = tg.load(out / "checkpoint.npz")
+    ck = tg.load(out / "checkpoint.safetensors")
     _, _, xte, yte = mnist_data.load_mnist_sample()
     x = ((xte.reshape(-1, 784) / 255.0 - 0.1307) / 0.3081)
     w = {k: v.data.astype(np.float64) for k, v in ck["model"].items()}
@@ -157,3 +157,23 @@ def test_help_documents_every_flag(capsys):
         assert flag in text, flag
     assert "eval" in _help([], capsys)
     assert "CHECKPOINT" in _help(["eval"], capsys)
+
+
+def test_cli_checkpoint_model_loads_into_torch(run):
+    """The README's promise: the CLI's checkpoint is safetensors with torch's key names,
+    so PyTorch reads the MLP's weights and computes the same logits."""
+    import safetensors.torch
+    out, _ = run
+    sd = safetensors.torch.load_file(out / "checkpoint.safetensors")
+    weights = {k[len("model."):]: v for k, v in sd.items() if k.startswith("model.")}
+    twin = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 256), torch.nn.ReLU(),
+                               torch.nn.Linear(256, 10))
+    twin.load_state_dict(weights, strict=True)
+    x = np.random.default_rng(0).standard_normal((5, 1, 28, 28)).astype(np.float32)
+    ck = tg.load(out / "checkpoint.safetensors")
+    w = {k: v.data for k, v in ck["model"].items()}
+    ours = np.maximum(x.reshape(5, -1) @ w["1.weight"].T + w["1.bias"], 0) @ w["3.weight"].T \
+        + w["3.bias"]
+    with torch.no_grad():
+        np.testing.assert_allclose(twin(torch.from_numpy(x)).numpy(), ours, rtol=1e-4,
+                                   atol=1e-5)

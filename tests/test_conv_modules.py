@@ -272,7 +272,7 @@ def test_cli_trains_and_evaluates_the_cnn(tmp_path, capsys):
     assert m["config"]["model"] == "cnn"
     assert m["test_accuracy"][-1] > 0.80
     capsys.readouterr()
-    assert cli.main(["eval", str(tmp_path / "checkpoint.npz")]) == 0
+    assert cli.main(["eval", str(tmp_path / "checkpoint.safetensors")]) == 0
     out = capsys.readouterr().out
     assert f"{100 * m['test_accuracy'][-1]:.2f}%" in out
 

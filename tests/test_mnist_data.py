@@ -162,3 +162,144 @@ def test_sample_bad_file(tmp_path):
     p.write_bytes(gzip.compress(b"1,2,3\n4,5,6\n"))
     with pytest.raises(M.MNISTError, match="785 columns"):
         M.load_mnist_sample(p)
+
+
+# ---- damaged files and interrupted downloads (issue 14) -------------------------------
+def test_corrupt_deflate_stream_is_mnist_error_naming_file(tmp_path):
+    images, _ = _fake(20)
+    packed = bytearray(gzip.compress(_idx(images)))
+    packed[10] = 0xFF  # first deflate block header: "invalid block type"
+    p = tmp_path / "train-images-idx3-ubyte.gz"
+    p.write_bytes(bytes(packed))
+    with pytest.raises(M.MNISTError, match="train-images-idx3-ubyte.gz.*(corrupt|truncated)"):
+        M.read_idx(p)
+
+
+@pytest.mark.parametrize("dims", [(2 ** 31, 2 ** 31, 4), (2 ** 32 - 1, 2 ** 32 - 1),
+                                  (1, 2 ** 32 - 1)])
+@pytest.mark.parametrize("gz", [False, True])
+def test_idx_dims_overflowing_are_mnist_error(tmp_path, dims, gz):
+    # (2**31, 2**31, 4) multiplies to 2**64: 0 in int64 arithmetic, so a header-only file
+    # "matched" its declared size before and then failed to reshape.
+    data = bytes([0, 0, 0x08, len(dims)]) + struct.pack(f">{len(dims)}I", *dims) + b"\0" * 8
+    p = tmp_path / ("big.idx.gz" if gz else "big.idx")
+    p.write_bytes(gzip.compress(data) if gz else data)
+    with pytest.raises(M.MNISTError, match="big.idx.*more than the .*file can hold"):
+        M.read_idx(p)
+
+
+def _good_files(n_train=6, n_test=4):
+    tri, trl = _fake(n_train, 1)
+    tei, tel = _fake(n_test, 2)
+    return {"train-images-idx3-ubyte.gz": gzip.compress(_idx(tri)),
+            "train-labels-idx1-ubyte.gz": gzip.compress(_idx(trl)),
+            "t10k-images-idx3-ubyte.gz": gzip.compress(_idx(tei)),
+            "t10k-labels-idx1-ubyte.gz": gzip.compress(_idx(tel))}, tri
+
+
+def test_incomplete_read_is_the_download_error(tmp_path, monkeypatch):
+    import http.client
+    calls = []
+
+    def dropped(url, fh, progress=True):
+        calls.append(url)
+        fh.write(b"partial")
+        raise http.client.IncompleteRead(b"partial", 9000)
+
+    monkeypatch.setattr(M, "_fetch", dropped)
+    with pytest.raises(M.MNISTDownloadError, match="could not download train-images.*"
+                                                   "IncompleteRead"):
+        tg.data.MNIST(tmp_path, train=True)
+    assert len(calls) == len(M.MIRRORS)  # every mirror was tried
+    assert os.listdir(tmp_path / "MNIST" / "raw") == []  # no .part left behind
+
+
+def test_incomplete_read_lets_the_cli_fall_back_to_the_sample(tmp_path, monkeypatch, capsys):
+    import http.client
+    from tapegrad.train import mnist as train_mnist
+
+    def dropped(url, fh, progress=True):
+        raise http.client.IncompleteRead(b"", 10)
+
+    monkeypatch.setattr(M, "_fetch", dropped)
+    _, (xte, _), source = train_mnist.load_data("auto", str(tmp_path))
+    assert source["name"] == train_mnist.SAMPLE_SOURCE and xte.shape[0] == 1000
+    assert "offline" in capsys.readouterr().err
+
+
+def test_truncated_cached_archive_is_fetched_again(tmp_path, monkeypatch):
+    files, tri = _good_files()
+    monkeypatch.setattr(M, "RESOURCES", [(k, hashlib.md5(v).hexdigest())
+                                         for k, v in files.items()])
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    (raw / "train-images-idx3-ubyte.gz").write_bytes(files["train-images-idx3-ubyte.gz"][:-30])
+    (raw / "train-labels-idx1-ubyte.gz").write_bytes(files["train-labels-idx1-ubyte.gz"])
+    with pytest.raises(M.MNISTError, match="train-images-idx3-ubyte.gz"):
+        tg.data.MNIST(tmp_path, train=True, download=False)  # no download: an error
+    calls = []
+    monkeypatch.setattr(M, "_fetch", _serve(files, calls))
+    ds = tg.data.MNIST(tmp_path, train=True, download=True)
+    assert [c.rsplit("/", 1)[-1] for c in calls] == ["train-images-idx3-ubyte.gz"]
+    np.testing.assert_array_equal(ds.data.data, tri)
+    assert (raw / "train-images-idx3-ubyte.gz").read_bytes() == files[
+        "train-images-idx3-ubyte.gz"]
+
+
+def test_read_only_cache_holding_every_file_is_accepted(tmp_path, monkeypatch):
+    from tapegrad.train import common
+    from tapegrad.train import mnist as train_mnist
+    files, tri = _good_files()
+    monkeypatch.setattr(M, "RESOURCES", [(k, hashlib.md5(v).hexdigest())
+                                         for k, v in files.items()])
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for k, v in files.items():
+        (raw / k).write_bytes(v)
+
+    def no_writes(*a, **k):
+        raise AssertionError("tried to write into the read-only cache")
+
+    monkeypatch.setattr(M.tempfile, "mkstemp", no_writes)
+    monkeypatch.setattr(M, "_fetch", no_writes)
+    real_access = os.access
+    # Root may write anywhere, so the read-only directory is simulated for os.access.
+    monkeypatch.setattr(common.os, "access",
+                        lambda p, mode: real_access(p, mode & ~os.W_OK) and not mode & os.W_OK)
+    for d in (raw, raw.parent, tmp_path):
+        os.chmod(d, 0o555)
+    try:
+        (xtr, _), _, source = train_mnist.load_data("mnist", str(tmp_path))
+    finally:
+        for d in (tmp_path, raw.parent, raw):
+            os.chmod(d, 0o755)
+    assert source["name"] == train_mnist.FULL_SOURCE and xtr.shape[0] == len(tri)
+
+
+def test_stale_part_files_are_cleaned(tmp_path, monkeypatch):
+    files, _ = _good_files()
+    monkeypatch.setattr(M, "RESOURCES", [(k, hashlib.md5(v).hexdigest())
+                                         for k, v in files.items()])
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for k, v in files.items():
+        (raw / k).write_bytes(v)
+    stale = raw / ".train-images-idx3-ubyte.gz.k1l2.part"
+    fresh = raw / ".train-labels-idx1-ubyte.gz.zz9x.part"  # another process downloading
+    other = raw / ".notes.txt.part"
+    for p in (stale, fresh, other):
+        p.write_bytes(b"half a download")
+    old = os.stat(stale).st_mtime - 3600
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    tg.data.MNIST(tmp_path, train=True, download=True)
+    assert not stale.exists() and fresh.exists() and other.exists()
+
+
+def test_unwritable_cache_that_needs_a_download_is_mnist_error(tmp_path, monkeypatch):
+    def denied(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(M.tempfile, "mkstemp", denied)
+    with pytest.raises(M.MNISTError, match="cannot download train-images.*cannot write"):
+        tg.data.MNIST(tmp_path, train=True, download=True)

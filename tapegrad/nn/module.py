@@ -400,8 +400,9 @@ class Module:
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy tensors from `state_dict` into this module's parameters and buffers.
 
-        Shapes must match exactly. With `strict=True` (default), missing or unexpected
-        keys raise a RuntimeError listing them all, and NOTHING is copied; with
+        Shapes must match exactly and values must be Tensors (or NumPy arrays) of
+        numbers. With `strict=True` (default), missing or unexpected keys raise a
+        RuntimeError listing them all; any error, in either mode, copies NOTHING; with
         `strict=False` the matching keys are loaded and
         `(missing_keys, unexpected_keys)` is returned. Values are cast to the
         destination's dtype and copied in place (parameters keep their identity, so an
@@ -437,7 +438,16 @@ class Module:
             if k not in state_dict:
                 continue
             v = state_dict[k]
-            arr = v.data if isinstance(v, Tensor) else np.asarray(v)
+            # A Tensor or a NumPy array of numbers, nothing else: np.asarray(None) or of
+            # "abc" would pass the shape check of a 0-d buffer and fail mid-copy.
+            arr = v.data if isinstance(v, Tensor) else np.asarray(v) if \
+                isinstance(v, np.generic) else v
+            if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
+                what = type(v) if not isinstance(arr, np.ndarray) else f"dtype {arr.dtype}"
+                errors.append(f'While copying the parameter named "{k}", expected '
+                              "tapegrad.Tensor or Tensor-like object from checkpoint but "
+                              f"received {what}")
+                continue
             if tuple(arr.shape) != tuple(cur.data.shape):
                 errors.append(f"size mismatch for {k}: copying a param with shape "
                               f"tapegrad.Size({list(arr.shape)}) from checkpoint, the shape "

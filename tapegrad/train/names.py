@@ -14,7 +14,7 @@ Models (`--model`):
        connections; AdamW with linear warmup then cosine decay; gradient clipping at 1.0.
        Each example is a whole word: input `.emma`, targets `emma.` (padding ignored).
 Losses are mean cross-entropy in nats per character. Outputs in --out: metrics.json
-(config and the loss curve), checkpoint.npz (`tapegrad sample` reads it).
+(config and the loss curve), checkpoint.safetensors (`tapegrad sample` reads it).
 """
 import math
 import os
@@ -167,7 +167,7 @@ def train(args):
               "n_layer": args.n_layer, "n_embd": args.n_embd, "n_head": args.n_head}
     common.write_json(os.path.join(out_dir, "metrics.json"),
                       {"config": config, "parameters": nparams, **history})
-    ck_path = os.path.join(out_dir, "checkpoint.npz")
+    ck_path = os.path.join(out_dir, "checkpoint.safetensors")
     tg.save({"format": "tapegrad-train", "task": NAME, "config": config,
              "model": model.state_dict()}, ck_path)
     print(f"wrote {os.path.join(out_dir, 'metrics.json')} and {ck_path}")

@@ -1,0 +1,264 @@
+"""The nested structure of a checkpoint as a JSON tree of typed nodes, both ways.
+
+    {"t": "tensor", "a": NAME}                 Tensor; NAME is its key in the file;
+                                               "rg": true when it requires grad
+    {"t": "ndarray", "a": NAME}                plain NumPy array
+    either may carry "is": NAME0 when it is the very object saved earlier as NAME0
+    {"t": "int", "v": 3}  {"t": "bool", "v": true}  {"t": "str", "v": "mlp"}
+    {"t": "float", "v": "0.1"}                 repr string, so inf / nan survive strict JSON
+    {"t": "none"}
+    {"t": "list"|"tuple", "items": [NODE, ...]}
+    {"t": "dict", "items": [[KEY, NODE], ...]}   KEY: a JSON string for a str key, else a
+                                                 scalar node (an optimizer's int
+                                                 parameter ids stay ints);
+                                                 "odict" for an OrderedDict (state_dict())
+
+Both directions walk the tree with an explicit stack (no recursion: a deep nest is a
+clear error, never a RecursionError). Decoding is strict: every node must have exactly
+its fields with exactly their JSON types, so a damaged or hand-made tree is refused
+(`TreeError`) instead of being coerced (`"false"` is not a bool, `1e999` not a float).
+"""
+import json
+from collections import OrderedDict
+
+import numpy as np
+
+from ..tensor import Tensor
+
+MAX_DEPTH = 64  # container levels; a checkpoint with optimizer state needs ~5
+_SCALAR_FIELDS = {"int": {"v"}, "bool": {"v"}, "str": {"v"}, "float": {"v"}, "none": set()}
+_SCALAR_TYPES = {"int": int, "bool": bool, "str": str, "float": str}
+
+
+class TreeError(Exception):
+    """The tree (or its JSON text) is malformed; the caller names the file."""
+
+
+# ---- encoding -------------------------------------------------------------------------
+def _scalar_node(obj):
+    """The node of a Python scalar, or None if `obj` is not one."""
+    # NOTE: bool before int (bool is a subclass of int).
+    if obj is None:
+        return {"t": "none"}
+    if isinstance(obj, (bool, np.bool_)):
+        return {"t": "bool", "v": bool(obj)}
+    if isinstance(obj, (int, np.integer)):
+        return {"t": "int", "v": int(obj)}
+    if isinstance(obj, (float, np.floating)):
+        return {"t": "float", "v": repr(float(obj))}
+    if isinstance(obj, str):
+        return {"t": "str", "v": obj}
+    return None
+
+
+def _part(key):
+    return key if isinstance(key, str) else repr(key) if isinstance(key, float) else str(key)
+
+
+def encode(obj, check_array):
+    """Return (root node, {name: ndarray}, {name: source object}).
+
+    Names are the dotted paths of the tensors in the nest, so a flat state dict keeps
+    torch's key names exactly (`{"0.weight": t}` is stored as "0.weight"). A repeated
+    name (e.g. keys "a.b" and {"a": {"b": ...}}) gets a "#n" suffix."""
+    arrays, sources, first_name = {}, {}, {}
+    holder = [None]
+    stack = [(obj, holder, 0, (), 0)]
+    while stack:
+        value, parent, slot, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"tg.save: the object is nested deeper than {MAX_DEPTH} levels "
+                             "(or contains itself)")
+        if isinstance(value, (Tensor, np.ndarray)):
+            arr = value.data if isinstance(value, Tensor) else value
+            check_array(arr, ".".join(path) or "<root>")
+            name = ".".join(path) or "tensor"
+            if name.startswith("__") or name in arrays:  # __metadata__ is reserved
+                n = 1
+                while f"{name}#{n}" in arrays:
+                    n += 1
+                name = f"{name}#{n}"
+            arrays[name], sources[name] = arr, value
+            node = {"t": "tensor" if isinstance(value, Tensor) else "ndarray", "a": name}
+            if isinstance(value, Tensor) and value.requires_grad:
+                node["rg"] = True
+            if id(value) in first_name:
+                node["is"] = first_name[id(value)]
+            else:
+                first_name[id(value)] = name
+            parent[slot] = node
+            continue
+        node = _scalar_node(value)
+        if node is not None:
+            parent[slot] = node
+            continue
+        if isinstance(value, (list, tuple)):
+            items = [None] * len(value)
+            parent[slot] = {"t": "tuple" if isinstance(value, tuple) else "list",
+                            "items": items}
+            for i in reversed(range(len(value))):  # reversed: popped in order
+                stack.append((value[i], items, i, path + (str(i),), depth + 1))
+            continue
+        if isinstance(value, dict):
+            pairs = []
+            for k in value:
+                knode = k if type(k) is str else _scalar_node(k)
+                if knode is None:
+                    raise TypeError(f"tg.save: dict keys must be str, int, float, bool or "
+                                    f"None, got {type(k).__name__} (key {k!r})")
+                pairs.append([knode, None])
+            parent[slot] = {"t": "odict" if isinstance(value, OrderedDict) else "dict",
+                            "items": pairs}
+            for pair, (k, v) in reversed(list(zip(pairs, value.items()))):
+                stack.append((v, pair, 1, path + (_part(k),), depth + 1))
+            continue
+        raise TypeError(f"tg.save: cannot save an object of type {type(value).__name__} "
+                        f"(at {'.'.join(path) or 'the top level'}); supported: Tensor, numpy "
+                        "array, int, float, bool, str, None, and lists, tuples and dicts "
+                        "of them")
+    return holder[0], arrays, sources
+
+
+# ---- strict JSON ----------------------------------------------------------------------
+def _reject_constant(name):
+    raise TreeError(f"non-standard JSON constant {name}")
+
+
+def _no_duplicates(pairs):
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        keys = [k for k, _ in pairs]
+        raise TreeError(f"duplicate JSON key {next(k for k in keys if keys.count(k) > 1)!r}")
+    return out
+
+
+def parse_json(text):
+    """json.loads, but NaN/Infinity and duplicate keys are errors, and a document nested
+    too deeply for json's C parser is a TreeError, not a RecursionError. (decode then
+    applies the real, much lower, MAX_DEPTH.)"""
+    try:
+        return json.loads(text, parse_constant=_reject_constant,
+                          object_pairs_hook=_no_duplicates)
+    except RecursionError:
+        raise TreeError(f"nested deeper than the limit of {MAX_DEPTH} levels (the JSON "
+                        "parser ran out of stack)") from None
+    except ValueError as e:  # JSONDecodeError, >4300-digit ints
+        raise TreeError(f"invalid JSON ({e})") from None
+
+
+# ---- decoding -------------------------------------------------------------------------
+def _fields(node, allowed, where):
+    if not isinstance(node, dict) or not isinstance(node.get("t"), str):
+        raise TreeError(f"{where}: expected a node object, got {str(node)[:60]!r}")
+    extra = set(node) - allowed - {"t"}
+    if extra:
+        raise TreeError(f"{where}: unexpected field(s) {sorted(extra)} in a {node['t']!r} node")
+
+
+def _scalar(node, where):
+    t = node.get("t") if isinstance(node, dict) else None
+    if t not in _SCALAR_FIELDS:
+        return False, None
+    _fields(node, _SCALAR_FIELDS[t], where)
+    if t == "none":
+        return True, None
+    if "v" not in node:
+        raise TreeError(f"{where}: {t!r} node without a value")
+    v = node["v"]
+    # type(...) is, not isinstance: True is not an int here, and "false" not a bool.
+    if type(v) is not _SCALAR_TYPES[t]:
+        raise TreeError(f"{where}: {t!r} node holds {type(v).__name__} {str(v)[:40]!r}")
+    if t == "float":
+        try:
+            f = float(v)
+        except ValueError:
+            raise TreeError(f"{where}: {v[:40]!r} is not a float") from None
+        if repr(f) != v:  # what save writes; refuses "1e999", " 1", "0x1p3"...
+            raise TreeError(f"{where}: float {v[:40]!r} is not in canonical form")
+        return True, f
+    return True, v
+
+
+def decode(root, take, legacy=False):
+    """Rebuild the object. `take(name, node, where)` returns the array stored under
+    `name` (and may check the node's legacy dtype/shape fields)."""
+    tensor_fields = {"a", "rg", "is"} | ({"dtype", "shape"} if legacy else set())
+    array_fields = {"a", "is"} | ({"dtype", "shape"} if legacy else set())
+    made, used = {}, set()
+    holder, tuples = [None], []
+    stack = [(root, holder, 0, 0, "root")]
+    while stack:
+        node, parent, slot, depth, where = stack.pop()
+        if depth > MAX_DEPTH:
+            raise TreeError(f"nested deeper than the limit of {MAX_DEPTH} levels")
+        ok, value = _scalar(node, where)
+        if ok:
+            parent[slot] = value
+            continue
+        _fields(node, {"items"} | tensor_fields, where)
+        t = node["t"]
+        if t in ("tensor", "ndarray"):
+            _fields(node, tensor_fields if t == "tensor" else array_fields, where)
+            name = node.get("a")
+            if type(name) is not str:
+                raise TreeError(f"{where}: {t} node without a tensor name")
+            if name in used:
+                raise TreeError(f"{where}: tensor {name!r} is used twice")
+            used.add(name)
+            arr = take(name, node, where)
+            rg = node.get("rg", False)
+            if type(rg) is not bool:
+                raise TreeError(f"{where}: requires_grad flag {str(rg)[:20]!r} is not a bool")
+            if "is" in node:
+                same = made.get(node["is"]) if type(node["is"]) is str else None
+                if same is None or (t == "tensor") != isinstance(same, Tensor):
+                    raise TreeError(f"{where}: 'is' names {str(node['is'])[:40]!r}, which is "
+                                    f"not an earlier {t}")
+                parent[slot] = same
+                continue
+            if t == "tensor":
+                value = Tensor(arr)
+                if rg:
+                    value.requires_grad_(True)
+            else:
+                value = arr
+            made[name] = parent[slot] = value
+            continue
+        items = node.get("items")
+        if t in ("list", "tuple"):
+            _fields(node, {"items"}, where)
+            if type(items) is not list:
+                raise TreeError(f"{where}: {t} node without an items list")
+            out = [None] * len(items)
+            parent[slot] = out
+            if t == "tuple":
+                tuples.append((parent, slot))
+            for i in reversed(range(len(items))):
+                stack.append((items[i], out, i, depth + 1, f"{where}[{i}]"))
+            continue
+        if t in ("dict", "odict"):
+            _fields(node, {"items"}, where)
+            if type(items) is not list:
+                raise TreeError(f"{where}: dict node without an items list")
+            out, todo = OrderedDict() if t == "odict" else {}, []
+            for i, pair in enumerate(items):
+                if type(pair) is not list or len(pair) != 2:
+                    raise TreeError(f"{where}: dict item {i} is not a [key, value] pair")
+                ok, key = (True, pair[0]) if type(pair[0]) is str else \
+                    _scalar(pair[0], f"{where} key {i}")
+                # Format 2 writes str keys bare; format 1 wrote them as str nodes.
+                if not ok or (type(pair[0]) is not str and type(key) is str and not legacy):
+                    raise TreeError(f"{where}: dict key {i} is not a scalar node")
+                if key in out:
+                    raise TreeError(f"{where}: duplicate dict key {key!r}")
+                out[key] = None
+                todo.append((pair[1], out, key, depth + 1, f"{where}[{key!r}]"))
+            parent[slot] = out
+            stack.extend(reversed(todo))
+            continue
+        raise TreeError(f"{where}: unknown node type {t[:40]!r}")
+    # Children were made after their parents, so converting in reverse order freezes
+    # inner tuples before the lists that hold them.
+    for parent, slot in reversed(tuples):
+        parent[slot] = tuple(parent[slot])
+    return holder[0], used
