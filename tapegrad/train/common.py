@@ -176,6 +176,21 @@ def bad_checkpoint(path, reason):
     return CLIError(f"not a valid checkpoint: {path}: {reason}")
 
 
+def _load_reason(exc, path):
+    """tg.load's message without the parts the one-line error says already
+    ("tg.load: 'run/ck.npz' is truncated ..." -> "truncated ...")."""
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if reason.startswith("tg.load: "):
+        reason = reason[len("tg.load: "):]
+    p = os.fspath(path)
+    for prefix in (f"{p!r} is ", f"{p} is ", f"{p!r}: ", f"{p}: "):
+        if reason.startswith(prefix):
+            return reason[len(prefix):]
+    if isinstance(exc, OSError) and exc.strerror:   # e.g. IsADirectoryError
+        return exc.strerror
+    return reason
+
+
 def load_checkpoint(path, task=None):
     """tg.load a training checkpoint; any problem becomes a one-line CLIError naming the
     file. With `task`, a checkpoint of another task is refused too."""
@@ -184,8 +199,7 @@ def load_checkpoint(path, task=None):
     try:
         ck = tg.load(path)
     except Exception as e:  # noqa: BLE001 - damaged files raise all sorts; none may escape
-        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise bad_checkpoint(path, reason.replace("tg.load: ", "")) from None
+        raise bad_checkpoint(path, _load_reason(e, path)) from None
     if not isinstance(ck, dict) or ck.get("format") != "tapegrad-train" or "task" not in ck:
         raise CLIError(f"{path} is a tapegrad file but not a training checkpoint "
                        "(written by `tapegrad train`)")

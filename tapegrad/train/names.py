@@ -91,14 +91,16 @@ def check_sizes(kind, n_layer, n_embd, n_head, block, batch, n_windows):
     memory.check_fits(nbytes, what)
 
 
-def _names(which, what):
+def _names(which, prefix=None):
     """Names(which), its errors (unreadable, binary or empty file) as one CLIError that
-    names the file."""
+    names the word list (and starts with `prefix` if given)."""
     try:
         return Names(which)
     except (RuntimeError, ValueError, OSError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise CLIError(msg if repr(which) in msg else f"{what} {which!r}: {msg}") from None
+        if repr(which) not in msg:
+            msg = f"--data {which!r}: {msg}"
+        raise CLIError((prefix or "") + msg) from None
 
 
 def word_sequences(words, block_size):
@@ -165,7 +167,7 @@ def train(args):
         raise CLIError(f"--n-head {args.n_head} must divide --n-embd {args.n_embd} (each "
                        f"head gets n_embd / n_head channels)")
     out = args.out or rundir.default_out(NAME, kind, "mlp")
-    data = _names(args.data, "--data")
+    data = _names(args.data)
     block = args.block_size if kind == "mlp" else data.max_len + 1
     n_windows = sum(len(w) + 1 for w in data.splits["train"])
     check_sizes(kind, args.n_layer, args.n_embd, args.n_head, block, args.batch_size,
@@ -261,7 +263,7 @@ def evaluate(ck, args):
     model = load_model(ck, path)
     cfg = ck["config"]
     data_name = common.config_value(ck, path, "data", str)
-    data = _names(data_name, f"the data {data_name!r} of {path}:")
+    data = _names(data_name, f"cannot evaluate {path}: ")
     X, Y = _arrays(data, cfg["model"], cfg["block_size"], "test")
     print(f"test loss {split_loss(model, cfg['model'], X, Y):.4f} "
           f"({cfg['model']} on {cfg['data']})")
