@@ -9,8 +9,9 @@
 
 Each training task is a module listed in `tapegrad.train.TASKS` (see that package's
 docstring for the interface); `train TASK` and `eval` dispatch to it. To add a top-level
-command, write `_add_<name>(subparsers)` that sets `func` and call it in `build_parser`.
-Every command also takes `--debug`.
+command, write `_add_<name>(subparsers)` that sets `func`, calls `_common_flags(p)` on
+its parser (so `--debug` works after the command too) and validates its flag values with
+`tapegrad.train.flags` types, then call it in `build_parser`.
 
 Errors never show a traceback unless `--debug` is given: a usage error (unknown or
 abbreviated flag, absurd value) is one line and exit 2; an error while running (a

@@ -70,6 +70,7 @@ EDITS = [
     ("mlp", _set(None, "task", "names"), ["eval", "sample"]),
     ("names_mlp", _set(None, "task", "mnist"), ["eval"]),
     ("mlp", _set(None, "task", "cifar"), ["eval", "sample"]),
+    ("mlp", _set(None, "task", ["mnist"]), ["eval", "sample"]),
     # malformed configs and state dicts
     ("mlp", _set("config", "hidden", [10 ** 9]), ["eval"]),   # 200 bytes must not build 10^12
     ("mlp", _set("config", "hidden", "abc"), ["eval"]),
@@ -255,6 +256,14 @@ def test_nonfinite_loss_stops_mnist_naming_the_step(tmp_path, capsys):
     line = assert_one_line_error(code, capsys.readouterr().err)
     assert "epoch 1/3, step " in line and "lower --lr" in line, line
     assert not (out / "checkpoint.npz").exists() and not (out / "metrics.json").exists()
+
+
+def test_nonfinite_loss_from_weight_decay_says_so(tmp_path, capsys):
+    code = run(["train", "mnist", "--data", "sample", "--epochs", "1", "--hidden", "8",
+                "--optimizer", "sgd", "--weight-decay", "1e300", "--no-progress",
+                "--out", tmp_path / "out"])
+    line = assert_one_line_error(code, capsys.readouterr().err)
+    assert "epoch 1/1, step " in line and "lower --weight-decay" in line, line
 
 
 @pytest.mark.parametrize("model", ["mlp", "gpt"])

@@ -74,15 +74,22 @@ def _bar(iterable, total, desc, enabled):
     return None
 
 
-def check_loss(value, where, optimizer):
+def check_loss(value, where, optimizer, lr=None):
     """CLIError if the loss `value` (a float already fetched for logging) is NaN or
     infinite: every later step would only spread it, and the run would end "successfully"
-    with garbage weights. `where` names the step ("epoch 2, step 17")."""
+    with garbage weights. `where` names the step ("epoch 2, step 17"); `lr` is the
+    --lr the user gave when a schedule changes the optimizer's."""
     if not math.isfinite(value):
-        lr = optimizer.param_groups[0].get("lr") if optimizer.param_groups else None
-        at = f" (--lr {lr:g})" if isinstance(lr, (int, float)) else ""
-        raise CLIError(f"the training loss became {value} at {where}; stopping. The "
-                       f"learning rate{at} is probably too high: try a lower --lr")
+        group = optimizer.param_groups[0] if optimizer.param_groups else {}
+        lr, wd = lr if lr is not None else group.get("lr"), group.get("weight_decay") or 0.0
+        if isinstance(lr, (int, float)) and wd > 1 and lr * wd > 1:
+            # decay by lr * wd > 1 per step flips and grows the weights by itself
+            hint = (f"--weight-decay {wd:g} with --lr {lr:g} is too strong: try a lower "
+                    "--weight-decay or --lr")
+        else:
+            at = f" (--lr {lr:g})" if isinstance(lr, (int, float)) else ""
+            hint = f"the learning rate{at} is probably too high: try a lower --lr"
+        raise CLIError(f"the training loss became {value} at {where}; stopping. {hint}")
 
 
 def train_epoch(model, loader, optimizer, loss_fn, desc, progress=True, clip=None):
@@ -203,6 +210,8 @@ def load_checkpoint(path, task=None):
     if not isinstance(ck, dict) or ck.get("format") != "tapegrad-train" or "task" not in ck:
         raise CLIError(f"{path} is a tapegrad file but not a training checkpoint "
                        "(written by `tapegrad train`)")
+    if not isinstance(ck["task"], str):
+        raise bad_checkpoint(path, f"its task is {ck['task']!r}, not a name")
     if not isinstance(ck.get("config"), dict) or not isinstance(ck.get("model"), dict):
         raise bad_checkpoint(path, "it has no config or no model state dict")
     if not all(hasattr(v, "shape") for v in ck["model"].values()):

@@ -197,7 +197,7 @@ def train(args):
     for step in range(steps):
         ix = rng.integers(0, len(Xtr), size=args.batch_size)
         loss = _loss(model, kind, Xtr[ix], Ytr[ix])
-        common.check_loss(float(loss.item()), f"step {step + 1}/{steps}", opt)
+        common.check_loss(float(loss.item()), f"step {step + 1}/{steps}", opt, lr=lr)
         opt.zero_grad()
         loss.backward()
         if kind == "gpt":
