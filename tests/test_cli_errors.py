@@ -385,3 +385,28 @@ def test_debug_traceback_and_interrupt_in_a_subprocess(tmp_path):
                        cwd=tmp_path, env=dict(os.environ, PYTHONPATH=os.path.dirname(
                            os.path.dirname(os.path.abspath(__file__)))), timeout=120)
     assert r.returncode == 130 and r.stderr == "tapegrad: error: interrupted\n", r.stderr
+
+
+def test_a_shell_script_stops_at_the_failing_step(tmp_path):
+    """How the commands are used in a script or CI job (`set -e`, one command per step,
+    as in the README): a NaN run must stop the script, not hand a garbage checkpoint on."""
+    import shutil
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    py = sys.executable
+    script = (
+        "set -e\n"
+        f"'{py}' -m tapegrad train mnist --data sample --epochs 1 --hidden 8 "
+        "--no-progress --out good\n"
+        f"'{py}' -m tapegrad eval good/checkpoint.npz\n"
+        f"'{py}' -m tapegrad train mnist --data sample --epochs 1 --hidden 8 "
+        "--no-progress --lr 1e30 --out bad\n"
+        f"'{py}' -m tapegrad eval bad/checkpoint.npz\n"
+        "echo UNREACHABLE\n")
+    r = subprocess.run([shutil.which("bash") or "/bin/bash", "-c", script], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=root))
+    assert r.returncode == 1 and "UNREACHABLE" not in r.stdout
+    assert "good/checkpoint.npz: mlp on mnist-sample test set: accuracy" in r.stdout
+    assert_one_line_error(r.returncode, r.stderr, "lower --lr")
+    assert not (tmp_path / "bad" / "checkpoint.npz").exists()
