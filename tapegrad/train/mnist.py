@@ -12,7 +12,6 @@ Outputs in --out: metrics.json, curves.png, checkpoint.npz (tg.save: model state
 optimizer state and config; `tapegrad eval` reloads it).
 """
 import os
-import sys
 import zlib
 
 import numpy as np
