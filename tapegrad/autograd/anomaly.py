@@ -25,7 +25,15 @@ how to fix it (make the input safe before the op: `sqrt(where(x > 0, x, 1))`).
 
 The check costs an `isnan`/`isfinite` pass over every gradient and a stack walk per
 op, so it is off by default (PyTorch warns about the same cost).
+
+Anomaly mode is per thread, like grad mode: `detect_anomaly()` in one thread records
+sites and checks gradients in that thread's ops and backward passes only, and a new
+thread starts with it off. NOTE: PyTorch keeps this one flag process-wide (a thread
+started inside `detect_anomaly()` sees `is_anomaly_enabled()` True); here the flag, the
+site recording and the walk's observers all live in the thread's state, so two threads
+switching it on and off cannot leave each other half-enabled.
 """
+import threading
 import warnings
 import weakref
 
@@ -38,9 +46,21 @@ from . import backward_checks
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled"]
 
-_state = {"enabled": False, "check_nan": True, "check_inf": True}
-# nodes whose output gradient arrived through a `where` (node -> (where site, branch))
-_masked_by = weakref.WeakKeyDictionary()
+class _ThreadState(threading.local):
+    """Anomaly mode is per thread (see the module docstring): its flags, and the nodes
+    whose output gradient arrived through a `where` (node -> (where site, branch))."""
+
+    def __init__(self):
+        self.enabled = False
+        self.check_nan = True
+        self.check_inf = True
+        self.masked_by = weakref.WeakKeyDictionary()
+
+    def settings(self):
+        return self.enabled, self.check_nan, self.check_inf
+
+
+_state = _ThreadState()
 
 # What the local derivative of a few ops is and when it blows up (shown in the error).
 _HINTS = {
@@ -58,26 +78,27 @@ _HINTS = {
 
 
 def is_anomaly_enabled():
-    return _state["enabled"]
+    return _state.enabled
 
 
 def is_anomaly_check_nan_enabled():
-    return _state["enabled"] and _state["check_nan"]
+    return _state.enabled and _state.check_nan
 
 
 def _set(enabled, check_nan, check_inf):
-    """Switch the global state; keep site recording and the engine hook in step."""
-    was = _state["enabled"]
-    _state.update(enabled=bool(enabled), check_nan=bool(check_nan), check_inf=bool(check_inf))
-    if _state["enabled"] and not was:
+    """Switch this thread's state; keep site recording and the engine hook in step."""
+    was = _state.enabled
+    _state.enabled, _state.check_nan = bool(enabled), bool(check_nan)
+    _state.check_inf = bool(check_inf)
+    if _state.enabled and not was:
         state.record_sites += 1
-    elif was and not _state["enabled"]:
+    elif was and not _state.enabled:
         state.record_sites -= 1
-    if _state["enabled"] and _state["check_nan"]:
+    if _state.enabled and _state.check_nan:
         backward_checks.install("anomaly", _check)
     else:
         backward_checks.uninstall("anomaly")
-        _masked_by.clear()
+        _state.masked_by.clear()
 
 
 _WARNING = ("Anomaly Detection has been enabled. This mode will increase the runtime and "
@@ -99,12 +120,12 @@ class detect_anomaly:
         warnings.warn(_WARNING, stacklevel=2)
 
     def __enter__(self):
-        self._prev = dict(_state)
+        self._prev = _state.settings()
         _set(True, self.check_nan, self.check_inf)
         return self
 
     def __exit__(self, *exc):
-        _set(self._prev["enabled"], self._prev["check_nan"], self._prev["check_inf"])
+        _set(*self._prev)
         return False
 
     def __call__(self, fn):
@@ -122,14 +143,14 @@ class set_detect_anomaly:
     a context manager it restores the previous mode on exit, like PyTorch's."""
 
     def __init__(self, mode, check_nan=True, check_inf=True):
-        self._prev = dict(_state)
+        self._prev = _state.settings()
         _set(mode, check_nan, check_inf)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        _set(self._prev["enabled"], self._prev["check_nan"], self._prev["check_inf"])
+        _set(*self._prev)
         return False
 
 
@@ -154,8 +175,8 @@ def _check(node, i, g, gi):
         t = node.inputs[i]
         p = getattr(t, "grad_fn", None)
         if p is not None:
-            _masked_by[p] = (node.site, i)
-    check_inf = _state["check_inf"]
+            _state.masked_by[p] = (node.site, i)
+    check_inf = _state.check_inf
     gia = _raw(gi)
     bad = _bad(gia, check_inf)
     if bad is None:
@@ -234,7 +255,7 @@ def _message(node, i, g, gi, bad, check_inf):
     if op.name in _HINTS:
         lines.append(f"  Note: {_HINTS[op.name]}.")
     if zero_g and np.isnan(gi[bad]).any():
-        masked = _masked_by.get(node)
+        masked = _state.masked_by.get(node)
         if masked is not None:
             site, branch = masked
             lines.append(

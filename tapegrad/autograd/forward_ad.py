@@ -43,10 +43,26 @@ UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
 class DualLevel:
     """The active level: the tensors given a tangent in it (held weakly, so that leaving
-    the level strips their tangents), and the propagation `apply` calls after each op."""
+    the level strips their tangents), and the propagation `apply` calls after each op.
+
+    `views`: id(tangent array) -> the Tensor object that shows it (held weakly). A tangent
+    lives in the `_fw` slot as an array, but PyTorch hands back the very Tensor given to
+    make_dual (`unpack_dual(make_dual(p, t)).tangent is t`, its forward-AD tutorial
+    asserts it) and the same Tensor on every unpack; the entry is used only while that
+    Tensor's array is still the one in `_fw` (`.data` may have been reassigned since)."""
 
     def __init__(self):
         self.tensors = []
+        self.views = weakref.WeakValueDictionary()
+
+    def tangent_tensor(self, t):
+        """The Tensor showing t's tangent: the one given or handed out before, else new."""
+        tan = t._fw
+        view = self.views.get(id(tan))
+        if view is None or view.data is not tan:
+            view = like(t, tan)
+            self.views[id(tan)] = view
+        return view
 
     def set_tangent(self, t, tangent):
         t._fw = tangent
@@ -94,6 +110,7 @@ def exit_dual_level(*, level=None):
     if state.dual is None:
         raise RuntimeError("exit_dual_level: no dual level is active")
     level, state.dual = state.dual, None
+    level.views.clear()
     for ref in level.tensors:
         t = ref()
         if t is not None:
@@ -133,12 +150,15 @@ def make_dual(tensor, tangent, *, level=None):
     out = apply(_S.alias, tensor)
     out._version = tensor._version  # same memory, same version counter
     state.dual.set_tangent(out, tan)
+    if isinstance(tangent, TensorBase) and tangent.data is tan:  # not cast: keep it
+        state.dual.views[id(tan)] = tangent
     return out
 
 
 def unpack_dual(tensor, *, level=None):
     """(primal, tangent): the value as a tensor without tangent, and the tangent
-    (a Tensor, or None if the tensor carries none)."""
+    (a Tensor, or None if the tensor carries none): the Tensor given to make_dual when
+    that is the tangent, and the same Tensor object on every call, as in PyTorch."""
     if not isinstance(tensor, TensorBase):
         return UnpackedDualTensor(tensor, None)
     tan = tensor._fw
@@ -147,7 +167,9 @@ def unpack_dual(tensor, *, level=None):
     primal = apply(_S.alias, tensor)
     primal._version = tensor._version
     primal._fw = None
-    return UnpackedDualTensor(primal, like(tensor, tan))
+    if state.dual is None:  # a tangent outlives its level only if a level is left open
+        return UnpackedDualTensor(primal, like(tensor, tan))
+    return UnpackedDualTensor(primal, state.dual.tangent_tensor(tensor))
 
 
 def jvp_from_vjp(op, inputs, tangents, out, kw):

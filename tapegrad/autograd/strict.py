@@ -6,7 +6,8 @@
 
 A wrong rule in the table (or in a custom Function) silently trains a model in a wrong
 direction. In strict mode the engine hands every gradient a rule computes to a checker
-(the engine's `_anomaly_hook` slot, shared through `backward_checks`). The first time a
+(an observer of the walk, installed in this thread's `state.observers` through
+`backward_checks`). The first time a
 rule runs for a given op, input shapes and dtypes, the checker
 
 1. checks the gradient's SHAPE and DTYPE: the rule's result must be a broadcast of the
@@ -24,7 +25,13 @@ rule runs for a given op, input shapes and dtypes, the checker
 A failure raises `StrictModeError` naming the op and the argument, the element, the
 rule's value and the finite difference. The checks cost a few forward evaluations of
 one op per new (op, shapes, dtypes) key, so a training loop pays only in its first step.
+
+Strict mode is per thread, like grad mode: switching it on checks the backward passes
+run by this thread only (the cache of checked keys is shared: a rule checked once in
+any thread is not checked again).
 """
+import threading
+
 import numpy as np
 
 from ..core import grad_mode
@@ -41,7 +48,16 @@ class StrictModeError(RuntimeError):
     """A backward rule's gradient has the wrong shape, dtype or value."""
 
 
-_state = {"enabled": False}
+class _ThreadState(threading.local):
+    """Strict mode is per thread, like grad mode and the walk's observers (core/state.py):
+    `strict()` in one thread checks only the backward passes that thread runs."""
+
+    def __init__(self):
+        self.enabled = False
+        self.busy = False  # inside the check's own backward passes
+
+
+_state = _ThreadState()
 _checked = set()
 # Ops whose forward cannot be re-run on perturbed inputs: checkpoint's forward returns
 # the value computed earlier (its recomputation is itself checked op by op).
@@ -56,7 +72,7 @@ _rng = np.random.default_rng(0)
 
 
 def is_strict_enabled():
-    return _state["enabled"]
+    return _state.enabled
 
 
 def reset_strict_cache():
@@ -65,7 +81,7 @@ def reset_strict_cache():
 
 
 def _set(mode):
-    _state["enabled"] = bool(mode)
+    _state.enabled = bool(mode)
     if mode:
         backward_checks.install("strict", _check)
     else:
@@ -77,7 +93,7 @@ class set_strict:
     previous mode on exit (like `set_grad_enabled`)."""
 
     def __init__(self, mode=True):
-        self._prev = _state["enabled"]
+        self._prev = _state.enabled
         _set(mode)
 
     def __enter__(self):
@@ -95,7 +111,7 @@ class strict:
         self.mode = mode
 
     def __enter__(self):
-        self._prev = _state["enabled"]
+        self._prev = _state.enabled
         _set(self.mode)
         return self
 
@@ -143,7 +159,7 @@ def _check(node, i, g, gi):
     exempt = _NOT_A_DERIVATIVE.get(op.name)
     if exempt is not None and exempt(node.args):
         return
-    if _state.get("busy"):
+    if _state.busy:
         return  # the check's own backward passes (custom Functions) are not checked
     key = _key(node, i)
     if key in _checked:
@@ -151,7 +167,7 @@ def _check(node, i, g, gi):
     _checked.add(key)
     x = _raw(node.inputs[i])
     gi = np.asarray(_raw(gi))
-    _state["busy"] = True
+    _state.busy = True
     try:
         if node.op.backward is not None:  # a custom Function
             gd = [np.asarray(_raw(gk)) for gk in _per_output(node, g) if gk is not None]
@@ -162,7 +178,7 @@ def _check(node, i, g, gi):
             _check_shape_dtype(op, i, x, g.dtype, gi)
             _check_value(node, i, x, g)
     finally:
-        _state["busy"] = False
+        _state.busy = False
 
 
 def _where(op, i, x):

@@ -27,6 +27,8 @@ is one segment's graph.
 NOTE: a tensor fn reads from outside that is itself computed (not a leaf) is followed
 back to its leaves; keep such values as explicit arguments of fn.
 """
+import weakref
+
 import numpy as np
 
 from .. import random as _random
@@ -34,7 +36,7 @@ from ..core import grad_mode
 from ..core.backward import grad as _grad
 from ..core.record import apply
 from ..core.state import state
-from ..core.tensor_base import TensorBase, like
+from ..core.tensor_base import TensorBase, like, make
 from ..ops.registry import Op
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
@@ -92,10 +94,18 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
     need = [j for j, t in enumerate(inputs) if _is_tensor(t) and t._rg]
     if not need:
         return out
-    n_args = len(args)
+    n_args, n_inputs = len(args), len(inputs)
     arg_is_tensor = [_is_tensor(a) for a in args]
     # Non-tensor arguments are kept as they are (no arrays); tensors come back as arrays.
     plain = [None if arg_is_tensor[j] else a for j, a in enumerate(args)]
+    # The rule below outlives the backward pass (the node keeps its op), so it holds no
+    # input tensor: the tensor arguments come back from the node as arrays (only their
+    # class is kept), and the outside leaves fn reads are held weakly (the node's inputs
+    # hold them until it is freed). After backward, what checkpoint saved is freed, as in
+    # PyTorch.
+    arg_types = [type(a)._result_type if arg_is_tensor[j] else None
+                 for j, a in enumerate(args)]
+    captured = [weakref.ref(c) for c in captured]
 
     def recompute(k, g, arrays):
         """Run fn again with recording on; backprop g from its k-th output. Returns the
@@ -109,17 +119,17 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
                 if create:  # arrays are the input Tensors themselves
                     call = list(arrays[:n_args])
                 else:
-                    call = [like(args[j], arrays[j], args_rg[j]) if arg_is_tensor[j]
+                    call = [make(arg_types[j], arrays[j], args_rg[j]) if arg_is_tensor[j]
                             else plain[j] for j in range(n_args)]
                 res = function(*call, **kwargs)
         finally:
             if preserve_rng_state:
                 _random.set_rng_state(now)
         res_k = res if single else res[k]
-        targets = [call[j] if j < n_args else captured[j - n_args] for j in need]
+        targets = [call[j] if j < n_args else captured[j - n_args]() for j in need]
         grads = _grad([res_k], targets, grad_outputs=[g], retain_graph=create,
                       create_graph=create, allow_unused=True)
-        out = [None] * len(inputs)
+        out = [None] * n_inputs
         for j, gj in zip(need, grads):
             out[j] = gj if gj is None or create else gj.data
         return out
@@ -130,7 +140,8 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
         if not (_is_tensor(o) and o._rg):
             results.append(o.detach() if _is_tensor(o) else o)
             continue
-        op = Op("checkpoint", lambda *arrays, value=o.data: value, promote=False,
+        value = [o.data]  # the forward's result, held only until apply has run it
+        op = Op("checkpoint", lambda *arrays, value=value: value.pop(), promote=False,
                 backward=lambda xp, g, ans, *arrays, k=k: recompute(k, g, arrays),
                 inputs=tuple(f"input{j}" for j in range(len(inputs))),
                 doc="recomputes a checkpointed function in backward")
