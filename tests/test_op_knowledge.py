@@ -18,6 +18,9 @@ from tapegrad.autograd.strict import StrictModeError, reset_strict_cache
 from tapegrad.core.record import apply
 from tapegrad.ops.registry import OPS, Op, defop
 
+# the module (the name tg.autograd.strict is its context manager)
+strict_mode = importlib.import_module("tapegrad.autograd.strict")
+
 
 def _import_every_module():
     """Import every tapegrad module, so that every `defop` has run (the conv and
@@ -207,3 +210,62 @@ def test_custom_function_and_checkpoint_ops_carry_their_knowledge():
     cop = y.grad_fn.op
     assert cop.name == "checkpoint"
     assert cop.text and cop.hint and isinstance(cop.strict, str) and cop.strict
+
+
+def _torch_and_tg(fn_tg, fn_torch):
+    """The same write with a position named twice, in both libraries: (ours, torch's)
+    gradients of the written values, ours computed under strict mode."""
+    import torch
+    g = np.array([1.0, 2.0, 3.0, 4.0])
+    v = tg.tensor([1.0, 2.0, 3.0], dtype=tg.float64, requires_grad=True)
+    reset_strict_cache()
+    with tg.autograd.strict():
+        (fn_tg(tg.zeros(4, dtype=tg.float64), v) * tg.tensor(g)).sum().backward()
+    tv = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    (fn_torch(torch.zeros(4, dtype=torch.float64), tv) * torch.tensor(g)).sum().backward()
+    return v.grad.data, tv.grad.numpy()
+
+
+def test_scatter_with_a_repeated_index_is_exempt_and_matches_torch():
+    import torch
+    idx = [0, 0, 2]
+    ours, theirs = _torch_and_tg(lambda x, v: x.scatter(0, tg.tensor(idx), v),
+                                 lambda x, v: x.scatter(0, torch.tensor(idx), v))
+    np.testing.assert_array_equal(ours, theirs)  # [1, 1, 3]: each src gets g at its target
+    op = OPS["scatter"]
+    assert op.strict_exempt({"index": np.array(idx), "axis": 0})
+    assert op.strict_exempt({"index": np.array([[0, 1], [1, 1]]), "axis": 1})
+    assert op.strict_exempt({"index": np.array([[0, 1], [1, 0]]), "axis": 1}) is None
+    assert op.strict_exempt({"index": np.array([[0, 1], [1, 0]]), "axis": 0}) is None
+
+
+def test_setitem_with_a_repeated_index_is_exempt_and_matches_torch():
+    import torch
+
+    def put(x, v, idx):
+        y = x.clone()
+        y[idx] = v
+        return y
+    ours, theirs = _torch_and_tg(lambda x, v: put(x, v, tg.tensor([0, 0, 2])),
+                                 lambda x, v: put(x, v, torch.tensor([0, 0, 2])))
+    np.testing.assert_array_equal(ours, theirs)
+    op = OPS["setitem"]
+    assert op.strict_exempt({"key": np.array([3, 3]), "accumulate": False})
+    assert op.strict_exempt({"key": (slice(None), np.array([-1, 2])), "accumulate": False})
+    assert op.strict_exempt({"key": np.array([3, 3]), "accumulate": True}) is None
+    assert op.strict_exempt({"key": (np.array([0, 0]), np.array([1, 2])),
+                             "accumulate": False}) is None  # (0, 1) and (0, 2)
+    assert op.strict_exempt({"key": (slice(1, 3), 0), "accumulate": False}) is None
+
+
+def test_strict_still_checks_scatter_without_repeats():
+    # the exemption is narrow: a distinct-index write goes through the finite-difference
+    # check (it passes: the rule is the derivative there)
+    v = tg.tensor([1.0, 2.0], dtype=tg.float64, requires_grad=True)
+    reset_strict_cache()
+    with tg.autograd.strict():
+        y = tg.zeros(4, dtype=tg.float64).scatter(0, tg.tensor([3, 1]), v)
+        assert OPS["scatter"].strict_exempt(y.grad_fn.args) is None
+        (y * tg.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    np.testing.assert_array_equal(v.grad.data, [4.0, 2.0])
+    assert any(key[0] == "scatter" for key in strict_mode._checked)  # it was checked

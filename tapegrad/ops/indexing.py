@@ -17,6 +17,7 @@ boolean ndarrays (index_functions.normalize_key makes it from Tensors and lists)
 import numpy as np
 
 from .registry import defop
+from .repeats import scatter_writes_twice, setitem_writes_twice
 from .shape import pad, run
 
 
@@ -190,7 +191,8 @@ setitem = defop("setitem", _setitem_forward, linear=True, inputs=("x", "value"),
                 vjp=[_setitem_vjp_x, _setitem_vjp_v],
                 text="dx = g with x[key] zeroed (all of g if accumulate) ; dvalue = g[key]",
                 hint=("linear: the rule only moves, copies or sums g, so it is finite whenever"
-                      " g is"))
+                      " g is"),
+                strict=setitem_writes_twice)
 
 
 # ---- gather / scatter along one dim ----------------------------------------------
@@ -273,7 +275,8 @@ scatter = defop("scatter", _scatter_forward, linear=True, inputs=("x", "src"), v
     lambda xp, g, ans, x, src, axis, index: _src_vjp(xp, g, axis, index, src),
 ],
     text="dx = g with the written positions zeroed ; dsrc = g gathered at index",
-    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is",
+    strict=scatter_writes_twice)
 
 
 # ---- index_select / index_add: a 1-D index along one dim ----------------------------
