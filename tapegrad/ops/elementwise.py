@@ -186,8 +186,8 @@ cos = defop("cos", np.cos, partials=[lambda xp, ans, x: -xp.sin(x)], reads=["x"]
 # tanh' and sigmoid' are computed from the saved OUTPUT, not the input.
 tanh = defop("tanh", np.tanh, partials=[lambda xp, ans, x: 1.0 - ans * ans], reads=["ans"],
              text="dx = g*(1-ans**2)",
-             hint=("tanh'(x) = 1 - tanh(x)**2 is in [0, 1] for every x: a non-finite result "
-                   "here means the incoming gradient already was"))
+             hint=("tanh'(x) = 1 - tanh(x)**2 is in [0, 1] for every x but nan: a non-finite "
+                   "result here comes from a non-finite incoming gradient or a nan input"))
 
 
 def _sigmoid(x):
@@ -198,8 +198,8 @@ def _sigmoid(x):
 
 sigmoid = defop("sigmoid", _sigmoid, partials=[lambda xp, ans, x: ans * (1.0 - ans)], reads=["ans"],
                 text="dx = g*ans*(1-ans)",
-                hint=("sigmoid'(x) = s*(1-s) is in [0, 1/4] for every x: a non-finite result "
-                      "here means the incoming gradient already was"))
+                hint=("sigmoid'(x) = s*(1-s) is in [0, 1/4] for every x but nan: a non-finite "
+                      "result here comes from a non-finite incoming gradient or a nan input"))
 # NOTE: relu'(0) is taken as 0: the gradient passes only where the input was > 0.
 relu = defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False),
              partials=[lambda xp, ans, x: ~(ans <= 0)], reads=["ans"],
