@@ -165,7 +165,12 @@ def _fn_op(cls, n_outputs):
         op = ops[n_outputs] = Op(
             cls.__name__ + "Backward", _no_forward, backward=_function_backward,
             n_outputs=n_outputs, promote=False, inputs=(), reads="",
-            doc=f"custom autograd.Function {cls.__name__}")
+            doc=f"custom autograd.Function {cls.__name__}",
+            text=f"{cls.__name__}.backward(ctx, g) (your rule)",
+            hint=(f"the rule is {cls.__name__}.backward, written by hand: look there for a "
+                  "division by a value that can be 0, or log/sqrt/pow of a value at 0; "
+                  "tg.autograd.gradcheck or set_strict(True) compares it with finite "
+                  "differences"))
     return op
 
 
