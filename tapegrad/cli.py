@@ -5,6 +5,7 @@
     tapegrad eval CHECKPOINT
     tapegrad train names [--model mlp|gpt] [--data first|last|FILE] [--steps N] ...
     tapegrad sample CHECKPOINT [-n 20] [--temperature T] [--top-k K] [--seed S]
+    tapegrad launch --nproc N [--hostfile FILE] script.py [args]   (data-parallel ranks)
 
 Each training task is a module listed in `tapegrad.train.TASKS` (see that package's
 docstring for the interface); `train TASK` and `eval` dispatch to it. To add a top-level
@@ -97,6 +98,38 @@ def _sample(args):
     return names.sample_command(ck, args.n, args.seed, args.temperature, args.top_k)
 
 
+def _add_launch(sub):
+    p = sub.add_parser("launch", help="run a script on N data-parallel ranks under MPI "
+                                      "(like torchrun)",
+                       description="Run SCRIPT on N processes under MPI's mpiexec, with "
+                                   "RANK, WORLD_SIZE, LOCAL_RANK set as torchrun sets them. "
+                                   "See tapegrad.distributed.launch.")
+    p.add_argument("--nproc", "--nproc-per-node", "--nproc_per_node", dest="nproc", type=int,
+                   default=1, metavar="N", help="number of ranks (default: 1)")
+    p.add_argument("--hostfile", default=None, metavar="FILE",
+                   help="MPI host file for several machines (mpiexec -f FILE)")
+    p.add_argument("-m", dest="module", action="store_true",
+                   help="SCRIPT is a module name, run as python -m does")
+    p.add_argument("script", metavar="SCRIPT", help="the training script (or module with -m)")
+    p.add_argument("script_args", nargs=argparse.REMAINDER, metavar="...",
+                   help="arguments passed to the script")
+    p.set_defaults(func=_launch)
+
+
+def _launch(args):
+    from .distributed.launch import LaunchError, launch
+    from .train.common import CLIError
+    if args.nproc < 1:
+        raise CLIError(f"--nproc must be >= 1, got {args.nproc}")
+    if not args.module and not __import__("os").path.isfile(args.script):
+        raise CLIError(f"script {args.script} does not exist")
+    try:
+        return launch(args.nproc, [args.script] + args.script_args, hostfile=args.hostfile,
+                      module=args.module)
+    except LaunchError as e:
+        raise CLIError(str(e)) from None
+
+
 def build_parser():
     from . import __version__
     parser = _Parser(prog="tapegrad",
@@ -109,6 +142,7 @@ def build_parser():
     _add_train(sub)
     _add_eval(sub)
     _add_sample(sub)
+    _add_launch(sub)
     return parser
 
 
