@@ -84,7 +84,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     _check_tensor(tensor, what)
     comm = comm_for(group, what)
     name, mop = _mpi_op(op, what)
-    buf = np.ascontiguousarray(tensor.data).copy()
+    buf = np.array(tensor.data, order="C", copy=True)
     if name == "AVG" and buf.dtype.kind not in "fc":
         raise ValueError(f"all_reduce: ReduceOp.AVG needs a floating tensor, got {buf.dtype}")
     req = comm.Iallreduce(mpi().IN_PLACE, buf, op=mop)
@@ -106,7 +106,7 @@ def broadcast(tensor, src, group=None, async_op=False):
     _check_tensor(tensor, what)
     comm = comm_for(group, what)
     _check_src(src, comm, what)
-    buf = np.ascontiguousarray(tensor.data).copy()
+    buf = np.array(tensor.data, order="C", copy=True)
     req = comm.Ibcast(buf, root=int(src))
     return _done(Work([req], lambda: _write(tensor, buf)), async_op)
 
