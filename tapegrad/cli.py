@@ -150,6 +150,7 @@ def main(argv=None):
     """Entry point of the console script; returns the exit code."""
     from .train.common import CLIError
     args = build_parser().parse_args(argv)
+    args._argv = list(sys.argv[1:] if argv is None else argv)  # `--nproc N` re-runs it
     try:
         return int(args.func(args) or 0)
     except CLIError as e:

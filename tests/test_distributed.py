@@ -173,3 +173,46 @@ def test_sampler_shards_partition_the_dataset(n, replicas):
 def test_sampler_bad_rank():
     with pytest.raises(ValueError, match=r"Invalid rank 3, rank should be in the interval \[0, 2\]"):
         DistributedSampler(range(5), num_replicas=3, rank=3)
+
+
+def _train_mnist(tmp_path, name, *extra):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = tmp_path / name
+    p = subprocess.run([sys.executable, "-m", "tapegrad", "train", "mnist", "--data", "sample",
+                        "--out", str(out), "--no-progress", *extra], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode == 0, p.stdout + p.stderr
+    import json
+    return p, json.loads((out / "metrics.json").read_text())
+
+
+def test_train_mnist_nproc_2_reaches_single_process_accuracy(tmp_path):
+    _, one = _train_mnist(tmp_path, "one")
+    p, two = _train_mnist(tmp_path, "two", "--nproc", "2")
+    assert one["world_size"] == 1 and two["world_size"] == 2
+    assert two["config"]["global_batch_size"] == 128
+    # one log, from rank 0
+    assert p.stdout.count("training mlp") == 1 and p.stdout.count("epoch 10/10") == 1
+    assert "batch 64 per rank x 2 ranks = global batch 128" in p.stdout
+    assert abs(two["test_accuracy"][-1] - one["test_accuracy"][-1]) <= 0.02, \
+        (one["test_accuracy"], two["test_accuracy"])
+    # the checkpoint is the plain model's (rank 0's): `tapegrad eval` reloads it
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    e = subprocess.run([sys.executable, "-m", "tapegrad", "eval",
+                        str(tmp_path / "two" / "checkpoint.npz")], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    assert e.returncode == 0 and f"accuracy {two['test_accuracy'][-1]:.2%}" in e.stdout, e
+
+
+def test_train_names_nproc_2(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    p = subprocess.run([sys.executable, "-m", "tapegrad", "train", "names", "--steps", "60",
+                        "--out", str(tmp_path / "n"), "--nproc", "2", "--samples", "2"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.count("step     60/60") == 1 and p.stdout.count("samples:") == 1
+    assert "32 per rank x 2 ranks = global batch 64" in p.stdout
+    import json
+    m = json.loads((tmp_path / "n" / "metrics.json").read_text())
+    assert m["world_size"] == 2 and m["config"]["global_batch_size"] == 64
+    assert m["val_loss"][-1] < m["val_loss"][0]

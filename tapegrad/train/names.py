@@ -27,6 +27,7 @@ from tapegrad.data.names import Names, build_windows, decode, encode
 from tapegrad.nn import functional as F
 
 from . import char_models, common
+from . import distributed as data_parallel
 from .common import CLIError
 
 NAME = "names"
@@ -58,6 +59,7 @@ def add_arguments(p):
                    help="output directory (default: runs/names)")
     p.add_argument("--samples", type=int, default=10, metavar="N",
                    help="names to print after training (default: 10)")
+    data_parallel.add_arguments(p)
 
 
 def word_sequences(words, block_size):
@@ -112,6 +114,9 @@ def _lr_at(kind, step, steps, lr):
 
 
 def train(args):
+    code = data_parallel.maybe_relaunch(args)    # --nproc N: run this command on N ranks
+    if code is not None:
+        return code
     kind = args.model
     steps = args.steps or (20000 if kind == "mlp" else 4000)
     lr = args.lr or (0.1 if kind == "mlp" else 2e-3)
@@ -121,7 +126,8 @@ def train(args):
         data = Names(args.data)
     except (RuntimeError, ValueError) as e:
         raise CLIError(str(e)) from None
-    out_dir = common.ensure_dir(args.out, "output directory")
+    dp = data_parallel.setup()                   # one process, or this rank of the job
+    out_dir = common.ensure_dir(args.out, "output directory") if dp.is_main else None
     tg.manual_seed(args.seed)
     block = args.block_size if kind == "mlp" else data.max_len + 1
     if kind == "mlp":
@@ -132,19 +138,25 @@ def train(args):
                                   n_embd=args.n_embd, n_head=args.n_head)
         opt = tg.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01,
                              betas=(0.9, 0.99))
+    net = dp.wrap(model)                         # DistributedDataParallel when N > 1
     Xtr, Ytr = _arrays(data, kind, block, "train")
     Xva, Yva = _arrays(data, kind, block, "val")
-    rng = np.random.default_rng(args.seed)
+    # each rank draws its own minibatches; the evaluation subsample uses the shared seed
+    rng = np.random.default_rng(args.seed + 1000003 * dp.rank)
+    eval_rng = rng if dp.world_size == 1 else np.random.default_rng(args.seed)
     eval_every = args.eval_every or max(1, steps // 10)
     nparams = sum(p.numel() for p in model.parameters())
-    print(f"{data}; model {kind} with {nparams:,} parameters; {steps} steps of batch "
-          f"{args.batch_size}")
+    batch = (f"{args.batch_size}" if dp.world_size == 1 else
+             f"{args.batch_size} per rank x {dp.world_size} ranks = global batch "
+             f"{args.batch_size * dp.world_size}")
+    dp.print(f"{data}; model {kind} with {nparams:,} parameters; {steps} steps of batch "
+             f"{batch}")
     history = {"step": [], "train_loss": [], "val_loss": [], "seconds": []}
     t0 = time.perf_counter()
     model.train()
     for step in range(steps):
         ix = rng.integers(0, len(Xtr), size=args.batch_size)
-        loss = _loss(model, kind, Xtr[ix], Ytr[ix])
+        loss = _loss(net, kind, Xtr[ix], Ytr[ix])
         opt.zero_grad()
         loss.backward()
         if kind == "gpt":
@@ -153,20 +165,25 @@ def train(args):
             group["lr"] = _lr_at(kind, step, steps, lr)
         opt.step()
         if (step + 1) % eval_every == 0 or step + 1 == steps:
-            sub = rng.choice(len(Xtr), size=min(len(Xtr), 20000), replace=False)
+            sub = eval_rng.choice(len(Xtr), size=min(len(Xtr), 20000), replace=False)
             tr = split_loss(model, kind, Xtr[sub], Ytr[sub])
             va = split_loss(model, kind, Xva, Yva)
             history["step"].append(step + 1)
             history["train_loss"].append(tr)
             history["val_loss"].append(va)
             history["seconds"].append(time.perf_counter() - t0)
-            print(f"step {step + 1:6d}/{steps}: train loss {tr:.4f}  val loss {va:.4f}  "
-                  f"({time.perf_counter() - t0:.1f}s)", flush=True)
+            dp.print(f"step {step + 1:6d}/{steps}: train loss {tr:.4f}  val loss {va:.4f}  "
+                     f"({time.perf_counter() - t0:.1f}s)", flush=True)
     config = {"task": NAME, "model": kind, "data": args.data, "block_size": block,
               "steps": steps, "batch_size": args.batch_size, "lr": lr, "seed": args.seed,
-              "n_layer": args.n_layer, "n_embd": args.n_embd, "n_head": args.n_head}
+              "n_layer": args.n_layer, "n_embd": args.n_embd, "n_head": args.n_head,
+              "world_size": dp.world_size,
+              "global_batch_size": args.batch_size * dp.world_size}
+    if not dp.is_main:                           # rank 0 writes every file
+        return 0
     common.write_json(os.path.join(out_dir, "metrics.json"),
-                      {"config": config, "parameters": nparams, **history})
+                      {"config": config, "parameters": nparams, "world_size": dp.world_size,
+                       **history})
     ck_path = os.path.join(out_dir, "checkpoint.npz")
     tg.save({"format": "tapegrad-train", "task": NAME, "config": config,
              "model": model.state_dict()}, ck_path)
