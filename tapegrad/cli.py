@@ -130,6 +130,25 @@ def _launch(args):
         raise CLIError(str(e)) from None
 
 
+_LAUNCH_VALUED = ("--nproc", "--nproc-per-node", "--nproc_per_node", "--hostfile")
+
+
+def _split_launch(argv):
+    """(launch's own argv up to and including SCRIPT, the script's arguments). argparse
+    would also read the script's flags (`--n 5` as an abbreviation of --nproc), so
+    everything after SCRIPT is set aside before parsing, as torchrun does."""
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a in _LAUNCH_VALUED:
+            i += 2
+        elif a.startswith("-"):
+            i += 1                                  # -m, --help, --nproc=2, ...
+        else:
+            return argv[:i + 1], argv[i + 1:]
+    return argv, []
+
+
 def build_parser():
     from . import __version__
     parser = _Parser(prog="tapegrad",
@@ -149,8 +168,14 @@ def build_parser():
 def main(argv=None):
     """Entry point of the console script; returns the exit code."""
     from .train.common import CLIError
+    argv = list(sys.argv[1:] if argv is None else argv)
+    rest = None
+    if argv[:1] == ["launch"]:
+        argv, rest = _split_launch(argv)
     args = build_parser().parse_args(argv)
-    args._argv = list(sys.argv[1:] if argv is None else argv)  # `--nproc N` re-runs it
+    if rest is not None:
+        args.script_args = rest
+    args._argv = argv  # `train TASK --nproc N` re-runs the command on N ranks
     try:
         return int(args.func(args) or 0)
     except CLIError as e:

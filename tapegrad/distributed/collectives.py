@@ -9,7 +9,7 @@ import numpy as np
 
 import tapegrad as tg
 
-from .process_group import comm_for, mpi
+from .process_group import comm_for, mpi, wait_all
 
 __all__ = ["ReduceOp", "Work", "all_reduce", "broadcast", "all_gather",
            "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor", "barrier",
@@ -64,7 +64,7 @@ class Work:
 
     def wait(self, timeout=None):
         if not self._done:
-            mpi().Request.Waitall(self._requests)
+            wait_all(self._requests)
             self._done = True
             if self._finish is not None:
                 self._finish()

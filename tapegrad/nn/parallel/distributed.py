@@ -196,7 +196,7 @@ class DistributedDataParallel(Module):
             buf = np.array(t.data, order="C", copy=True)
             reqs.append(self._comm.Ibcast(buf, root=0))
             bufs.append(buf)
-        self._MPI.Request.Waitall(reqs)
+        _pg.wait_all(reqs)
         with tg.no_grad():
             for t, buf in zip(tensors, bufs):
                 t.copy_(tg.from_numpy(buf))
@@ -303,10 +303,10 @@ class DistributedDataParallel(Module):
 
     def _finalize(self):
         self._expect_hooks = False
-        self._MPI.Request.Waitall([b.req for b in self._buckets])
+        _pg.wait_all([b.req for b in self._buckets])
         globally_used = None
         if self._used_req is not None:
-            self._used_req.Wait()
+            _pg.wait_all([self._used_req])
             globally_used = {id(p): bool(c) for (_, p), c in zip(self._named_params,
                                                                  self._used_counts)}
             self._used_req = None
