@@ -216,3 +216,27 @@ def test_train_names_nproc_2(tmp_path):
     m = json.loads((tmp_path / "n" / "metrics.json").read_text())
     assert m["world_size"] == 2 and m["config"]["global_batch_size"] == 64
     assert m["val_loss"][-1] < m["val_loss"][0]
+
+
+def test_lesson_08_all_reduced_gradient_is_torch_full_batch_gradient():
+    import importlib.util
+    import torch
+    path = os.path.join(ROOT, "examples", "lesson_08_data_parallel.py")
+    spec = importlib.util.spec_from_file_location("_lesson_08", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    import contextlib
+    import io
+    with contextlib.redirect_stdout(io.StringIO()):
+        res = mod.main()
+    model, X, y = mod.problem()
+    w = torch.tensor(model.weight.data.copy(), requires_grad=True)
+    b = torch.tensor(model.bias.data.copy(), requires_grad=True)
+    Xt, yt = torch.tensor(X.data), torch.tensor(y.data)
+    torch.nn.functional.mse_loss(Xt @ w.T + b, yt).backward()
+    want = np.concatenate([w.grad.numpy().ravel(), b.grad.numpy().ravel()])
+    for r in res["ranks"]:
+        np.testing.assert_allclose(r["reduced"], want, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(np.mean([r["local"] for r in res["ranks"]], 0), want,
+                               rtol=1e-10)
+    assert not np.allclose(res["ranks"][0]["local"], res["ranks"][1]["local"])
