@@ -125,6 +125,8 @@ def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
 
 def randint(low, high=None, size=None, generator=None, dtype=None, requires_grad=False,
             device=None):
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high          # torch's randint(high, size) overload
     if high is None:
         low, high = 0, low
     if size is None:
