@@ -199,7 +199,7 @@ def test_train_mnist_nproc_2_reaches_single_process_accuracy(tmp_path):
     # the checkpoint is the plain model's (rank 0's): `tapegrad eval` reloads it
     env = dict(os.environ, PYTHONPATH=ROOT)
     e = subprocess.run([sys.executable, "-m", "tapegrad", "eval",
-                        str(tmp_path / "two" / "checkpoint.npz")], cwd=tmp_path, env=env,
+                        str(tmp_path / "two" / "checkpoint.safetensors")], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=TIMEOUT)
     assert e.returncode == 0 and f"accuracy {two['test_accuracy'][-1]:.2%}" in e.stdout, e
 

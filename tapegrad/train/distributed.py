@@ -8,13 +8,16 @@ prints, shows the progress bar and writes metrics.json, pictures and checkpoints
 import os
 import sys
 
+from . import flags
 from .common import CLIError
+
+MAX_RANKS = 1024  # more MPI processes than this on one job is a typo, not a plan
 
 __all__ = ["add_arguments", "maybe_relaunch", "Context", "setup"]
 
 
 def add_arguments(p):
-    p.add_argument("--nproc", type=int, default=1, metavar="N",
+    p.add_argument("--nproc", type=flags.integer(1, MAX_RANKS), default=1, metavar="N",
                    help="data-parallel ranks (MPI processes, one BLAS thread each); the "
                         "global batch is --batch-size x N (default: 1; needs "
                         "pip install 'tapegrad[distributed]')")
