@@ -13,8 +13,9 @@ _KNOWN = ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "mtia", "ipu", "pri
 class device:
     """`device('cpu')`, `device('cuda:0')`, `device('cuda', 1)`: a type and an index.
 
-    Equal to another device with the same type and index, and to its string
-    (`tg.device('cpu') == 'cpu'`), so `x.device == 'cpu'` reads as in PyTorch."""
+    Equal to another device with the same type and index. NOT equal to its string,
+    as in torch (`torch.device('cpu') == 'cpu'` is False there, so a program comparing
+    them behaves the same here): compare `x.device.type == 'cpu'` or `str(x.device)`."""
 
     __slots__ = ("type", "index")
 
@@ -25,8 +26,8 @@ class device:
             self.type, self.index = type.type, type.index
             return
         if isinstance(type, (int, np.integer)) and not isinstance(type, bool):
-            # torch.device(0) means the accelerator's device 0 (cuda here)
-            type, index = "cuda", int(type)
+            # torch.device(0) means the accelerator's device 0; a CPU-only torch refuses
+            raise RuntimeError("Cannot access accelerator device when none is available.")
         if not isinstance(type, str):
             raise TypeError(f"device(): expected a string or a device, got "
                             f"{type.__class__.__name__}")
@@ -55,11 +56,6 @@ class device:
         return f"device(type='{self.type}', index={self.index})"
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            try:
-                other = device(other)
-            except (RuntimeError, ValueError):
-                return False
         if not isinstance(other, device):
             return NotImplemented
         return self.type == other.type and self.index == other.index
