@@ -6,7 +6,7 @@ when max/min > 1000, max > 1e8 or min < 1e-4), right-aligned to one width, rows 
 at `linewidth`, tensors of more than `threshold` elements summarised to `edgeitems` per
 edge with `...`; then the suffixes: `dtype=` unless the dtype is the default float,
 int64 or bool, `size=` for empty tensors that are not 1-d, and `grad_fn=<MulBackward0>`
-(torch's node names, names.py) or `requires_grad=True`.
+(torch's node names, names.py) or `requires_grad=True`, and a dual's `tangent=`.
 `set_printoptions` / `get_printoptions` / `printoptions` are torch's.
 """
 import contextlib
@@ -16,6 +16,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import names as _names
+from .core.tensor_base import TensorBase, like
 
 PREFIX = "tapegrad"  # how dtypes print: dtype=tapegrad.float64 (torch: torch.float64)
 _DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80}
@@ -187,4 +188,9 @@ def repr_tensor(t):
         suffixes.append(f"grad_fn=<{_names.node_name(t.grad_fn)}>")
     elif t._rg:
         suffixes.append("requires_grad=True")
+    fw = t._fw  # a forward-mode dual prints its tangent (an array, so no history)
+    if fw is not None:
+        fw = np.asarray(fw.data if isinstance(fw, TensorBase) else fw)
+        suffixes.append("tangent=" + (str(fw.item()) if fw.ndim == 0
+                                      else repr_tensor(like(t, fw))))
     return _with_suffixes(prefix + text, suffixes, indent)

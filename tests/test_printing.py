@@ -215,3 +215,13 @@ def test_print_statements_of_training_loops(capsys):
     out = capsys.readouterr().out.split("\n")
     half = len(out) // 2
     assert out[:half] == out[half:-1]
+
+
+def test_forward_mode_duals_print_their_tangent():
+    import torch.autograd.forward_ad as tfw
+    fw = tg.autograd.forward_ad
+    for primal, tangent in [([1.0, 2.0], [0.5, 1.0]), (1.0, 3.0)]:
+        with fw.dual_level(), tfw.dual_level():
+            a = fw.make_dual(tg.tensor(primal), tg.tensor(tangent))
+            b = tfw.make_dual(torch.tensor(primal), torch.tensor(tangent))
+            assert repr(a) == repr(b) and repr(a * 2) == repr(b * 2)
