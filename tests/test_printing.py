@@ -225,3 +225,25 @@ def test_forward_mode_duals_print_their_tangent():
             a = fw.make_dual(tg.tensor(primal), tg.tensor(tangent))
             b = tfw.make_dual(torch.tensor(primal), torch.tensor(tangent))
             assert repr(a) == repr(b) and repr(a * 2) == repr(b * 2)
+
+
+def test_repr_matches_torch_on_random_tensors():
+    """Seeded random shapes, dtypes and magnitudes (a fuzz over the format choices)."""
+    rng = np.random.default_rng(2026)
+    for _ in range(300):
+        nd = int(rng.integers(0, 4))
+        shape = tuple(int(s) for s in rng.integers(1, 7, nd))
+        kind = rng.choice(["f32", "f64", "f16", "int", "whole"])
+        scale = 10.0 ** rng.integers(-7, 10)
+        vals = rng.standard_normal(shape) * scale
+        if kind == "int":
+            arr = np.round(vals).astype(np.int64)
+        elif kind == "whole":
+            arr = np.round(vals).astype(np.float32)
+        else:
+            with np.errstate(over="ignore"):  # huge float16 values become inf: fine
+                arr = vals.astype({"f32": np.float32, "f64": np.float64,
+                                   "f16": np.float16}[kind])
+        if arr.size > 2 and rng.random() < 0.3 and arr.dtype.kind == "f":
+            arr.reshape(-1)[0] = rng.choice([np.nan, np.inf, -np.inf, 0.0])
+        _same(np.asarray(arr))  # 0-d: an array, not a NumPy scalar
