@@ -63,10 +63,20 @@ def test_to_device_dtype_other_and_keywords():
     lambda t: t.to(device="cuda"), lambda t: t.cuda(), lambda t: t.cuda(0),
     lambda t: tg.zeros(2, device="cuda"), lambda t: tg.tensor([1.0], device="mps"),
     lambda t: tg.randn(2, device=tg.device("cuda")), lambda t: tg.arange(3, device="cuda:0"),
-    lambda t: tg.set_default_device("cuda")])
+    lambda t: tg.set_default_device("cuda"), lambda t: tg.nn.Linear(2, 2).to("cuda"),
+    lambda t: tg.nn.Linear(2, 2).to(tg.device("mps")), lambda t: tg.Tensor(2, device="cuda"),
+    lambda t: tg.LongTensor([1], device="cuda")])
 def test_other_devices_are_refused_by_name(call):
     with pytest.raises(RuntimeError, match=r"device '(cuda|mps)[:0-9]*'.*CPU only"):
         call(tg.zeros(2))
+
+
+def test_module_to_device_dtype_and_tensor():
+    m = tg.nn.Linear(2, 2)
+    assert m.to(tg.device("cpu")) is m and m.to("cpu", non_blocking=True) is m
+    assert m.to(device="cpu", dtype=tg.float64).weight.dtype == tg.float64
+    assert m.to(tg.zeros(1, dtype=tg.float32)).weight.dtype == tg.float32
+    assert m.to("float64").weight.dtype == tg.float64
 
 
 def test_creation_accepts_the_cpu():
