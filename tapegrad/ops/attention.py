@@ -87,4 +87,8 @@ def _dv(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=None, probs=
 
 scaled_dot_product_attention = defop(
     "scaled_dot_product_attention", _sdpa_forward, extra=True, inputs=("q", "k", "v"),
-    vjp=[_dq, _dk, _dv], reads=["q k v", "q k v", "q k"])
+    vjp=[_dq, _dk, _dv], reads=["q k v", "q k v", "q k"],
+    text="dQ, dK, dV through softmax(QK^T/sqrt(d))V",
+    hint=("attention's rules go through softmax probabilities in [0, 1]: finite for finite q, "
+          "k, v; a query row whose keys are all masked is nan already in forward (mask at "
+          "least one key per row)"))

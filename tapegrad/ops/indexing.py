@@ -17,6 +17,7 @@ boolean ndarrays (index_functions.normalize_key makes it from Tensors and lists)
 import numpy as np
 
 from .registry import defop
+from .repeats import scatter_writes_twice, setitem_writes_twice
 from .shape import pad, run
 
 
@@ -143,13 +144,17 @@ def add_rows(out, idx, rows):
 # ---- x[key] and its transpose ----------------------------------------------------
 getitem = defop("getitem", read, linear=True, promote=False, vjp=[
     lambda xp, g, ans, x, key: run(xp, getitem_backward, g, shape=tuple(x.shape), key=key)
-])
+],
+    text="dx = zeros, g scatter-ADDED at the indices (repeats add)",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
 
 getitem_backward = defop(
     "getitem_backward", lambda g, shape, key: _scatter_into_zeros(g, shape, key),
     linear=True, promote=False, inputs=("g",),
     vjp=[lambda xp, gg, ans, g, shape, key: run(xp, getitem, gg, key=key)],
-    doc="zeros(shape) with g added at key: the VJP of getitem")
+    doc="zeros(shape) with g added at key: the VJP of getitem",
+    text="dg = g[key] (the forward of getitem)",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
 
 
 # ---- x[key] = v (also index_put with accumulate) ---------------------------------
@@ -183,7 +188,11 @@ def _setitem_vjp_v(xp, g, ans, x, v, key, accumulate=False):
 
 
 setitem = defop("setitem", _setitem_forward, linear=True, inputs=("x", "value"),
-                vjp=[_setitem_vjp_x, _setitem_vjp_v])
+                vjp=[_setitem_vjp_x, _setitem_vjp_v],
+                text="dx = g with x[key] zeroed (all of g if accumulate) ; dvalue = g[key]",
+                hint=("linear: the rule only moves, copies or sums g, so it is finite whenever"
+                      " g is"),
+                strict=setitem_writes_twice)
 
 
 # ---- gather / scatter along one dim ----------------------------------------------
@@ -223,7 +232,10 @@ def _gather_vjp(xp, g, ans, x, axis, index):
 
 
 gather = defop("gather", lambda x, axis, index: x[along(index, axis)], linear=True,
-               promote=False, vjp=[_gather_vjp])
+               promote=False, vjp=[_gather_vjp],
+               text="dx = zeros, g scatter-added at the gathered positions",
+               hint=("linear: the rule only moves, copies or sums g, so it is finite whenever "
+                     "g is"))
 
 
 def _scatter_add_forward(x, src, axis, index):
@@ -235,7 +247,9 @@ def _scatter_add_forward(x, src, axis, index):
 scatter_add = defop("scatter_add", _scatter_add_forward, linear=True, inputs=("x", "src"), vjp=[
     lambda xp, g, ans, x, src, axis, index: g,
     lambda xp, g, ans, x, src, axis, index: _src_vjp(xp, g, axis, index, src),
-])
+],
+    text="dx = g ; dsrc = g gathered at index",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
 
 
 def _scatter_forward(x, src, axis, index):
@@ -259,7 +273,10 @@ def _scatter_vjp_x(xp, g, ans, x, src, axis, index):
 scatter = defop("scatter", _scatter_forward, linear=True, inputs=("x", "src"), vjp=[
     _scatter_vjp_x,
     lambda xp, g, ans, x, src, axis, index: _src_vjp(xp, g, axis, index, src),
-])
+],
+    text="dx = g with the written positions zeroed ; dsrc = g gathered at index",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is",
+    strict=scatter_writes_twice)
 
 
 # ---- index_select / index_add: a 1-D index along one dim ----------------------------
@@ -274,7 +291,10 @@ index_add = defop("index_add", _index_add_forward, linear=True, inputs=("x", "so
     lambda xp, g, ans, x, src, axis, index, alpha=1: g,
     lambda xp, g, ans, x, src, axis, index, alpha=1:
         run(xp, index_select, g, axis=axis, index=index) * alpha,
-])
+],
+    text="dx = g ; dsource = alpha * g.index_select(axis, index)",
+    hint=("index_add's rule moves g (dsource scaled by alpha), so it is finite whenever the "
+          "incoming gradient is"))
 
 
 def _index_select_vjp(xp, g, ans, x, axis, index):
@@ -286,7 +306,10 @@ def _index_select_vjp(xp, g, ans, x, axis, index):
 
 
 index_select = defop("index_select", lambda x, axis, index: np.take(x, index, axis=axis),
-                     linear=True, promote=False, vjp=[_index_select_vjp])
+                     linear=True, promote=False, vjp=[_index_select_vjp],
+                     text="dx = zeros, g rows index_add-ed at the indices (repeats add)",
+                     hint=("linear: the rule only moves, copies or sums g, so it is finite "
+                           "whenever g is"))
 
 
 # ---- masked_fill: where(mask, value, x) -----------------------------------------------
@@ -298,4 +321,7 @@ masked_fill = defop("masked_fill", _masked_fill_forward, linear=True, inputs=("x
                     vjp=[
                         lambda xp, g, ans, x, value, mask: xp.where(mask, 0.0, g),
                         lambda xp, g, ans, x, value, mask: xp.where(mask, g, 0.0),
-                    ])
+                    ],
+                    text="dx = g where not mask else 0 ; dvalue = sum of g where mask",
+                    hint=("linear: the rule only moves, copies or sums g, so it is finite "
+                          "whenever g is"))

@@ -80,7 +80,10 @@ def _linear_jvp(xp, t, ans, x, w, b=None):
 
 
 linear = defop("linear", _linear_forward, inputs=("x", "weight", "bias"),
-               vjp=[_linear_dx, _linear_dw, _linear_db], jvp=_linear_jvp, doc="Y = X W^T + b", reads=["weight", "x", ""])
+               vjp=[_linear_dx, _linear_dw, _linear_db], jvp=_linear_jvp, doc="Y = X W^T + b", reads=["weight", "x", ""],
+               text="dX = g @ W ; dW = g^T @ X ; db = g.sum(0)",
+               hint=("linear is linear in each input (dx = g @ W, dW = g^T @ x): finite for "
+                     "finite inputs (very large values can overflow)"))
 
 
 # ---- cross entropy and nll (class-index targets, rows = samples, last axis = classes) ----
@@ -216,7 +219,11 @@ def _ce_jvp(xp, t, ans, x, target, weight=None, *, reduction="mean", denom=1.0, 
 
 cross_entropy = defop("cross_entropy", _ce_forward, extra=True, jvp=_ce_jvp,
                       inputs=("input", "target", "weight"), vjp=[_ce_dx, None, None],
-                      doc="fused log_softmax + pick + reduction; dx = (softmax - onehot)/n", reads=["input", "", ""])
+                      doc="fused log_softmax + pick + reduction; dx = (softmax - onehot)/n", reads=["input", "", ""],
+                      text="dlogits = (softmax(logits) - onehot(y)) / n",
+                      hint=("cross_entropy's rule w[y]*(softmax(x) - onehot(y))/n is bounded: "
+                            "finite for finite logits; with reduction='mean' and every target "
+                            "ignored the loss is nan (0/0) but the gradient is 0"))
 
 
 def _nll_forward(x, target, weight=None, *, ignore_index=-100, reduction="mean", **_saved):
@@ -256,7 +263,11 @@ def _nll_jvp(xp, t, ans, x, target, weight=None, *, reduction="mean", denom=1.0,
 
 nll_loss = defop("nll_loss", _nll_forward, extra=True, jvp=_nll_jvp,
                  inputs=("input", "target", "weight"),
-                 vjp=[_nll_dx, None, None], doc="loss = -w[y] x[y]; dx = -w[y] onehot(y) (a scatter)", reads=["", "", ""])
+                 vjp=[_nll_dx, None, None], doc="loss = -w[y] x[y]; dx = -w[y] onehot(y) (a scatter)", reads=["", "", ""],
+                 text="dlogp = -onehot(y)/n",
+                 hint=("nll_loss's rule is -w[y]/n at each row's target: finite, except with "
+                       "reduction='mean' when every target is ignored (n = 0): then it is 0 * "
+                       "(g/0) = nan"))
 
 
 def _mean(a, axes, n):
@@ -382,7 +393,10 @@ def _bn_jvp(xp, t, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw):
 
 batch_norm = defop("batch_norm", _bn_forward, extra=True, jvp=_bn_jvp,
                    inputs=("input", "weight", "bias"),
-                   vjp=[_bn_dx, _bn_dw, _bn_db], doc="training-mode batch norm with the batch statistics, fused backward", reads=["input weight", "input weight", ""])
+                   vjp=[_bn_dx, _bn_dw, _bn_db], doc="training-mode batch norm with the batch statistics, fused backward", reads=["input weight", "input weight", ""],
+                   text="dx = (g - mean(g) - xhat*mean(g*xhat)) * w/std",
+                   hint=("batch_norm's rule divides by std = sqrt(var + eps): finite for eps >"
+                         " 0; eps = 0 on a constant channel (var = 0) gives inf"))
 
 
 # ---- layer norm (normalize over the trailing `axes`; weight has their shape) ----------------
@@ -450,7 +464,10 @@ def _ln_jvp(xp, t, ans, x, w=None, b=None, *, axes, eps, **kw):
 
 layer_norm = defop("layer_norm", _ln_forward, extra=True, jvp=_ln_jvp,
                    inputs=("input", "weight", "bias"),
-                   vjp=[_ln_dx, _ln_dw, _ln_db], doc="layer norm over trailing axes, fused backward", reads=["input weight", "input weight", ""])
+                   vjp=[_ln_dx, _ln_dw, _ln_db], doc="layer norm over trailing axes, fused backward", reads=["input weight", "input weight", ""],
+                   text="dx = (g*w - mean(g*w) - xhat*mean(g*w*xhat)) / std",
+                   hint=("layer_norm's rule divides by std = sqrt(var + eps): finite for eps >"
+                         " 0; eps = 0 on a constant row (var = 0) gives inf"))
 
 
 # ---- embedding ----------------------------------------------------------------------------
@@ -498,7 +515,12 @@ def _embedding_jvp(xp, t, ans, w, idx, *, padding_idx=-1):
 
 
 embedding = defop("embedding", _embedding_forward, inputs=("weight", "indices"),
-                  vjp=[_embedding_dw, None], jvp=_embedding_jvp, doc="Y = W[idx]; dW = scatter-add of dY (padding row gets none)", reads=["", ""])
+                  vjp=[_embedding_dw, None], jvp=_embedding_jvp, doc="Y = W[idx]; dW = scatter-add of dY (padding row gets none)", reads=["", ""],
+                  text=("dW = zeros, g rows scatter-ADDED at the token ids (repeats add; none "
+                        "to padding_idx)"),
+                  hint=("embedding's rule adds rows of g into dW, never infinite: a non-finite"
+                        " result here means the incoming gradient already was"),
+                  strict=lambda args: args.get("padding_idx", -1) >= 0)
 
 
 # ---- activations -----------------------------------------------------------------------------
@@ -511,7 +533,10 @@ leaky_relu = defop("leaky_relu", _leaky_forward, partials=[
 ], vjp=[
     # NOTE: at x == 0 the slope side is taken, as PyTorch does.
     lambda xp, g, ans, x, negative_slope=0.01: xp.where(x > 0, g, g * negative_slope)
-], reads=["x"])
+], reads=["x"],
+    text="dx = g where x>0 else slope*g",
+    hint=("leaky_relu'(x) is 1 or negative_slope (the slope at x = 0), never infinite: a "
+          "non-finite result here means the incoming gradient already was"))
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -573,7 +598,10 @@ def _gelu_second(xp, ans, x, approximate="none"):
 
 
 gelu_backward = defop("gelu_backward", _gelu_grad_forward, partials=[_gelu_second],
-                      doc="the derivative of gelu, as an op so that gelu has a second derivative", reads=["x"])
+                      doc="the derivative of gelu, as an op so that gelu has a second derivative", reads=["x"],
+                      text="dx = g*gelu''(x)",
+                      hint=("gelu''(x) (phi(x)*(2 - x**2) in the erf form) is bounded: finite "
+                            "for finite x"))
 
 
 def _gelu_partial(xp, ans, x, approximate="none", cdf=None):
@@ -585,12 +613,19 @@ def _gelu_partial(xp, ans, x, approximate="none", cdf=None):
 
 
 gelu = defop("gelu", _gelu_forward_saving, extra=True, partials=[_gelu_partial],
-             doc="x * Phi(x) (erf) or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", reads=["x"])
+             doc="x * Phi(x) (erf) or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", reads=["x"],
+             text="dx = g*gelu'(x), gelu'(x) = Phi(x) + x*phi(x)",
+             hint=("gelu'(x) = Phi(x) + x*phi(x) is bounded (between about -0.13 and 1.13): "
+                   "finite for finite x"))
 
 # ---- dropout: multiply by a fixed mask (already scaled by 1/(1-p)) ------------------------------
 dropout = defop("dropout", lambda x, *, mask: x * mask, linear=True,
                 vjp=[lambda xp, g, ans, x, *, mask: g * mask],
-                doc="y = x * mask, mask = keep / (1 - p)")
+                doc="y = x * mask, mask = keep / (1 - p)",
+                text="dx = g*mask/(1-p)",
+                hint=("dropout multiplies g by its mask (0 or 1/(1-p); all 0 for p = 1), never"
+                      " infinite: a non-finite result here means the incoming gradient already"
+                      " was"))
 
 
 # ---- binary cross-entropy --------------------------------------------------------------------
@@ -614,7 +649,13 @@ binary_cross_entropy = defop("binary_cross_entropy", _bce_forward, inputs=("inpu
                              vjp=[_bce_dx, _bce_dy], partials=[
                                  lambda xp, ans, x, y: _bce_dx(xp, 1.0, ans, x, y),
                                  lambda xp, ans, x, y: _bce_dy(xp, 1.0, ans, x, y)],
-                             doc="-(y log x + (1-y) log(1-x)), logs clamped at -100", reads=["input target", "input"])
+                             doc="-(y log x + (1-y) log(1-x)), logs clamped at -100", reads=["input target", "input"],
+                             text=("dx = g*(x-y)/max(x*(1-x), 1e-12) ; dy = g*(log(1-x) - "
+                                   "log(x))"),
+                             hint=("d/dinput = (x-y)/max(x*(1-x), 1e-12) is clamped, so "
+                                   "finite, but huge near x = 0 or 1; d/dtarget = log(1-x) - "
+                                   "log(x) is infinite at x = 0 or 1: use "
+                                   "binary_cross_entropy_with_logits on the logits instead"))
 
 
 def _softplus_neg(xp, x):
@@ -636,7 +677,9 @@ bce_with_logits = defop(
     lambda x, y: (1.0 - y) * x + _softplus_neg(np, x), inputs=("input", "target"),
     vjp=[lambda xp, g, ans, x, y: g * (_sig(xp, x) - y),
          lambda xp, g, ans, x, y: -g * x], partials=[lambda xp, ans, x, y: _sig(xp, x) - y, lambda xp, ans, x, y: -x],
-    doc="(1-y) x + log(1 + exp(-x)); dx = sigmoid(x) - y", reads=["input target", "input"])
+    doc="(1-y) x + log(1 + exp(-x)); dx = sigmoid(x) - y", reads=["input target", "input"],
+    text="dx = g*(sigmoid(x) - y) ; dy = -g*x",
+    hint="d/dinput = sigmoid(x) - y and d/dtarget = -x: finite for finite inputs")
 
 
 def _bce_pw_forward(x, y, pw):
@@ -651,7 +694,11 @@ bce_with_logits_pw = defop(
     partials=[lambda xp, ans, x, y, pw: (1.0 + (pw - 1.0) * y) * _sig(xp, x) - pw * y,
               lambda xp, ans, x, y, pw: (pw - 1.0) * _softplus_neg(xp, x) - x,
               lambda xp, ans, x, y, pw: y * _softplus_neg(xp, x)],
-    doc="(1-y) x + (1 + (pw-1) y) log(1 + exp(-x))", reads=["input target pos_weight", "input pos_weight", "input target"])
+    doc="(1-y) x + (1 + (pw-1) y) log(1 + exp(-x))", reads=["input target pos_weight", "input pos_weight", "input target"],
+    text=("dx = g*((1+(pw-1)*y)*sigmoid(x) - pw*y) ; dy = g*((pw-1)*softplus(-x) - x) ; dpw = "
+          "g*y*softplus(-x)"),
+    hint=("all three derivatives (sigmoid and a stable softplus(-x) = log(1 + exp(-x))) are "
+          "finite for finite inputs"))
 
 
 def _erfinv(y):
