@@ -188,10 +188,11 @@ def _combine(func, outs, out_dims, n):
                                  f"when out_dim is None")
             result.append(values[0])
             continue
-        bad = next((v for v in values if not isinstance(v, Tensor)), None)
-        if bad is not None or not values:
+        bad = [v for v in values if not isinstance(v, Tensor)]
+        if bad:
             raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
-                             f"{type(bad)}. Did you mean to set out_dims= to None for output?")
+                             f"{type(bad[0])}. Did you mean to set out_dims= to None for "
+                             f"output?")
         if n == 0:  # values holds the output of one zero slice: keep only its shape
             v = values[0].data
             nd = v.ndim + 1
