@@ -65,6 +65,7 @@ def _split_aux(out, has_aux, head):
     if not (isinstance(out, tuple) and len(out) == 2):
         raise RuntimeError(f"{head}: output of function f should be a tuple: (output, aux) "
                            f"if has_aux is True")
+    # NOTE: torch.func also rejects non-tensor leaves in aux; tapegrad passes them through
     return out
 
 
