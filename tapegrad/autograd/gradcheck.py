@@ -17,9 +17,12 @@ torch's keywords, all keyword-only as in torch:
     check_forward_ad=False    the forward-mode Jacobian, with dual numbers
                               (gradcheck_forward.py); works without any backward rule
     check_undefined_grad=True, nondet_tol=0.0, check_batched_grad=False
-                              properties of backward (gradcheck_properties.py)
+                              properties of backward (gradcheck_properties.py), after
+                              the always-on one: zero grad_outputs give zero gradients
     check_batched_forward_grad=False   tangents under vmap (gradcheck_forward.py)
-    check_grad_dtypes=False   gradients/tangents must have their input's dtype
+    check_grad_dtypes=False   gradients/tangents must have their input's dtype (the
+                              engine casts both to it, so this fires only for a rule that
+                              bypasses the engine)
     fast_mode=False           one random projection u^T J v instead of the whole
                               Jacobian: J v by a central difference along a random v,
                               u^T J by one VJP (and u^T (J v) by one JVP in forward mode)
@@ -184,17 +187,18 @@ def _backward_properties(fn, inputs, diff_idx, first, nondet_tol, check_undefine
     if first is None:
         first, _ = _analytical(fn, inputs, diff_idx, check_grad_dtypes)
     second, _ = _analytical(fn, inputs, diff_idx, check_grad_dtypes)
-    msgs = [_props.check_reentrant(first, second, nondet_tol)]
     diff_t = [inputs[i] for i in diff_idx]
-    if check_undefined or check_batched:
-        live = [o for _, o in outputs(fn(*inputs)) if o.requires_grad]
-        if check_undefined:
-            msgs.append(_props.check_undefined_grad(live, diff_t))
-        if check_batched:
-            msgs.append(_props.check_batched_grad(live, diff_t))
-    msgs = [m for m in msgs if m]
-    if msgs:
-        return fail("gradcheck: " + msgs[0], raise_exception)
+    live = [o for _, o in outputs(fn(*inputs)) if o.requires_grad]
+    checks = [lambda: _props.check_reentrant(first, second, nondet_tol),
+              lambda: _props.check_mul_by_grad_output(live, diff_t)]
+    if check_undefined:
+        checks.append(lambda: _props.check_undefined_grad(live, diff_t))
+    if check_batched:
+        checks.append(lambda: _props.check_batched_grad(live, diff_t))
+    for check in checks:  # in torch's order; the first failure is reported
+        msg = check()
+        if msg:
+            return fail("gradcheck: " + msg, raise_exception)
     return True
 
 

@@ -1,8 +1,13 @@
 """gradcheck's checks of reverse mode beyond matching the numbers (torch's keywords):
 
-    check_undefined_grad  backward from all-zero output gradients (what an output that
-                          is not used gets) runs and gives zero or None input gradients;
-                          a backward that ignores its incoming gradient fails here
+    (always)              backward from all-zero output gradients gives zero (or None)
+                          input gradients: a backward that ignores its incoming gradient
+                          fails ("backward not multiplied by grad_output", torch's check)
+    check_undefined_grad  with several outputs, each output in turn gets no gradient at
+                          all (its backward sees None, or zeros when it materializes
+                          grads) while the others get zeros: backward must run and give
+                          zeros. (torch also tries every output undefined at once; the
+                          engine here never runs a backward that no gradient reached.)
     nondet_tol            backward run twice on the same grad_outputs agrees within
                           nondet_tol ("reentrant"); 0 means bit-identical
     check_batched_grad    vjps computed under vmap over a batch of grad_outputs equal
@@ -15,27 +20,54 @@ from ..tensor import Tensor
 from .._func.vmap import vmap
 from .gradcheck_numeric import GradcheckError
 
-__all__ = ["check_undefined_grad", "check_reentrant", "check_batched_grad"]
+__all__ = ["check_mul_by_grad_output", "check_undefined_grad", "check_reentrant",
+           "check_batched_grad"]
 
 _NOTE = ' Please look at "Notes about undefined output gradients" in PyTorch\'s ' \
         '"tools/autograd/derivatives.yaml"'
 
 
-def check_undefined_grad(live, diff_t):
-    """None, or the failure message. `live`: the outputs that require grad."""
+def _zeros_like(ts):
+    return [Tensor(np.zeros_like(o.data)) for o in ts]
+
+
+def check_mul_by_grad_output(live, diff_t):
+    """None, or the failure message: zero grad_outputs must give zero input gradients."""
     if not live:
         return None
-    try:
-        gs = _grad(live, diff_t, grad_outputs=[Tensor(np.zeros_like(o.data)) for o in live],
-                   retain_graph=True, allow_unused=True)
-    except (RuntimeError, TypeError, ValueError) as e:
-        raise GradcheckError("Expected backward function to handle undefined output grads."
-                             + _NOTE + f" (backward raised {type(e).__name__}: {e})") from e
-    for n, g in enumerate(gs):
-        if g is not None and not np.all(g.data == 0):
-            return ("Expected all input grads to be undefined or zero when all output grads "
-                    "are undefined or zero." + _NOTE + f" (differentiated input {n} got a "
-                    f"gradient with max |value| {float(np.nanmax(np.abs(g.data))):.3e})")
+    gs = _grad(live, diff_t, grad_outputs=_zeros_like(live), retain_graph=True,
+               allow_unused=True)
+    for n, (g, x) in enumerate(zip(gs, diff_t)):
+        if g is None:
+            continue
+        if not np.all(g.data == 0):
+            return (f"backward not multiplied by grad_output (all-zero grad_outputs gave "
+                    f"differentiated input {n} a gradient with max |value| "
+                    f"{float(np.nanmax(np.abs(g.data))):.3e})")
+        if tuple(g.shape) != tuple(x.shape):
+            return f"grad is incorrect size (input {n}: {tuple(g.shape)} vs {tuple(x.shape)})"
+    return None
+
+
+def check_undefined_grad(live, diff_t):
+    """None, or the failure message. `live`: the outputs that require grad."""
+    if len(live) < 2:
+        return None  # one output: the all-zero case above is all there is to check
+    for k in range(len(live)):
+        roots = [o for j, o in enumerate(live) if j != k]
+        try:
+            gs = _grad(roots, diff_t, grad_outputs=_zeros_like(roots), retain_graph=True,
+                       allow_unused=True)
+        except (RuntimeError, TypeError, ValueError, AttributeError) as e:
+            raise GradcheckError("Expected backward function to handle undefined output grads."
+                                 + _NOTE + f" (with no gradient for output {k}, backward "
+                                 f"raised {type(e).__name__}: {e})") from e
+        for n, g in enumerate(gs):
+            if g is not None and not np.all(g.data == 0):
+                return ("Expected all input grads to be undefined or zero when all output "
+                        "grads are undefined or zero." + _NOTE + f" (with no gradient for "
+                        f"output {k} and zeros for the others, differentiated input {n} got "
+                        f"max |value| {float(np.nanmax(np.abs(g.data))):.3e})")
     return None
 
 
