@@ -214,3 +214,7 @@ def test_bad_randomness_and_chunk_size():
             T.func.vmap(T.sin, chunk_size=0)(T.tensor(X))
     out = tg.func.vmap(tg.sin, chunk_size=2)(tg.tensor(A))  # accepted: results unchanged
     assert_close(out, np.sin(A))
+
+
+def test_top_level_alias():
+    assert tg.vmap is tg.func.vmap and torch.vmap is torch.func.vmap
