@@ -149,8 +149,8 @@ def test_functional_call_swaps_and_restores():
     assert model.fc1.weight is w_before and isinstance(model.fc1.weight, tg.nn.Parameter)
     assert_close(model(tg.tensor(x)), tmodel(torch.tensor(x)))
     # the other path torch has
-    out2 = tg.nn.utils.stateless.functional_call(model, {"fc1.weight": tg.tensor(new["fc1.weight"])},
-                                                 (tg.tensor(x),))
+    out2 = tg.nn.utils.stateless.functional_call(
+        model, {"fc1.weight": tg.tensor(new["fc1.weight"])}, (tg.tensor(x),))
     tout2 = torch.nn.utils.stateless.functional_call(
         tmodel, {"fc1.weight": torch.tensor(new["fc1.weight"])}, (torch.tensor(x),))
     assert_close(out2, tout2)
@@ -207,8 +207,8 @@ def test_functional_call_tie_weights():
         with pytest.raises(ValueError, match=r"functional_call got multiple values for keys "
                                              r"\['lm_head.weight', 'wte.weight'\], which are "
                                              r"tied. Consider using tie_weights=False"):
-            T.func.functional_call(m, {"wte.weight": T.tensor(w), "lm_head.weight": T.tensor(w * 2)},
-                                   (T.tensor(idx),))
+            T.func.functional_call(m, {"wte.weight": T.tensor(w),
+                                       "lm_head.weight": T.tensor(w * 2)}, (T.tensor(idx),))
 
 
 def test_functional_call_strict_and_argument_errors():

@@ -126,6 +126,14 @@ def test_vmap_of_jacrev_and_jvp():
     _close_tree(ours, theirs)
 
 
+def test_jvp_of_vmap_and_vmap_of_hessian():
+    f = lambda x: (x.sin() * x.sum()).exp()  # noqa: E731
+    ours, theirs = _both(lambda T, xs, vs: T.func.jvp(T.func.vmap(f), (xs,), (vs,)), A, A * 0.3)
+    _close_tree(ours, theirs)
+    ours, theirs = _both(lambda T, xs: T.func.vmap(T.func.hessian(lambda x: f(x).sum()))(xs), A)
+    _close_tree(ours, theirs)
+
+
 def test_jacrev_of_vmap():
     ours, theirs = _both(lambda T, w, xs: T.func.jacrev(
         lambda v: T.func.vmap(lambda x: (x @ v).sigmoid(), in_dims=0)(xs))(w), W, A[:2])
