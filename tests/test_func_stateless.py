@@ -270,3 +270,45 @@ def test_grad_and_hessian_of_a_module_loss_wrt_its_params():
     th = torch.func.hessian(loss(torch, tmodel))(tp, torch.tensor(x), torch.tensor(y))
     for a in th:
         _close_dict(h[a], th[a])
+
+
+def _cnn_class(nn, F, flatten):
+    class SimpleCNN(nn.Module):
+        """The per-sample-gradients tutorial's CNN, shrunk to 8x8 images."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 4, 3, 1)
+            self.conv2 = nn.Conv2d(4, 6, 3, 1)
+            self.fc1 = nn.Linear(24, 16)
+            self.fc2 = nn.Linear(16, 10)
+
+        def forward(self, x):
+            x = F.relu(self.conv1(x))
+            x = F.relu(self.conv2(x))
+            x = F.max_pool2d(x, 2)
+            x = flatten(x, 1)
+            x = F.relu(self.fc1(x))
+            return F.log_softmax(self.fc2(x), dim=1)
+    return SimpleCNN
+
+
+def test_per_sample_gradients_of_the_tutorial_cnn():
+    model = _cnn_class(tg.nn, tg.nn.functional, tg.flatten)().double()
+    tmodel = copy_to_torch(model, _cnn_class(torch.nn, torch.nn.functional,
+                                             torch.flatten)().double())
+    rng = np.random.default_rng(6)
+    data, targets = rng.standard_normal((4, 1, 8, 8)), rng.integers(0, 10, 4)
+
+    def run(T, m):
+        params = {k: v.detach() for k, v in m.named_parameters()}
+        buffers = {k: v.detach() for k, v in m.named_buffers()}
+
+        def compute_loss(params, buffers, sample, target):
+            predictions = T.func.functional_call(m, (params, buffers), (sample.unsqueeze(0),))
+            return T.nn.functional.nll_loss(predictions, target.unsqueeze(0))
+
+        return T.func.vmap(T.func.grad(compute_loss), in_dims=(None, None, 0, 0))(
+            params, buffers, T.tensor(data), T.tensor(targets))
+
+    _close_dict(run(tg, model), run(torch, tmodel))
