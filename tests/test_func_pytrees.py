@@ -169,3 +169,18 @@ def test_errors_match_torch(name, exc, msg, fn):
         with pytest.raises(exc) as ei:
             fn(T, T.tensor(WA))
         assert msg in str(ei.value), (T.__name__, str(ei.value))
+
+
+def test_jacfwd_randomness_and_jacrev_chunk_size_as_torch():
+    for T in (tg, torch):
+        x = T.ones(2, dtype=T.float64)
+        with pytest.raises(RuntimeError, match="randomness error mode"):
+            T.func.jacfwd(lambda v: v + T.rand(2, dtype=T.float64))(x)
+        with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
+            T.func.jacfwd(T.sin, randomness="x")(x)
+        with pytest.raises(ValueError, match="jacrev: `chunk_size` should be greater than 0."):
+            T.func.jacrev(T.sin, chunk_size=0)(x)
+        # reverse mode runs func once, outside any vmap: random draws are fine there
+        assert_close(T.func.jacrev(lambda v: v + T.rand(2, dtype=T.float64))(x), np.eye(2))
+        assert_close(T.func.jacfwd(lambda v: v + T.rand(2, dtype=T.float64),
+                                   randomness="same")(x), np.eye(2))
