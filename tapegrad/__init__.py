@@ -37,6 +37,7 @@ from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd import inference_mode
 from . import func  # noqa: E402  function transforms: jvp, vjp, grad
+from .func import vmap  # noqa: E402  torch.vmap is torch.func.vmap
 from .value import Value
 from . import viz  # noqa: E402  graph pictures (draw, to_dot), narrated backward
 from .viz.explain import explain  # noqa: E402
