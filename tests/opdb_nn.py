@@ -209,9 +209,9 @@ ENTRIES = [
     op("nll_loss", _nll, _nll_samples),
     # f32_tol: normalizing divides by the spread of 3-4 values; float32 loses ~1e-5 there
     op("batch_norm", _bn, _bn_samples, hyp=_hyp_norm("bn"), f32_tol=(1e-4, 1e-5),
-       covers=("norm_xhat", "norm_invstd")),  # its second order runs through them
+       covers=("norm_xhat", "norm_invstd", "normalized_grad")),  # second order runs them
     op("layer_norm", _ln, _ln_samples, hyp=_hyp_norm("ln"), f32_tol=(1e-4, 1e-5),
-       covers=("norm_xhat", "norm_invstd")),
+       covers=("norm_xhat", "norm_invstd", "normalized_grad")),
     op("embedding", _emb, _emb_samples, covers=("embedding_backward",)),
     op("leaky_relu", lambda lib, x, **kw: _F(lib).leaky_relu(x, **kw),
        unary_samples(negative_slope=0.2), domain=SEPARATED, hyp=hyp_elementwise(1)),
