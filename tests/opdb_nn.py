@@ -204,8 +204,9 @@ def _hyp_norm(kind):
 
 ENTRIES = [
     op("linear", lambda lib, x, w, b: _F(lib).linear(x, w, b), _linear_samples,
-       hyp=_hyp_linear),
-    op("cross_entropy", _ce, _ce_samples, hyp=_hyp_ce, covers=("softmax_rows",)),
+       hyp=_hyp_linear, covers=("sum_over_axes",)),  # the bias (and norm weight) sums
+    op("cross_entropy", _ce, _ce_samples, hyp=_hyp_ce,
+       covers=("softmax_rows", "softmax_minus_onehot")),
     op("nll_loss", _nll, _nll_samples),
     # f32_tol: normalizing divides by the spread of 3-4 values; float32 loses ~1e-5 there
     op("batch_norm", _bn, _bn_samples, hyp=_hyp_norm("bn"), f32_tol=(1e-4, 1e-5),
