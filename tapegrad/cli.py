@@ -5,6 +5,7 @@
     tapegrad eval CHECKPOINT
     tapegrad train names [--model mlp|gpt] [--data first|last|FILE] [--steps N] ...
     tapegrad sample CHECKPOINT [-n 20] [--temperature T] [--top-k K] [--seed S]
+    tapegrad launch --nproc N [--hostfile FILE] script.py [args]   (data-parallel ranks)
     tapegrad [--debug] ...      show the traceback of an error instead of one line
 
 Each training task is a module listed in `tapegrad.train.TASKS` (see that package's
@@ -125,6 +126,57 @@ def _sample(args):
                                 path=args.checkpoint)
 
 
+def _add_launch(sub):
+    p = sub.add_parser("launch", help="run a script on N data-parallel ranks under MPI "
+                                      "(like torchrun)",
+                       description="Run SCRIPT on N processes under MPI's mpiexec, with "
+                                   "RANK, WORLD_SIZE, LOCAL_RANK set as torchrun sets them. "
+                                   "See tapegrad.distributed.launch.")
+    p.add_argument("--nproc", "--nproc-per-node", "--nproc_per_node", dest="nproc", type=int,
+                   default=1, metavar="N", help="number of ranks (default: 1)")
+    p.add_argument("--hostfile", default=None, metavar="FILE",
+                   help="MPI host file for several machines (mpiexec -f FILE)")
+    p.add_argument("-m", dest="module", action="store_true",
+                   help="SCRIPT is a module name, run as python -m does")
+    p.add_argument("script", metavar="SCRIPT", help="the training script (or module with -m)")
+    p.add_argument("script_args", nargs=argparse.REMAINDER, metavar="...",
+                   help="arguments passed to the script")
+    p.set_defaults(func=_launch)
+
+
+def _launch(args):
+    from .distributed.launch import LaunchError, launch
+    from .train.common import CLIError
+    if args.nproc < 1:
+        raise CLIError(f"--nproc must be >= 1, got {args.nproc}")
+    if not args.module and not __import__("os").path.isfile(args.script):
+        raise CLIError(f"script {args.script} does not exist")
+    try:
+        return launch(args.nproc, [args.script] + args.script_args, hostfile=args.hostfile,
+                      module=args.module)
+    except LaunchError as e:
+        raise CLIError(str(e)) from None
+
+
+_LAUNCH_VALUED = ("--nproc", "--nproc-per-node", "--nproc_per_node", "--hostfile")
+
+
+def _split_launch(argv):
+    """(launch's own argv up to and including SCRIPT, the script's arguments). argparse
+    would also read the script's flags (`--n 5` as an abbreviation of --nproc), so
+    everything after SCRIPT is set aside before parsing, as torchrun does."""
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a in _LAUNCH_VALUED:
+            i += 2
+        elif a.startswith("-"):
+            i += 1                                  # -m, --help, --nproc=2, ...
+        else:
+            return argv[:i + 1], argv[i + 1:]
+    return argv, []
+
+
 def build_parser():
     from . import __version__
     parser = _Parser(prog="tapegrad",
@@ -139,6 +191,7 @@ def build_parser():
     _add_train(sub)
     _add_eval(sub)
     _add_sample(sub)
+    _add_launch(sub)
     return parser
 
 
@@ -157,8 +210,14 @@ def main(argv=None):
     exit through argparse's SystemExit: 2 and 0)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv  # until parsing says otherwise (errors while building it)
+    rest = None
+    if argv[:1] == ["launch"]:  # the script's own flags are not tapegrad's
+        argv, rest = _split_launch(argv)
     try:
         args = build_parser().parse_args(argv)
+        if rest is not None:
+            args.script_args = rest
+        args._argv = argv  # `train TASK --nproc N` re-runs the command on N ranks
         debug = bool(getattr(args, "debug", False))
         if debug:
             return int(args.func(args) or 0)

@@ -6,6 +6,8 @@ data stays int64, and `requires_grad` is only allowed for floating dtypes.
 import numpy as np
 
 from . import dtypes as _dt
+from .core.tensor_base import to_array
+from .device import check as _check_device
 from .random import rng as _rng
 from .tensor import Tensor
 
@@ -33,14 +35,16 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
         data = data.data
     if isinstance(data, np.ndarray):
         data = data.copy()  # a new leaf never shares memory with its source
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    _check_device(device, "tensor()")
+    return Tensor(to_array(data, dtype), requires_grad=requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
     """Like `tensor`, but shares memory with an ndarray or tensor when it can."""
     if isinstance(data, Tensor) and (dtype is None or data.dtype == _dt.as_dtype(dtype)):
         return data
-    return Tensor(data, dtype=dtype)
+    _check_device(device, "as_tensor()")
+    return Tensor(to_array(data, dtype))
 
 
 def from_numpy(arr):
@@ -51,18 +55,22 @@ def from_numpy(arr):
 
 
 def zeros(*size, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "zeros()")
     return _finish(np.zeros(_size(size), _float_dtype(dtype)), None, requires_grad)
 
 
 def ones(*size, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "ones()")
     return _finish(np.ones(_size(size), _float_dtype(dtype)), None, requires_grad)
 
 
 def empty(*size, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "empty()")
     return _finish(np.empty(_size(size), _float_dtype(dtype)), None, requires_grad)
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "full()")
     if dtype is None:
         if isinstance(fill_value, bool):
             dtype = _dt.bool
@@ -75,6 +83,7 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None):
 
 def _like(maker):
     def f(input, dtype=None, requires_grad=False, device=None):
+        _check_device(device, maker.__name__ + "_like()")
         return _finish(maker(input.shape, _dt.as_dtype(dtype) or input.dtype), None,
                        requires_grad)
     return f
@@ -86,11 +95,13 @@ empty_like = _like(np.empty)
 
 
 def full_like(input, fill_value, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "full_like()")
     return _finish(np.full(input.shape, fill_value, _dt.as_dtype(dtype) or input.dtype), None,
                    requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "arange()")
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -105,26 +116,33 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
 
 
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "linspace()")
     return _finish(np.linspace(start, end, int(steps), dtype=np.float64).astype(_float_dtype(dtype)),
                    None, requires_grad)
 
 
 def eye(n, m=None, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "eye()")
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), None, requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "rand()")
     d = _float_dtype(dtype)
     return _finish(_rng(generator).random(_size(size)).astype(d), None, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "randn()")
     d = _float_dtype(dtype)
     return _finish(_rng(generator).standard_normal(_size(size)).astype(d), None, requires_grad)
 
 
 def randint(low, high=None, size=None, generator=None, dtype=None, requires_grad=False,
             device=None):
+    _check_device(device, "randint()")
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high          # torch's randint(high, size) overload
     if high is None:
         low, high = 0, low
     if size is None:
@@ -134,6 +152,7 @@ def randint(low, high=None, size=None, generator=None, dtype=None, requires_grad
 
 
 def randperm(n, generator=None, dtype=None, device=None):
+    _check_device(device, "randperm()")
     return _finish(_rng(generator).permutation(int(n)), _dt.as_dtype(dtype) or _dt.int64, False)
 
 

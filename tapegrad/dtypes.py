@@ -15,6 +15,30 @@ int32 = int = np.dtype("int32")
 int64 = long = np.dtype("int64")
 bool = np.dtype("bool")
 
+
+class _UnsupportedDtype:
+    """A dtype PyTorch has and NumPy lacks: it exists (programs build dtype tables with
+    it), and making a tensor of it raises one error naming it."""
+
+    __slots__ = ("name",)
+    is_floating_point = True
+    is_complex = False
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"tapegrad.{self.name}"
+
+    def refuse(self):
+        raise TypeError(f"dtype {self.name} is not supported: NumPy, which tapegrad computes "
+                        f"with, has no {self.name}; use float32, or float16 with "
+                        "tg.amp.GradScaler")
+
+
+bfloat16 = _UnsupportedDtype("bfloat16")
+_UNSUPPORTED = {"bfloat16": bfloat16}
+
 _default = {"float": float32}
 
 _BY_NAME = {
@@ -24,6 +48,16 @@ _BY_NAME = {
     "long": int64, "bool": bool,
 }
 _SUPPORTED = frozenset(_BY_NAME.values())
+# The legacy tensor types (torch.FloatTensor, ...) and the dtypes they stand for.
+LEGACY_TYPES = {"FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": float16,
+                "ByteTensor": uint8, "CharTensor": int8, "ShortTensor": int16,
+                "IntTensor": int32, "LongTensor": int64, "BoolTensor": bool}
+_LEGACY_NAMES = {d: n for n, d in LEGACY_TYPES.items()}
+
+
+def legacy_name(d):
+    """'FloatTensor' for float32, ...: what `Tensor.type()` answers."""
+    return _LEGACY_NAMES[np.dtype(d)]
 
 
 def get_default_dtype():
@@ -41,10 +75,16 @@ def as_dtype(d):
     """Accept a tapegrad/NumPy dtype, a NumPy type, a name, or a torch-style string."""
     if d is None:
         return None
+    if isinstance(d, _UnsupportedDtype):
+        d.refuse()
     if isinstance(d, str):
         name = d.replace("torch.", "").replace("tapegrad.", "")
+        if name in _UNSUPPORTED:
+            _UNSUPPORTED[name].refuse()
         if name in _BY_NAME:
             return _BY_NAME[name]
+        if name in LEGACY_TYPES:
+            return LEGACY_TYPES[name]
         raise TypeError(f"unknown dtype {d!r}")
     try:
         nd = np.dtype(d)

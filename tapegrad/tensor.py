@@ -10,7 +10,10 @@ import math
 
 import numpy as np
 
+from . import device as _device
 from . import dtypes as _dt
+from . import legacy_args as _legacy
+from . import printing as _printing
 from .core import backward as _backward
 from .core import hooks as _hooks
 from .core.tensor_base import TensorBase, like
@@ -27,6 +30,15 @@ class Tensor(TensorBase):
     __slots__ = ()
     __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operators
     __hash__ = TensorBase.__hash__
+
+    def __init__(self, *args, requires_grad=False, dtype=None, device=None):
+        """`Tensor(data)`, `Tensor(2, 3)`, `Tensor()`: PyTorch's legacy constructor
+        (legacy_args.py). Prefer `tg.tensor(data)`, which infers the dtype."""
+        _device.check(device, "Tensor()")
+        if len(args) == 1 and isinstance(args[0], Size):
+            args = tuple(args[0])
+        data, dtype = _legacy.legacy_data(args, _dt.as_dtype(dtype))
+        TensorBase.__init__(self, data, requires_grad=requires_grad, dtype=dtype)
 
     # ---- autograd ------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):
@@ -99,7 +111,18 @@ class Tensor(TensorBase):
 
     @property
     def device(self):
-        return "cpu"
+        return _device.CPU
+
+    is_cuda = False
+    is_cpu = True
+    is_mps = False
+    is_meta = False
+
+    def get_device(self):
+        return -1  # torch's answer for a CPU tensor
+
+    def is_pinned(self):
+        return False
 
     def is_floating_point(self):
         return self.data.dtype.kind == "f"
@@ -152,32 +175,39 @@ class Tensor(TensorBase):
                             "to an index")
         return int(self.data.item())
 
-    def __repr__(self):
-        body = np.array2string(self.data, separator=", ", prefix="tensor(",
-                               precision=4, threshold=200)
-        extras = []
-        if self.data.dtype not in (_dt.get_default_dtype(), np.dtype("int64"),
-                                   np.dtype("bool")):
-            extras.append(f"dtype=tapegrad.{self.data.dtype}")
-        if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.op.name}>")
-        elif self._rg:
-            extras.append("requires_grad=True")
-        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    __repr__ = _printing.repr_tensor
 
-    # ---- dtype conversion (differentiable between float dtypes) --------------------
-    def to(self, dtype=None, *args, **kwargs):
-        if isinstance(dtype, str) and dtype in ("cpu",):
-            return self
-        dtype = kwargs.get("dtype", dtype)
-        if dtype is None:
-            return self
-        return F.cast(self, _dt.as_dtype(dtype))
+    def __format__(self, spec):
+        """A 0-d tensor formats as its number (`f"{loss:.4f}"`, `f"{t}"` gives `1.25`),
+        as in torch; other tensors only with an empty spec (their str)."""
+        if self.data.ndim == 0 and type(self) is Tensor:
+            return self.data.item().__format__(spec)
+        return object.__format__(self, spec)
 
-    def type(self, dtype=None):
+    # ---- dtype and device conversion (differentiable between float dtypes) ----------
+    def to(self, *args, **kwargs):
+        """`to(dtype)`, `to(device, dtype=None)`, `to(other)`, with `non_blocking` and
+        `copy` (a new tensor even when nothing changes); devices other than the CPU are
+        refused by name."""
+        dtype = _to_args(args, kwargs)
+        out = self if dtype is None else F.cast(self, dtype)
+        if kwargs.get("copy") and out is self:
+            out = F.clone(self)
+        return out
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        """Refused with one error naming the device: tapegrad runs on the CPU only."""
+        if device is None or isinstance(device, (int, np.integer)):
+            device = _device.device("cuda", device)
+        _device.check(device, "Tensor.cuda()")
+        raise RuntimeError(f"Tensor.cuda(): invalid device '{device}', must be a cuda device")
+
+    def type(self, dtype=None, non_blocking=False):
+        """`t.type()` names the legacy type ('tapegrad.FloatTensor'); `t.type(T)` casts
+        to a dtype, a legacy type name or class (`t.type(tg.LongTensor)`)."""
         if dtype is None:
-            return f"tapegrad.{self.data.dtype}"
-        return self.to(dtype)
+            return f"{_printing.PREFIX}.{_dt.legacy_name(self.data.dtype)}"
+        return self.to(_dt.as_dtype(getattr(dtype, "dtype", dtype)))
 
     def type_as(self, other):
         return self.to(other.dtype)
@@ -416,6 +446,37 @@ class Tensor(TensorBase):
     scatter_ = I.scatter_
     scatter_add_ = I.scatter_add_
     index_add_ = I.index_add_
+
+
+def _to_args(args, kwargs):
+    """The dtype `Tensor.to(...)` asks for (None: keep it), checking every device."""
+    allowed = {"dtype", "device", "non_blocking", "copy", "memory_format"}
+    bad = set(kwargs) - allowed
+    if bad:
+        raise TypeError(f"to() got an unexpected keyword argument '{sorted(bad)[0]}'")
+    dtype = kwargs.get("dtype")
+    if "device" in kwargs:
+        _device.check(kwargs["device"], "Tensor.to()")
+    rest = list(args)
+    if rest and isinstance(rest[0], TensorBase):  # to(other): its dtype and device
+        dtype = rest.pop(0).data.dtype
+    elif rest and (isinstance(rest[0], (str, _device.device, int, np.integer))
+                   and not isinstance(rest[0], bool) and not _is_dtype_name(rest[0])):
+        _device.check(rest.pop(0), "Tensor.to()")
+    if rest and rest[0] is not None and not isinstance(rest[0], bool):
+        if dtype is not None:
+            raise TypeError("to() got multiple values for argument 'dtype'")
+        dtype = rest.pop(0)
+    if len(rest) > 2 or not all(isinstance(r, bool) for r in rest):  # non_blocking, copy
+        raise TypeError(f"to() received an invalid combination of arguments: {args!r}")
+    if len(rest) == 2:
+        kwargs["copy"] = rest[1]
+    return _dt.as_dtype(dtype)
+
+
+def _is_dtype_name(x):
+    return isinstance(x, str) and x.replace("torch.", "").replace("tapegrad.", "") in \
+        _dt._BY_NAME
 
 
 class Size(tuple):

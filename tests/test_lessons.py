@@ -41,7 +41,7 @@ PAGES = sorted(LESSONS.glob("0*.md"))
 
 
 def test_seven_lessons_with_output_blocks():
-    assert [p.name[:2] for p in PAGES] == ["01", "02", "03", "04", "05", "06", "07"]
+    assert [p.name[:2] for p in PAGES] == ["01", "02", "03", "04", "05", "06", "07", "08"]
     for p in PAGES:
         assert BLOCK.search(p.read_text()), f"{p.name} quotes no script output"
 

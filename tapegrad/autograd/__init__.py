@@ -35,3 +35,4 @@ class record_sites:
     def __exit__(self, *exc):
         _state.record_sites -= 1 if self.mode else 0
         return False
+from .variable import Variable  # noqa: E402  the pre-0.4 wrapper: a tensor

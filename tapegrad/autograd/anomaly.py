@@ -23,6 +23,10 @@ into sqrt (the branch not taken), and sqrt's rule computes `0 * inf = nan`. The
 error message recognises a zero incoming gradient arriving through `where` and says
 how to fix it (make the input safe before the op: `sqrt(where(x > 0, x, 1))`).
 
+The "Note:" line of the message is the op's `hint`, from its table entry (or from
+the custom Function / checkpoint that made the node): where its derivative is
+infinite and the usual fix.
+
 The check costs an `isnan`/`isfinite` pass over every gradient and a stack walk per
 op, so it is off by default (PyTorch warns about the same cost).
 """
@@ -42,19 +46,6 @@ _state = {"enabled": False, "check_nan": True, "check_inf": True}
 # nodes whose output gradient arrived through a `where` (node -> (where site, branch))
 _masked_by = weakref.WeakKeyDictionary()
 
-# What the local derivative of a few ops is and when it blows up (shown in the error).
-_HINTS = {
-    "sqrt": "sqrt'(x) = 1/(2*sqrt(x)) is infinite at x = 0 (nan for x < 0); a common fix "
-            "is sqrt(x + eps)",
-    "rsqrt": "rsqrt'(x) = -1/(2*x**1.5) is infinite at x = 0; add an eps: rsqrt(x + eps)",
-    "log": "log'(x) = 1/x is infinite at x = 0; clamp the input: log(x.clamp(min=eps))",
-    "div": "d(x/y) = 1/y and -x/y**2 are infinite where y = 0; keep the denominator away "
-           "from 0 (y + eps)",
-    "pow": "d(x**p)/dx = p*x**(p-1) is infinite at x = 0 when p < 1; d/dp = x**p*log(x) "
-           "needs x > 0",
-    "exp": "exp'(x) = exp(x) overflows to inf for large x (x > 88 in float32); subtract "
-           "the max first (logsumexp / log_softmax)",
-}
 
 
 def is_anomaly_enabled():
@@ -231,8 +222,8 @@ def _message(node, i, g, gi, bad, check_inf):
             zero_g = False
         parts.append(f"gradient for {in_name} = {_fmt(gi[idx])}")
         lines.append(f"    at index {tuple(int(j) for j in idx)}: " + ", ".join(parts))
-    if op.name in _HINTS:
-        lines.append(f"  Note: {_HINTS[op.name]}.")
+    if op.hint:  # the op's own entry says where its derivative blows up (ops/registry.py)
+        lines.append(f"  Note: {op.hint}.")
     if zero_g and np.isnan(gi[bad]).any():
         masked = _masked_by.get(node)
         if masked is not None:

@@ -22,7 +22,7 @@ constructor as the built-in ops, not registered in the global table) whose one
 `backward` rule calls the user's `backward` once per node and returns a gradient per
 input. The ordinary engine walks custom ops like any other: hooks, retain_graph,
 create_graph and anomaly mode work unchanged. Several outputs are several outputs of
-one node (each output tensor knows its index, `_out`). A saved OUTPUT is not stored
+one node (each output tensor knows its index: `_out` is index + 1). A saved OUTPUT is not stored
 (output -> node -> ctx -> output would be a reference cycle): `saved_tensors` makes it
 again from the node, with its history, so a double backward differentiates through it.
 The ctx lives in the node's saved values and is freed with them after backward.
@@ -93,7 +93,7 @@ class FunctionCtx:
             raise RuntimeError(FREED)
         data, version = self._outputs[k]
         t = like(self._like, data, True, node)
-        t._out = k
+        t._out = k + 1 if len(self._out_meta) > 1 else 0
         t._version = version
         return t
 
@@ -165,7 +165,12 @@ def _fn_op(cls, n_outputs):
         op = ops[n_outputs] = Op(
             cls.__name__ + "Backward", _no_forward, backward=_function_backward,
             n_outputs=n_outputs, promote=False, inputs=(), reads="",
-            doc=f"custom autograd.Function {cls.__name__}")
+            doc=f"custom autograd.Function {cls.__name__}",
+            text=f"{cls.__name__}.backward(ctx, g) (your rule)",
+            hint=(f"the rule is {cls.__name__}.backward, written by hand: look there for a "
+                  "division by a value that can be 0, or log/sqrt/pow of a value at 0; "
+                  "tg.autograd.gradcheck or set_strict(True) compares it with finite "
+                  "differences"))
     return op
 
 
@@ -316,7 +321,7 @@ def _record(cls, ctx, args, outs, dirty):
         o = outs[k]
         if id(o) in olds:  # earlier nodes still point at o: they must find `old`
             rebase.record_old(node, olds[id(o)])
-        o.grad_fn, o._out, o._rg = node, k, True
+        o.grad_fn, o._out, o._rg = node, (k + 1 if len(outs) > 1 else 0), True
 
 
 def _forward(cls, ctx, args, outs):

@@ -21,6 +21,11 @@ rule runs for a given op, input shapes and dtypes, the checker
    kink (relu at 0, max at a tie) the one-sided differences disagree; such elements
    are skipped, since any subgradient is a valid answer there.
 
+Exemptions are part of each op's entry (`Op.strict`, ops/registry.py): a predicate on
+the node's arguments for rules that are deliberately not the derivative there (embedding
+with padding_idx: the padding row gets no gradient), or a reason string for ops whose
+forward cannot be re-run (checkpoint: its recomputation is checked op by op instead).
+
 A failure raises `StrictModeError` naming the op and the argument, the element, the
 rule's value and the finite difference. The checks cost a few forward evaluations of
 one op per new (op, shapes, dtypes) key, so a training loop pays only in its first step.
@@ -43,14 +48,6 @@ class StrictModeError(RuntimeError):
 
 _state = {"enabled": False}
 _checked = set()
-# Ops whose forward cannot be re-run on perturbed inputs: checkpoint's forward returns
-# the value computed earlier (its recomputation is itself checked op by op).
-_SKIP = {"checkpoint"}
-# Rules that are deliberately NOT the derivative in some configurations (PyTorch's
-# semantics): op name -> predicate on the node's kwargs.
-_NOT_A_DERIVATIVE = {
-    "embedding": lambda kw: kw.get("padding_idx") is not None,  # padding row gets no grad
-}
 _MAX_ELEMENTS = 24
 _rng = np.random.default_rng(0)
 
@@ -138,10 +135,7 @@ def _key(node, i):
 
 def _check(node, i, g, gi):
     op = node.op
-    if op.name in _SKIP or node.inputs is None:
-        return
-    exempt = _NOT_A_DERIVATIVE.get(op.name)
-    if exempt is not None and exempt(node.args):
+    if node.inputs is None or op.strict_exempt(node.args) is not None:
         return
     if _state.get("busy"):
         return  # the check's own backward passes (custom Functions) are not checked

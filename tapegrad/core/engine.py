@@ -54,56 +54,77 @@ def run(roots, seeds, retain_graph, create_graph, capture=None):
     deps = _count_edges(roots)
     pending, leaf_grads = {}, {}
     ready = _start_nodes(roots, seeds, deps, pending, leaf_grads)
-    capture_nodes, captured = _capture_nodes(capture), {}
+    at_node = (roots[0], _capture_nodes(capture), {})
     xp = seeds[0].__array_namespace__() if create_graph else np
-    observers = tuple(state.observers.values())
-    rebased = rebase.used.any
     prev = state.grad_enabled
     state.grad_enabled = bool(create_graph)
     try:
-        while ready:
-            node = ready.pop()
-            g = pending.pop(node, None)
+        _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_node)
+    finally:
+        state.grad_enabled = prev
+    if capture is not None:
+        _capture_leaves(capture, leaf_grads, at_node[2])
+    return leaf_grads, at_node[2]
+
+
+def _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_node):
+    """Phase 2: run each node whose gradient is complete; send its inputs their shares."""
+    observe = _observer()
+    rebased = rebase.used.any
+    while ready:
+        node = ready.pop()
+        g = pending.pop(node, None)
+        if g is not None:
+            if node.hooks or at_node[1]:
+                g = _at_node(node, g, at_node)
+            grads = _input_grads(node, g, xp, create_graph)
+        i = -1
+        for t in node.inputs:
+            i += 1
+            if not isinstance(t, TensorBase):
+                continue
+            if rebased and t._version[0]:
+                t = rebase.resolve(node, i, t)
+            if not t._rg:
+                continue
+            p = t.grad_fn
             if g is not None:
-                if node.hooks or capture_nodes:
-                    g = _at_node(node, g, roots[0], capture_nodes, captured)
-                grads = _input_grads(node, g, xp, create_graph)
-            i = -1
-            for t in node.inputs:
-                i += 1
-                if not isinstance(t, TensorBase):
-                    continue
-                if rebased and t._version[0]:
-                    t = rebase.resolve(node, i, t)
-                if not t._rg:
-                    continue
-                p = t.grad_fn
-                if g is not None and grads[i] is not None:
-                    gi = grads[i]
-                    for observe in observers:
+                gi = grads[i]
+                if gi is not None:
+                    if observe is not None:
                         observe(node, i, g, gi)
                     data = t.data
                     if gi.shape != data.shape or gi.dtype != data.dtype:
                         gi = _fit(xp, gi, data)
                     if p is None:
                         leaf_grads[t] = leaf_grads[t] + gi if t in leaf_grads else gi
-                    elif p.op.n_outputs != 1:
-                        _pend_output(pending, p, t._out, gi)
+                    elif t._out:  # output _out - 1 of a node with several outputs
+                        _pend_output(pending, p, t._out - 1, gi)
                     else:
                         pending[p] = pending[p] + gi if p in pending else gi
-                if p is not None:
-                    d = deps[p] - 1
-                    deps[p] = d
-                    if d == 0:
-                        ready.append(p)
-            if not retain_graph:
-                _free(node)
-            g = grads = gi = None  # keep no reference past its use (gradient steal)
-    finally:
-        state.grad_enabled = prev
-    if capture is not None:
-        _capture_leaves(capture, leaf_grads, captured)
-    return leaf_grads, captured
+            if p is not None:
+                d = deps[p] - 1
+                deps[p] = d
+                if d == 0:
+                    ready.append(p)
+        if not retain_graph:  # drop what backward needed; the recipe stays
+            node.inputs = node.ans = node.saved = None
+            node.freed = True
+        g = grads = gi = None  # keep no reference past its use (gradient steal)
+
+
+def _observer():
+    """The observers of this thread (anomaly, strict, explain) as one callable, or None."""
+    fns = tuple(state.observers.values())
+    if not fns:
+        return None
+    if len(fns) == 1:
+        return fns[0]
+
+    def all_of(node, i, g, gi):
+        for f in fns:
+            f(node, i, g, gi)
+    return all_of
 
 
 def _count_edges(roots):
@@ -138,10 +159,10 @@ def _start_nodes(roots, seeds, deps, pending, leaf_grads):
         node = r.grad_fn
         if node is None:  # the root is itself a leaf
             leaf_grads[r] = leaf_grads[r] + s if r in leaf_grads else s
-        elif node.op.n_outputs != 1:
+        elif r._out:
             if node not in pending and deps.get(node, 0) == 0:
                 ready.append(node)
-            _pend_output(pending, node, r._out, s)
+            _pend_output(pending, node, r._out - 1, s)
         elif node in pending:
             pending[node] = pending[node] + s
         else:
@@ -159,8 +180,9 @@ def _pend_output(pending, node, k, g):
     slots[k] = g if slots[k] is None else slots[k] + g
 
 
-def _at_node(node, g, like_t, capture_nodes, captured):
+def _at_node(node, g, at_node):
     """The node's gradient is complete: run its hooks, keep it if grad() asked for it."""
+    like_t, capture_nodes, captured = at_node
     if node.hooks:
         g = _hooks.run_node_hooks(node, g, like_t)
     for i in capture_nodes.get(node, ()):
@@ -169,21 +191,39 @@ def _at_node(node, g, like_t, capture_nodes, captured):
 
 
 def _input_grads(node, g, xp, create_graph):
-    """Run the node's rules: one gradient (or None) per input."""
-    op = node.op
-    arrays = _arrays_checked(node)
-    kw = node.rule_kwargs()
+    """Run the node's rules: one gradient (or None) per input. First the inputs' arrays,
+    and whether anything was changed in place since the node was recorded (versions
+    None = all were 0 then): only then is the detailed check worth its cost."""
+    op, ins, vers = node.op, node.inputs, node.versions
+    changed = node.out_version[0] != (0 if vers is None else vers[-1])
+    arrays = []
+    k = 0
+    for t in ins:
+        if isinstance(t, TensorBase):
+            arrays.append(t.data)
+            v = t._version[0]
+            if v and (vers is None or v != vers[k]):
+                changed = True
+        else:
+            arrays.append(t)
+        k += 1
+    if changed:
+        _check_versions(node)
+    saved = node.saved
+    kw = node.args if not saved else {**node.args, **saved}
     if create_graph:  # the rules build a graph: they get tensors, and `ans` as a tensor
-        arrays, ans = node.inputs, _output_tensor(node)
+        arrays, ans = ins, _output_tensor(node)
     else:
         ans = node.ans
     if op.vjps is None:  # one backward for all inputs (custom Functions, checkpoint)
         return op.backward(xp, g, ans, *arrays, **kw)
     vjps = op.vjps  # indexed, not iterated: a variadic op makes rule i on demand
     out = []
-    for i, t in enumerate(node.inputs):
-        rule = vjps[i] if getattr(t, "_rg", False) else None
+    k = 0
+    for t in ins:
+        rule = vjps[k] if getattr(t, "_rg", False) else None
         out.append(None if rule is None else rule(xp, g, ans, *arrays, **kw))
+        k += 1
     return out
 
 
@@ -200,27 +240,6 @@ def _output_tensor(node):
     if state.dual is not None:  # forward-over-reverse: the output's tangent, from its JVP
         state.dual.propagate(node.op, node.inputs, node.args, node.saved, t)
     return t
-
-
-def _arrays_checked(node):
-    """The inputs' arrays, after checking nothing the rules read was changed in place
-    since the node was recorded (versions None = all were 0 then)."""
-    vers = node.versions
-    changed = node.out_version[0] != (0 if vers is None else vers[-1])
-    arrays = []
-    k = 0
-    for t in node.inputs:
-        if isinstance(t, TensorBase):
-            arrays.append(t.data)
-            v = t._version[0]
-            if v and (vers is None or v != vers[k]):
-                changed = True
-        else:
-            arrays.append(t)
-        k += 1
-    if changed:
-        _check_versions(node)
-    return arrays
 
 
 def _check_versions(node):
@@ -267,14 +286,6 @@ def _fit(xp, gi, data):
     if gi.dtype != data.dtype:
         gi = gi.to(data.dtype) if isinstance(gi, TensorBase) else gi.astype(data.dtype)
     return gi
-
-
-def _free(node):
-    """Drop what backward needed (inputs, output, saved values); the recipe stays."""
-    node.inputs = None
-    node.ans = None
-    node.saved = None
-    node.freed = True
 
 
 def _capture_nodes(capture):

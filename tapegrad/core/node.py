@@ -76,7 +76,7 @@ class Node:
         out = []
         for t in self.inputs:
             if isinstance(t, TensorBase) and t._rg:
-                out.append((t.grad_fn if t.grad_fn is not None else t, t._out))
+                out.append((t.grad_fn if t.grad_fn is not None else t, max(t._out - 1, 0)))
             else:
                 out.append((None, 0))
         return tuple(out)

@@ -24,12 +24,16 @@ _ndarray = np.ndarray
 _float64 = np.dtype("float64")
 
 
-def apply(op, *inputs, **args):
-    return apply_saved(op, *inputs, **args)[0]
-
-
 def apply_saved(op, *inputs, **args):
     """(result, saved): `apply`, also returning the values the forward saved (or None)."""
+    state.last_saved = None
+    res = apply(op, *inputs, **args)
+    saved, state.last_saved = state.last_saved, None
+    return res, saved
+
+
+def apply(op, *inputs, **args):
+    """Run `op` on the inputs; the result, with a Node if a gradient will be needed."""
     rg = False
     first = None
     arrays = []
@@ -49,6 +53,7 @@ def apply_saved(op, *inputs, **args):
     saved = None
     if op.has_extra:
         out, saved = out
+        state.last_saved = saved  # for apply_saved (one slot per thread, read at once)
     if type(out) is not _ndarray:
         out = np.asarray(out)
     if op.promote_default and out.dtype == _float64:
@@ -65,7 +70,7 @@ def apply_saved(op, *inputs, **args):
         res.grad_fn = Node(op, inputs, args, saved, out, versions, res._version)
     if state.dual is not None:
         state.dual.propagate(op, inputs, args, saved, res)
-    return res, saved
+    return res
 
 
 def _keep_default_dtype(out, arrays):

@@ -12,6 +12,8 @@ so each thread sees its own values and starts from the defaults below.
     record_sites   > 0: each Node remembers the file:line that created it
     observers      name -> fn(node, i, g, gi), called by the walk for every input
                    gradient a rule returns (anomaly mode, strict mode, explain)
+    last_saved     the values the last op with extra=True saved (record.apply_saved
+                   hands them to callers such as max(dim), which returns the indices)
 """
 import threading
 
@@ -22,6 +24,7 @@ class AutogradState(threading.local):
         self.dual = None
         self.record_sites = 0
         self.observers = {}
+        self.last_saved = None
 
 
 state = AutogradState()

@@ -4,7 +4,8 @@
     _rg          requires_grad
     grad         the accumulated gradient (a tensor) or None
     grad_fn      the Node that made this tensor (None for a leaf)
-    _out         which output of grad_fn this tensor is (0 unless the op has several)
+    _out         0 when grad_fn has one output; k + 1 for output k of a node with several
+                 (so the walk tells the two cases apart with one truth test)
     _version     [int]: bumped by every in-place change; views share the list with
                  their base, so a change through either is seen by nodes that saved the other
     _hooks, _post_hooks   gradient hooks of a leaf (dicts, or None)

@@ -11,6 +11,9 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
+from .. import device as _device
+from ..core.tensor_base import TensorBase
+from ..dtypes import as_dtype as _as_dtype
 from ..tensor import Tensor
 from .parameter import Buffer, Parameter
 from ..core.hooks import RemovableHandle
@@ -322,11 +325,15 @@ class Module:
         """Dtype conversion of floating parameters and buffers (`.to(tg.float64)`,
         `.double()`, `.float()`); devices other than cpu are not supported."""
         dtype = kwargs.get("dtype")
+        if "device" in kwargs:
+            _device.check(kwargs["device"], "Module.to()")
         for a in args:
-            if not isinstance(a, str) and a is not None:
+            if isinstance(a, (str, _device.device)) and not _dtype_name(a):
+                _device.check(a, "Module.to()")  # refuses cuda/mps by name
+            elif isinstance(a, TensorBase):
+                dtype = a.data.dtype  # to(tensor): its dtype (and its device, the CPU)
+            elif a is not None and not isinstance(a, bool):  # bool: non_blocking
                 dtype = a
-            elif isinstance(a, str) and a != "cpu":
-                raise RuntimeError(f"tapegrad runs on the CPU only (got device {a!r})")
         if dtype is None:
             return self
         from .. import dtypes as _dt
@@ -539,3 +546,13 @@ def _post_order(root, kids):
         for c in kids(m):
             stack.append((c, False))
     return post
+
+
+def _dtype_name(a):
+    """A string that names a dtype ('float64'), not a device."""
+    if not isinstance(a, str):
+        return False
+    try:
+        return _as_dtype(a) is not None
+    except TypeError:
+        return False

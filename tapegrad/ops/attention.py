@@ -76,7 +76,11 @@ def _probs_dk(xp, u, ans, q, k, attn_mask=None, is_causal=False, scale=None, pro
 # differentiates through it (its rules are the softmax and matmul rules).
 attention_probs = defop("attention_probs", _probs_forward, inputs=("q", "k"),
                         vjp=[_probs_dq, _probs_dk], reads=["q k", "q k"],
-                        doc="softmax(q k^T * scale + mask): the attention weights")
+                        doc="softmax(q k^T * scale + mask): the attention weights",
+                        text="ds = p * (g - sum(g*p, -1)) ; dq = ds @ k * scale ; "
+                             "dk = ds^T @ q * scale",
+                        hint=("finite for finite q, k (p lies in [0, 1]); a fully masked row "
+                              "has nan weights, as in PyTorch: keep one key per query"))
 
 
 def _probs(xp, q, k, attn_mask, is_causal, scale, probs):
@@ -114,4 +118,8 @@ def _dv(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=None, probs=
 
 scaled_dot_product_attention = defop(
     "scaled_dot_product_attention", _sdpa_forward, extra=True, inputs=("q", "k", "v"),
-    vjp=[_dq, _dk, _dv], reads=["q k v", "q k v", "q k"])
+    vjp=[_dq, _dk, _dv], reads=["q k v", "q k v", "q k"],
+    text="dQ, dK, dV through softmax(QK^T/sqrt(d))V",
+    hint=("attention's rules go through softmax probabilities in [0, 1]: finite for finite q, "
+          "k, v; a query row whose keys are all masked is nan already in forward (mask at "
+          "least one key per row)"))

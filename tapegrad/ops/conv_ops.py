@@ -141,10 +141,14 @@ def _fold_forward(cols, output_size, kernel, stride, padding, dilation):
 
 
 unfold = defop("unfold", _unfold_forward, linear=True, promote=False, vjp=[
-    lambda xp, g, ans, x, **kw: _call(xp, fold, g, output_size=tuple(x.shape[-2:]), **kw)])
+    lambda xp, g, ans, x, **kw: _call(xp, fold, g, output_size=tuple(x.shape[-2:]), **kw)],
+    text="dx = fold(g): each column entry added back to its pixel (overlaps add)",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
 
 fold = defop("fold", _fold_forward, linear=True, promote=False, inputs=("cols",), vjp=[
-    lambda xp, g, ans, cols, output_size, **kw: _call(xp, unfold, g, **kw)])
+    lambda xp, g, ans, cols, output_size, **kw: _call(xp, unfold, g, **kw)],
+    text="dcols = unfold(g)",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
 
 
 # ---------------------------------------------------------------------------------------
@@ -291,7 +295,10 @@ def _conv_jvp(xp, t, ans, x, w, b=None, **kw):
 
 
 conv2d = defop("conv2d", _conv2d_forward, extra=True, inputs=("input", "weight", "bias"),
-               vjp=[_conv_dx, _conv_dw, _conv_db], jvp=_conv_jvp, reads=["input weight", "input weight", ""])
+               vjp=[_conv_dx, _conv_dw, _conv_db], jvp=_conv_jvp, reads=["input weight", "input weight", ""],
+               text="dX = conv_transpose(g, W) ; dW = conv(X, g)",
+               hint=("conv2d is linear in each input (dx = conv_transpose(g, W), dW = conv(x, "
+                     "g)): finite for finite inputs"))
 
 
 # d/dg of  dx = D(g, W)  is  conv2d(u, W);  d/dW is  conv2d_weight_grad(u, g).
@@ -299,14 +306,20 @@ conv2d_input_grad = defop(
     "conv2d_input_grad", _conv2d_input_grad_forward, inputs=("grad", "weight"),
     vjp=[lambda xp, u, ans, g, w, x_shape, **kw: _call(xp, conv2d, u, w, **kw),
          lambda xp, u, ans, g, w, x_shape, **kw: _call(
-             xp, conv2d_weight_grad, u, g, w_shape=tuple(w.shape), **kw)], reads=["weight", "grad weight"])
+             xp, conv2d_weight_grad, u, g, w_shape=tuple(w.shape), **kw)], reads=["weight", "grad weight"],
+    text="dgrad = conv2d(g, weight) ; dweight = conv2d_weight_grad(g, grad)",
+    hint=("a bilinear map of (grad, weight): its rules are convolutions, finite for finite "
+          "inputs"))
 
 # d/dx of  dW = E(x, g)  is  conv2d_input_grad(g, v);  d/dg is  conv2d(x, v).
 conv2d_weight_grad = defop(
     "conv2d_weight_grad", _conv2d_weight_grad_forward, inputs=("input", "grad"),
     vjp=[lambda xp, v, ans, x, g, w_shape, **kw: _call(
              xp, conv2d_input_grad, g, v, x_shape=tuple(x.shape), **_geom_kw(kw)),
-         lambda xp, v, ans, x, g, w_shape, **kw: _call(xp, conv2d, x, v, **_geom_kw(kw))], reads=["input grad", "input"])
+         lambda xp, v, ans, x, g, w_shape, **kw: _call(xp, conv2d, x, v, **_geom_kw(kw))], reads=["input grad", "input"],
+    text="dinput = conv2d_input_grad(grad, g) ; dgrad = conv2d(input, g)",
+    hint=("a bilinear map of (input, grad): its rules are convolutions, finite for finite "
+          "inputs"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -421,16 +434,25 @@ def _pool_gather_forward(x, *, indices, size=None):
 
 pool_scatter = defop("max_pool2d_scatter", _pool_scatter_forward, linear=True, promote=False,
                      vjp=[lambda xp, u, ans, g, indices, size, unique=False: _call(
-                         xp, pool_gather, u, indices=indices)])
+                         xp, pool_gather, u, indices=indices)],
+                     text="dx = g gathered at the saved max positions",
+                     hint=("linear: the rule only moves, copies or sums g, so it is finite "
+                           "whenever g is"))
 pool_gather = defop("max_pool2d_gather", _pool_gather_forward, linear=True, promote=False,
                     vjp=[lambda xp, v, ans, x, indices, size=None: _call(
-                        xp, pool_scatter, v, indices=indices, size=tuple(x.shape[-2:]))])
+                        xp, pool_scatter, v, indices=indices, size=tuple(x.shape[-2:]))],
+                    text="dx = zeros, g scatter-added at the saved max positions",
+                    hint=("linear: the rule only moves, copies or sums g, so it is finite "
+                          "whenever g is"))
 
 max_pool2d = defop(
     "max_pool2d", _max_pool2d_forward, extra=True, promote=False, vjp=[lambda xp, g, ans, x, indices, **kw: _call(
         xp, pool_scatter, g, indices=indices, size=tuple(x.shape[-2:]),
         unique=_disjoint_windows(kw["kernel"], kw["stride"], kw["dilation"]))],
-    jvp=lambda xp, t, ans, x, indices, **kw: _call(xp, pool_gather, t[0], indices=indices), reads=[""])
+    jvp=lambda xp, t, ans, x, indices, **kw: _call(xp, pool_gather, t[0], indices=indices), reads=[""],
+    text="dx = g routed to each window's max",
+    hint=("max_pool2d routes g to each window's maximum (overlapping windows add), never "
+          "infinite: a non-finite result here means the incoming gradient already was"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -492,11 +514,17 @@ def _avg_pool2d_adjoint_forward(g, *, x_shape, kernel, stride, padding, ceil_mod
 
 
 avg_pool2d = defop("avg_pool2d", _avg_pool2d_forward, linear=True, promote=False, vjp=[
-    lambda xp, g, ans, x, **kw: _call(xp, avg_pool2d_adjoint, g, x_shape=tuple(x.shape), **kw)])
+    lambda xp, g, ans, x, **kw: _call(xp, avg_pool2d_adjoint, g, x_shape=tuple(x.shape), **kw)],
+    text="dx = g/k^2 spread over each window",
+    hint=("avg_pool2d spreads g divided by each window's size over the window: finite whenever"
+          " the incoming gradient is"))
 avg_pool2d_adjoint = defop(
     "avg_pool2d_adjoint", _avg_pool2d_adjoint_forward, linear=True, promote=False,
     inputs=("grad",),
-    vjp=[lambda xp, u, ans, g, x_shape, **kw: _call(xp, avg_pool2d, u, **kw)])
+    vjp=[lambda xp, u, ans, g, x_shape, **kw: _call(xp, avg_pool2d, u, **kw)],
+    text="dgrad = avg_pool2d(g)",
+    hint=("the adjoint's rule is avg_pool2d (window averages): finite whenever the incoming "
+          "gradient is"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -534,9 +562,15 @@ def _adaptive_adjoint_forward(g, *, x_size, output_size=None):
 adaptive_avg_pool2d = defop(
     "adaptive_avg_pool2d", _adaptive_forward, linear=True, promote=False,
     vjp=[lambda xp, g, ans, x, output_size: _call(
-        xp, adaptive_avg_pool2d_adjoint, g, x_size=tuple(x.shape[-2:]))])
+        xp, adaptive_avg_pool2d_adjoint, g, x_size=tuple(x.shape[-2:]))],
+    text="dx = g/|window| spread over each adaptive window",
+    hint=("adaptive_avg_pool2d spreads g divided by each window's size over the window: finite"
+          " whenever the incoming gradient is"))
 adaptive_avg_pool2d_adjoint = defop(
     "adaptive_avg_pool2d_adjoint", _adaptive_adjoint_forward, linear=True, promote=False,
     inputs=("grad",),
     vjp=[lambda xp, u, ans, g, x_size, output_size=None: _call(
-        xp, adaptive_avg_pool2d, u, output_size=tuple(g.shape[-2:]))])
+        xp, adaptive_avg_pool2d, u, output_size=tuple(g.shape[-2:]))],
+    text="dgrad = adaptive_avg_pool2d(g)",
+    hint=("the adjoint's rule is adaptive_avg_pool2d (window averages): finite whenever the "
+          "incoming gradient is"))

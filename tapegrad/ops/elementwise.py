@@ -15,19 +15,28 @@ from .registry import defop
 add = defop("add", np.add, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: 1.0,
-], reads=["", ""])
+], reads=["", ""],
+    text="dx = g ; dy = g",
+    hint=("d(x + y) = 1 for both inputs, never infinite: a non-finite result here means the "
+          "incoming gradient already was"))
 add.vjps = (lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g)  # skip the `* 1.0`
 
 sub = defop("sub", np.subtract, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: -1.0,
-], reads=["", ""])
+], reads=["", ""],
+    text="dx = g ; dy = -g",
+    hint=("d(x - y) = 1 and -1, never infinite: a non-finite result here means the incoming "
+          "gradient already was"))
 sub.vjps = (lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: -g)
 
 mul = defop("mul", np.multiply, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: y,
     lambda xp, ans, x, y: x,
-], reads=["y", "x"])
+], reads=["y", "x"],
+    text="dx = g*y ; dy = g*x",
+    hint=("d(x*y) = y and x: finite wherever x and y are finite (a large g times a large input"
+          " can still overflow)"))
 
 
 def _reciprocal(y):
@@ -42,7 +51,10 @@ div = defop("div", np.true_divide, inputs=("x", "y"), partials=[
     # NOTE: -(x / y) / y, not -ans / y (the same bits): the rule does not read the
     # output, so `h = a / b; h += 1` is allowed, as in PyTorch (see autograd/saved.py).
     lambda xp, ans, x, y: -(x / y) / y,
-], reads=["y", "x y"])
+], reads=["y", "x y"],
+    text="dx = g/y ; dy = -g*ans/y",
+    hint=("d(x/y) = 1/y and -x/y**2 are infinite where y = 0; keep the denominator away from 0"
+          " (y + eps)"))
 
 
 def _pow_dx(xp, ans, x, y):
@@ -74,9 +86,15 @@ def _pow_forward(x, y):
                                "broadcast together") from None
 
 
-pow = defop("pow", _pow_forward, inputs=("x", "y"), partials=[_pow_dx, _pow_dy], reads=["x y", "ans x y"])
+pow = defop("pow", _pow_forward, inputs=("x", "y"), partials=[_pow_dx, _pow_dy], reads=["x y", "ans x y"],
+            text="dx = g*y*x**(y-1) ; dy = g*ans*log(x)",
+            hint=("d(x**p)/dx = p*x**(p-1) is infinite at x = 0 when p < 1; d/dp = x**p*log(x)"
+                  " needs x > 0"))
 
-neg = defop("neg", np.negative, partials=[lambda xp, ans, x: -1.0], linear=True)
+neg = defop("neg", np.negative, partials=[lambda xp, ans, x: -1.0], linear=True,
+            text="dx = -g",
+            hint=("d(-x) = -1, never infinite: a non-finite result here means the incoming "
+                  "gradient already was"))
 neg.vjps = (lambda xp, g, ans, x: -g,)
 
 
@@ -105,10 +123,16 @@ def _split_vjp(win):
 _gt, _lt = (lambda a, b: a > b), (lambda a, b: a < b)
 maximum = defop("maximum", np.maximum, inputs=("x", "y"),
                 partials=[_maximum_d(True), _maximum_d(False)],
-                vjp=[_split_vjp(_gt), _split_vjp(_lt)], reads=["x y", "x y"])
+                vjp=[_split_vjp(_gt), _split_vjp(_lt)], reads=["x y", "x y"],
+                text="dx = g where x>y (half at ties) ; dy likewise",
+                hint=("maximum's derivative is 0, 1/2 or 1, never infinite: a non-finite "
+                      "result here means the incoming gradient already was"))
 minimum = defop("minimum", np.minimum, inputs=("x", "y"),
                 partials=[_minimum_d(True), _minimum_d(False)],
-                vjp=[_split_vjp(_lt), _split_vjp(_gt)], reads=["x y", "x y"])
+                vjp=[_split_vjp(_lt), _split_vjp(_gt)], reads=["x y", "x y"],
+                text="dx = g where x<y (half at ties) ; dy likewise",
+                hint=("minimum's derivative is 0, 1/2 or 1, never infinite: a non-finite "
+                      "result here means the incoming gradient already was"))
 
 # ---- unary ---------------------------------------------------------------------
 
@@ -120,12 +144,23 @@ minimum = defop("minimum", np.minimum, inputs=("x", "y"),
 warnings.filterwarnings("ignore", message=r".*encountered in", category=RuntimeWarning,
                         module=r"tapegrad\.")
 
-exp = defop("exp", np.exp, partials=[lambda xp, ans, x: ans], reads=["ans"])
-log = defop("log", np.log, partials=[lambda xp, ans, x: 1.0 / x], reads=["x"])
+exp = defop("exp", np.exp, partials=[lambda xp, ans, x: ans], reads=["ans"],
+            text="dx = g*ans",
+            hint=("exp'(x) = exp(x) overflows to inf for large x (x > 88 in float32); subtract"
+                  " the max first (logsumexp / log_softmax)"))
+log = defop("log", np.log, partials=[lambda xp, ans, x: 1.0 / x], reads=["x"],
+            text="dx = g/x",
+            hint="log'(x) = 1/x is infinite at x = 0; clamp the input: log(x.clamp(min=eps))")
 # NOTE: sqrt'(0) = 1/(2*0) = inf; that inf times a zero upstream gives nan (worked example 5).
-sqrt = defop("sqrt", np.sqrt, partials=[lambda xp, ans, x: 0.5 / ans], reads=["ans"])
+sqrt = defop("sqrt", np.sqrt, partials=[lambda xp, ans, x: 0.5 / ans], reads=["ans"],
+             text="dx = g*0.5/ans",
+             hint=("sqrt'(x) = 1/(2*sqrt(x)) is infinite at x = 0 (nan for x < 0); a common "
+                   "fix is sqrt(x + eps)"))
 rsqrt = defop("rsqrt", lambda x: 1.0 / np.sqrt(x),
-              partials=[lambda xp, ans, x: -0.5 * ans * ans * ans], reads=["ans"])
+              partials=[lambda xp, ans, x: -0.5 * ans * ans * ans], reads=["ans"],
+              text="dx = -0.5*g*ans**3",
+              hint=("rsqrt'(x) = -1/(2*x**1.5) is infinite at x = 0; add an eps: rsqrt(x + "
+                    "eps)"))
 def _sign(x):
     # NOTE: PyTorch's sign(nan) is 0 (NumPy's is nan): comparisons with nan are False.
     if x.dtype == np.bool_:
@@ -134,12 +169,25 @@ def _sign(x):
 
 
 # NOTE: abs'(0) is taken as 0 (sign(0)), as PyTorch does; abs'(nan) is 0 too.
-abs = defop("abs", np.abs, partials=[lambda xp, ans, x: _sign(x) if xp is np else xp.sign(x)], reads=["x"])
-sign = defop("sign", _sign, partials=[lambda xp, ans, x: xp.zeros_like(x)], reads=["x"])
-sin = defop("sin", np.sin, partials=[lambda xp, ans, x: xp.cos(x)], reads=["x"])
-cos = defop("cos", np.cos, partials=[lambda xp, ans, x: -xp.sin(x)], reads=["x"])
+abs = defop("abs", np.abs, partials=[lambda xp, ans, x: _sign(x) if xp is np else xp.sign(x)], reads=["x"],
+            text="dx = g*sign(x)",
+            hint=("abs'(x) = sign(x) is -1, 0 (taken at x = 0) or 1, never infinite: a "
+                  "non-finite result here means the incoming gradient already was"))
+sign = defop("sign", _sign, partials=[lambda xp, ans, x: xp.zeros_like(x)], reads=["x"],
+             text="dx = 0",
+             hint=("sign'(x) = 0 everywhere (also at the jump x = 0): the rule gives nan only "
+                   "as 0 * an infinite incoming gradient"))
+sin = defop("sin", np.sin, partials=[lambda xp, ans, x: xp.cos(x)], reads=["x"],
+            text="dx = g*cos(x)",
+            hint="sin'(x) = cos(x) is in [-1, 1]: finite for finite x (cos(inf) is nan)")
+cos = defop("cos", np.cos, partials=[lambda xp, ans, x: -xp.sin(x)], reads=["x"],
+            text="dx = -g*sin(x)",
+            hint="cos'(x) = -sin(x) is in [-1, 1]: finite for finite x (sin(inf) is nan)")
 # tanh' and sigmoid' are computed from the saved OUTPUT, not the input.
-tanh = defop("tanh", np.tanh, partials=[lambda xp, ans, x: 1.0 - ans * ans], reads=["ans"])
+tanh = defop("tanh", np.tanh, partials=[lambda xp, ans, x: 1.0 - ans * ans], reads=["ans"],
+             text="dx = g*(1-ans**2)",
+             hint=("tanh'(x) = 1 - tanh(x)**2 is in [0, 1] for every x but nan: a non-finite "
+                   "result here comes from a non-finite incoming gradient or a nan input"))
 
 
 def _sigmoid(x):
@@ -148,10 +196,16 @@ def _sigmoid(x):
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
 
 
-sigmoid = defop("sigmoid", _sigmoid, partials=[lambda xp, ans, x: ans * (1.0 - ans)], reads=["ans"])
+sigmoid = defop("sigmoid", _sigmoid, partials=[lambda xp, ans, x: ans * (1.0 - ans)], reads=["ans"],
+                text="dx = g*ans*(1-ans)",
+                hint=("sigmoid'(x) = s*(1-s) is in [0, 1/4] for every x but nan: a non-finite "
+                      "result here comes from a non-finite incoming gradient or a nan input"))
 # NOTE: relu'(0) is taken as 0: the gradient passes only where the input was > 0.
 relu = defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False),
-             partials=[lambda xp, ans, x: ~(ans <= 0)], reads=["ans"])
+             partials=[lambda xp, ans, x: ~(ans <= 0)], reads=["ans"],
+             text="dx = g where x>0 else 0",
+             hint=("relu'(x) is 0 or 1 (0 taken at x = 0), never infinite: a non-finite result"
+                   " here means the incoming gradient already was"))
 # NOTE: written as "blocked where ans <= 0" so that a nan input passes its gradient (as
 # PyTorch's threshold_backward does). With NumPy, a product with the mask (np.where is
 # several times slower for float32); a product differs from a select only where an
@@ -188,12 +242,19 @@ clamp = defop("clamp", _clamp, partials=[
     lambda xp, ans, x, min=None, max=None: _clamp_passes(x, min, max)
 ], vjp=[
     lambda xp, g, ans, x, min=None, max=None: xp.where(_clamp_passes(x, min, max), g, 0.0)
-], reads=["x"])
+], reads=["x"],
+    text="dx = g where min<=x<=max else 0",
+    hint=("clamp's derivative is 0 or 1 (1 at the bounds), never infinite: a non-finite result"
+          " here means the incoming gradient already was"))
 
 where = defop("where", np.where, inputs=("condition", "x", "y"), vjp=[
     None,
     lambda xp, g, ans, c, x, y: xp.where(c, g, 0.0),
     lambda xp, g, ans, c, x, y: xp.where(c, 0.0, g),
-], reads=["", "condition", "condition"])
+], reads=["", "condition", "condition"],
+    text="dx = g where cond ; dy = g where not cond",
+    hint=("where passes g or 0, never infinite itself; but the branch not taken still gets "
+          "gradient 0, and an op there whose derivative is infinite turns it into 0 * inf = "
+          "nan: make its input safe first, where(cond, f(where(cond, x, 1.0)), y)"))
 where.jvp = lambda xp, t, ans, c, x, y: xp.where(
     c, t[1] if t[1] is not None else 0.0, t[2] if t[2] is not None else 0.0)

@@ -169,12 +169,27 @@ def _dims(dim):
     return int(dim)
 
 
+_UNSET = object()
+
+
+def _np_alias(name, value, alias, alias_name, default):
+    """torch accepts NumPy's names `axis` / `keepdims` for `dim` / `keepdim` (its
+    argument parser's aliases); giving both is its TypeError."""
+    if alias is _UNSET:
+        return value
+    if value is not default:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{alias_name}'")
+    return alias
+
+
 def _reduction(op):
-    def f(input, dim=None, keepdim=False, *, dtype=None, axis=None):
+    def f(input, dim=None, keepdim=False, *, dtype=None, axis=_UNSET, keepdims=_UNSET):
         x = _tensor(input)
         if dtype is not None:
             x = x.to(dtype)
-        d = _dims(dim if dim is not None else axis)
+        dim = _np_alias(op.name, dim, axis, "axis", None)
+        keepdim = _np_alias(op.name, keepdim, keepdims, "keepdims", False)
+        d = _dims(dim)
         if op is R.sum and x.data.dtype.kind in "biu" and dtype is None:
             x = x.to(_dt.int64)  # PyTorch sums bool/int to int64
         _check_dims(op.name, x, d)
@@ -200,7 +215,9 @@ amin = _reduction(R.amin)
 logsumexp = _reduction(R.logsumexp)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+def prod(input, dim=None, keepdim=False, *, dtype=None, axis=_UNSET, keepdims=_UNSET):
+    dim = _np_alias("prod", dim, axis, "axis", None)
+    keepdim = _np_alias("prod", keepdim, keepdims, "keepdims", False)
     x = _tensor(input)
     if dtype is not None:
         x = x.to(dtype)
@@ -212,7 +229,9 @@ values_indices = namedtuple("values_indices", ["values", "indices"])
 
 
 def _max_min(op_full, op_dim, pair):
-    def f(input, dim=None, keepdim=False):
+    def f(input, dim=None, keepdim=False, *, axis=_UNSET, keepdims=_UNSET):
+        dim = _np_alias(op_dim.name[:3], dim, axis, "axis", None)
+        keepdim = _np_alias(op_dim.name[:3], keepdim, keepdims, "keepdims", False)
         x = _tensor(input)
         if isinstance(dim, TensorBase):
             return pair(x, dim)
@@ -232,7 +251,10 @@ min = _max_min(R.amin, R.min_dim, minimum)
 
 
 def _var_std(op):
-    def f(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    def f(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=_UNSET,
+          keepdims=_UNSET):
+        dim = _np_alias(op.name, dim, axis, "axis", None)
+        keepdim = _np_alias(op.name, keepdim, keepdims, "keepdims", False)
         x = _tensor(input)
         if isinstance(dim, bool):  # legacy overload var(unbiased)
             dim, unbiased = None, dim
@@ -250,7 +272,9 @@ std = _var_std(R.std)
 
 
 def _arg_reduction(op):
-    def f(input, dim=None, keepdim=False):
+    def f(input, dim=None, keepdim=False, *, axis=_UNSET, keepdims=_UNSET):
+        dim = _np_alias(op.name, dim, axis, "axis", None)
+        keepdim = _np_alias(op.name, keepdim, keepdims, "keepdims", False)
         x = _tensor(input)
         if dim is None:
             out = op.forward(x.data.reshape(-1), axis=0)
@@ -269,7 +293,10 @@ argmin = _arg_reduction(R.argmin)
 
 def _along_dim(op):
     """softmax / log_softmax: one dim, an optional dtype to compute in."""
-    def f(input, dim, dtype=None):
+    def f(input, dim=None, dtype=None, *, axis=_UNSET):
+        dim = _np_alias(op.name, dim, axis, "axis", None)
+        if dim is None:
+            raise TypeError(f"{op.name}() missing required argument 'dim'")
         x = _tensor(input)
         if dtype is not None:
             x = x.to(dtype)

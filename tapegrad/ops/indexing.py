@@ -18,6 +18,7 @@ import numpy as np
 
 from .registry import defop
 from ._within_rule import within_rule as run
+from .repeats import scatter_writes_twice, setitem_writes_twice
 from .shape import pad
 
 
@@ -144,13 +145,17 @@ def add_rows(out, idx, rows):
 # ---- x[key] and its transpose ----------------------------------------------------
 getitem = defop("getitem", read, linear=True, promote=False, vjp=[
     lambda xp, g, ans, x, key: run(xp, getitem_backward, g, shape=tuple(x.shape), key=key)
-])
+],
+    text="dx = zeros, g scatter-ADDED at the indices (repeats add)",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
 
 getitem_backward = defop(
     "getitem_backward", lambda g, shape, key: _scatter_into_zeros(g, shape, key),
     linear=True, promote=False, inputs=("g",),
     vjp=[lambda xp, gg, ans, g, shape, key: run(xp, getitem, gg, key=key)],
-    doc="zeros(shape) with g added at key: the VJP of getitem")
+    doc="zeros(shape) with g added at key: the VJP of getitem",
+    text="dg = g[key] (the forward of getitem)",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
 
 
 # ---- x[key] = v (also index_put with accumulate) ---------------------------------
@@ -172,7 +177,9 @@ def _zero_at_forward(g, key):
 # g with zeros at key: the VJP of an overwrite. It is a projection (its own adjoint).
 zero_at = defop("zero_at", _zero_at_forward, linear=True, promote=False, inputs=("g",),
                 vjp=[lambda xp, u, ans, g, key: run(xp, zero_at, u, key=key)],
-                doc="g with zeros at key: the gradient of what a write overwrote")
+                doc="g with zeros at key: the gradient of what a write overwrote",
+                text="dg = g with zeros at key (a projection: its own adjoint)",
+                hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
 
 
 def _setitem_vjp_x(xp, g, ans, x, v, key, accumulate=False):
@@ -191,7 +198,11 @@ def _setitem_vjp_v(xp, g, ans, x, v, key, accumulate=False):
 
 
 setitem = defop("setitem", _setitem_forward, linear=True, inputs=("x", "value"),
-                vjp=[_setitem_vjp_x, _setitem_vjp_v])
+                vjp=[_setitem_vjp_x, _setitem_vjp_v],
+                text="dx = g with x[key] zeroed (all of g if accumulate) ; dvalue = g[key]",
+                hint=("linear: the rule only moves, copies or sums g, so it is finite whenever"
+                      " g is"),
+                strict=setitem_writes_twice)
 
 
 # ---- gather / scatter along one dim ----------------------------------------------
@@ -230,12 +241,18 @@ def _gather_backward_forward(g, shape, axis, index):
 
 gather = defop("gather", lambda x, axis, index: x[along(index, axis)], linear=True,
                promote=False, vjp=[lambda xp, g, ans, x, axis, index: run(
-                   xp, gather_backward, g, shape=tuple(x.shape), axis=axis, index=index)])
+                   xp, gather_backward, g, shape=tuple(x.shape), axis=axis, index=index)],
+               text="dx = zeros, g scatter-added at the gathered positions",
+               hint=("linear: the rule only moves, copies or sums g, so it is finite whenever "
+                     "g is"))
 
 gather_backward = defop(
     "gather_backward", _gather_backward_forward, linear=True, promote=False, inputs=("g",),
     vjp=[lambda xp, u, ans, g, shape, axis, index: run(xp, gather, u, axis=axis, index=index)],
-    doc="zeros(shape) with g added along index: the VJP of gather")
+    doc="zeros(shape) with g added along index: the VJP of gather",
+    text="dg = gather(g, axis, index)",
+    hint=("linear: the rule only moves, copies or sums g, so it is finite whenever "
+          "g is"))
 
 
 def _scatter_add_forward(x, src, axis, index):
@@ -247,7 +264,9 @@ def _scatter_add_forward(x, src, axis, index):
 scatter_add = defop("scatter_add", _scatter_add_forward, linear=True, inputs=("x", "src"), vjp=[
     lambda xp, g, ans, x, src, axis, index: g,
     lambda xp, g, ans, x, src, axis, index: _src_vjp(xp, g, axis, index, src),
-])
+],
+    text="dx = g ; dsrc = g gathered at index",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
 
 
 def _scatter_forward(x, src, axis, index):
@@ -265,7 +284,10 @@ def _scatter_vjp_x(xp, g, ans, x, src, axis, index):
 scatter = defop("scatter", _scatter_forward, linear=True, inputs=("x", "src"), vjp=[
     _scatter_vjp_x,
     lambda xp, g, ans, x, src, axis, index: _src_vjp(xp, g, axis, index, src),
-])
+],
+    text="dx = g with the written positions zeroed ; dsrc = g gathered at index",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is",
+    strict=scatter_writes_twice)
 
 
 # ---- index_select / index_add: a 1-D index along one dim ----------------------------
@@ -280,7 +302,10 @@ index_add = defop("index_add", _index_add_forward, linear=True, inputs=("x", "so
     lambda xp, g, ans, x, src, axis, index, alpha=1: g,
     lambda xp, g, ans, x, src, axis, index, alpha=1:
         run(xp, index_select, g, axis=axis, index=index) * alpha,
-])
+],
+    text="dx = g ; dsource = alpha * g.index_select(axis, index)",
+    hint=("index_add's rule moves g (dsource scaled by alpha), so it is finite whenever the "
+          "incoming gradient is"))
 
 
 def _index_select_backward_forward(g, shape, axis, index):
@@ -292,13 +317,19 @@ def _index_select_backward_forward(g, shape, axis, index):
 index_select = defop("index_select", lambda x, axis, index: np.take(x, index, axis=axis),
                      linear=True, promote=False, vjp=[lambda xp, g, ans, x, axis, index: run(
                          xp, index_select_backward, g, shape=tuple(x.shape), axis=axis,
-                         index=index)])
+                         index=index)],
+                     text="dx = zeros, g rows index_add-ed at the indices (repeats add)",
+                     hint=("linear: the rule only moves, copies or sums g, so it is finite "
+                           "whenever g is"))
 
 index_select_backward = defop(
     "index_select_backward", _index_select_backward_forward, linear=True, promote=False,
     inputs=("g",), vjp=[lambda xp, u, ans, g, shape, axis, index: run(
         xp, index_select, u, axis=axis, index=index)],
-    doc="zeros(shape) with the rows of g added at index: the VJP of index_select")
+    doc="zeros(shape) with the rows of g added at index: the VJP of index_select",
+    text="dg = index_select(g, axis, index)",
+    hint=("linear: the rule only moves, copies or sums g, so it is finite "
+          "whenever g is"))
 
 
 # ---- masked_fill: where(mask, value, x) -----------------------------------------------
@@ -310,4 +341,7 @@ masked_fill = defop("masked_fill", _masked_fill_forward, linear=True, inputs=("x
                     vjp=[
                         lambda xp, g, ans, x, value, mask: xp.where(mask, 0.0, g),
                         lambda xp, g, ans, x, value, mask: xp.where(mask, g, 0.0),
-                    ])
+                    ],
+                    text="dx = g where not mask else 0 ; dvalue = sum of g where mask",
+                    hint=("linear: the rule only moves, copies or sums g, so it is finite "
+                          "whenever g is"))

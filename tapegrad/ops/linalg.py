@@ -52,4 +52,7 @@ def _matmul_dy(xp, g, ans, x, y):
 matmul = defop("matmul", _matmul_forward, inputs=("x", "y"), vjp=[_matmul_dx, _matmul_dy],
                jvp=lambda xp, t, ans, x, y: (
                    (xp.matmul(t[0], y) if t[0] is not None else 0)
-                   + (xp.matmul(x, t[1]) if t[1] is not None else 0)), reads=["x y", "x y"])
+                   + (xp.matmul(x, t[1]) if t[1] is not None else 0)), reads=["x y", "x y"],
+               text="dX = g @ W^T ; dW = X^T @ g",
+               hint=("matmul is linear in each input (dx = g @ y^T, dy = x^T @ g): finite for "
+                     "finite inputs (very large values can overflow)"))

@@ -52,7 +52,9 @@ def _sum_to_vjp(xp, u, ans, a, *, axes, shape):
 
 # a summed over `axes`, reshaped to `shape`: a parameter's gradient from the per-row ones
 sum_to = defop("sum_over_axes", _sum_to_forward, linear=True, promote=False,
-               vjp=[_sum_to_vjp], doc="a.sum(axes).reshape(shape): a parameter's gradient")
+               vjp=[_sum_to_vjp], doc="a.sum(axes).reshape(shape): a parameter's gradient",
+               text="da = g broadcast back over the summed axes",
+               hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
 
 
 def _sum_leading(xp, a, ndim):
@@ -101,7 +103,10 @@ def _linear_jvp(xp, t, ans, x, w, b=None):
 
 
 linear = defop("linear", _linear_forward, inputs=("x", "weight", "bias"),
-               vjp=[_linear_dx, _linear_dw, _linear_db], jvp=_linear_jvp, doc="Y = X W^T + b", reads=["weight", "x", ""])
+               vjp=[_linear_dx, _linear_dw, _linear_db], jvp=_linear_jvp, doc="Y = X W^T + b", reads=["weight", "x", ""],
+               text="dX = g @ W ; dW = g^T @ X ; db = g.sum(0)",
+               hint=("linear is linear in each input (dx = g @ W, dW = g^T @ x): finite for "
+                     "finite inputs (very large values can overflow)"))
 
 
 # ---- cross entropy and nll (class-index targets, rows = samples, last axis = classes) ----
@@ -214,7 +219,9 @@ def _softmax_rows_vjp(xp, u, ans, x, *, lsm=None):
 # log-softmax in an ordinary backward, a recorded op (softmax's rule) under create_graph
 softmax_rows = defop("softmax_rows", _softmax_rows_forward, inputs=("input",),
                      vjp=[_softmax_rows_vjp], reads=["input"],
-                     doc="softmax(x, dim=1), from cross-entropy's saved log-softmax")
+                     doc="softmax(x, dim=1), from cross-entropy's saved log-softmax",
+                     text="dx = p * (g - sum(g*p, 1))",
+                     hint="finite for finite x: p lies in [0, 1]")
 
 
 def _softmax_minus_onehot_forward(x, *, lsm=None, safe):
@@ -230,7 +237,9 @@ def _softmax_minus_onehot_forward(x, *, lsm=None, safe):
 softmax_minus_onehot = defop(
     "softmax_minus_onehot", _softmax_minus_onehot_forward, inputs=("input",),
     vjp=[lambda xp, u, ans, x, *, lsm=None, safe: _softmax_rows_vjp(xp, u, ans, x, lsm=lsm)],
-    reads=["input"], doc="softmax(x, dim=1) - onehot(target): cross-entropy's dx per row")
+    reads=["input"], doc="softmax(x, dim=1) - onehot(target): cross-entropy's dx per row",
+    text="dx = p * (g - sum(g*p, 1))  (the onehot is constant)",
+    hint="finite for finite x: p lies in [0, 1]")
 
 
 def _mean_scale(g, denom):
@@ -258,7 +267,11 @@ def _ce_jvp(xp, t, ans, x, target, weight=None, *, reduction="mean", denom=1.0, 
 
 cross_entropy = defop("cross_entropy", _ce_forward, extra=True, jvp=_ce_jvp,
                       inputs=("input", "target", "weight"), vjp=[_ce_dx, None, None],
-                      doc="fused log_softmax + pick + reduction; dx = (softmax - onehot)/n", reads=["input", "", ""])
+                      doc="fused log_softmax + pick + reduction; dx = (softmax - onehot)/n", reads=["input", "", ""],
+                      text="dlogits = (softmax(logits) - onehot(y)) / n",
+                      hint=("cross_entropy's rule w[y]*(softmax(x) - onehot(y))/n is bounded: "
+                            "finite for finite logits; with reduction='mean' and every target "
+                            "ignored the loss is nan (0/0) but the gradient is 0"))
 
 
 def _nll_forward(x, target, weight=None, *, ignore_index=-100, reduction="mean", **_saved):
@@ -298,7 +311,11 @@ def _nll_jvp(xp, t, ans, x, target, weight=None, *, reduction="mean", denom=1.0,
 
 nll_loss = defop("nll_loss", _nll_forward, extra=True, jvp=_nll_jvp,
                  inputs=("input", "target", "weight"),
-                 vjp=[_nll_dx, None, None], doc="loss = -w[y] x[y]; dx = -w[y] onehot(y) (a scatter)", reads=["", "", ""])
+                 vjp=[_nll_dx, None, None], doc="loss = -w[y] x[y]; dx = -w[y] onehot(y) (a scatter)", reads=["", "", ""],
+                 text="dlogp = -onehot(y)/n",
+                 hint=("nll_loss's rule is -w[y]/n at each row's target: finite, except with "
+                       "reduction='mean' when every target is ignored (n = 0): then it is 0 * "
+                       "(g/0) = nan"))
 
 
 def _mean(a, axes, n):
@@ -402,9 +419,13 @@ def _invstd_vjp(xp, u, ans, x, *, axes, eps, correction=0, **st):
 
 
 norm_xhat = defop("norm_xhat", _xhat_forward, vjp=[_xhat_vjp], reads=["x"],
-                  doc="(x - mean) / sqrt(var + eps) over axes: batch/layer norm's xhat")
+                  doc="(x - mean) / sqrt(var + eps) over axes: batch/layer norm's xhat",
+                  text="dx = invstd * (g - mean(g) - xhat * sum(g*xhat) / dof)",
+                  hint=("large where var + eps is near 0 (a constant row with a tiny eps): invstd grows as 1/sqrt(eps); keep eps > 0"))
 norm_invstd = defop("norm_invstd", _invstd_forward, vjp=[_invstd_vjp], reads=["x"],
-                    doc="1 / sqrt(var + eps) over axes: batch/layer norm's invstd")
+                    doc="1 / sqrt(var + eps) over axes: batch/layer norm's invstd",
+                    text="dx = -invstd^2 * xhat * g / dof",
+                    hint=("large where var + eps is near 0 (a constant row with a tiny eps): invstd grows as 1/sqrt(eps); keep eps > 0"))
 
 
 def _normalized_grad_forward(gx, xhat, invstd, *, axes, n, correction=0):
@@ -444,7 +465,10 @@ normalized_grad = defop("normalized_grad", _normalized_grad_forward,
                         inputs=("grad", "xhat", "invstd"),
                         vjp=[_ng_dgx, _ng_dxhat, _ng_dinvstd],
                         reads=["xhat invstd", "grad xhat invstd", "grad xhat"],
-                        doc="invstd (g - mean(g) - xhat sum(g xhat) / dof): the norms' dx")
+                        doc="invstd (g - mean(g) - xhat sum(g xhat) / dof): the norms' dx",
+                        text="dgrad = normalized_grad(g) ; dxhat = -invstd * (g * s + grad * "
+                             "sum(g*xhat) / dof) ; dinvstd = sum(g * dx / invstd)",
+                        hint=("large where var + eps is near 0 (a constant row with a tiny eps): invstd grows as 1/sqrt(eps); keep eps > 0"))
 
 
 def _normalized_grad(xp, gx, xhat, invstd, axes, n, correction):
@@ -490,7 +514,10 @@ def _bn_jvp(xp, t, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw):
 
 batch_norm = defop("batch_norm", _bn_forward, extra=True, jvp=_bn_jvp,
                    inputs=("input", "weight", "bias"),
-                   vjp=[_bn_dx, _bn_dw, _bn_db], doc="training-mode batch norm with the batch statistics, fused backward", reads=["input weight", "input weight", ""])
+                   vjp=[_bn_dx, _bn_dw, _bn_db], doc="training-mode batch norm with the batch statistics, fused backward", reads=["input weight", "input weight", ""],
+                   text="dx = (g - mean(g) - xhat*mean(g*xhat)) * w/std",
+                   hint=("batch_norm's rule divides by std = sqrt(var + eps): finite for eps >"
+                         " 0; eps = 0 on a constant channel (var = 0) gives inf"))
 
 
 # ---- layer norm (normalize over the trailing `axes`; weight has their shape) ----------------
@@ -542,7 +569,10 @@ def _ln_jvp(xp, t, ans, x, w=None, b=None, *, axes, eps, **kw):
 
 layer_norm = defop("layer_norm", _ln_forward, extra=True, jvp=_ln_jvp,
                    inputs=("input", "weight", "bias"),
-                   vjp=[_ln_dx, _ln_dw, _ln_db], doc="layer norm over trailing axes, fused backward", reads=["input weight", "input weight", ""])
+                   vjp=[_ln_dx, _ln_dw, _ln_db], doc="layer norm over trailing axes, fused backward", reads=["input weight", "input weight", ""],
+                   text="dx = (g*w - mean(g*w) - xhat*mean(g*w*xhat)) / std",
+                   hint=("layer_norm's rule divides by std = sqrt(var + eps): finite for eps >"
+                         " 0; eps = 0 on a constant row (var = 0) gives inf"))
 
 
 # ---- embedding ----------------------------------------------------------------------------
@@ -585,7 +615,9 @@ def _embedding_backward_vjp(xp, u, ans, g, idx, *, num_weights, padding_idx=-1):
 embedding_backward = defop(
     "embedding_backward", _embedding_backward_forward, linear=True, promote=False,
     inputs=("grad", "indices"), vjp=[_embedding_backward_vjp, None], reads=["", ""],
-    doc="dW = scatter-add of the rows of dY at idx: the VJP of embedding")
+    doc="dW = scatter-add of the rows of dY at idx: the VJP of embedding",
+    text="dgrad = g[idx] (rows read back; padding rows 0)",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
 
 
 def _embedding_dw(xp, g, ans, w, idx, *, padding_idx=-1):
@@ -600,7 +632,12 @@ def _embedding_jvp(xp, t, ans, w, idx, *, padding_idx=-1):
 
 
 embedding = defop("embedding", _embedding_forward, inputs=("weight", "indices"),
-                  vjp=[_embedding_dw, None], jvp=_embedding_jvp, doc="Y = W[idx]; dW = scatter-add of dY (padding row gets none)", reads=["", ""])
+                  vjp=[_embedding_dw, None], jvp=_embedding_jvp, doc="Y = W[idx]; dW = scatter-add of dY (padding row gets none)", reads=["", ""],
+                  text=("dW = zeros, g rows scatter-ADDED at the token ids (repeats add; none "
+                        "to padding_idx)"),
+                  hint=("embedding's rule adds rows of g into dW, never infinite: a non-finite"
+                        " result here means the incoming gradient already was"),
+                  strict=lambda args: args.get("padding_idx", -1) >= 0)
 
 
 # ---- activations -----------------------------------------------------------------------------
@@ -613,7 +650,10 @@ leaky_relu = defop("leaky_relu", _leaky_forward, partials=[
 ], vjp=[
     # NOTE: at x == 0 the slope side is taken, as PyTorch does.
     lambda xp, g, ans, x, negative_slope=0.01: xp.where(x > 0, g, g * negative_slope)
-], reads=["x"])
+], reads=["x"],
+    text="dx = g where x>0 else slope*g",
+    hint=("leaky_relu'(x) is 1 or negative_slope (the slope at x = 0), never infinite: a "
+          "non-finite result here means the incoming gradient already was"))
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -677,7 +717,10 @@ def _gelu_second(xp, ans, x, approximate="none", cdf=None):
 
 
 gelu_backward = defop("gelu_backward", _gelu_grad_forward, partials=[_gelu_second],
-                      doc="the derivative of gelu, as an op so that gelu has a second derivative", reads=["x"])
+                      doc="the derivative of gelu, as an op so that gelu has a second derivative", reads=["x"],
+                      text="dx = g*gelu''(x)",
+                      hint=("gelu''(x) (phi(x)*(2 - x**2) in the erf form) is bounded: finite "
+                            "for finite x"))
 
 
 def _gelu_partial(xp, ans, x, approximate="none", cdf=None):
@@ -686,12 +729,19 @@ def _gelu_partial(xp, ans, x, approximate="none", cdf=None):
 
 
 gelu = defop("gelu", _gelu_forward_saving, extra=True, partials=[_gelu_partial],
-             doc="x * Phi(x) (erf) or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", reads=["x"])
+             doc="x * Phi(x) (erf) or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", reads=["x"],
+             text="dx = g*gelu'(x), gelu'(x) = Phi(x) + x*phi(x)",
+             hint=("gelu'(x) = Phi(x) + x*phi(x) is bounded (between about -0.13 and 1.13): "
+                   "finite for finite x"))
 
 # ---- dropout: multiply by a fixed mask (already scaled by 1/(1-p)) ------------------------------
 dropout = defop("dropout", lambda x, *, mask: x * mask, linear=True,
                 vjp=[lambda xp, g, ans, x, *, mask: g * mask],
-                doc="y = x * mask, mask = keep / (1 - p)")
+                doc="y = x * mask, mask = keep / (1 - p)",
+                text="dx = g*mask/(1-p)",
+                hint=("dropout multiplies g by its mask (0 or 1/(1-p); all 0 for p = 1), never"
+                      " infinite: a non-finite result here means the incoming gradient already"
+                      " was"))
 
 
 # ---- binary cross-entropy --------------------------------------------------------------------
@@ -715,7 +765,13 @@ binary_cross_entropy = defop("binary_cross_entropy", _bce_forward, inputs=("inpu
                              vjp=[_bce_dx, _bce_dy], partials=[
                                  lambda xp, ans, x, y: _bce_dx(xp, 1.0, ans, x, y),
                                  lambda xp, ans, x, y: _bce_dy(xp, 1.0, ans, x, y)],
-                             doc="-(y log x + (1-y) log(1-x)), logs clamped at -100", reads=["input target", "input"])
+                             doc="-(y log x + (1-y) log(1-x)), logs clamped at -100", reads=["input target", "input"],
+                             text=("dx = g*(x-y)/max(x*(1-x), 1e-12) ; dy = g*(log(1-x) - "
+                                   "log(x))"),
+                             hint=("d/dinput = (x-y)/max(x*(1-x), 1e-12) is clamped, so "
+                                   "finite, but huge near x = 0 or 1; d/dtarget = log(1-x) - "
+                                   "log(x) is infinite at x = 0 or 1: use "
+                                   "binary_cross_entropy_with_logits on the logits instead"))
 
 
 def _softplus_neg_forward(x):
@@ -726,7 +782,9 @@ def _softplus_neg_forward(x):
 # d/dx log(1 + exp(-x)) = sigmoid(x) - 1
 softplus_neg = defop("softplus_neg", _softplus_neg_forward,
                      partials=[lambda xp, ans, x: _sig(xp, x) - 1.0], reads=["x"],
-                     doc="log(1 + exp(-x)), stable: the logits losses' softplus")
+                     doc="log(1 + exp(-x)), stable: the logits losses' softplus",
+                     text="dx = g * (sigmoid(x) - 1)",
+                     hint="finite for every finite x (the stable form never overflows)")
 
 
 def _softplus_neg(xp, x):
@@ -742,7 +800,9 @@ bce_with_logits = defop(
     lambda x, y: (1.0 - y) * x + _softplus_neg(np, x), inputs=("input", "target"),
     vjp=[lambda xp, g, ans, x, y: g * (_sig(xp, x) - y),
          lambda xp, g, ans, x, y: -g * x], partials=[lambda xp, ans, x, y: _sig(xp, x) - y, lambda xp, ans, x, y: -x],
-    doc="(1-y) x + log(1 + exp(-x)); dx = sigmoid(x) - y", reads=["input target", "input"])
+    doc="(1-y) x + log(1 + exp(-x)); dx = sigmoid(x) - y", reads=["input target", "input"],
+    text="dx = g*(sigmoid(x) - y) ; dy = -g*x",
+    hint="d/dinput = sigmoid(x) - y and d/dtarget = -x: finite for finite inputs")
 
 
 def _bce_pw_forward(x, y, pw):
@@ -757,7 +817,11 @@ bce_with_logits_pw = defop(
     partials=[lambda xp, ans, x, y, pw: (1.0 + (pw - 1.0) * y) * _sig(xp, x) - pw * y,
               lambda xp, ans, x, y, pw: (pw - 1.0) * _softplus_neg(xp, x) - x,
               lambda xp, ans, x, y, pw: y * _softplus_neg(xp, x)],
-    doc="(1-y) x + (1 + (pw-1) y) log(1 + exp(-x))", reads=["input target pos_weight", "input pos_weight", "input target"])
+    doc="(1-y) x + (1 + (pw-1) y) log(1 + exp(-x))", reads=["input target pos_weight", "input pos_weight", "input target"],
+    text=("dx = g*((1+(pw-1)*y)*sigmoid(x) - pw*y) ; dy = g*((pw-1)*softplus(-x) - x) ; dpw = "
+          "g*y*softplus(-x)"),
+    hint=("all three derivatives (sigmoid and a stable softplus(-x) = log(1 + exp(-x))) are "
+          "finite for finite inputs"))
 
 
 def _erfinv(y):

@@ -58,7 +58,10 @@ def _sum_vjp(xp, g, ans, x, axis=None, keepdims=False):
 
 
 sum = defop("sum", lambda x, axis=None, keepdims=False: x.sum(axis=axis, keepdims=keepdims),
-            vjp=[_sum_vjp], linear=True)
+            vjp=[_sum_vjp], linear=True,
+            text="dx = g broadcast back over the summed axes",
+            hint=("sum copies g to every summed element, never infinite: a non-finite result "
+                  "here means the incoming gradient already was"))
 
 
 @_0d
@@ -72,7 +75,10 @@ def _mean_forward(x, axis=None, keepdims=False):
 mean = defop("mean", _mean_forward, linear=True, vjp=[
     lambda xp, g, ans, x, axis=None, keepdims=False:
         _expand(xp, _unreduce(xp, g, x, axis, keepdims) / _count(x, axis), x.shape)
-])
+],
+    text="dx = g/n broadcast back over the reduced axes",
+    hint=("mean spreads g/n over the n reduced elements, never infinite: a non-finite result "
+          "here means the incoming gradient already was"))
 
 
 def _prod_others(x, axis):
@@ -117,7 +123,11 @@ def _prod_forward(x, axis=None, keepdims=False):
     return np.prod(x, axis=axis, keepdims=keepdims)
 
 
-prod = defop("prod", _prod_forward, vjp=[_prod_vjp], reads=["ans x"])
+prod = defop("prod", _prod_forward, vjp=[_prod_vjp], reads=["ans x"],
+             text="dx = g*(product of the other elements) (= g*ans/x where x != 0)",
+             hint=("prod's derivative is the product of the other elements, computed without "
+                   "dividing by x, so zeros are fine: finite for finite x (many large factors "
+                   "can overflow)"))
 
 
 def _evenly(xp, g, ans, x, axis=None, keepdims=False):
@@ -130,9 +140,15 @@ def _evenly(xp, g, ans, x, axis=None, keepdims=False):
 
 
 amax = defop("amax", lambda x, axis=None, keepdims=False: np.amax(x, axis=axis, keepdims=keepdims),
-             vjp=[_evenly], reads=["ans x"])
+             vjp=[_evenly], reads=["ans x"],
+             text="dx = g at the max positions (shared at ties)",
+             hint=("amax routes g to the maxima (shared evenly at ties), never infinite: a "
+                   "non-finite result here means the incoming gradient already was"))
 amin = defop("amin", lambda x, axis=None, keepdims=False: np.amin(x, axis=axis, keepdims=keepdims),
-             vjp=[_evenly], reads=["ans x"])
+             vjp=[_evenly], reads=["ans x"],
+             text="dx = g at the min positions (shared at ties)",
+             hint=("amin routes g to the minima (shared evenly at ties), never infinite: a "
+                   "non-finite result here means the incoming gradient already was"))
 
 
 def _select_forward(pick):
@@ -182,8 +198,14 @@ def _nanfirst(argfn):
     return pick
 
 
-max_dim = defop("max_dim", _select_forward(_nanfirst(np.argmax)), extra=True, vjp=[_select_vjp], reads=[""])
-min_dim = defop("min_dim", _select_forward(_nanfirst(np.argmin)), extra=True, vjp=[_select_vjp], reads=[""])
+max_dim = defop("max_dim", _select_forward(_nanfirst(np.argmax)), extra=True, vjp=[_select_vjp], reads=[""],
+                text="dx = g scattered to the argmax",
+                hint=("max(dim) routes g to the returned index, never infinite: a non-finite "
+                      "result here means the incoming gradient already was"))
+min_dim = defop("min_dim", _select_forward(_nanfirst(np.argmin)), extra=True, vjp=[_select_vjp], reads=[""],
+                text="dx = g scattered to the argmin",
+                hint=("min(dim) routes g to the returned index, never infinite: a non-finite "
+                      "result here means the incoming gradient already was"))
 
 
 @_0d
@@ -208,7 +230,11 @@ def _var_vjp(xp, g, ans, x, axis=None, correction=1, keepdims=False):
     return _unreduce(xp, g, x, axis, keepdims) * float(c) * _centered(xp, x, axis)
 
 
-var = defop("var", _var_forward, vjp=[_var_vjp], reads=["x"])
+var = defop("var", _var_forward, vjp=[_var_vjp], reads=["x"],
+            text="dx = g*2*(x-mean)/(n-correction)",
+            hint=("var'(x) = 2*(x-mean)/(n-correction) is finite for finite x unless n <= "
+                  "correction (var of one element with correction=1 divides by 0); use "
+                  "correction=0 or reduce over more elements"))
 
 
 def _std_forward(x, axis=None, correction=1, keepdims=False):
@@ -228,7 +254,11 @@ def _std_vjp(xp, g, ans, x, axis=None, correction=1, keepdims=False):
     return xp.where(zero, 0.0, d) if zero.any() else d
 
 
-std = defop("std", _std_forward, vjp=[_std_vjp], reads=["ans x"])
+std = defop("std", _std_forward, vjp=[_std_vjp], reads=["ans x"],
+            text="dx = g*(x-mean)/((n-correction)*ans) (0 where ans = 0)",
+            hint=("std'(x) = (x-mean)/((n-correction)*std) is taken as 0 where std = 0 (a "
+                  "constant slice), so it is finite for finite x unless n <= correction (std "
+                  "of one element with correction=1); sqrt(var + eps) keeps it smooth near 0"))
 
 
 def _logsumexp_forward(x, axis=None, keepdims=False):
@@ -242,12 +272,21 @@ def _logsumexp_forward(x, axis=None, keepdims=False):
 logsumexp = defop("logsumexp", _logsumexp_forward, vjp=[
     lambda xp, g, ans, x, axis=None, keepdims=False:
         _unreduce(xp, g, x, axis, keepdims) * xp.exp(x - _unreduce(xp, ans, x, axis, keepdims))
-], reads=["ans x"])
+], reads=["ans x"],
+    text="dx = g*softmax(x)",
+    hint=("logsumexp'(x) = softmax(x) is in [0, 1]: finite for finite x (a slice of all -inf "
+          "gives nan)"))
 
 argmax = defop("argmax", lambda x, axis=None, keepdims=False:
-               np.argmax(x, axis=axis, keepdims=keepdims), differentiable=False, promote=False)
+               np.argmax(x, axis=axis, keepdims=keepdims), differentiable=False, promote=False,
+               text="no gradient: the output is an integer index",
+               hint=("argmax is not differentiable (integer output): no backward rule runs for"
+                     " it"))
 argmin = defop("argmin", lambda x, axis=None, keepdims=False:
-               np.argmin(x, axis=axis, keepdims=keepdims), differentiable=False, promote=False)
+               np.argmin(x, axis=axis, keepdims=keepdims), differentiable=False, promote=False,
+               text="no gradient: the output is an integer index",
+               hint=("argmin is not differentiable (integer output): no backward rule runs for"
+                     " it"))
 
 
 # ---- forward-mode (JVP) rules of the non-linear reductions ------------------------

@@ -28,6 +28,20 @@ rule whose inputs were changed in place since recording (PyTorch's version check
 in-place ops keep a copy of the old value only if a rule reads it. Linear ops read
 nothing; an op without a declaration is taken to read everything.
 
+An entry also carries what the tools built on the table say about it, so that one
+place holds all there is to know about an op (tests/test_op_knowledge.py checks that
+every table op has it):
+    text    the local rule in a learner's notation, one string, `;` between inputs:
+            mul: "dx = g*y ; dy = g*x" (`g` the incoming gradient, `ans` the output);
+            shown by `tg.explain` and as the tooltip of the op in `tg.viz.to_dot`.
+    hint    for anomaly mode: where the derivative is infinite or undefined and the
+            usual fix (sqrt: "... infinite at x = 0 ...; sqrt(x + eps)"), or, for ops
+            whose rule is finite wherever its inputs are, a sentence saying so.
+    strict  for strict mode: None (check the rule against finite differences); a
+            predicate on `node.args` that is True when the rule is deliberately NOT the
+            derivative (embedding with padding_idx); or a string: the reason strict
+            mode cannot re-run the op at all (checkpoint).
+
 Elementwise ops declare `partials`; their VJP (`g * d`) and JVP (`sum t_i * d_i`) are
 derived from them. Linear ops declare `linear=True`: their JVP is the op applied to
 the tangent.
@@ -40,11 +54,14 @@ class Op:
 
     __slots__ = ("name", "forward", "vjps", "backward", "jvp", "partials", "linear",
                  "has_extra", "differentiable", "promote_default", "input_names", "reads",
-                 "n_outputs", "doc", "_reads_idx")
+                 "n_outputs", "doc", "text", "hint", "strict", "_reads_idx")
 
     def __init__(self, name, forward, *, vjp=None, backward=None, partials=None, jvp=None,
                  linear=False, extra=False, differentiable=True, promote=True, inputs=("x",),
-                 reads=None, n_outputs=1, doc=None):
+                 reads=None, n_outputs=1, doc=None, text=None, hint=None, strict=None):
+        if not (strict is None or callable(strict) or isinstance(strict, str)):
+            raise TypeError(f"op {name!r}: strict must be None, a predicate on node.args or "
+                            f"a reason string, got {type(strict).__name__} {strict!r}")
         self.name = name
         self.forward = forward
         self.partials = tuple(partials) if partials is not None else None
@@ -67,6 +84,9 @@ class Op:
         self.reads = reads if reads is None or isinstance(reads, str) else tuple(reads)
         self.n_outputs = n_outputs
         self.doc = doc
+        self.text = text
+        self.hint = hint
+        self.strict = strict
         if reads is None:
             self._reads_idx = None
         elif isinstance(reads, str):
@@ -82,6 +102,17 @@ class Op:
                                  f"'ans' nor an input {self.input_names}")
         return "ans" in names, frozenset(self.input_names.index(n) for n in names
                                          if n != "ans")
+
+    def strict_exempt(self, args):
+        """Why strict mode leaves a node with these args unchecked (a string), or None.
+
+        A predicate `strict` exempts the nodes it is True for (the rule is deliberately
+        not the derivative there); a string `strict` exempts every node of the op."""
+        if self.strict is None:
+            return None
+        if isinstance(self.strict, str):
+            return self.strict
+        return "its rule is deliberately not the derivative here" if self.strict(args) else None
 
     def input_name(self, i):
         return self.input_names[i] if i < len(self.input_names) else f"input{i}"

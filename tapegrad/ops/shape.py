@@ -20,7 +20,9 @@ def _reshape_forward(x, shape):
 
 reshape = defop("reshape", _reshape_forward, linear=True, promote=False, vjp=[
     lambda xp, g, ans, x, shape: xp.reshape(g, x.shape)
-])
+],
+    text="dx = g reshaped to x's shape",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
 
 
 def _expand_forward(x, shape):
@@ -33,7 +35,10 @@ def _expand_forward(x, shape):
 
 # The engine sums the gradient back to the input's shape, so the rule passes g on.
 expand = defop("expand", _expand_forward, linear=True, promote=False,
-               vjp=[lambda xp, g, ans, x, shape: g])
+               vjp=[lambda xp, g, ans, x, shape: g],
+               text="dx = g summed over the expanded axes",
+               hint=("linear: the rule only moves, copies or sums g, so it is finite whenever "
+                     "g is"))
 
 
 def _permute_forward(x, dims):
@@ -42,7 +47,9 @@ def _permute_forward(x, dims):
 
 permute = defop("permute", _permute_forward, linear=True, promote=False, vjp=[
     lambda xp, g, ans, x, dims: xp.transpose(g, tuple(np.argsort(dims)))
-])
+],
+    text="dx = g permuted back",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
 
 
 # ---------------------------------------------------------------------------------
@@ -78,9 +85,9 @@ def _back_to_shape(xp, g, ans, x, **kw):
     return xp.reshape(g, x.shape)
 
 
-def _variadic(name, forward, make_rule, doc=None):
+def _variadic(name, forward, make_rule, doc=None, **knowledge):
     op = defop(name, forward, linear=True, promote=True, inputs=("tensors",),
-               vjp=[make_rule(0)], doc=doc)
+               vjp=[make_rule(0)], doc=doc, **knowledge)
     op.vjps = EachInput(make_rule)
     return op
 
@@ -88,9 +95,15 @@ def _variadic(name, forward, make_rule, doc=None):
 # ---- reshapes under other names (what the graph shows is what the user called) ----
 # squeeze: `axis` is a tuple of size-1 dims (the public function keeps only those).
 squeeze = defop("squeeze", lambda x, axis: np.squeeze(x, axis=axis), linear=True,
-                promote=False, vjp=[_back_to_shape])
+                promote=False, vjp=[_back_to_shape],
+                text="dx = g reshaped to x's shape",
+                hint=("linear: the rule only moves, copies or sums g, so it is finite whenever"
+                      " g is"))
 unsqueeze = defop("unsqueeze", lambda x, axis: np.expand_dims(x, axis), linear=True,
-                  promote=False, vjp=[_back_to_shape])
+                  promote=False, vjp=[_back_to_shape],
+                  text="dx = g reshaped to x's shape",
+                  hint=("linear: the rule only moves, copies or sums g, so it is finite "
+                        "whenever g is"))
 
 
 def _flatten_forward(x, start, end):
@@ -105,7 +118,10 @@ def _flatten_forward(x, start, end):
 
 
 flatten = defop("flatten", _flatten_forward, linear=True, promote=False,
-                vjp=[_back_to_shape])
+                vjp=[_back_to_shape],
+                text="dx = g reshaped to x's shape",
+                hint=("linear: the rule only moves, copies or sums g, so it is finite whenever"
+                      " g is"))
 
 
 def _unflatten_forward(x, axis, sizes):
@@ -113,7 +129,10 @@ def _unflatten_forward(x, axis, sizes):
 
 
 unflatten = defop("unflatten", _unflatten_forward, linear=True, promote=False,
-                  vjp=[_back_to_shape])
+                  vjp=[_back_to_shape],
+                  text="dx = g reshaped to x's shape",
+                  hint=("linear: the rule only moves, copies or sums g, so it is finite "
+                        "whenever g is"))
 
 
 # ---- repeat (np.tile) ----------------------------------------------------------------
@@ -129,7 +148,10 @@ def _repeat_vjp(xp, g, ans, x, reps):
 
 
 repeat = defop("repeat", lambda x, reps: np.tile(x, reps), linear=True, promote=False,
-               vjp=[_repeat_vjp])
+               vjp=[_repeat_vjp],
+               text="dx = g summed over the repeats",
+               hint=("linear: the rule only moves, copies or sums g, so it is finite whenever "
+                     "g is"))
 
 
 # ---- cat / stack: one entry, any number of inputs -----------------------------------
@@ -150,7 +172,10 @@ def _cat_forward(*xs, axis):
     return np.concatenate(xs, axis=axis)
 
 
-cat = _variadic("cat", _cat_forward, _cat_rule)
+cat = _variadic("cat", _cat_forward, _cat_rule,
+                text="dx_i = the slice of g for input i",
+                hint=("linear: the rule only moves, copies or sums g, so it is finite whenever"
+                      " g is"))
 
 
 def _stack_rule(i):
@@ -167,7 +192,10 @@ def _stack_forward(*xs, axis):
     return np.stack(xs, axis=axis)
 
 
-stack = _variadic("stack", _stack_forward, _stack_rule)
+stack = _variadic("stack", _stack_forward, _stack_rule,
+                  text="dx_i = g[i]",
+                  hint=("linear: the rule only moves, copies or sums g, so it is finite "
+                        "whenever g is"))
 
 
 # ---- constant pad (numpy-style widths: one (before, after) pair per dim) ------------
@@ -191,7 +219,10 @@ def _pad_jvp(xp, tangents, ans, x, widths, value=0):
     return _pad_forward(tangents[0], widths, 0)  # the constant has no tangent
 
 
-pad = defop("pad", _pad_forward, promote=False, vjp=[_pad_vjp], jvp=_pad_jvp, reads=[""])
+pad = defop("pad", _pad_forward, promote=False, vjp=[_pad_vjp], jvp=_pad_jvp, reads=[""],
+            text="dx = g with the padding cut off",
+            hint=("linear: the rule only moves, copies or sums g, so it is finite whenever g "
+                  "is"))
 
 
 # ---- narrow / select (the pieces of split, chunk and unbind) ------------------------
@@ -205,7 +236,10 @@ def _narrow_vjp(xp, g, ans, x, axis, start, length):
     return run(xp, pad, g, widths=tuple(widths), value=0)
 
 
-narrow = defop("narrow", _narrow_forward, linear=True, promote=False, vjp=[_narrow_vjp])
+narrow = defop("narrow", _narrow_forward, linear=True, promote=False, vjp=[_narrow_vjp],
+               text="dx = zeros with g placed in the slice",
+               hint=("linear: the rule only moves, copies or sums g, so it is finite whenever "
+                     "g is"))
 
 
 def _select_forward(x, axis, index):
@@ -218,13 +252,19 @@ def _select_vjp(xp, g, ans, x, axis, index):
     return run(xp, pad, xp.expand_dims(g, axis), widths=tuple(widths), value=0)
 
 
-select = defop("select", _select_forward, linear=True, promote=False, vjp=[_select_vjp])
+select = defop("select", _select_forward, linear=True, promote=False, vjp=[_select_vjp],
+               text="dx = zeros with g placed at the index",
+               hint=("linear: the rule only moves, copies or sums g, so it is finite whenever "
+                     "g is"))
 
 
 # ---- flip / roll / tril / triu ------------------------------------------------------
 # NOTE: a copy, as in PyTorch (np.flip is a view: an in-place change would reach x).
 flip = defop("flip", lambda x, axis: np.flip(x, axis=axis).copy(), linear=True, promote=False,
-             vjp=[lambda xp, g, ans, x, axis: run(xp, flip, g, axis=axis)])
+             vjp=[lambda xp, g, ans, x, axis: run(xp, flip, g, axis=axis)],
+             text="dx = g flipped back",
+             hint=("linear: the rule only moves, copies or sums g, so it is finite whenever g "
+                   "is"))
 
 
 def _roll_vjp(xp, g, ans, x, shifts, axis):
@@ -233,18 +273,37 @@ def _roll_vjp(xp, g, ans, x, shifts, axis):
 
 
 roll = defop("roll", lambda x, shifts, axis: np.roll(x, shifts, axis=axis), linear=True,
-             promote=False, vjp=[_roll_vjp])
+             promote=False, vjp=[_roll_vjp],
+             text="dx = g rolled back",
+             hint=("linear: the rule only moves, copies or sums g, so it is finite whenever g "
+                   "is"))
 tril = defop("tril", lambda x, k: np.tril(x, k), linear=True, promote=False,
-             vjp=[lambda xp, g, ans, x, k: run(xp, tril, g, k=k)])
+             vjp=[lambda xp, g, ans, x, k: run(xp, tril, g, k=k)],
+             text="dx = tril(g)",
+             hint=("linear: the rule only moves, copies or sums g, so it is finite whenever g "
+                   "is"))
 triu = defop("triu", lambda x, k: np.triu(x, k), linear=True, promote=False,
-             vjp=[lambda xp, g, ans, x, k: run(xp, triu, g, k=k)])
+             vjp=[lambda xp, g, ans, x, k: run(xp, triu, g, k=k)],
+             text="dx = triu(g)",
+             hint=("linear: the rule only moves, copies or sums g, so it is finite whenever g "
+                   "is"))
 
 
 # ---- copies, casts, aliases (linear: the gradient passes through) ----------------------
 cast = defop("cast", lambda x, dtype: x.astype(dtype), promote=False, linear=True,
-             vjp=[lambda xp, g, ans, x, dtype: g])  # the engine casts g back to x's dtype
+             vjp=[lambda xp, g, ans, x, dtype: g],
+             text="dx = g cast to x's dtype",
+             hint=("cast passes g on, cast back to x's dtype: finite whenever the incoming "
+                   "gradient is, unless g is too large for that dtype (float16 overflows above"
+                   " 65504)"))  # the engine casts g back to x's dtype
 clone = defop("clone", lambda x: x.copy(), linear=True, promote=False,
-              vjp=[lambda xp, g, ans, x: g])
+              vjp=[lambda xp, g, ans, x: g],
+              text="dx = g",
+              hint=("linear: the rule only moves, copies or sums g, so it is finite whenever g"
+                    " is"))
 alias = defop("alias", lambda x: x, linear=True, promote=False,
               vjp=[lambda xp, g, ans, x: g],
-              doc="identity that shares memory (make_dual / unpack_dual, function transforms)")
+              doc="identity that shares memory (make_dual / unpack_dual, function transforms)",
+              text="dx = g",
+              hint=("linear: the rule only moves, copies or sums g, so it is finite whenever g"
+                    " is"))

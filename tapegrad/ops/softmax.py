@@ -24,8 +24,14 @@ def _log_softmax_forward(x, axis):
 
 softmax = defop("softmax", _softmax_forward, vjp=[
     lambda xp, g, ans, x, axis: ans * (g - xp.sum(g * ans, axis=axis, keepdims=True))
-], jvp=lambda xp, t, ans, x, axis: ans * (t[0] - xp.sum(t[0] * ans, axis=axis, keepdims=True)), reads=["ans"])
+], jvp=lambda xp, t, ans, x, axis: ans * (t[0] - xp.sum(t[0] * ans, axis=axis, keepdims=True)), reads=["ans"],
+    text="dx = ans*(g - sum(g*ans))",
+    hint=("softmax's rule uses the output, in [0, 1]: finite for finite inputs (a slice of all"
+          " -inf is nan already in forward)"))
 
 log_softmax = defop("log_softmax", _log_softmax_forward, vjp=[
     lambda xp, g, ans, x, axis: g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True)
-], jvp=lambda xp, t, ans, x, axis: t[0] - xp.sum(xp.exp(ans) * t[0], axis=axis, keepdims=True), reads=["ans"])
+], jvp=lambda xp, t, ans, x, axis: t[0] - xp.sum(xp.exp(ans) * t[0], axis=axis, keepdims=True), reads=["ans"],
+    text="dx = g - exp(ans)*sum(g)",
+    hint=("log_softmax's rule uses exp(output), in [0, 1]: finite for finite inputs (a slice "
+          "of all -inf is nan already in forward)"))

@@ -22,6 +22,7 @@ from tapegrad.data import mnist as mnist_data
 from tapegrad.utils.data import DataLoader, TensorDataset
 
 from . import common, flags, memory, mnist_models, rundir
+from . import distributed as data_parallel
 from .common import CLIError, notice
 
 NAME = "mnist"
@@ -77,6 +78,7 @@ def add_arguments(p):
                    help="watch gradient health (tg.utils.GradMonitor): per-layer gradient "
                         "norms, update/data ratios, dead or saturated units; warns on "
                         "vanishing/exploding gradients; writes grad_health_*.png to --out")
+    data_parallel.add_arguments(p)
 
 
 def _prepare(images, labels):
@@ -167,6 +169,9 @@ def check_memory(config, n_train=60000):
 
 
 def train(args):
+    code = data_parallel.maybe_relaunch(args)    # --nproc N: run this command on N ranks
+    if code is not None:
+        return code
     with common.blas_threads(args.threads):
         return _train(args)
 
@@ -174,14 +179,24 @@ def train(args):
 def _train(args):
     config = _config(args)
     check_memory(config)
+    dp = data_parallel.setup()                   # one process, or this rank of the job
+    config["world_size"] = dp.world_size
+    config["global_batch_size"] = config["batch_size"] * dp.world_size
     out = args.out or rundir.default_out(NAME, config["model"], "mlp")
-    rundir.claim(out, NAME, config["model"], getattr(args, "force", False))
-    common.ensure_dir(out, "output directory")  # paths are reported as the user gave them
-    (Xtr, Ytr), (Xte, Yte), source = load_data(args.data, args.data_dir)
+    if dp.is_main:
+        rundir.claim(out, NAME, config["model"], getattr(args, "force", False))
+        common.ensure_dir(out, "output directory")  # paths are reported as the user gave them
+    if dp.is_main:                               # one download, one notice: rank 0's
+        (Xtr, Ytr), (Xte, Yte), source = load_data(args.data, args.data_dir)
+    which = dp.from_main(source["name"] if dp.is_main else None)
+    if not dp.is_main:                           # the same data as rank 0, now cached
+        (Xtr, Ytr), (Xte, Yte), source = load_data(
+            "sample" if which == SAMPLE_SOURCE else "mnist", args.data_dir)
 
     seed = flags.normalize_seed(config["seed"])     # torch maps a negative seed likewise
     tg.manual_seed(seed)                            # weight initialisation
     model = mnist_models.build(config["model"], config)
+    net = dp.wrap(model)                         # DistributedDataParallel when N > 1
     optimizer = common.make_optimizer(config["optimizer"], model.parameters(), config["lr"],
                                       config["weight_decay"])
     loss_fn = nn.CrossEntropyLoss()
@@ -189,30 +204,44 @@ def _train(args):
     if getattr(args, "monitor", False):  # records inside optimizer.step(): loop unchanged
         from ..utils.grad_monitor import GradMonitor
         monitor = GradMonitor(model, optimizer, auto_step=True)
-    loader = DataLoader(TensorDataset(Xtr, Ytr), batch_size=config["batch_size"],
-                        shuffle=True, generator=tg.Generator().manual_seed(seed))
+    train_set = TensorDataset(Xtr, Ytr)
+    sampler = dp.sampler(train_set, seed)        # this rank's shard (N > 1)
+    if sampler is None:
+        loader = DataLoader(train_set, batch_size=config["batch_size"], shuffle=True,
+                            generator=tg.Generator().manual_seed(seed))
+    else:
+        loader = DataLoader(train_set, batch_size=config["batch_size"], sampler=sampler)
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"training {config['model']} ({n_params:,} parameters) on {source['name']}: "
-          f"{source['n_train']:,} train / {source['n_test']:,} test images, "
-          f"{config['optimizer']} lr={config['lr']:g}, batch {config['batch_size']}, "
-          f"{config['epochs']} epochs", flush=True)
+    batch = (f"batch {config['batch_size']}" if dp.world_size == 1 else
+             f"batch {config['batch_size']} per rank x {dp.world_size} ranks = global batch "
+             f"{config['global_batch_size']}")
+    dp.print(f"training {config['model']} ({n_params:,} parameters) on {source['name']}: "
+             f"{source['n_train']:,} train / {source['n_test']:,} test images, "
+             f"{config['optimizer']} lr={config['lr']:g}, {batch}, "
+             f"{config['epochs']} epochs", flush=True)
 
     metrics = {"config": config, "data_source": source, "train_loss": [],
-               "train_accuracy": [], "test_loss": [], "test_accuracy": [], "seconds": []}
+               "train_accuracy": [], "test_loss": [], "test_accuracy": [], "seconds": [],
+               "world_size": dp.world_size}
     for epoch in range(1, config["epochs"] + 1):
+        if sampler is not None:
+            sampler.set_epoch(epoch)             # a new shuffle, the same on every rank
         with common.Timer() as t:
             tr_loss, tr_acc = common.train_epoch(
-                model, loader, optimizer, loss_fn, f"epoch {epoch}/{config['epochs']}",
-                progress=not args.no_progress)
+                net, loader, optimizer, loss_fn, f"epoch {epoch}/{config['epochs']}",
+                progress=not args.no_progress and dp.is_main)
+            tr_loss, tr_acc = dp.mean([tr_loss, tr_acc])   # equal shard sizes: exact
             te_loss, te_acc = common.evaluate(model, Xte, Yte, loss_fn)
         for k, v in (("train_loss", tr_loss), ("train_accuracy", tr_acc),
                      ("test_loss", te_loss), ("test_accuracy", te_acc),
                      ("seconds", round(t.seconds, 3))):
             metrics[k].append(v)
-        print(f"epoch {epoch:>2}/{config['epochs']}  train loss {tr_loss:.4f}  "
-              f"acc {tr_acc:6.2%}  |  test loss {te_loss:.4f}  acc {te_acc:6.2%}  |  "
-              f"{t.seconds:.1f}s", flush=True)
+        dp.print(f"epoch {epoch:>2}/{config['epochs']}  train loss {tr_loss:.4f}  "
+                 f"acc {tr_acc:6.2%}  |  test loss {te_loss:.4f}  acc {te_acc:6.2%}  |  "
+                 f"{t.seconds:.1f}s", flush=True)
 
+    if not dp.is_main:                           # rank 0 writes every file
+        return 0
     paths = {"metrics": os.path.join(out, "metrics.json"),
              "curves": os.path.join(out, "curves.png"),
              "checkpoint": os.path.join(out, "checkpoint.safetensors")}

@@ -27,6 +27,7 @@ from tapegrad.data.names import Names, build_windows, decode, encode
 from tapegrad.nn import functional as F
 
 from . import char_models, common, flags, memory, rundir
+from . import distributed as data_parallel
 from .common import CLIError
 
 NAME = "names"
@@ -71,6 +72,7 @@ def add_arguments(p):
                    help="write into --out even if it holds a run of another model")
     p.add_argument("--samples", type=flags.integer(0, MAX_SAMPLES), default=10, metavar="N",
                    help="names to print after training (default: 10)")
+    data_parallel.add_arguments(p)
 
 
 def check_sizes(kind, n_layer, n_embd, n_head, block, batch, n_windows):
@@ -155,6 +157,9 @@ def _lr_at(kind, step, steps, lr):
 
 
 def train(args):
+    code = data_parallel.maybe_relaunch(args)    # --nproc N: run this command on N ranks
+    if code is not None:
+        return code
     kind = args.model
     # `is None`, not `or`: an explicit --steps 0 must not mean "the default 20000"
     steps = args.steps if args.steps is not None else DEFAULTS[kind]["steps"]
@@ -168,12 +173,15 @@ def train(args):
                        f"head gets n_embd / n_head channels)")
     out = args.out or rundir.default_out(NAME, kind, "mlp")
     data = _names(args.data)
+    dp = data_parallel.setup()                   # one process, or this rank of the job
     block = args.block_size if kind == "mlp" else data.max_len + 1
     n_windows = sum(len(w) + 1 for w in data.splits["train"])
     check_sizes(kind, args.n_layer, args.n_embd, args.n_head, block, args.batch_size,
                 n_windows)
-    rundir.claim(out, NAME, kind, getattr(args, "force", False))
-    out_dir = common.ensure_dir(out, "output directory")
+    out_dir = None
+    if dp.is_main:                               # rank 0 writes every file
+        rundir.claim(out, NAME, kind, getattr(args, "force", False))
+        out_dir = common.ensure_dir(out, "output directory")
     seed = flags.normalize_seed(args.seed)  # torch maps a negative seed likewise
     tg.manual_seed(seed)
     if kind == "mlp":
@@ -184,19 +192,25 @@ def train(args):
                                   n_embd=args.n_embd, n_head=args.n_head)
         opt = tg.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01,
                              betas=(0.9, 0.99))
+    net = dp.wrap(model)                         # DistributedDataParallel when N > 1
     Xtr, Ytr = _arrays(data, kind, block, "train")
     Xva, Yva = _arrays(data, kind, block, "val")
-    rng = np.random.default_rng(seed)
+    # each rank draws its own minibatches; the evaluation subsample uses the shared seed
+    rng = np.random.default_rng(seed + 1000003 * dp.rank)
+    eval_rng = rng if dp.world_size == 1 else np.random.default_rng(seed)
     eval_every = args.eval_every or max(1, steps // 10)
     nparams = sum(p.numel() for p in model.parameters())
-    print(f"{data}; model {kind} with {nparams:,} parameters; {steps} steps of batch "
-          f"{args.batch_size}")
+    batch = (f"{args.batch_size}" if dp.world_size == 1 else
+             f"{args.batch_size} per rank x {dp.world_size} ranks = global batch "
+             f"{args.batch_size * dp.world_size}")
+    dp.print(f"{data}; model {kind} with {nparams:,} parameters; {steps} steps of batch "
+             f"{batch}")
     history = {"step": [], "train_loss": [], "val_loss": [], "seconds": []}
     t0 = time.perf_counter()
     model.train()
     for step in range(steps):
         ix = rng.integers(0, len(Xtr), size=args.batch_size)
-        loss = _loss(model, kind, Xtr[ix], Ytr[ix])
+        loss = _loss(net, kind, Xtr[ix], Ytr[ix])
         common.check_loss(float(loss.item()), f"step {step + 1}/{steps}", opt, lr=lr)
         opt.zero_grad()
         loss.backward()
@@ -206,20 +220,25 @@ def train(args):
             group["lr"] = _lr_at(kind, step, steps, lr)
         opt.step()
         if (step + 1) % eval_every == 0 or step + 1 == steps:
-            sub = rng.choice(len(Xtr), size=min(len(Xtr), 20000), replace=False)
+            sub = eval_rng.choice(len(Xtr), size=min(len(Xtr), 20000), replace=False)
             tr = split_loss(model, kind, Xtr[sub], Ytr[sub])
             va = split_loss(model, kind, Xva, Yva)
             history["step"].append(step + 1)
             history["train_loss"].append(tr)
             history["val_loss"].append(va)
             history["seconds"].append(time.perf_counter() - t0)
-            print(f"step {step + 1:6d}/{steps}: train loss {tr:.4f}  val loss {va:.4f}  "
-                  f"({time.perf_counter() - t0:.1f}s)", flush=True)
+            dp.print(f"step {step + 1:6d}/{steps}: train loss {tr:.4f}  val loss {va:.4f}  "
+                     f"({time.perf_counter() - t0:.1f}s)", flush=True)
     config = {"task": NAME, "model": kind, "data": args.data, "block_size": block,
               "steps": steps, "batch_size": args.batch_size, "lr": lr, "seed": args.seed,
-              "n_layer": args.n_layer, "n_embd": args.n_embd, "n_head": args.n_head}
+              "n_layer": args.n_layer, "n_embd": args.n_embd, "n_head": args.n_head,
+              "world_size": dp.world_size,
+              "global_batch_size": args.batch_size * dp.world_size}
+    if not dp.is_main:                           # rank 0 writes every file
+        return 0
     common.write_json(os.path.join(out_dir, "metrics.json"),
-                      {"config": config, "parameters": nparams, **history})
+                      {"config": config, "parameters": nparams, "world_size": dp.world_size,
+                       **history})
     ck_path = os.path.join(out_dir, "checkpoint.safetensors")
     tg.save({"format": "tapegrad-train", "task": NAME, "config": config,
              "model": model.state_dict()}, ck_path)

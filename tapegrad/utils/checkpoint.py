@@ -133,7 +133,13 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
         op = Op("checkpoint", lambda *arrays, value=o.data: value, promote=False,
                 backward=lambda xp, g, ans, *arrays, k=k: recompute(k, g, arrays),
                 inputs=tuple(f"input{j}" for j in range(len(inputs))),
-                doc="recomputes a checkpointed function in backward")
+                doc="recomputes a checkpointed function in backward",
+                text="recompute the checkpointed function, then backward through it",
+                hint=("checkpoint's gradient is the backward of the recomputed function: a "
+                      "non-finite value comes from an op inside it (an op that anomaly mode "
+                      "checks during that backward names itself first)"),
+                strict=("its forward returns the value computed earlier, so it cannot be "
+                        "re-run on perturbed inputs; the recomputation is checked op by op"))
         results.append(apply(op, *inputs))
     del out, outs
     return results[0] if single else tuple(results)

@@ -4,7 +4,9 @@ One box per value and one ellipse per op, edges in the direction of the forward 
 
     value box   label (or op name / leaf), then `data 0.5` (Value) or `(3, 4) float32`
                 (Tensor), then `grad 2.0` / `grad |g|=...` once a gradient is there
-    op ellipse  the op: `*`, `+`, `tanh`, `matmul`, ... (`* 2.0` for a number operand)
+    op ellipse  the op: `*`, `+`, `tanh`, `matmul`, ... (`* 2.0` for a number operand);
+                a Tensor op's tooltip (hover in SVG) is its local rule, the `text` of
+                its table entry, e.g. mul: "dx = g*y ; dy = g*x"
 
 Value graphs: every Value reachable through `_parents`. Tensor graphs: the tensors reached
 through `grad_fn` (`Node.inputs` holds the input tensors); draw BEFORE `backward()` (or
@@ -56,8 +58,13 @@ def graph_items(x, max_nodes=150):
     nodes: list of (id, kind, label lines) with kind "value" | "op" | "const" | "note";
     edges: list of (from id, to id). Breadth-first from `x`, at most `max_nodes` values.
     """
+    return _items(x, max_nodes)[:3]
+
+
+def _items(x, max_nodes):
+    """graph_items plus the tooltips: {op node id: the op's local rule (`Op.text`)}."""
     if isinstance(x, Value):
-        return _value_items(x, max_nodes)
+        return _value_items(x, max_nodes) + ({},)
     if isinstance(x, Tensor):
         return _tensor_items(x, max_nodes)
     raise TypeError(f"draw: expected a Value or a Tensor, got {type(x).__name__}")
@@ -116,6 +123,7 @@ def _tensor_items(root, max_nodes):
     queue = deque([root])
     cut = False
     notes = []
+    tips = {}
     total_seen = 1
 
     def tlabel(t):
@@ -155,6 +163,8 @@ def _tensor_items(root, max_nodes):
         kw = ", ".join(f"{k}={v}" for k, v in node.args.items()
                        if isinstance(v, (int, float, tuple, str)) and v is not False)
         nodes.append((oid, "op", [node.op.name] + ([kw] if kw else [])))
+        if node.op.text:
+            tips[oid] = node.op.text
         edges.append((oid, tid))
         if node.freed or node.inputs is None:
             notes.append(f"{node.op.name}: graph freed by backward (draw before backward, "
@@ -181,7 +191,7 @@ def _tensor_items(root, max_nodes):
     if cut:
         notes.append(f"more than {max_nodes} values; drawn: the {len(seen)} nearest the "
                      "output (pass max_nodes= to draw more)")
-    return nodes, edges, "; ".join(notes) or None
+    return nodes, edges, "; ".join(notes) or None, tips
 
 
 def _esc(s):
@@ -198,12 +208,13 @@ _STYLE = {
 
 def to_dot(x, max_nodes=150, rankdir="LR"):
     """DOT text of the graph of `x` (a Value or a Tensor). Needs nothing installed."""
-    nodes, edges, note = graph_items(x, max_nodes)
+    nodes, edges, note, tips = _items(x, max_nodes)
     out = ["digraph tapegrad {", f"  rankdir={rankdir};",
            '  node [fontname="Helvetica" fontsize=11];']
     for nid, kind, lines in nodes:
         label = "\\n".join(_esc(line) for line in lines)
-        out.append(f'  {nid} [label="{label}" {_STYLE[kind]}];')
+        tip = f' tooltip="{_esc(tips[nid])}"' if nid in tips else ""
+        out.append(f'  {nid} [label="{label}" {_STYLE[kind]}{tip}];')
     for a, b in edges:
         out.append(f"  {a} -> {b};")
     if note:
@@ -220,7 +231,7 @@ def draw(x, max_nodes=150, rankdir="LR", format="svg"):
     except ImportError as e:
         raise ImportError("tg.viz.draw needs the graphviz Python package: "
                           "pip install 'tapegrad[viz]' (tg.viz.to_dot needs nothing)") from e
-    nodes, edges, note = graph_items(x, max_nodes)
+    nodes, edges, note, tips = _items(x, max_nodes)
     dot = graphviz.Digraph("tapegrad", format=format,
                            graph_attr={"rankdir": rankdir},
                            node_attr={"fontname": "Helvetica", "fontsize": "11"})
@@ -231,7 +242,8 @@ def draw(x, max_nodes=150, rankdir="LR", format="svg"):
         "note": {"shape": "note", "style": "filled", "fillcolor": "#ffe0e0"},
     }
     for nid, kind, lines in nodes:
-        dot.node(nid, "\n".join(lines), **attrs[kind])
+        tip = {"tooltip": tips[nid]} if nid in tips else {}
+        dot.node(nid, "\n".join(lines), **attrs[kind], **tip)
     for a, b in edges:
         dot.edge(a, b)
     if note:

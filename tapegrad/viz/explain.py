@@ -14,7 +14,7 @@ with the numbers, e.g. (worked example 2)
 For a `Tensor` graph: a header, then one row per node in the order the engine ran it:
 op, where it was created (file:line; build the graph inside `tg.autograd.record_sites()`
 to record it), input and output shapes, the norm of the upstream gradient, the local rule
-(text from `viz/rules_text.py`), the axes summed to undo broadcasting, and how many uses
+(the op's `text`, from its table entry), the axes summed to undo broadcasting, and how many uses
 (consumers) had their gradients summed into this node's output; then one row per leaf.
 
 Nothing is re-implemented: the Value engine calls an observer after each contribution
@@ -30,7 +30,7 @@ import numpy as np
 from ..autograd import backward_checks
 from ..tensor import Tensor
 from ..value import Value, _formula, run_backward, topo_order
-from .rules_text import VALUE_TEXT, rule_text
+from .rules_text import VALUE_TEXT
 
 __all__ = ["explain"]
 
@@ -177,6 +177,11 @@ def _site(node):
 def _shape(s):
     s = tuple(s)
     return "(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
+
+
+def rule_text(op):
+    """The local rule of a Tensor op, from its table entry (`Op.text`)."""
+    return op.text or f"vjp of {op.name} (its entry has no text)"
 
 
 def _explain_tensor(root, gradient, retain_graph):

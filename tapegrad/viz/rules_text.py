@@ -1,111 +1,12 @@
-"""Human-readable local rules, for the narrated backward (`explain`) and the docs.
+"""The scalar engine's local rules as text, for the narrated backward of a `Value` graph.
 
-This is TEXT ONLY: the derivatives that run are in the op table (tapegrad/ops) and in
-tapegrad/value.py; nothing here is executed as math. `g` is the gradient flowing into the
-op's output, `ans` the op's output, `x`, `y` its inputs.
+This is TEXT ONLY: the derivatives that run are in tapegrad/value.py; nothing here is
+executed as math. (A Tensor op's rule text lives in its own table entry, `Op.text`.)
 
-RULE_TEXT      Tensor op name -> short formula (one string; `;` separates the inputs)
 VALUE_TEXT     Value op key -> per parent (formula, numbers) templates for one line of
                `w.grad += x.data * u.grad = 2.0 * 1.0 -> 2.0`. Keys with `_c` are the
                forms with a Python-number operand `c`.
 """
-
-RULE_TEXT = {
-    # elementwise
-    "add": "dx = g ; dy = g",
-    "sub": "dx = g ; dy = -g",
-    "mul": "dx = g*y ; dy = g*x",
-    "div": "dx = g/y ; dy = -g*ans/y",
-    "pow": "dx = g*y*x**(y-1) ; dy = g*ans*log(x)",
-    "neg": "dx = -g",
-    "exp": "dx = g*ans",
-    "log": "dx = g/x",
-    "sqrt": "dx = g*0.5/ans",
-    "rsqrt": "dx = -0.5*g*ans**3",
-    "abs": "dx = g*sign(x)",
-    "sign": "dx = 0",
-    "sin": "dx = g*cos(x)",
-    "cos": "dx = -g*sin(x)",
-    "tanh": "dx = g*(1-ans**2)",
-    "sigmoid": "dx = g*ans*(1-ans)",
-    "relu": "dx = g where x>0 else 0",
-    "gelu": "dx = g*gelu'(x)",
-    "silu": "dx = g*s*(1+x*(1-s)), s=sigmoid(x)",
-    "leaky_relu": "dx = g where x>0 else slope*g",
-    "elu": "dx = g where x>0 else g*(ans+alpha)",
-    "softplus": "dx = g*sigmoid(beta*x)",
-    "clamp": "dx = g where min<=x<=max else 0",
-    "maximum": "dx = g where x>y (half at ties) ; dy likewise",
-    "minimum": "dx = g where x<y (half at ties) ; dy likewise",
-    "where": "dx = g where cond ; dy = g where not cond",
-    # reductions
-    "sum": "dx = g broadcast back over the summed axes",
-    "mean": "dx = g/n broadcast back over the reduced axes",
-    "prod": "dx = g*ans/x",
-    "var": "dx = g*2*(x-mean)/(n-correction)",
-    "std": "dx = g*(x-mean)/((n-correction)*ans)",
-    "amax": "dx = g at the max positions (shared at ties)",
-    "amin": "dx = g at the min positions (shared at ties)",
-    "max_dim": "dx = g scattered to the argmax",
-    "min_dim": "dx = g scattered to the argmin",
-    "logsumexp": "dx = g*softmax(x)",
-    "softmax": "dx = ans*(g - sum(g*ans))",
-    "log_softmax": "dx = g - exp(ans)*sum(g)",
-    # linear algebra
-    "matmul": "dX = g @ W^T ; dW = X^T @ g",
-    "linear": "dX = g @ W ; dW = g^T @ X ; db = g.sum(0)",
-    "bmm": "dX = g @ W^T ; dW = X^T @ g (per batch)",
-    # shape and indexing (linear ops: the gradient is moved, not scaled)
-    "reshape": "dx = g reshaped to x's shape",
-    "flatten": "dx = g reshaped to x's shape",
-    "unflatten": "dx = g reshaped to x's shape",
-    "squeeze": "dx = g reshaped to x's shape",
-    "unsqueeze": "dx = g reshaped to x's shape",
-    "expand": "dx = g summed over the expanded axes",
-    "permute": "dx = g permuted back",
-    "transpose": "dx = g transposed back",
-    "cat": "dx_i = the slice of g for input i",
-    "stack": "dx_i = g[i]",
-    "select": "dx = zeros with g placed at the index",
-    "narrow": "dx = zeros with g placed in the slice",
-    "index": "dx = zeros, g scatter-ADDED at the indices (repeats add)",
-    "getitem": "dx = zeros, g scatter-ADDED at the indices (repeats add)",
-    "gather": "dx = zeros, g scatter-added at the gathered positions",
-    "embedding": "dW = zeros, g rows scatter-ADDED at the token ids (repeats add)",
-    "pad": "dx = g with the padding cut off",
-    "flip": "dx = g flipped back",
-    "roll": "dx = g rolled back",
-    "repeat": "dx = g summed over the repeats",
-    "tril": "dx = tril(g)",
-    "triu": "dx = triu(g)",
-    "clone": "dx = g",
-    "alias": "dx = g",
-    "cast": "dx = g cast to x's dtype",
-    # fused nn ops
-    "cross_entropy": "dlogits = (softmax(logits) - onehot(y)) / n",
-    "nll_loss": "dlogp = -onehot(y)/n",
-    "mse_loss": "dx = 2*(x-y)/n ; dy = -dx",
-    "batch_norm": "dx = (g - mean(g) - xhat*mean(g*xhat)) * w/std",
-    "layer_norm": "dx = (g*w - mean(g*w) - xhat*mean(g*w*xhat)) / std",
-    "dropout": "dx = g*mask/(1-p)",
-    "conv2d": "dX = conv_transpose(g, W) ; dW = conv(X, g)",
-    "conv1d": "dX = conv_transpose(g, W) ; dW = conv(X, g)",
-    "max_pool2d": "dx = g routed to each window's max",
-    "avg_pool2d": "dx = g/k^2 spread over each window",
-    "scaled_dot_product_attention": "dQ, dK, dV through softmax(QK^T/sqrt(d))V",
-}
-
-
-def rule_text(op):
-    """The short formula for a Tensor op (an `Op` or its name)."""
-    name = getattr(op, "name", op)
-    if name in RULE_TEXT:
-        return RULE_TEXT[name]
-    doc = getattr(op, "doc", None)
-    if doc:
-        return doc.strip().splitlines()[0]
-    return f"vjp of {name} (see the op table)"
-
 
 # Value: (formula, numbers) per parent. Fields: {out} {x} {y} names; {g} = out.grad,
 # {ans} = out.data, {xd} {yd} = parents' data, {c} the number operand, {cm1} = c - 1,

@@ -1,10 +1,6 @@
-"""`tapegrad.nn.parallel` (torch.nn.parallel): `DataParallel` on one CPU process.
-
-`DistributedDataParallel` comes with the distributed work (another engineer adds
-`parallel/distributed.py` and the import below picks it up)."""
+"""`tapegrad.nn.parallel` (torch.nn.parallel): `DataParallel` on one CPU process (a
+pass-through) and `DistributedDataParallel` over MPI (tapegrad.distributed)."""
 from .data_parallel import DataParallel
+from .distributed import DistributedDataParallel
 
-try:  # DistributedDataParallel: provided by parallel/distributed.py (distributed issue)
-    from .distributed import DistributedDataParallel  # noqa: F401
-except ImportError:
-    pass
+__all__ = ["DataParallel", "DistributedDataParallel"]

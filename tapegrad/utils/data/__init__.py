@@ -11,4 +11,7 @@ __all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"
            "DataLoader", "default_collate",
            "default_convert", "IterableDataset", "ChainDataset", "Sampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "WeightedRandomSampler", "BatchSampler", "get_worker_info", "WorkerInfo"]
+           "WeightedRandomSampler", "BatchSampler", "get_worker_info", "WorkerInfo",
+           "DistributedSampler"]
+from . import distributed  # noqa: E402  tg.utils.data.distributed.DistributedSampler
+from .distributed import DistributedSampler  # noqa: E402

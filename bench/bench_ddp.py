@@ -1,0 +1,109 @@
+"""Benchmark: one MNIST-MLP training epoch data-parallel on 2 ranks vs 1 rank, one BLAS
+thread per rank (DistributedDataParallel over MPI, `tapegrad launch`).
+
+Model and loop as bench_mnist_epoch.py (784-256-10 ReLU, Adam 1e-3, cross-entropy),
+60,000 synthetic 28x28 images (speed does not depend on pixel values), sharded by
+DistributedSampler. Two settings:
+  same per-rank batch   each rank batch B: the global batch is B x ranks, half the steps
+  same global batch     each rank B / ranks: the same optimisation as one process
+The epoch time is the slowest rank's (after a barrier), best of --reps epochs.
+
+Usage: python bench/bench_ddp.py [--n 60000] [--batch 64] [--reps 3] [--nproc 2]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def worker(args):
+    import numpy as np
+
+    sys.path.insert(0, ROOT)
+    import tapegrad as tg
+    import tapegrad.distributed as dist
+    from tapegrad.nn.parallel import DistributedDataParallel as DDP
+    from tapegrad.utils.data import DataLoader, TensorDataset
+    from tapegrad.utils.data.distributed import DistributedSampler
+
+    dist.init_process_group("mpi")
+    world = dist.get_world_size()
+    rng = np.random.default_rng(0)
+    x = ((rng.integers(0, 256, (args.n, 1, 28, 28)).astype(np.float32) / 255 - 0.1307)
+         / 0.3081)
+    y = rng.integers(0, 10, args.n).astype(np.int64)
+    ds = TensorDataset(tg.tensor(x), tg.tensor(y))
+    results = {}
+    for setting, batch in (("same per-rank batch", args.batch),
+                           ("same global batch", args.batch // world)):
+        tg.manual_seed(0)
+        model = tg.nn.Sequential(tg.nn.Flatten(), tg.nn.Linear(784, 256), tg.nn.ReLU(),
+                                 tg.nn.Linear(256, 10))
+        ddp = DDP(model)
+        opt = tg.optim.Adam(model.parameters(), lr=1e-3)
+        loss_fn = tg.nn.CrossEntropyLoss()
+        sampler = DistributedSampler(ds, seed=0)
+        loader = DataLoader(ds, batch_size=batch, sampler=sampler)
+        best = float("inf")
+        for epoch in range(args.reps):
+            sampler.set_epoch(epoch)
+            dist.barrier()
+            t = time.perf_counter()
+            for xb, yb in loader:
+                opt.zero_grad()
+                loss_fn(ddp(xb), yb).backward()
+                opt.step()
+            dist.barrier()                         # the slowest rank's time
+            best = min(best, time.perf_counter() - t)
+        results[setting] = {"seconds": best, "per_rank_batch": batch,
+                            "global_batch": batch * world, "steps": len(loader),
+                            "final_loss": float(loss_fn(model(xb), yb).item())}
+    if dist.get_rank() == 0:
+        print("RESULT " + json.dumps({"world_size": world, "results": results}), flush=True)
+    dist.destroy_process_group()
+
+
+def run(nproc, args):
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               MKL_NUM_THREADS="1", PYTHONPATH=ROOT)
+    cmd = [sys.executable, "-m", "tapegrad", "launch", "--nproc", str(nproc),
+           os.path.abspath(__file__), "--worker", "--n", str(args.n), "--batch",
+           str(args.batch), "--reps", str(args.reps)]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+    line = next(ln for ln in out.splitlines() if ln.startswith("RESULT "))
+    return json.loads(line[len("RESULT "):])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=60000)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--nproc", type=int, default=2)
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.worker:
+        return worker(args)
+    load = os.getloadavg()[0]
+    one, many = run(1, args), run(args.nproc, args)
+    print(f"# DDP epoch time, {args.n:,} images, 1 BLAS thread per rank, "
+          f"{os.cpu_count()} CPUs, load average before: {load:.1f}\n")
+    print(f"| setting | ranks | per-rank batch | global batch | steps/rank | epoch s | "
+          f"speed-up |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for setting in one["results"]:
+        a, b = one["results"][setting], many["results"][setting]
+        print(f"| {setting} | 1 | {a['per_rank_batch']} | {a['global_batch']} | "
+              f"{a['steps']} | {a['seconds']:.2f} | 1.00x |")
+        print(f"| {setting} | {args.nproc} | {b['per_rank_batch']} | {b['global_batch']} | "
+              f"{b['steps']} | {b['seconds']:.2f} | {a['seconds'] / b['seconds']:.2f}x |")
+    print(f"\ngoal: >= 1.6x with {args.nproc} ranks on this 2-core machine")
+
+
+if __name__ == "__main__":
+    main()

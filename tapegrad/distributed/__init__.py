@@ -1,0 +1,24 @@
+"""`tapegrad.distributed`: torch.distributed's names on top of MPI (mpi4py).
+
+    import tapegrad.distributed as dist
+    dist.init_process_group(backend="gloo")      # "mpi" or "gloo": both mean MPI on CPU
+    dist.all_reduce(t, op=dist.ReduceOp.SUM)     # in place, on every rank
+
+Ranks are MPI processes started by `tapegrad launch --nproc N script.py` (or by
+`mpiexec` directly). The transport is MPI's: nothing here opens sockets. Without the
+`[distributed]` extra (mpi4py + an MPI) `is_available()` is False and
+`init_process_group` says what to install; the rest of tapegrad does not need it.
+"""
+from .collectives import (ReduceOp, Work, all_gather, all_gather_into_tensor,
+                          all_gather_object, all_reduce, barrier, broadcast,
+                          broadcast_object_list, reduce_scatter, reduce_scatter_tensor)
+from .process_group import (GroupMember, destroy_process_group, get_backend, get_rank,
+                            get_world_size, init_process_group, is_available, is_initialized,
+                            is_mpi_available, is_nccl_available, is_gloo_available)
+
+__all__ = ["init_process_group", "destroy_process_group", "is_available", "is_initialized",
+           "is_mpi_available", "is_gloo_available", "is_nccl_available", "get_rank",
+           "get_world_size", "get_backend", "GroupMember", "barrier", "all_reduce",
+           "broadcast", "all_gather", "all_gather_into_tensor", "all_gather_object",
+           "broadcast_object_list", "reduce_scatter", "reduce_scatter_tensor", "ReduceOp",
+           "Work"]

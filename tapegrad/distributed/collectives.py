@@ -1,0 +1,218 @@
+"""Collectives on tensors, in place, as torch.distributed: all_reduce, broadcast,
+all_gather, reduce_scatter, barrier; `async_op=True` returns a Work to `.wait()`.
+
+Each works on the tensor's NumPy array: MPI reads and writes a contiguous buffer, the
+result is written back with `copy_` under no_grad (so the tensor's version counter
+moves, as torch's in-place collectives do).
+"""
+import numpy as np
+
+import tapegrad as tg
+
+from .process_group import comm_for, mpi, wait_all
+
+__all__ = ["ReduceOp", "Work", "all_reduce", "broadcast", "all_gather",
+           "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor", "barrier",
+           "all_gather_object", "broadcast_object_list"]
+
+
+class ReduceOp:
+    """torch.distributed.ReduceOp: SUM, AVG, PRODUCT, MIN, MAX."""
+    SUM = "SUM"
+    AVG = "AVG"
+    PRODUCT = "PRODUCT"
+    MIN = "MIN"
+    MAX = "MAX"
+    _ALL = ("SUM", "AVG", "PRODUCT", "MIN", "MAX")
+
+
+def _mpi_op(op, what):
+    name = getattr(op, "name", op)        # accept ReduceOp.SUM or "sum"
+    name = str(name).upper()
+    if name not in ReduceOp._ALL:
+        raise ValueError(f"{what}: unknown op {op!r} (choose one of ReduceOp.SUM, AVG, "
+                         "PRODUCT, MIN, MAX)")
+    MPI = mpi()
+    return name, {"SUM": MPI.SUM, "AVG": MPI.SUM, "PRODUCT": MPI.PROD, "MIN": MPI.MIN,
+                  "MAX": MPI.MAX}[name]
+
+
+def _check_tensor(t, what, arg="tensor"):
+    if not isinstance(t, tg.Tensor):
+        raise TypeError(f"{what}: {arg} must be a tapegrad Tensor, got {type(t).__name__}")
+
+
+def _write(t, arr):
+    """Write `arr` into tensor `t` in place (version counter bumped)."""
+    with tg.no_grad():
+        t.copy_(tg.from_numpy(np.asarray(arr, dtype=t.data.dtype).reshape(t.data.shape)))
+
+
+class Work:
+    """The handle of an asynchronous collective: `wait()` finishes it (and writes the
+    result into the tensor), `is_completed()` polls."""
+
+    def __init__(self, requests, finish=None):
+        self._requests = list(requests)
+        self._finish = finish
+        self._done = False
+
+    def is_completed(self):
+        if self._done:
+            return True
+        return mpi().Request.Testall(self._requests)
+
+    def wait(self, timeout=None):
+        if not self._done:
+            wait_all(self._requests)
+            self._done = True
+            if self._finish is not None:
+                self._finish()
+        return True
+
+
+def _done(work, async_op):
+    if async_op:
+        return work
+    work.wait()
+    return None
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce `tensor` across ranks; every rank ends with the result, in place."""
+    what = "all_reduce"
+    _check_tensor(tensor, what)
+    comm = comm_for(group, what)
+    name, mop = _mpi_op(op, what)
+    buf = np.array(tensor.data, order="C", copy=True)
+    if name == "AVG" and buf.dtype.kind not in "fc":
+        raise ValueError(f"all_reduce: ReduceOp.AVG needs a floating tensor, got {buf.dtype}")
+    req = comm.Iallreduce(mpi().IN_PLACE, buf, op=mop)
+
+    def finish():
+        _write(tensor, buf / comm.Get_size() if name == "AVG" else buf)
+    return _done(Work([req], finish), async_op)
+
+
+def _check_src(src, comm, what):
+    if not isinstance(src, (int, np.integer)) or not 0 <= src < comm.Get_size():
+        raise ValueError(f"{what}: src={src!r} is not a rank of this group (world size "
+                         f"{comm.Get_size()})")
+
+
+def broadcast(tensor, src, group=None, async_op=False):
+    """Copy rank `src`'s tensor into the same-shaped tensor of every rank, in place."""
+    what = "broadcast"
+    _check_tensor(tensor, what)
+    comm = comm_for(group, what)
+    _check_src(src, comm, what)
+    buf = np.array(tensor.data, order="C", copy=True)
+    req = comm.Ibcast(buf, root=int(src))
+    return _done(Work([req], lambda: _write(tensor, buf)), async_op)
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    """tensor_list[r] <- rank r's `tensor` (all the same shape and dtype), on every rank."""
+    what = "all_gather"
+    _check_tensor(tensor, what)
+    comm = comm_for(group, what)
+    n = comm.Get_size()
+    if not isinstance(tensor_list, (list, tuple)) or len(tensor_list) != n:
+        raise ValueError(f"all_gather: tensor_list must be a list of world_size={n} tensors, "
+                         f"got {type(tensor_list).__name__} of length "
+                         f"{len(tensor_list) if hasattr(tensor_list, '__len__') else '?'}")
+    for i, t in enumerate(tensor_list):
+        _check_tensor(t, what, f"tensor_list[{i}]")
+        if t.data.shape != tensor.data.shape:
+            raise ValueError(f"all_gather: tensor_list[{i}] has shape {list(t.data.shape)} but "
+                             f"tensor has shape {list(tensor.data.shape)}")
+    send = np.ascontiguousarray(tensor.data)
+    recv = np.empty((n,) + send.shape, dtype=send.dtype)
+    req = comm.Iallgather(send, recv)
+
+    def finish():
+        for t, part in zip(tensor_list, recv):
+            _write(t, part)
+    return _done(Work([req], finish), async_op)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """output_tensor (world_size * N, ...) <- the ranks' input tensors (N, ...), stacked."""
+    what = "all_gather_into_tensor"
+    _check_tensor(output_tensor, what, "output_tensor")
+    _check_tensor(input_tensor, what, "input_tensor")
+    comm = comm_for(group, what)
+    n = comm.Get_size()
+    if output_tensor.data.size != n * input_tensor.data.size:
+        raise ValueError(f"{what}: output_tensor has {output_tensor.data.size} elements; "
+                         f"expected world_size ({n}) x {input_tensor.data.size}")
+    send = np.ascontiguousarray(input_tensor.data)
+    recv = np.empty(n * send.size, dtype=send.dtype)
+    req = comm.Iallgather(send, recv)
+    return _done(Work([req], lambda: _write(output_tensor, recv)), async_op)
+
+
+def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
+    """output on rank r <- the reduction over ranks of input_list[r]."""
+    what = "reduce_scatter"
+    _check_tensor(output, what, "output")
+    comm = comm_for(group, what)
+    n = comm.Get_size()
+    name, mop = _mpi_op(op, what)
+    if not isinstance(input_list, (list, tuple)) or len(input_list) != n:
+        raise ValueError(f"reduce_scatter: input_list must be a list of world_size={n} "
+                         "tensors")
+    for i, t in enumerate(input_list):
+        _check_tensor(t, what, f"input_list[{i}]")
+        if t.data.shape != output.data.shape:
+            raise ValueError(f"reduce_scatter: input_list[{i}] has shape {list(t.data.shape)} "
+                             f"but output has shape {list(output.data.shape)}")
+    send = np.ascontiguousarray(np.stack([t.data for t in input_list]).astype(
+        output.data.dtype, copy=False))
+    recv = np.empty(output.data.shape, dtype=send.dtype)
+    req = comm.Ireduce_scatter_block(send, recv, op=mop)
+
+    def finish():
+        _write(output, recv / n if name == "AVG" else recv)
+    return _done(Work([req], finish), async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """output (N, ...) on rank r <- the reduction of rows [r*N, (r+1)*N) of `input`."""
+    what = "reduce_scatter_tensor"
+    _check_tensor(output, what, "output")
+    _check_tensor(input, what, "input")
+    comm = comm_for(group, what)
+    n = comm.Get_size()
+    name, mop = _mpi_op(op, what)
+    if input.data.size != n * output.data.size:
+        raise ValueError(f"{what}: input has {input.data.size} elements; expected "
+                         f"world_size ({n}) x output's {output.data.size}")
+    send = np.ascontiguousarray(input.data).astype(output.data.dtype, copy=False)
+    recv = np.empty(output.data.shape, dtype=send.dtype)
+    req = comm.Ireduce_scatter_block(send, recv, op=mop)
+    return _done(Work([req], lambda: _write(output, recv / n if name == "AVG" else recv)),
+                 async_op)
+
+
+def barrier(group=None, async_op=False, device_ids=None):
+    """Wait until every rank got here."""
+    comm = comm_for(group, "barrier")
+    return _done(Work([comm.Ibarrier()]), async_op)
+
+
+def all_gather_object(object_list, obj, group=None):
+    """object_list[r] <- rank r's picklable `obj`."""
+    comm = comm_for(group, "all_gather_object")
+    gathered = comm.allgather(obj)
+    if len(object_list) != len(gathered):
+        raise ValueError(f"all_gather_object: object_list must have world_size="
+                         f"{len(gathered)} entries, got {len(object_list)}")
+    object_list[:] = gathered
+
+
+def broadcast_object_list(object_list, src=0, group=None, device=None):
+    """Replace object_list's items on every rank by rank `src`'s."""
+    comm = comm_for(group, "broadcast_object_list")
+    _check_src(src, comm, "broadcast_object_list")
+    object_list[:] = comm.bcast(list(object_list), root=int(src))

@@ -1,0 +1,45 @@
+"""The legacy tensor types: `tg.FloatTensor([1, 2])`, `tg.LongTensor(3)`, ...
+
+Each is a constructor with the rules of `tg.Tensor(...)` (legacy_args.py) at a fixed
+dtype, and a type for `isinstance` checks (`isinstance(t, tg.FloatTensor)` is True for a
+float32 tensor), as in torch; the tensors they make are ordinary `tg.Tensor`s.
+`BFloat16Tensor` exists and refuses, like the bfloat16 dtype.
+"""
+from . import dtypes as _dt
+from . import legacy_args as _legacy
+from .device import check as _check_device
+from .tensor import Tensor
+
+
+class _TensorType(type):
+    """The metaclass: calling makes a Tensor of the type's dtype; isinstance checks it."""
+
+    def __call__(cls, *args, device=None):
+        _check_device(device, f"{cls.__name__}()")
+        if cls.dtype is None:
+            _dt.bfloat16.refuse()
+        data, dtype = _legacy.legacy_data(args, cls.dtype, cls.__name__)
+        return Tensor(data, dtype=dtype if dtype is not None else cls.dtype)
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and cls.dtype is not None and obj.dtype == cls.dtype
+
+    def __repr__(cls):
+        return f"<class 'tapegrad.{cls.__name__}'>"
+
+
+def _make(name, dtype):
+    return _TensorType(name, (), {"dtype": dtype, "is_cuda": False, "__module__": __name__,
+                                  "__doc__": f"Legacy tensor type of dtype {dtype}."})
+
+
+FloatTensor = _make("FloatTensor", _dt.float32)
+DoubleTensor = _make("DoubleTensor", _dt.float64)
+HalfTensor = _make("HalfTensor", _dt.float16)
+BFloat16Tensor = _make("BFloat16Tensor", None)
+ByteTensor = _make("ByteTensor", _dt.uint8)
+CharTensor = _make("CharTensor", _dt.int8)
+ShortTensor = _make("ShortTensor", _dt.int16)
+IntTensor = _make("IntTensor", _dt.int32)
+LongTensor = _make("LongTensor", _dt.int64)
+BoolTensor = _make("BoolTensor", _dt.bool)

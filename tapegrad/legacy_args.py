@@ -1,0 +1,48 @@
+"""What the legacy constructors `tg.Tensor(...)` / `tg.FloatTensor(...)` make of their
+arguments (torch's `Tensor.new` rules), as (data, dtype) for TensorBase.__init__:
+
+    Tensor()              empty 1-d tensor of the default dtype
+    Tensor(2, 3)          a (2, 3) tensor of the default dtype (zeros: torch leaves it
+                          uninitialised, and zeros are one valid such content)
+    Tensor([1, 2])        the data, as the default dtype (torch.tensor would give int64)
+    Tensor(t)             shares t's data and dtype
+    Tensor(ndarray)       shares the array and keeps its dtype (NOTE: torch converts to
+                          the default dtype; tapegrad keeps the array's, since the
+                          library's own code builds tensors of int64/float64 arrays so)
+"""
+import numpy as np
+
+from . import dtypes as _dt
+from .core.tensor_base import TensorBase
+
+
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def legacy_data(args, dtype, name="Tensor"):
+    """(data, dtype) for `name(*args)`; `dtype` None means the default float dtype."""
+    default = dtype if dtype is not None else _dt.get_default_dtype()
+    if not args:
+        return np.empty((0,), default), None
+    if all(_is_int(a) for a in args):
+        size = [int(a) for a in args]
+        if any(s < 0 for s in size):
+            raise RuntimeError(f"{name}(): Trying to create tensor with negative dimension "
+                               f"{min(size)}: {size}")
+        return np.zeros(tuple(size), default), None
+    if len(args) > 1:
+        bad = next(i for i, a in enumerate(args) if not _is_int(a))
+        raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                        f"{bad + 1}: sizes must be ints, got {type(args[bad]).__name__}")
+    (x,) = args
+    if isinstance(x, TensorBase):
+        if dtype is not None and x.data.dtype != dtype:
+            raise TypeError(f"{name}(): expected a tensor of dtype {dtype}, got "
+                            f"{x.data.dtype} (use .to({dtype}))")
+        return x.data, None
+    if isinstance(x, np.ndarray):
+        return x, dtype
+    if not isinstance(x, (list, tuple, np.generic)):
+        raise TypeError(f"{name}(): data must be a sequence (got {type(x).__name__})")
+    return x, default
