@@ -19,9 +19,12 @@ invstd, cross-entropy's softmax, gelu's Phi(x)) is read through a table entry of
 own (`norm_xhat`, `norm_invstd`, `softmax_rows`, `gelu_backward`) called with
 `within_rule` (ops/_within_rule.py): in an ordinary backward that returns the saved
 array; under `create_graph=True` it is a recorded op whose rule is that value's
-derivative, so the second derivative flows through the statistics too. Fast kernels
-that are not one xp formula (embedding's scatter-add) are table entries of their own
-with a differentiable rule (`embedding_backward`: its adjoint is the row read).
+derivative, so the second derivative flows through the statistics too. Where the xp
+form of a formula measured slower than a NumPy kernel, that kernel is a table entry of
+its own with differentiable rules, and the rule calls it the same way:
+`normalized_grad` (the norms' dx), `softmax_minus_onehot` (cross-entropy's dx),
+`sum_over_axes` (bias and norm-weight sums), `embedding_backward` (the scatter-add;
+its adjoint is the row read). Each keeps the figure that justified it in a comment.
 """
 import math
 
