@@ -204,13 +204,16 @@ def _hyp_norm(kind):
 
 ENTRIES = [
     op("linear", lambda lib, x, w, b: _F(lib).linear(x, w, b), _linear_samples,
-       hyp=_hyp_linear),
-    op("cross_entropy", _ce, _ce_samples, hyp=_hyp_ce),
+       hyp=_hyp_linear, covers=("sum_over_axes",)),  # the bias (and norm weight) sums
+    op("cross_entropy", _ce, _ce_samples, hyp=_hyp_ce,
+       covers=("softmax_rows", "softmax_minus_onehot")),
     op("nll_loss", _nll, _nll_samples),
     # f32_tol: normalizing divides by the spread of 3-4 values; float32 loses ~1e-5 there
-    op("batch_norm", _bn, _bn_samples, hyp=_hyp_norm("bn"), f32_tol=(1e-4, 1e-5)),
-    op("layer_norm", _ln, _ln_samples, hyp=_hyp_norm("ln"), f32_tol=(1e-4, 1e-5)),
-    op("embedding", _emb, _emb_samples),
+    op("batch_norm", _bn, _bn_samples, hyp=_hyp_norm("bn"), f32_tol=(1e-4, 1e-5),
+       covers=("norm_xhat", "norm_invstd", "normalized_grad")),  # second order runs them
+    op("layer_norm", _ln, _ln_samples, hyp=_hyp_norm("ln"), f32_tol=(1e-4, 1e-5),
+       covers=("norm_xhat", "norm_invstd", "normalized_grad")),
+    op("embedding", _emb, _emb_samples, covers=("embedding_backward",)),
     op("leaky_relu", lambda lib, x, **kw: _F(lib).leaky_relu(x, **kw),
        unary_samples(negative_slope=0.2), domain=SEPARATED, hyp=hyp_elementwise(1)),
     op("gelu", lambda lib, x, **kw: _F(lib).gelu(x, **kw), unary_samples(), domain=REAL,
@@ -220,5 +223,6 @@ ENTRIES = [
     OpInfo("dropout", _dropout_tg, _dropout_torch, _dropout_samples),
     op("binary_cross_entropy", _bce, _bce_samples),
     op("binary_cross_entropy_with_logits", _bcel, _bcel_samples),
-    op("binary_cross_entropy_with_logits_pos_weight", _bcel_pw, _bcel_pw_samples),
+    op("binary_cross_entropy_with_logits_pos_weight", _bcel_pw, _bcel_pw_samples,
+       covers=("softplus_neg",)),  # its rules read log(1 + exp(-x)) through softplus_neg
 ]

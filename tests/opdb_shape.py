@@ -400,16 +400,17 @@ ENTRIES = [
     op("setitem", lambda lib, x, v: lib.index_put(x, (lib.tensor([1, 0]), lib.tensor([2, 2])), v),
        _many(((3, 4), (2,)), ((3, 4), ())), variant="index_put"),
     op("gather", lambda lib, x, idx, dim: lib.gather(x, dim, idx), _gather_samples,
-       hyp=_hyp_gather),
+       hyp=_hyp_gather, covers=("gather_backward",)),  # gather's VJP, run by second order
     op("gather", lambda lib, x, idx, **kw: lib.take_along_dim(x, idx, **kw), _take_along_samples,
        variant="take_along_dim"),
-    op("scatter", lambda lib, x, idx, src, dim: lib.scatter(x, dim, idx, src), _scatter_samples),
+    op("scatter", lambda lib, x, idx, src, dim: lib.scatter(x, dim, idx, src), _scatter_samples,
+       covers=("zero_at",)),  # zero_at: the VJP of an overwrite (setitem's too)
     op("scatter", lambda lib, x: x.scatter(1, lib.tensor([[0, 2], [3, 3]]), 0.5),
        unary_samples([(2, 4), (3, 4)]), variant="value"),
     op("scatter_add", lambda lib, x, idx, src, dim: x.scatter_add(dim, idx, src),
        _scatter_add_samples),
     op("index_select", lambda lib, x, idx, dim: lib.index_select(x, dim, idx),
-       _index_select_samples),
+       _index_select_samples, covers=("index_select_backward",)),
     op("index_select", lambda lib, x, r, **kw: lib.repeat_interleave(x, r, **kw),
        lambda rng, info: [
         Sample((rng.standard_normal((2, 3)), 2), {"dim": 1}),

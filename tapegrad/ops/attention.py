@@ -17,9 +17,7 @@ import math
 
 import numpy as np
 
-from ..core.record import apply
-from . import linalg as L
-from . import softmax as SM
+from ._within_rule import within_rule as _call
 from .registry import defop
 
 
@@ -40,6 +38,17 @@ def _scale(q, scale):
 
 
 def _sdpa_forward(q, k, v, attn_mask=None, is_causal=False, scale=None, **_):
+    p = _sdpa_scores_softmax(q, k, attn_mask, is_causal, scale)
+    return np.matmul(p, v), {"probs": p}
+
+
+def _probs_forward(q, k, attn_mask=None, is_causal=False, scale=None, probs=None):
+    if probs is not None:  # saved by the forward (q and k are unchanged: version check)
+        return probs
+    return _sdpa_scores_softmax(q, k, attn_mask, is_causal, scale)
+
+
+def _sdpa_scores_softmax(q, k, attn_mask, is_causal, scale):
     sc = _scale(q, scale)
     s = np.matmul(q, np.swapaxes(k, -1, -2)) * sc
     add = _mask(q.shape[-2], k.shape[-2], is_causal, attn_mask)
@@ -49,26 +58,48 @@ def _sdpa_forward(q, k, v, attn_mask=None, is_causal=False, scale=None, **_):
     m = np.where(np.isfinite(m), m, 0)  # a fully masked row gives nan, as in PyTorch
     e = np.exp(s - m)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = e / np.sum(e, axis=-1, keepdims=True)
-    return np.matmul(p, v), {"probs": p}
+        return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def _probs_dq(xp, u, ans, q, k, attn_mask=None, is_causal=False, scale=None, probs=None):
+    ds = _softmax_back(xp, u, _probs(xp, q, k, attn_mask, is_causal, scale, probs))
+    return xp.matmul(ds, k) * _scale(q, scale)
+
+
+def _probs_dk(xp, u, ans, q, k, attn_mask=None, is_causal=False, scale=None, probs=None):
+    ds = _softmax_back(xp, u, _probs(xp, q, k, attn_mask, is_causal, scale, probs))
+    return xp.matmul(xp.swapaxes(ds, -1, -2), q) * _scale(q, scale)
+
+
+# p = softmax(mask(q k^T * scale)) as a table entry of its own: the attention rules read
+# p through it, so an ordinary backward reuses the forward's p and create_graph
+# differentiates through it (its rules are the softmax and matmul rules).
+attention_probs = defop("attention_probs", _probs_forward, inputs=("q", "k"),
+                        vjp=[_probs_dq, _probs_dk], reads=["q k", "q k"],
+                        doc="softmax(q k^T * scale + mask): the attention weights",
+                        text="ds = p * (g - sum(g*p, -1)) ; dq = ds @ k * scale ; "
+                             "dk = ds^T @ q * scale",
+                        hint=("finite for finite q, k (p lies in [0, 1]); a fully masked row "
+                              "has nan weights, as in PyTorch: keep one key per query"))
 
 
 def _probs(xp, q, k, attn_mask, is_causal, scale, probs):
-    """p: saved from forward (NumPy), or recomputed differentiably under create_graph."""
-    if xp is np:
-        return probs
-    s = apply(L.matmul, q, xp.swapaxes(k, -1, -2)) * _scale(q, scale)
-    add = _mask(q.shape[-2], k.shape[-2], is_causal,
-                None if attn_mask is None else np.asarray(attn_mask))
-    if add is not None:
-        s = s + add.astype(s.dtype)
-    return apply(SM.softmax, s, axis=-1)
+    """p: the forward's (raw), or recorded through `attention_probs` under create_graph."""
+    return _call(xp, attention_probs, q, k, attn_mask=_const(attn_mask), is_causal=is_causal,
+                 scale=scale, probs=probs)
+
+
+def _const(m):
+    return None if m is None else np.asarray(getattr(m, "data", m))
+
+
+def _softmax_back(xp, dp, p):
+    return p * (dp - xp.sum(dp * p, axis=-1, keepdims=True))
 
 
 def _ds(xp, g, q, k, v, attn_mask, is_causal, scale, probs):
     p = _probs(xp, q, k, attn_mask, is_causal, scale, probs)
-    dp = xp.matmul(g, xp.swapaxes(v, -1, -2))
-    return p * (dp - xp.sum(dp * p, axis=-1, keepdims=True))
+    return _softmax_back(xp, xp.matmul(g, xp.swapaxes(v, -1, -2)), p)
 
 
 def _dq(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=None, probs=None):

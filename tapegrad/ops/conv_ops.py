@@ -29,16 +29,8 @@ the max-pool scatter/gather, the adaptive average and its adjoint.
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..core.record import apply
+from ._within_rule import within_rule as _call  # raw under NumPy, recorded otherwise
 from .registry import defop
-
-
-def _call(xp, op, *args, **kw):
-    """Run `op` raw (NumPy backward) or recorded (create_graph backward / jvp on Tensors)."""
-    if xp is np:
-        out = op.forward(*args, **kw)
-        return out[0] if op.has_extra else out
-    return apply(op, *args, **kw)
 
 
 # ---------------------------------------------------------------------------------------
@@ -280,10 +272,10 @@ def _conv_dx(xp, g, ans, x, w, b=None, **kw):
 
 
 def _conv_dw(xp, g, ans, x, w, b=None, **kw):
-    if xp is np:
-        return _conv2d_weight_grad_forward(x, g, w_shape=tuple(w.shape), cols=kw["cols"],
-                                           **_geom_kw(kw))
-    return apply(conv2d_weight_grad, x, g, w_shape=tuple(w.shape), **_geom_kw(kw))
+    # the forward's columns are passed on: im2col is not redone (x is unchanged, the
+    # version check guarantees it); under create_graph the recorded op keeps them too
+    return _call(xp, conv2d_weight_grad, x, g, w_shape=tuple(w.shape), cols=kw.get("cols"),
+                 **_geom_kw(kw))
 
 
 def _conv_db(xp, g, ans, x, w, b=None, **kw):
@@ -323,8 +315,8 @@ conv2d_input_grad = defop(
 conv2d_weight_grad = defop(
     "conv2d_weight_grad", _conv2d_weight_grad_forward, inputs=("input", "grad"),
     vjp=[lambda xp, v, ans, x, g, w_shape, **kw: _call(
-             xp, conv2d_input_grad, g, v, x_shape=tuple(x.shape), **kw),
-         lambda xp, v, ans, x, g, w_shape, **kw: _call(xp, conv2d, x, v, **kw)], reads=["input grad", "input"],
+             xp, conv2d_input_grad, g, v, x_shape=tuple(x.shape), **_geom_kw(kw)),
+         lambda xp, v, ans, x, g, w_shape, **kw: _call(xp, conv2d, x, v, **_geom_kw(kw))], reads=["input grad", "input"],
     text="dinput = conv2d_input_grad(grad, g) ; dgrad = conv2d(input, g)",
     hint=("a bilinear map of (input, grad): its rules are convolutions, finite for finite "
           "inputs"))

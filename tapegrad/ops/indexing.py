@@ -17,8 +17,9 @@ boolean ndarrays (index_functions.normalize_key makes it from Tensors and lists)
 import numpy as np
 
 from .registry import defop
+from ._within_rule import within_rule as run
 from .repeats import scatter_writes_twice, setitem_writes_twice
-from .shape import pad, run
+from .shape import pad
 
 
 class SplitKey(tuple):
@@ -167,16 +168,25 @@ def _setitem_forward(x, v, key, accumulate=False):
     return out
 
 
+def _zero_at_forward(g, key):
+    out = g.copy()
+    write(out, key, 0)
+    return out
+
+
+# g with zeros at key: the VJP of an overwrite. It is a projection (its own adjoint).
+zero_at = defop("zero_at", _zero_at_forward, linear=True, promote=False, inputs=("g",),
+                vjp=[lambda xp, u, ans, g, key: run(xp, zero_at, u, key=key)],
+                doc="g with zeros at key: the gradient of what a write overwrote",
+                text="dg = g with zeros at key (a projection: its own adjoint)",
+                hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
+
+
 def _setitem_vjp_x(xp, g, ans, x, v, key, accumulate=False):
     if accumulate:
         return g
-    if xp is np:
-        gx = g.copy()
-        write(gx, key, 0)  # the old values at key were overwritten: no gradient reaches them
-        return gx
-    mask = np.zeros(x.shape, dtype=bool)
-    write(mask, key, True)
-    return xp.where(mask, 0.0, g)
+    # the old values at key were overwritten: no gradient reaches them
+    return run(xp, zero_at, g, key=key)
 
 
 def _setitem_vjp_v(xp, g, ans, x, v, key, accumulate=False):
@@ -223,19 +233,26 @@ def _src_vjp(xp, g, axis, index, src):
     return gs
 
 
-def _gather_vjp(xp, g, ans, x, axis, index):
-    if xp is np:
-        out = np.zeros(x.shape, dtype=g.dtype)
-        np.add.at(out, along(index, axis), g)
-        return out
-    return run(xp, scatter_add, xp.zeros_like(x), g, axis=axis, index=index)
+def _gather_backward_forward(g, shape, axis, index):
+    out = np.zeros(shape, dtype=g.dtype)
+    np.add.at(out, along(index, axis), g)  # repeated indices add up
+    return out
 
 
 gather = defop("gather", lambda x, axis, index: x[along(index, axis)], linear=True,
-               promote=False, vjp=[_gather_vjp],
+               promote=False, vjp=[lambda xp, g, ans, x, axis, index: run(
+                   xp, gather_backward, g, shape=tuple(x.shape), axis=axis, index=index)],
                text="dx = zeros, g scatter-added at the gathered positions",
                hint=("linear: the rule only moves, copies or sums g, so it is finite whenever "
                      "g is"))
+
+gather_backward = defop(
+    "gather_backward", _gather_backward_forward, linear=True, promote=False, inputs=("g",),
+    vjp=[lambda xp, u, ans, g, shape, axis, index: run(xp, gather, u, axis=axis, index=index)],
+    doc="zeros(shape) with g added along index: the VJP of gather",
+    text="dg = gather(g, axis, index)",
+    hint=("linear: the rule only moves, copies or sums g, so it is finite whenever "
+          "g is"))
 
 
 def _scatter_add_forward(x, src, axis, index):
@@ -261,13 +278,7 @@ def _scatter_forward(x, src, axis, index):
 
 
 def _scatter_vjp_x(xp, g, ans, x, src, axis, index):
-    if xp is np:
-        gx = g.copy()
-        gx[along(index, axis)] = 0
-        return gx
-    mask = np.zeros(x.shape, dtype=bool)
-    mask[along(index, axis)] = True
-    return xp.where(mask, 0.0, g)
+    return run(xp, zero_at, g, key=along(index, axis))  # overwritten: no gradient
 
 
 scatter = defop("scatter", _scatter_forward, linear=True, inputs=("x", "src"), vjp=[
@@ -297,19 +308,28 @@ index_add = defop("index_add", _index_add_forward, linear=True, inputs=("x", "so
           "incoming gradient is"))
 
 
-def _index_select_vjp(xp, g, ans, x, axis, index):
-    if xp is np:
-        out = np.zeros(x.shape, dtype=g.dtype)
-        add_rows(np.moveaxis(out, axis, 0), index, np.moveaxis(g, axis, 0))
-        return out
-    return run(xp, index_add, xp.zeros_like(x), g, axis=axis, index=index)
+def _index_select_backward_forward(g, shape, axis, index):
+    out = np.zeros(shape, dtype=g.dtype)
+    add_rows(np.moveaxis(out, axis, 0), index, np.moveaxis(g, axis, 0))
+    return out
 
 
 index_select = defop("index_select", lambda x, axis, index: np.take(x, index, axis=axis),
-                     linear=True, promote=False, vjp=[_index_select_vjp],
+                     linear=True, promote=False, vjp=[lambda xp, g, ans, x, axis, index: run(
+                         xp, index_select_backward, g, shape=tuple(x.shape), axis=axis,
+                         index=index)],
                      text="dx = zeros, g rows index_add-ed at the indices (repeats add)",
                      hint=("linear: the rule only moves, copies or sums g, so it is finite "
                            "whenever g is"))
+
+index_select_backward = defop(
+    "index_select_backward", _index_select_backward_forward, linear=True, promote=False,
+    inputs=("g",), vjp=[lambda xp, u, ans, g, shape, axis, index: run(
+        xp, index_select, u, axis=axis, index=index)],
+    doc="zeros(shape) with the rows of g added at index: the VJP of index_select",
+    text="dg = index_select(g, axis, index)",
+    hint=("linear: the rule only moves, copies or sums g, so it is finite "
+          "whenever g is"))
 
 
 # ---- masked_fill: where(mask, value, x) -----------------------------------------------

@@ -13,29 +13,58 @@ records ONE node instead of many and computes its gradient in one pass:
     embedding       Y = W[idx]                          dW = scatter-add of dY rows
     gelu, leaky_relu, dropout (mask multiply)
 
-Rules follow the registry's signature `rule(xp, g, ans, *inputs, **kw)`. With
-`xp is numpy` they use the arrays saved by the forward (kw extras); under
-`create_graph=True` (xp = the differentiable namespace) they recompute those values
-from the input tensors with recorded ops, so a second derivative is still exact.
+Rules follow the registry's signature `rule(xp, g, ans, *inputs, **kw)` and are
+written ONCE against `xp`. A value the forward saved (layer/batch norm's xhat and
+invstd, cross-entropy's softmax, gelu's Phi(x)) is read through a table entry of its
+own (`norm_xhat`, `norm_invstd`, `softmax_rows`, `gelu_backward`) called with
+`within_rule` (ops/_within_rule.py): in an ordinary backward that returns the saved
+array; under `create_graph=True` it is a recorded op whose rule is that value's
+derivative, so the second derivative flows through the statistics too. Where the xp
+form of a formula measured slower than a NumPy kernel, that kernel is a table entry of
+its own with differentiable rules, and the rule calls it the same way:
+`normalized_grad` (the norms' dx), `softmax_minus_onehot` (cross-entropy's dx),
+`sum_over_axes` (bias and norm-weight sums), `embedding_backward` (the scatter-add;
+its adjoint is the row read). Each keeps the figure that justified it in a comment.
 """
 import math
 
 import numpy as np
 
-from ..core.record import apply
+from ._within_rule import within_rule as _call
 from . import elementwise as E
-from . import softmax as SM
 from .indexing import add_rows
 from .registry import defop
-
-
-def _is_np(xp):
-    return xp is np
 
 
 def _const(a):
     """A constant input (targets, class weights) as an ndarray in both modes."""
     return None if a is None else np.asarray(a.data if hasattr(a, "grad_fn") else a)
+
+
+# ---- sums of a gradient over the batch axes (bias / weight gradients) -------------------
+def _sum_to_forward(a, *, axes, shape):
+    # ndarray methods: ~1.9 us less than np.sum + np.reshape on (32, 200) (their Python
+    # wrappers), measured; values identical
+    return a.sum(axis=axes).reshape(shape)
+
+
+def _sum_to_vjp(xp, u, ans, a, *, axes, shape):
+    kept = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
+    return xp.broadcast_to(xp.reshape(u, kept), tuple(a.shape))
+
+
+# a summed over `axes`, reshaped to `shape`: a parameter's gradient from the per-row ones
+sum_to = defop("sum_over_axes", _sum_to_forward, linear=True, promote=False,
+               vjp=[_sum_to_vjp], doc="a.sum(axes).reshape(shape): a parameter's gradient",
+               text="da = g broadcast back over the summed axes",
+               hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
+
+
+def _sum_leading(xp, a, ndim):
+    """a summed over its leading axes down to `ndim` dims (the engine's unbroadcasting
+    of a parameter's gradient, done here: the same axes)."""
+    lead = tuple(range(a.ndim - ndim))
+    return _call(xp, sum_to, a, axes=lead, shape=tuple(a.shape[len(lead):])) if lead else a
 
 
 # ---- linear ---------------------------------------------------------------------------
@@ -52,27 +81,24 @@ def _linear_dx(xp, g, ans, x, w, b=None):
 
 def _linear_dw(xp, g, ans, x, w, b=None):
     # dW = dY^T X, with any leading batch dimensions folded into the rows.
-    if _is_np(xp) and g.ndim == 2 and x.ndim == 2:
-        return g.T @ x  # the same product without the reshape/swapaxes dispatch
-    g2 = xp.reshape(g, (-1, g.shape[-1]))
-    x2 = xp.reshape(x, (-1, x.shape[-1]))
-    return xp.matmul(xp.swapaxes(g2, 0, 1), x2)
+    return xp.matmul(xp.swapaxes(_rows(xp, g), 0, 1), _rows(xp, x))
+
+
+def _rows(xp, a):
+    """a as a matrix (rows = all leading dims); a 2-D a as it is (no reshape call)."""
+    return a if a.ndim == 2 else xp.reshape(a, (-1, a.shape[-1]))
 
 
 def _linear_db(xp, g, ans, x, w, b=None):
-    if _is_np(xp) and b.ndim == 1 and g.ndim > 1:
-        # the sum the engine would do (over the same leading axes), without its
-        # generic unbroadcasting path
-        return g.sum(axis=tuple(range(g.ndim - 1)))
-    return g  # the engine sums the broadcast rows back to b's shape (out_features,)
+    return _sum_leading(xp, g, b.ndim)
 
 
 def _linear_jvp(xp, t, ans, x, w, b=None):
     out = None
     if t[0] is not None:
-        out = xp.matmul(t[0], xp.swapaxes(w, -1, -2) if not _is_np(xp) else w.T)
+        out = xp.matmul(t[0], xp.swapaxes(w, -1, -2))
     if t[1] is not None:
-        term = xp.matmul(x, xp.swapaxes(t[1], -1, -2) if not _is_np(xp) else t[1].T)
+        term = xp.matmul(x, xp.swapaxes(t[1], -1, -2))
         out = term if out is None else out + term
     if len(t) > 2 and t[2] is not None:
         out = t[2] if out is None else out + t[2]
@@ -164,27 +190,15 @@ def _ce_forward(x, target, weight=None, *, ignore_index=-100, label_smoothing=0.
 def _ce_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, label_smoothing=0.0,
            reduction="mean", lsm=None, wy=None, keep=None, safe=None, denom=1.0):
     n, C = x.shape
-    if _is_np(xp):
-        p = np.exp(lsm)
-        if weight is None and label_smoothing == 0 and reduction != "none":
-            # the common case in one pass: (softmax - onehot) * (g / n), ignored rows 0
-            p[np.arange(n), safe] -= 1.0
-            if wy is not None and not keep.all():
-                p[~keep] = 0.0
-            p *= _mean_scale(g, denom) if reduction == "mean" else g
-            return p
-    else:
-        p = apply(SM.softmax, x, axis=1)
-    if wy is None:
-        wy = np.ones(n, dtype=x.dtype)
-    onehot = np.zeros((n, C), dtype=x.dtype)
-    onehot[np.arange(n), safe] = 1.0
-    # d(-w[y] log p_y)/dx = w[y] (p - onehot(y))
-    d = (p - onehot) * wy[:, None]
+    # d(-w[y] log p_y)/dx = w[y] (p - onehot(y));  wy None: every w[y] is 1
+    d = _call(xp, softmax_minus_onehot, x, lsm=lsm, safe=safe)
+    if wy is not None:
+        d = d * wy[:, None]
     eps = label_smoothing
     if eps > 0:
         # d(-sum_c w_c log p_c)/dx = (sum_c w_c) p - w
         wv = np.ones(C, dtype=x.dtype) if weight is None else _const(weight).astype(x.dtype)
+        p = _call(xp, softmax_rows, x, lsm=lsm)
         ds = (p * float(wv.sum()) - wv) * keep[:, None].astype(x.dtype)
         d = d * (1 - eps) + ds * (eps / C)
     if reduction == "none":
@@ -192,6 +206,43 @@ def _ce_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, label_smoot
     if reduction == "mean":
         return d * _mean_scale(g, denom)
     return d * g
+
+
+def _softmax_rows_forward(x, *, lsm=None):
+    # the forward's log-softmax is reused when given (x is unchanged: version check)
+    return np.exp(_log_softmax_rows(x) if lsm is None else lsm)
+
+
+def _softmax_rows_vjp(xp, u, ans, x, *, lsm=None):
+    p = _call(xp, softmax_rows, x, lsm=lsm)
+    return p * (u - xp.sum(u * p, axis=1, keepdims=True))
+
+
+# softmax over the classes (axis 1) as cross-entropy's rule reads it: exp of the saved
+# log-softmax in an ordinary backward, a recorded op (softmax's rule) under create_graph
+softmax_rows = defop("softmax_rows", _softmax_rows_forward, inputs=("input",),
+                     vjp=[_softmax_rows_vjp], reads=["input"],
+                     doc="softmax(x, dim=1), from cross-entropy's saved log-softmax",
+                     text="dx = p * (g - sum(g*p, 1))",
+                     hint="finite for finite x: p lies in [0, 1]")
+
+
+def _softmax_minus_onehot_forward(x, *, lsm=None, safe):
+    # in place on the fresh softmax: ~2 us less than p - onehot with its zeros and
+    # scatter on (32, 27) (measured); the same values
+    p = _softmax_rows_forward(x, lsm=lsm)
+    p[np.arange(p.shape[0]), safe] -= 1.0
+    return p
+
+
+# softmax(x) - onehot(target): cross-entropy's per-row gradient; the onehot is constant,
+# so its rule is softmax's
+softmax_minus_onehot = defop(
+    "softmax_minus_onehot", _softmax_minus_onehot_forward, inputs=("input",),
+    vjp=[lambda xp, u, ans, x, *, lsm=None, safe: _softmax_rows_vjp(xp, u, ans, x, lsm=lsm)],
+    reads=["input"], doc="softmax(x, dim=1) - onehot(target): cross-entropy's dx per row",
+    text="dx = p * (g - sum(g*p, 1))  (the onehot is constant)",
+    hint="finite for finite x: p lies in [0, 1]")
 
 
 def _mean_scale(g, denom):
@@ -326,48 +377,121 @@ def _bn_forward(x, w=None, b=None, *, axes, eps, correction=0, **_saved):
     return out, {"mean": mean, "var": var, "invstd": invstd, "xhat": xhat}
 
 
-def _norm_stats(xp, x, axes, eps, correction, kw):
-    """(xhat, invstd): saved arrays for a plain backward; recomputed (recorded) under
-    create_graph so that the second derivative flows through the statistics too."""
-    if _is_np(xp):
-        return kw["xhat"], kw["invstd"]
+def _stats_forward(x, axes, eps, correction):
+    """(xhat, invstd) of x over `axes`, as the forwards compute them."""
     n = _count(x, axes)
-    xc = x - xp.mean(x, axis=axes, keepdims=True)
-    var = xp.sum(xc * xc, axis=axes, keepdims=True) / (n - correction)
-    invstd = 1.0 / xp.sqrt(var + eps)
+    xc = x - _mean(x, axes, n)
+    var = (xc * xc).sum(axis=axes, keepdims=True) / (n - correction)
+    invstd = 1.0 / np.sqrt(var + eps)
     return xc * invstd, invstd
 
 
+def _xhat_forward(x, *, axes, eps, correction=0, xhat=None, invstd=None):
+    # the forward's saved value when given (x is unchanged: the version check)
+    return _stats_forward(x, axes, eps, correction)[0] if xhat is None else xhat
+
+
+def _invstd_forward(x, *, axes, eps, correction=0, xhat=None, invstd=None):
+    return _stats_forward(x, axes, eps, correction)[1] if invstd is None else invstd
+
+
+def _xhat(xp, x, axes, eps, correction, kw):
+    """xhat alone (the weight gradients need no invstd): see `_norm_stats`."""
+    return _call(xp, norm_xhat, x, axes=axes, eps=eps, correction=correction, xhat=kw["xhat"],
+                 invstd=kw["invstd"])
+
+
+def _norm_stats(xp, x, axes, eps, correction, kw):
+    """(xhat, invstd) through their table entries: the saved arrays in an ordinary
+    backward; recorded under create_graph, so the second derivative flows through the
+    statistics too."""
+    st = dict(axes=axes, eps=eps, correction=correction, xhat=kw["xhat"], invstd=kw["invstd"])
+    return _call(xp, norm_xhat, x, **st), _call(xp, norm_invstd, x, **st)
+
+
+def _xhat_vjp(xp, u, ans, x, *, axes, eps, correction=0, **st):
+    # xhat's derivative is self-adjoint: invstd (u - mean(u) - xhat sum(xhat u) / dof)
+    xhat, invstd = _norm_stats(xp, x, axes, eps, correction, st)
+    return _normalized_grad(xp, u, xhat, invstd, axes, _count(x, axes), correction)
+
+
+def _invstd_vjp(xp, u, ans, x, *, axes, eps, correction=0, **st):
+    # d invstd / dx = -invstd^3 (x - mean) / dof = -invstd^2 xhat / dof
+    xhat, invstd = _norm_stats(xp, x, axes, eps, correction, st)
+    return u * (invstd * invstd) * xhat * (-1.0 / (_count(x, axes) - correction))
+
+
+norm_xhat = defop("norm_xhat", _xhat_forward, vjp=[_xhat_vjp], reads=["x"],
+                  doc="(x - mean) / sqrt(var + eps) over axes: batch/layer norm's xhat",
+                  text="dx = invstd * (g - mean(g) - xhat * sum(g*xhat) / dof)",
+                  hint=("large where var + eps is near 0 (a constant row with a tiny eps): invstd grows as 1/sqrt(eps); keep eps > 0"))
+norm_invstd = defop("norm_invstd", _invstd_forward, vjp=[_invstd_vjp], reads=["x"],
+                    doc="1 / sqrt(var + eps) over axes: batch/layer norm's invstd",
+                    text="dx = -invstd^2 * xhat * g / dof",
+                    hint=("large where var + eps is near 0 (a constant row with a tiny eps): invstd grows as 1/sqrt(eps); keep eps > 0"))
+
+
+def _normalized_grad_forward(gx, xhat, invstd, *, axes, n, correction=0):
+    """dL/dx from gx = dL/dxhat: each x_i moves the mean and the variance every row
+    shares, which gives ONE formula:
+        dx = invstd * (gx - mean(gx) - xhat * sum(gx * xhat) / (n - correction))
+    computed with ndarray methods, updating one fresh temporary in place (measured:
+    the xp form of the same formula made batch_norm's fused fwd+bwd (32, 200) 82 ->
+    87 us, layer_norm's (64, 256) 124 -> 131 us; bench/bench_nn.py)."""
+    s = (gx * xhat).sum(axis=axes, keepdims=True) / (n - correction)
+    d = gx - _mean(gx, axes, n)
+    d -= xhat * s  # NOTE: unnamed temporaries die at once (big arrays: less memory)
+    d *= invstd
+    return d
+
+
+def _ng_dgx(xp, u, ans, gx, xhat, invstd, *, axes, n, correction=0):
+    # the map gx -> dx is symmetric (invstd is constant over the normalized axes)
+    return _call(xp, normalized_grad, u, xhat, invstd, axes=axes, n=n, correction=correction)
+
+
+def _ng_dxhat(xp, u, ans, gx, xhat, invstd, *, axes, n, correction=0):
+    dof = n - correction
+    s = xp.sum(gx * xhat, axis=axes, keepdims=True) / dof
+    return -invstd * (u * s + gx * (xp.sum(u * xhat, axis=axes, keepdims=True) / dof))
+
+
+def _ng_dinvstd(xp, u, ans, gx, xhat, invstd, *, axes, n, correction=0):
+    s = xp.sum(gx * xhat, axis=axes, keepdims=True) / (n - correction)
+    inner = gx - xp.sum(gx, axis=axes, keepdims=True) / n - xhat * s
+    return xp.sum(u * inner, axis=axes, keepdims=True)
+
+
+# batch/layer norm's input gradient as a table entry: a fused NumPy kernel, with rules
+# of its own (it is linear in gx) so that create_graph differentiates it again
+normalized_grad = defop("normalized_grad", _normalized_grad_forward,
+                        inputs=("grad", "xhat", "invstd"),
+                        vjp=[_ng_dgx, _ng_dxhat, _ng_dinvstd],
+                        reads=["xhat invstd", "grad xhat invstd", "grad xhat"],
+                        doc="invstd (g - mean(g) - xhat sum(g xhat) / dof): the norms' dx",
+                        text="dgrad = normalized_grad(g) ; dxhat = -invstd * (g * s + grad * "
+                             "sum(g*xhat) / dof) ; dinvstd = sum(g * dx / invstd)",
+                        hint=("large where var + eps is near 0 (a constant row with a tiny eps): invstd grows as 1/sqrt(eps); keep eps > 0"))
+
+
+def _normalized_grad(xp, gx, xhat, invstd, axes, n, correction):
+    return _call(xp, normalized_grad, gx, xhat, invstd, axes=axes, n=n,
+                 correction=correction)
+
+
 def _bn_dx(xp, g, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw):
-    # With xhat = (x - mean) * invstd and gx = dL/dxhat = g * w, each x_i moves the
-    # mean and the variance that every row shares, which gives ONE formula:
-    #   dx = invstd * (gx - mean(gx) - xhat * sum(gx * xhat) / (n - correction))
     xhat, invstd = _norm_stats(xp, x, axes, eps, correction, kw)
-    n = _count(x, axes)
-    if _is_np(xp):
-        # the same formula with ndarray methods, updating one fresh temporary in place
-        gx = g if w is None else g * w.reshape(_bshape(x, axes))
-        s = (gx * xhat).sum(axis=axes, keepdims=True) / (n - correction)
-        d = gx - _mean(gx, axes, n)
-        d -= xhat * s  # NOTE: unnamed temporaries die at once (big arrays: less memory)
-        d *= invstd
-        return d
     gx = g if w is None else g * xp.reshape(w, _bshape(x, axes))
-    return invstd * (gx - xp.mean(gx, axis=axes, keepdims=True)
-                     - xhat * (xp.sum(gx * xhat, axis=axes, keepdims=True) / (n - correction)))
+    return _normalized_grad(xp, gx, xhat, invstd, axes, _count(x, axes), correction)
 
 
 def _bn_dw(xp, g, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw):
-    xhat, _ = _norm_stats(xp, x, axes, eps, correction, kw)
-    if _is_np(xp):
-        return (g * xhat).sum(axis=axes).reshape(w.shape)
-    return xp.reshape(xp.sum(g * xhat, axis=axes), w.shape)
+    return _call(xp, sum_to, g * _xhat(xp, x, axes, eps, correction, kw), axes=tuple(axes),
+                 shape=tuple(w.shape))
 
 
 def _bn_db(xp, g, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw):
-    if _is_np(xp):
-        return g.sum(axis=axes).reshape(b.shape)
-    return xp.reshape(xp.sum(g, axis=axes), b.shape)
+    return _call(xp, sum_to, g, axes=tuple(axes), shape=tuple(b.shape))
 
 
 def _norm_tangent(tx, xhat, invstd, axes, dof):
@@ -420,33 +544,17 @@ def _ln_forward(x, w=None, b=None, *, axes, eps, **_saved):
 
 
 def _ln_dx(xp, g, ans, x, w=None, b=None, *, axes, eps, **kw):
-    #   dx = invstd * (gx - mean(gx) - xhat * mean(gx * xhat))   over the normalized axes
     xhat, invstd = _norm_stats(xp, x, axes, eps, 0, kw)
     gx = g if w is None else g * w
-    if _is_np(xp):
-        # the same formula with ndarray methods, updating one fresh temporary in place
-        n = _count(x, axes)
-        s = _mean(gx * xhat, axes, n)
-        d = gx - _mean(gx, axes, n)
-        d -= xhat * s  # NOTE: unnamed temporaries die at once (big arrays: less memory)
-        d *= invstd
-        return d
-    return invstd * (gx - xp.mean(gx, axis=axes, keepdims=True)
-                     - xhat * xp.mean(gx * xhat, axis=axes, keepdims=True))
+    return _normalized_grad(xp, gx, xhat, invstd, axes, _count(x, axes), 0)
 
 
 def _ln_dw(xp, g, ans, x, w=None, b=None, *, axes, eps, **kw):
-    xhat, _ = _norm_stats(xp, x, axes, eps, 0, kw)
-    if _is_np(xp) and g.ndim > w.ndim:
-        # the engine's sum over the leading (batch) axes, done here: same axes, same sum
-        return (g * xhat).sum(axis=tuple(range(g.ndim - w.ndim)))
-    return g * xhat  # the engine sums the leading (batch) axes
+    return _sum_leading(xp, g * _xhat(xp, x, axes, eps, 0, kw), w.ndim)
 
 
 def _ln_db(xp, g, ans, x, w=None, b=None, *, axes, eps, **kw):
-    if _is_np(xp) and g.ndim > b.ndim:
-        return g.sum(axis=tuple(range(g.ndim - b.ndim)))
-    return g
+    return _sum_leading(xp, g, b.ndim)
 
 
 def _ln_jvp(xp, t, ans, x, w=None, b=None, *, axes, eps, **kw):
@@ -476,42 +584,54 @@ def _embedding_forward(w, idx, *, padding_idx=-1):
     return w[idx]
 
 
-def _embedding_dw(xp, g, ans, w, idx, *, padding_idx=-1):
+def _embedding_backward_forward(g, idx, *, num_weights, padding_idx=-1):
     # Scatter-add: the rows of g go to the rows of W they came from; a row picked k
     # times receives the SUM of its k gradients (worked example 10).
-    V, D = w.shape
+    V, D = num_weights, g.shape[-1]
     flat = np.asarray(idx).reshape(-1)
     if padding_idx >= 0:
         keep = flat != padding_idx
-    if _is_np(xp):
-        g2 = g.reshape(-1, D)
-        # NOTE: only for finite g: in a matmul 0 * inf = nan would reach every row
-        if flat.size * V <= _ONEHOT_MAX and np.isfinite(g2).all():
-            # small (a character vocabulary): onehot(idx)^T @ g is one BLAS call, about
-            # twice as fast as np.add.at here; the same sums (added in another order)
-            onehot = np.zeros((flat.size, V), dtype=g.dtype)
-            onehot[np.arange(flat.size), flat] = 1.0
-            if padding_idx >= 0:
-                onehot[~keep] = 0.0
-            return onehot.T @ g2
-        gw = np.zeros((V, D), dtype=g.dtype)
+    g2 = g.reshape(-1, D)
+    # NOTE: only for finite g: in a matmul 0 * inf = nan would reach every row
+    if flat.size * V <= _ONEHOT_MAX and np.isfinite(g2).all():
+        # small (a character vocabulary): onehot(idx)^T @ g is one BLAS call, about
+        # twice as fast as np.add.at here; the same sums (added in another order)
+        onehot = np.zeros((flat.size, V), dtype=g.dtype)
+        onehot[np.arange(flat.size), flat] = 1.0
         if padding_idx >= 0:
-            flat, g2 = flat[keep], g2[keep]
-        return add_rows(gw, flat, g2)  # vectorized scatter-add (np.add.at's result)
-    # Differentiable form: onehot(idx)^T @ g (same sum, recorded with matmul).
-    onehot = np.zeros((flat.size, V), dtype=g.dtype)
-    onehot[np.arange(flat.size), flat] = 1.0
+            onehot[~keep] = 0.0
+        return onehot.T @ g2
+    gw = np.zeros((V, D), dtype=g.dtype)
     if padding_idx >= 0:
-        onehot[~keep] = 0.0
-    return xp.matmul(onehot.T, xp.reshape(g, (-1, D)))
+        flat, g2 = flat[keep], g2[keep]
+    return add_rows(gw, flat, g2)  # vectorized scatter-add (np.add.at's result)
+
+
+def _embedding_backward_vjp(xp, u, ans, g, idx, *, num_weights, padding_idx=-1):
+    # the adjoint of the scatter-add is the row read, with the padding rows left out
+    rows = _call(xp, embedding, u, idx, padding_idx=padding_idx)
+    if padding_idx < 0:
+        return rows
+    return xp.where((np.asarray(idx) != padding_idx)[..., None], rows, 0.0)
+
+
+embedding_backward = defop(
+    "embedding_backward", _embedding_backward_forward, linear=True, promote=False,
+    inputs=("grad", "indices"), vjp=[_embedding_backward_vjp, None], reads=["", ""],
+    doc="dW = scatter-add of the rows of dY at idx: the VJP of embedding",
+    text="dgrad = g[idx] (rows read back; padding rows 0)",
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
+
+
+def _embedding_dw(xp, g, ans, w, idx, *, padding_idx=-1):
+    return _call(xp, embedding_backward, g, idx, num_weights=w.shape[0],
+                 padding_idx=padding_idx)
 
 
 def _embedding_jvp(xp, t, ans, w, idx, *, padding_idx=-1):
     if t[0] is None:
         return None
-    if isinstance(t[0], np.ndarray):
-        return t[0][np.asarray(idx)]
-    return apply(embedding, t[0], idx, padding_idx=padding_idx)
+    return _call(xp, embedding, t[0], idx, padding_idx=padding_idx)
 
 
 embedding = defop("embedding", _embedding_forward, inputs=("weight", "indices"),
@@ -571,8 +691,10 @@ def _gelu_forward_saving(x, *, approximate="none", **_saved):
     return (x * cdf).astype(x.dtype, copy=False), {"cdf": cdf}
 
 
-def _gelu_grad_forward(x, *, approximate="none"):
-    """d gelu / dx."""
+def _gelu_grad_forward(x, *, approximate="none", cdf=None):
+    """d gelu / dx (from gelu's saved Phi(x) when given)."""
+    if cdf is not None:
+        return _gelu_grad_from_cdf(x, cdf)
     if approximate == "tanh":
         u = _SQRT_2_OVER_PI * (x + _GELU_A * x ** 3)
         t = np.tanh(u)
@@ -586,7 +708,7 @@ def _gelu_grad_from_cdf(x, cdf):
     return (cdf + x * pdf).astype(x.dtype, copy=False)
 
 
-def _gelu_second(xp, ans, x, approximate="none"):
+def _gelu_second(xp, ans, x, approximate="none", cdf=None):
     """d^2 gelu / dx^2, in recordable ops (used when differentiating twice)."""
     if approximate == "tanh":
         u = _SQRT_2_OVER_PI * (x + _GELU_A * x * x * x)
@@ -605,11 +727,8 @@ gelu_backward = defop("gelu_backward", _gelu_grad_forward, partials=[_gelu_secon
 
 
 def _gelu_partial(xp, ans, x, approximate="none", cdf=None):
-    if _is_np(xp):
-        if cdf is not None:  # saved by the forward: no second erf
-            return _gelu_grad_from_cdf(x, cdf)
-        return _gelu_grad_forward(x, approximate=approximate)
-    return apply(gelu_backward, x, approximate=approximate)
+    # cdf: Phi(x) saved by the forward (no second erf)
+    return _call(xp, gelu_backward, x, approximate=approximate, cdf=cdf)
 
 
 gelu = defop("gelu", _gelu_forward_saving, extra=True, partials=[_gelu_partial],
@@ -658,18 +777,25 @@ binary_cross_entropy = defop("binary_cross_entropy", _bce_forward, inputs=("inpu
                                    "binary_cross_entropy_with_logits on the logits instead"))
 
 
+def _softplus_neg_forward(x):
+    """log(1 + exp(-x)) without overflow: max(-x, 0) + log1p(exp(-|x|))."""
+    return np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+# d/dx log(1 + exp(-x)) = sigmoid(x) - 1
+softplus_neg = defop("softplus_neg", _softplus_neg_forward,
+                     partials=[lambda xp, ans, x: _sig(xp, x) - 1.0], reads=["x"],
+                     doc="log(1 + exp(-x)), stable: the logits losses' softplus",
+                     text="dx = g * (sigmoid(x) - 1)",
+                     hint="finite for every finite x (the stable form never overflows)")
+
+
 def _softplus_neg(xp, x):
-    """log(1 + exp(-x)) without overflow: max(-x, 0) + log(1 + exp(-|x|))."""
-    if _is_np(xp):
-        return np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))
-    return xp.maximum(-x, 0.0) + xp.log(1.0 + xp.exp(-xp.abs(x)))
+    return _call(xp, softplus_neg, x)
 
 
 def _sig(xp, x):
-    if _is_np(xp):
-        e = np.exp(-np.abs(x))
-        return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-    return apply(E.sigmoid, x)
+    return _call(xp, E.sigmoid, x)  # the stable sigmoid (elementwise table entry)
 
 
 bce_with_logits = defop(

@@ -6,7 +6,7 @@ broadcast axes).
 """
 import numpy as np
 
-from ..core.record import apply
+from ._within_rule import within_rule as run  # one dispatch point for rules
 from .registry import defop
 
 
@@ -58,14 +58,6 @@ permute = defop("permute", _permute_forward, linear=True, promote=False, vjp=[
 # `run`, so the same rule is raw NumPy in an ordinary backward and recorded under
 # create_graph=True.
 # ---------------------------------------------------------------------------------
-def run(xp, op, *args, **kw):
-    """Apply table op `op` inside a rule: its raw forward under NumPy, `apply` under
-    the differentiable namespace (then the call is itself recorded)."""
-    if xp is np:
-        return op.forward(*args, **kw)
-    return apply(op, *args, **kw)
-
-
 class EachInput:
     """VJP rules of an op with any number of inputs (cat, stack): rule i made on demand."""
 
