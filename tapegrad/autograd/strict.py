@@ -153,7 +153,7 @@ def _check(node, i, g, gi):
     gi = np.asarray(_raw(gi))
     _state["busy"] = True
     try:
-        if node.op.backward is not None:  # a custom Function
+        if node.op.vjps is None:  # a custom Function (one backward, no per-input rules)
             gd = [np.asarray(_raw(gk)) for gk in _per_output(node, g) if gk is not None]
             _check_shape_dtype(op, i, x, np.result_type(*gd) if gd else gi.dtype, gi)
             _check_function(node, i, x, g)

@@ -86,9 +86,13 @@ def _back_to_shape(xp, g, ans, x, **kw):
     return xp.reshape(g, x.shape)
 
 
-def _variadic(name, forward, make_rule, doc=None):
+def _variadic(name, forward, make_rule, backward, doc=None):
+    """An op of any number of inputs. The engine runs `backward` once per node (all N
+    gradients in one pass: linear in N; N calls of a per-input rule would each receive
+    all N arrays, quadratic). The per-input rules serve the tools that ask for one
+    input's rule (strict mode, forward mode from VJPs, in-place rebasing)."""
     op = defop(name, forward, linear=True, promote=True, inputs=("tensors",),
-               vjp=[make_rule(0)], doc=doc)
+               vjp=[make_rule(0)], backward=backward, doc=doc)
     op.vjps = EachInput(make_rule)
     return op
 
@@ -158,7 +162,18 @@ def _cat_forward(*xs, axis):
     return np.concatenate(xs, axis=axis)
 
 
-cat = _variadic("cat", _cat_forward, _cat_rule)
+def _cat_backward(xp, g, ans, *xs, axis):
+    """Every input's slice of g along axis, the offsets summed once."""
+    lead = (slice(None),) * axis
+    out, start = [], 0
+    for x in xs:
+        end = start + x.shape[axis]
+        out.append(g[lead + (slice(start, end),)])
+        start = end
+    return out
+
+
+cat = _variadic("cat", _cat_forward, _cat_rule, _cat_backward)
 
 
 def _stack_rule(i):
@@ -175,7 +190,12 @@ def _stack_forward(*xs, axis):
     return np.stack(xs, axis=axis)
 
 
-stack = _variadic("stack", _stack_forward, _stack_rule)
+def _stack_backward(xp, g, ans, *xs, axis):
+    lead = (slice(None),) * axis
+    return [g[lead + (i,)] for i in range(len(xs))]
+
+
+stack = _variadic("stack", _stack_forward, _stack_rule, _stack_backward)
 
 
 # ---- constant pad (numpy-style widths: one (before, after) pair per dim) ------------
