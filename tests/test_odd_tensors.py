@@ -196,3 +196,89 @@ def test_grad_scaler_step_creates_no_cycles():
     finally:
         if was:
             gc.enable()
+
+
+# ---- split / chunk / unbind / cat / stack with many pieces ----------------------------
+def _pieces_program(lib, x, w):
+    """A program using some pieces of split/chunk/unbind (others unused), stacked and
+    concatenated again: every piece's gradient must reach x, zeros where unused."""
+    a = x.split(3, dim=1)            # 4 pieces of 3 columns (+1 of 1)
+    b = lib.chunk(x, 5, 0)
+    c = x.unbind(0)
+    d = x.split([2, 0, 5, 6], dim=1)
+    y = lib.cat([a[0], a[2] * 2.0, a[-1]], 1).sum() + (b[1] * w[: b[1].shape[0]]).sum()
+    y = y + lib.stack(c[::2], 1).pow(2).sum() + d[2].sin().sum() + d[1].sum()
+    return y
+
+
+def test_many_pieces_gradients_as_torch():
+    rng = np.random.default_rng(0)
+    xa, wa = rng.standard_normal((10, 13)), rng.standard_normal((10, 13))
+    res = []
+    for lib in (tg, torch):
+        x = lib.tensor(xa, requires_grad=True)
+        _pieces_program(lib, x, lib.tensor(wa)).backward()
+        res.append(x.grad.numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-12)
+
+
+def test_many_pieces_second_order_as_torch():
+    rng = np.random.default_rng(1)
+    xa, wa = rng.standard_normal((10, 13)), rng.standard_normal((10, 13))
+    res = []
+    for lib in (tg, torch):
+        x = lib.tensor(xa, requires_grad=True)
+        (g,) = lib.autograd.grad(_pieces_program(lib, x, lib.tensor(wa)), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        res.append((g.detach().numpy(), gg.numpy()))
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-12)
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-10)
+
+
+def test_split_backward_is_one_concatenation_not_padding():
+    """The pieces are one node: the gradient of x is made once (no full-size array per
+    piece, which made a many-piece split quadratic)."""
+    x = tg.ones(3000, requires_grad=True)
+    parts = x.split(1)
+    assert len({id(p.grad_fn) for p in parts}) == 1
+    (parts[5] * 2.0 + parts[2999]).sum().backward()
+    want = np.zeros(3000)
+    want[5], want[2999] = 2.0, 1.0
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+
+
+@pytest.mark.parametrize("pieces", ["split", "unbind", "chunk"])
+def test_inplace_on_a_piece_raises_as_torch(pieces):
+    for lib in (tg, torch):
+        x = lib.ones(4, 2, requires_grad=True).clone()
+        p = {"split": lambda: x.split(1), "unbind": lambda: x.unbind(0),
+             "chunk": lambda: x.chunk(2)}[pieces]()
+        with pytest.raises(RuntimeError, match="output of a function that returns multiple views"):
+            p[0].mul_(2)
+        with pytest.raises(RuntimeError, match="output of a function that returns multiple views"):
+            p[1].view(-1).add_(1)
+        with lib.no_grad():
+            p[0].mul_(2)  # allowed without recording: it writes into x
+        assert float(x[0].sum()) == 4.0
+
+
+def test_pieces_views_share_memory_and_version():
+    x = tg.zeros(4, 2, requires_grad=True).clone()
+    a, b = x.split(2)
+    with tg.no_grad():
+        x.add_(1)
+    assert float(a.sum()) == 4.0 and a._version[0] == x._version[0]
+
+
+@pytest.mark.parametrize("op", ["cat", "stack"])
+def test_cat_stack_many_inputs_gradients_as_torch(op):
+    rng = np.random.default_rng(2)
+    arrays = [rng.standard_normal((2, 3)) for _ in range(500)]
+    w = rng.standard_normal((1000, 3) if op == "cat" else (2, 500, 3))
+    res = []
+    for lib in (tg, torch):
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        y = lib.cat(xs, 0) if op == "cat" else lib.stack(xs, 1)
+        (y * lib.tensor(w)).sum().backward()
+        res.append(np.stack([x.grad.numpy() for x in xs]))
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-12)

@@ -7,7 +7,7 @@ broadcast axes).
 import numpy as np
 
 from ..core.record import apply
-from .registry import defop
+from .registry import Op, defop
 
 
 def _reshape_forward(x, shape):
@@ -247,6 +247,60 @@ def _select_vjp(xp, g, ans, x, axis, index):
 
 
 select = defop("select", _select_forward, linear=True, promote=False, vjp=[_select_vjp])
+
+
+# ---- split / chunk / unbind into many pieces: ONE node with one output per piece ------
+# A piece recorded as its own narrow/select node gets a rule that pads its gradient to
+# the input's full size: N pieces cost N full-size arrays (quadratic). One node with N
+# outputs gets the N pieces' gradients as a list (None: no gradient came) and makes
+# the input's gradient with one concatenation. Not in the global table: its number of
+# outputs is per call (like a custom Function's entry), so one entry per count.
+def _pieces_forward(x, axis, sizes, squeeze):
+    """The pieces along axis, views of x (each length-1 piece without that axis if
+    `squeeze`: unbind)."""
+    lead = (slice(None),) * axis
+    out, start = [], 0
+    for s in sizes:
+        out.append(x[lead + (start,)] if squeeze else x[lead + (slice(start, start + s),)])
+        start += s
+    return tuple(out)
+
+
+def _pieces_backward(xp, g, ans, x, *, axis, sizes, squeeze):
+    """The input's gradient: the pieces' gradients concatenated, a run of pieces that
+    got none filled by one block of zeros."""
+    parts, gap = [], 0
+    for gk, s in zip(g, sizes):
+        if gk is None:
+            gap += s
+            continue
+        if gap:
+            parts.append(_zeros_block(x, axis, gap))
+            gap = 0
+        parts.append(xp.expand_dims(gk, axis) if squeeze else gk)
+    if gap:
+        parts.append(_zeros_block(x, axis, gap))
+    return [parts[0] if len(parts) == 1 else run(xp, cat, *parts, axis=axis)]
+
+
+def _zeros_block(x, axis, n):
+    shape = list(x.shape)
+    shape[axis] = n
+    return np.zeros(tuple(shape), dtype=x.dtype)
+
+
+_PIECES = {}
+
+
+def pieces_op(n, squeeze):
+    """The entry of a split into n pieces (unbind: squeeze=True)."""
+    op = _PIECES.get((n, squeeze))
+    if op is None:
+        name = "unbind" if squeeze else "split"
+        op = _PIECES[(n, squeeze)] = Op(
+            name, _pieces_forward, backward=_pieces_backward, n_outputs=n, linear=True,
+            promote=False, doc=f"{name} into {n} pieces (views): one node, one output each")
+    return op
 
 
 # ---- flip / roll / tril / triu ------------------------------------------------------
