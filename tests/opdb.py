@@ -110,6 +110,27 @@ def _ties_full(rng, info):
             Sample((np.array([2.0, 2.0]),), gradcheck=False, note="ties")]
 
 
+def _nan_full(rng, info):
+    # issue 14: a NaN in the forward reaches the gradient as in PyTorch
+    return [Sample((np.array([[1.0, np.nan, 3.0], [0.5, 3.0, -2.0]]),), gradcheck=False,
+                   note="nan"),
+            Sample((np.array([np.nan, 2.0, np.nan]),), gradcheck=False, note="two nans")]
+
+
+def _nan_amax(rng, info):
+    x = np.array([[1.0, np.nan, 3.0], [0.5, 3.0, -2.0], [np.nan, np.nan, 0.0]])
+    return [Sample((x,), {"dim": 1}, gradcheck=False, note="nan"),
+            Sample((x,), {"dim": 0, "keepdim": True}, gradcheck=False, note="nan"),
+            Sample((x,), gradcheck=False, note="nan")]
+
+
+def _nan_binary(rng, info):
+    return [Sample((np.array([1.0, np.nan, 2.0, np.nan]), np.array([np.nan, 1.0, 3.0, np.nan])),
+                   gradcheck=False, note="nan"),
+            Sample((np.array([[np.nan], [1.0]]), np.array([0.5, np.nan, 1.0])),
+                   gradcheck=False, note="nan broadcast")]
+
+
 def _reduce_samples(dims_ok=("none", "int", "neg", "tuple"), extra=None):
     extra = extra or {}
 
@@ -350,6 +371,8 @@ CORE = [
        variant="ties", covers=("minimum",)),
     op("maximum", lambda lib, x, y: (lib.max(x, y), lib.min(x, y)), binary_samples(),
        domain=(SEPARATED, SEPARATED_OFF), variant="max_min_binary", covers=("minimum",)),
+    op("maximum", lambda lib, x, y: (lib.maximum(x, y), lib.minimum(x, y)), _nan_binary,
+       variant="nan", covers=("minimum",)),
     # ---- clamp ----
     op("clamp", lambda lib, x, **kw: lib.clamp(x, **kw),
        lambda rng, info: [
@@ -382,6 +405,11 @@ CORE = [
     op("min", lambda lib, x: lib.min(x), unary_samples([(), (3,), (2, 3)]),
        domain=SEPARATED, variant="full", covers=("amin",), hyp=E1),
     op("min", lambda lib, x: lib.min(x), _ties_full, variant="full_ties", covers=("amin",)),
+    op("max", lambda lib, x: (lib.max(x), lib.min(x)), _nan_full, variant="nan", covers=("min",)),
+    op("amax", lambda lib, x, **kw: (lib.amax(x, **kw), lib.amin(x, **kw)), _nan_amax,
+       variant="nan", covers=("amin",)),
+    op("max_dim", lambda lib, x, **kw: tuple(lib.max(x, **kw)) + tuple(lib.min(x, **kw)),
+       lambda rng, info: _nan_amax(rng, info)[:1], variant="nan", covers=("min_dim",)),
     op("max_dim", lambda lib, x, **kw: tuple(lib.max(x, **kw)), _max_dim_samples,
        hyp=hyp_reduce("required")),
     op("min_dim", lambda lib, x, **kw: tuple(lib.min(x, **kw)), _max_dim_samples,

@@ -324,6 +324,9 @@ def _mode_identity(op, ins, kw, res):
         tangents.append(rng.standard_normal(a.shape).astype(a.dtype) if diff else None)
     if all(t is None for t in tangents):
         return None
+    if not all(np.isfinite(a).all() for a in arrays if isinstance(a, np.ndarray)
+               and a.dtype.kind == "f"):
+        return None  # NaN samples (issue 14): nan == nan fails the identity; vs torch in opdb
     u = rng.standard_normal(ans.shape).astype(ans.dtype)
     with np.errstate(all="ignore"):
         jv = np.broadcast_to(op.jvp(np, tangents, ans, *arrays, **kw), ans.shape)

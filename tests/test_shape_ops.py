@@ -139,11 +139,14 @@ def test_squeeze_keeps_non_unit_dims_and_tuple_dims():
     assert x.squeeze().shape == (3, 2)
 
 
-def test_split_pieces_are_narrow_nodes_and_chunk_sizes_match_torch():
+def test_split_pieces_are_one_node_and_chunk_sizes_match_torch():
     x = tg.randn(7, 2, requires_grad=True)
     parts = x.chunk(3)
     assert [p.shape[0] for p in parts] == [t.shape[0] for t in torch.zeros(7, 2).chunk(3)]
-    assert all(p.grad_fn.name == "narrow" for p in parts)
+    # one node with an output per piece (its backward is one concatenation)
+    assert all(p.grad_fn is parts[0].grad_fn for p in parts)
+    assert parts[0].grad_fn.name == "split" and [p._out for p in parts] == [1, 2, 3]  # output index + 1
+    assert x.unbind(1)[0].grad_fn.name == "unbind"
     assert [p.shape for p in tg.zeros(6, 2).chunk(4)] == \
         [tuple(p.shape) for p in torch.zeros(6, 2).chunk(4)]
     assert len(tg.zeros(0).chunk(3)) == len(torch.zeros(0).chunk(3))

@@ -19,6 +19,7 @@ PyTorch, float16 gradients cannot be unscaled (they would lose the very digits t
 scaling saved): the optimizer's parameters must be float32 masters.
 """
 import enum
+import functools
 import math
 
 import numpy as np
@@ -36,6 +37,19 @@ class OptState(enum.Enum):
 
 def _fresh_state():
     return {"stage": OptState.READY, "found_inf_per_device": {}}
+
+
+def _scaled(val, s):
+    """`val` (a tensor or a nested list/tuple/iterable of them) times s. A module-level
+    function, not a closure calling itself: that closure would be a reference cycle
+    (function -> cell -> function) left for the garbage collector at every step."""
+    if isinstance(val, TensorBase):
+        return val * s
+    if isinstance(val, (list, tuple)):
+        return type(val)(_scaled(v, s) for v in val)
+    if hasattr(val, "__iter__"):
+        return map(functools.partial(_scaled, s=s), val)
+    raise ValueError("outputs must be a Tensor or an iterable of Tensors")
 
 
 class GradScaler:
@@ -81,16 +95,7 @@ class GradScaler:
         if self._scale is None:
             self._lazy_init_scale_growth_tracker()
         s = float(self._scale)  # a Python number: keeps the output's dtype (weak scalar)
-
-        def apply(val):
-            if isinstance(val, TensorBase):
-                return val * s
-            if isinstance(val, (list, tuple)):
-                return type(val)(apply(v) for v in val)
-            if hasattr(val, "__iter__"):
-                return map(apply, val)
-            raise ValueError("outputs must be a Tensor or an iterable of Tensors")
-        return apply(outputs)
+        return _scaled(outputs, s)
 
     # ---- unscale / step / update ----------------------------------------------------------
     def _unscale_grads_(self, optimizer, inv_scale, allow_fp16):

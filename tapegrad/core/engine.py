@@ -215,8 +215,8 @@ def _input_grads(node, g, xp, create_graph):
         arrays, ans = ins, _output_tensor(node)
     else:
         ans = node.ans
-    if op.vjps is None:  # one backward for all inputs (custom Functions, checkpoint)
-        return op.backward(xp, g, ans, *arrays, **kw)
+    if op.backward is not None:  # one backward for all inputs (custom Functions,
+        return op.backward(xp, g, ans, *arrays, **kw)  # checkpoint, cat/stack: linear in N
     vjps = op.vjps  # indexed, not iterated: a variadic op makes rule i on demand
     out = []
     k = 0

@@ -200,9 +200,19 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError(f"batch_norm: {name} should contain {C} elements not "
                                f"{t.numel()} (input shape {tuple(x.shape)})")
     axes = (0,) if ndim == 2 else (0,) + tuple(range(2, ndim))
-    n = x.data.size // C
+    n = xshape[0] * int(np.prod(xshape[2:]))  # values per channel (not size // C: C may be 0)
+    if x.data.size == 0:
+        # NOTE: PyTorch: an empty input gives an empty output (x * w + b, so that weight
+        # and bias get zero gradients) and leaves the running statistics alone.
+        shape = _bshape(ndim, C)
+        out = x.clone()
+        if weight is not None:
+            out = out * weight.reshape(shape)
+        if bias is not None:
+            out = out + bias.reshape(shape)
+        return out
     if training:
-        if n <= 1:
+        if n == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got "
                              f"input size {tuple(x.shape)}")
         out, saved = apply_saved(_K.batch_norm, x, weight, bias, axes=axes, eps=float(eps),

@@ -9,7 +9,15 @@ import warnings
 
 import numpy as np
 
+from ..core.tensor_base import TensorBase
 from .registry import defop
+
+
+def _raw(a):
+    """The array of a tensor (rules under create_graph get tensors): for masks, which
+    are constants in both modes."""
+    return a.data if isinstance(a, TensorBase) else a
+
 
 # ---- binary arithmetic ---------------------------------------------------------
 add = defop("add", np.add, inputs=("x", "y"), partials=[
@@ -98,38 +106,33 @@ neg = defop("neg", np.negative, partials=[lambda xp, ans, x: -1.0], linear=True,
 neg.vjps = (lambda xp, g, ans, x: -g,)
 
 
-def _maximum_d(first):
-    # NOTE: at ties PyTorch sends half the gradient to each input.
+def _share(lose):
+    """d max(x, y) / d x (and the like): 0 where this input lost, 1/2 at ties (PyTorch
+    sends half the gradient to each input), else 1. A NaN compares False both ways, so
+    where x or y is NaN both inputs get the whole gradient, as PyTorch's
+    `where(x == y, g / 2, g).masked_fill_(x < y, 0)`."""
     def d(xp, ans, x, y):
-        a, b = (x, y) if first else (y, x)
-        return xp.where(a > b, 1.0, xp.where(a == b, 0.5, 0.0))
+        return xp.where(lose(x, y), 0.0, xp.where(x == y, 0.5, 1.0))
     return d
 
 
-def _minimum_d(first):
-    def d(xp, ans, x, y):
-        a, b = (x, y) if first else (y, x)
-        return xp.where(a < b, 1.0, xp.where(a == b, 0.5, 0.0))
-    return d
-
-
-def _split_vjp(win):
-    """Gradient of max/min-like ops: all of g where this input won, half at ties."""
+def _split_vjp(lose):
+    """Gradient of max/min-like ops: 0 where this input lost, half at ties, else all of g."""
     def vjp(xp, g, ans, x, y):
-        return xp.where(win(x, y), g, xp.where(x == y, g * 0.5, 0.0))
+        return xp.where(lose(x, y), 0.0, xp.where(x == y, g * 0.5, g))
     return vjp
 
 
 _gt, _lt = (lambda a, b: a > b), (lambda a, b: a < b)
 maximum = defop("maximum", np.maximum, inputs=("x", "y"),
-                partials=[_maximum_d(True), _maximum_d(False)],
-                vjp=[_split_vjp(_gt), _split_vjp(_lt)], reads=["x y", "x y"],
+                partials=[_share(_lt), _share(_gt)],
+                vjp=[_split_vjp(_lt), _split_vjp(_gt)], reads=["x y", "x y"],
                 text="dx = g where x>y (half at ties) ; dy likewise",
                 hint=("maximum's derivative is 0, 1/2 or 1, never infinite: a non-finite "
                       "result here means the incoming gradient already was"))
 minimum = defop("minimum", np.minimum, inputs=("x", "y"),
-                partials=[_minimum_d(True), _minimum_d(False)],
-                vjp=[_split_vjp(_lt), _split_vjp(_gt)], reads=["x y", "x y"],
+                partials=[_share(_gt), _share(_lt)],
+                vjp=[_split_vjp(_gt), _split_vjp(_lt)], reads=["x y", "x y"],
                 text="dx = g where x<y (half at ties) ; dy likewise",
                 hint=("minimum's derivative is 0, 1/2 or 1, never infinite: a non-finite "
                       "result here means the incoming gradient already was"))
@@ -168,8 +171,9 @@ def _sign(x):
     return ((x > 0).astype(x.dtype) - (x < 0)).astype(x.dtype, copy=False)
 
 
-# NOTE: abs'(0) is taken as 0 (sign(0)), as PyTorch does; abs'(nan) is 0 too.
-abs = defop("abs", np.abs, partials=[lambda xp, ans, x: _sign(x) if xp is np else xp.sign(x)], reads=["x"],
+# NOTE: abs'(0) is taken as 0 (sign(0)), as PyTorch does; abs'(nan) is 0 too. sign(x)
+# is a constant (its derivative is 0), so a raw array serves under create_graph too.
+abs = defop("abs", np.abs, partials=[lambda xp, ans, x: _sign(_raw(x))], reads=["x"],
             text="dx = g*sign(x)",
             hint=("abs'(x) = sign(x) is -1, 0 (taken at x = 0) or 1, never infinite: a "
                   "non-finite result here means the incoming gradient already was"))
@@ -213,12 +217,10 @@ relu = defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False),
 
 
 def _relu_vjp(xp, g, ans, x):
-    blocked = ans <= 0
-    if xp is not np:
-        return xp.where(blocked, 0.0, g)
+    blocked = _raw(ans) <= 0  # a constant mask, also under create_graph
     out = g * ~blocked
-    if not np.isfinite(out).all():
-        out = np.where(blocked, 0.0, g).astype(out.dtype, copy=False)
+    if not np.isfinite(_raw(out)).all():
+        out = xp.where(blocked, 0.0, g)
     return out
 
 

@@ -246,8 +246,8 @@ def _max_min(op_full, op_dim, pair):
     return f
 
 
-max = _max_min(R.amax, R.max_dim, maximum)
-min = _max_min(R.amin, R.min_dim, minimum)
+max = _max_min(R.max_all, R.max_dim, maximum)
+min = _max_min(R.min_all, R.min_dim, minimum)
 
 
 def _var_std(op):

@@ -327,7 +327,8 @@ def index_select(input, dim, index):
     d = _dim(dim, x.data.ndim)
     idx = _index_1d("index_select", index)
     n = x.data.shape[d] if x.data.ndim else 1
-    if idx.size and (idx.min() < -n or idx.max() >= n):
+    # NOTE: no negative indices (PyTorch raises where NumPy would count from the end)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = int(idx.max()) if idx.max() >= n else int(idx.min())
         raise IndexError(f"index out of range in self (index {bad}, dimension {d} with "
                          f"size {n})")

@@ -143,6 +143,12 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
     return self
 
 
+MULTI_VIEW_ERROR = (
+    "Output {k} of {name} is a view and is being modified inplace. This view is the "
+    "output of a function that returns multiple views. Such functions do not allow the "
+    "output views to be modified inplace. You should replace the inplace operation by an "
+    "out-of-place one.")
+
 # Nodes made by in-place ops (their input `old` may share the output's memory without
 # being a view relation), as opposed to the fresh view nodes `_refresh_views` makes.
 _op_nodes = weakref.WeakKeyDictionary()
@@ -165,6 +171,8 @@ def _view_chain(t):
         node = cur.grad_fn
         if node is None or not node.op.linear or not node.inputs or node in _op_nodes:
             return chain  # (an in-place node's input `old` may share memory: not a view)
+        if node.op.n_outputs != 1:  # split/unbind pieces: PyTorch refuses too
+            raise RuntimeError(MULTI_VIEW_ERROR.format(k=cur._out - 1, name=node.op.name))
         parent = node.inputs[0]
         if not isinstance(parent, TensorBase) or not _same_memory(cur.data, parent.data):
             return chain

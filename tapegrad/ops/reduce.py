@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..core.tensor_base import TensorBase
 from .registry import defop
 
 _builtin_max = builtins.max
@@ -39,7 +40,13 @@ def _unreduce(xp, g, x, axis, keepdims):
     shape = list(x.shape)
     for a in _axes(x.ndim, axis):
         shape[a] = 1
-    return g.reshape(tuple(shape)) if xp is np else xp.reshape(g, tuple(shape))
+    return xp.reshape(g, tuple(shape))
+
+
+def _raw(a):
+    """The array of a tensor (rules under create_graph get tensors): masks and counts
+    are constants, computed on raw arrays in both modes."""
+    return a.data if isinstance(a, TensorBase) else a
 
 
 def _count(x, axis):
@@ -48,8 +55,12 @@ def _count(x, axis):
 
 def _expand(xp, g, shape):
     """Broadcast a reduced gradient back over the reduced axes."""
+    # The one NumPy-only branch of this file (issue 11 allows one, with its figure):
+    # x.sum().backward() of an 8x8 tensor takes 11.2 us with np.full, 13.5 us with
+    # np.broadcast_to (whose read-only view accumulate must then copy), measured
+    # interleaved in one process; bench/run.py (a) "sum" is this path.
     if xp is np and g.size == 1 and len(shape) and math.prod(shape) <= 65536:
-        return np.full(shape, g, dtype=g.dtype)  # for small arrays faster than a view
+        return np.full(shape, g, dtype=g.dtype)
     return xp.broadcast_to(g, shape)
 
 
@@ -81,39 +92,30 @@ mean = defop("mean", _mean_forward, linear=True, vjp=[
           "here means the incoming gradient already was"))
 
 
-def _prod_others(x, axis):
-    """Product of all OTHER elements along `axis` (zero-safe: no division by x)."""
-    if axis is None:
-        flat = x.reshape(-1)
-        return _prod_others(flat, 0).reshape(x.shape)
-    moved = np.moveaxis(x, axis, -1)
-    ones = np.ones(moved.shape[:-1] + (1,), dtype=x.dtype)
-    left = np.cumprod(np.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
-    right = np.flip(np.cumprod(np.flip(np.concatenate([moved[..., 1:], ones], axis=-1),
-                                       axis=-1), axis=-1), axis=-1)
-    return np.moveaxis(left * right, -1, axis)
-
-
-def _prod_vjp(xp, g, ans, x, axis=None, keepdims=False):
-    if x.ndim == 0:
-        return g
-    gb = _unreduce(xp, g, x, axis, keepdims)
-    if xp is np:
-        return gb * _prod_others(x, axis)
-    # Differentiable product of the others (create_graph). Without zeros: prod / x.
-    # With zeros, split the product into non-zeros (p_nz) and zeros (zprod, value 0 but
-    # with the right derivatives): a non-zero entry's others are p_nz / x_j * zprod; a
-    # zero entry's are p_nz (one zero), p_nz * (the other zero) (two zeros), else 0.
-    zero = (x.data == 0)
-    if not zero.any():
-        return gb * _unreduce(xp, ans, x, axis, keepdims) / x
+def _prod_others(xp, ans, x, axis):
+    """d prod / d x_j: the product of all OTHER elements along `axis`, broadcast to x.
+    Without zeros it is prod / x_j (PyTorch's formula too: the same rounding). With
+    zeros, the product is split into non-zeros (p_nz) and zeros (zprod, value 0 but with
+    the right derivatives under create_graph): a non-zero entry's others are
+    p_nz / x_j * zprod; a zero entry's are p_nz (one zero), p_nz * (the other zero)
+    (two zeros), else 0. The masks and zero counts are constants (raw arrays)."""
+    zero = (_raw(x) == 0)
+    if not zero.any():  # also an empty x
+        return _unreduce(xp, ans, x, axis, False) / x
     nzeros = np.sum(zero, axis=axis, keepdims=True)
     safe = xp.where(zero, 1.0, x)
     p_nz = xp.prod(safe, axis=axis, keepdims=True)
     zprod = xp.prod(xp.where(zero, x, 1.0), axis=axis, keepdims=True)
     zsum = xp.sum(xp.where(zero, x, 0.0), axis=axis, keepdims=True)
     at_zero = xp.where(nzeros == 1, p_nz, xp.where(nzeros == 2, p_nz * (zsum - x), 0.0))
-    return gb * xp.where(zero, at_zero, p_nz / safe * zprod)
+    return xp.where(zero, at_zero, p_nz / safe * zprod)
+
+
+def _prod_vjp(xp, g, ans, x, axis=None, keepdims=False):
+    if x.ndim == 0:
+        return g
+    others = _prod_others(xp, _unreduce(xp, ans, x, axis, keepdims), x, axis)
+    return _unreduce(xp, g, x, axis, keepdims) * others
 
 
 @_0d
@@ -130,12 +132,32 @@ prod = defop("prod", _prod_forward, vjp=[_prod_vjp], reads=["ans x"],
                    "can overflow)"))
 
 
+def _hits(ans, x, axis, keepdims, nan_hits):
+    """Where x equals its extreme (a constant mask) and how many per slice (as a float:
+    an int64 count would upcast g). `nan_hits`: a NaN extreme is hit by the NaNs."""
+    xd, a = _raw(x), _raw(ans)
+    if not keepdims and axis is not None and x.ndim:
+        a = np.expand_dims(a, _axes(x.ndim, axis))
+    hit = (xd == a)
+    if nan_hits and xd.dtype.kind == "f":
+        hit |= np.isnan(xd) & np.isnan(a)
+    return hit, np.sum(hit, axis=axis, keepdims=True).astype(xd.dtype)
+
+
 def _evenly(xp, g, ans, x, axis=None, keepdims=False):
-    """max()/amax(): the gradient is shared evenly among all tied maxima (PyTorch)."""
-    hit = (x == _unreduce(xp, ans, x, axis, keepdims))
-    if not isinstance(hit, np.ndarray):
-        hit = hit.data
-    count = np.sum(hit, axis=axis, keepdims=True).astype(g.dtype)  # int64 would upcast g
+    """amax()/amin(): g / count at the positions equal to the result (ties share it), as
+    PyTorch's `mask * (g / mask.sum())`: where the result is NaN no position equals it,
+    the count is 0 and the whole slice's gradient is NaN (PyTorch's too)."""
+    hit, count = _hits(ans, x, axis, keepdims, False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _unreduce(xp, g, x, axis, keepdims) / count * hit.astype(count.dtype)
+
+
+def _evenly_nan(xp, g, ans, x, axis=None, keepdims=False):
+    """max()/min() of all elements: g shared evenly among the positions equal to the
+    result, a NaN result counting the NaNs as equal; 0 elsewhere (PyTorch's
+    evenly_distribute_backward)."""
+    hit, count = _hits(ans, x, axis, keepdims, True)
     return xp.where(hit, _unreduce(xp, g, x, axis, keepdims) / count, 0.0)
 
 
@@ -149,6 +171,17 @@ amin = defop("amin", lambda x, axis=None, keepdims=False: np.amin(x, axis=axis, 
              text="dx = g at the min positions (shared at ties)",
              hint=("amin routes g to the minima (shared evenly at ties), never infinite: a "
                    "non-finite result here means the incoming gradient already was"))
+# max()/min() without a dim: the same value as amax/amin, another rule for NaN (above)
+max_all = defop("max", lambda x, axis=None, keepdims=False: np.amax(x, axis=axis, keepdims=keepdims),
+                vjp=[_evenly_nan], reads=["ans x"],
+                text="dx = g at the max positions (shared at ties; a nan max: at the nans)",
+                hint=("max routes g to the maxima (shared evenly at ties, or to the nans), "
+                      "never infinite: a non-finite result means the incoming gradient was"))
+min_all = defop("min", lambda x, axis=None, keepdims=False: np.amin(x, axis=axis, keepdims=keepdims),
+                vjp=[_evenly_nan], reads=["ans x"],
+                text="dx = g at the min positions (shared at ties; a nan min: at the nans)",
+                hint=("min routes g to the minima (shared evenly at ties, or to the nans), "
+                      "never infinite: a non-finite result means the incoming gradient was"))
 
 
 def _select_forward(pick):
@@ -181,7 +214,7 @@ def _select_vjp(xp, g, ans, x, axis, keepdims=False, indices=None, _idx_keep=Non
         return g
     mask = np.zeros(_shape, dtype=bool)
     np.put_along_axis(mask, _idx_keep, True, axis=axis)
-    gk = g if keepdims else (np.expand_dims(g, axis) if xp is np else xp.expand_dims(g, axis))
+    gk = g if keepdims else xp.expand_dims(g, axis)
     return xp.where(mask, gk, 0.0)
 
 
@@ -262,7 +295,8 @@ std = defop("std", _std_forward, vjp=[_std_vjp], reads=["ans x"],
 
 
 def _logsumexp_forward(x, axis=None, keepdims=False):
-    m = np.amax(x, axis=axis, keepdims=True)
+    # initial=-inf: an empty slice's logsumexp is log(0) = -inf, as PyTorch
+    m = np.amax(x, axis=axis, keepdims=True, initial=-np.inf)
     m = np.where(np.isfinite(m), m, 0)  # all -inf rows: the answer is -inf, not nan
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
@@ -296,18 +330,23 @@ argmin = defop("argmin", lambda x, axis=None, keepdims=False:
 
 
 def _prod_jvp(xp, t, ans, x, axis=None, keepdims=False):
-    # d prod = sum_i t_i * prod_{j != i} x_j (zero-safe product of the others)
-    others = _prod_others(x.data if not isinstance(x, np.ndarray) else x, axis)
+    # d prod = sum_i t_i * prod_{j != i} x_j (the zero-safe product of the others)
+    if x.ndim == 0:
+        return t[0]
+    others = _prod_others(xp, _unreduce(xp, ans, x, axis, keepdims), x, axis)
     return xp.sum(t[0] * others, axis=axis, keepdims=keepdims)
 
 
-def _evenly_jvp(xp, t, ans, x, axis=None, keepdims=False):
-    # amax/amin: the mean of the tangents at the tied extreme positions (PyTorch).
-    hit = (x == _unreduce(xp, ans, x, axis, keepdims))
-    if not isinstance(hit, np.ndarray):
-        hit = hit.data
-    count = np.sum(hit, axis=axis, keepdims=keepdims)
-    return xp.sum(xp.where(hit, t[0], 0.0), axis=axis, keepdims=keepdims) / count
+def _evenly_jvp_of(nan_hits):
+    # amax/amin: the mean of the tangents at the tied extreme positions (PyTorch; a NaN
+    # amax has none: 0/0). max()/min(): a NaN result's tangent is the NaNs' mean.
+    def jvp(xp, t, ans, x, axis=None, keepdims=False):
+        hit, count = _hits(ans, x, axis, keepdims, nan_hits)
+        if not keepdims:
+            count = np.sum(hit, axis=axis, keepdims=False).astype(count.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return xp.sum(xp.where(hit, t[0], 0.0), axis=axis, keepdims=keepdims) / count
+    return jvp
 
 
 def _select_jvp(xp, t, ans, x, axis, keepdims=False, indices=None, _idx_keep=None,
@@ -337,7 +376,8 @@ def _logsumexp_jvp(xp, t, ans, x, axis=None, keepdims=False):
 
 
 prod.jvp = _prod_jvp
-amax.jvp = amin.jvp = _evenly_jvp
+amax.jvp = amin.jvp = _evenly_jvp_of(False)
+max_all.jvp = min_all.jvp = _evenly_jvp_of(True)
 max_dim.jvp = min_dim.jvp = _select_jvp
 var.jvp = _var_jvp
 std.jvp = _std_jvp

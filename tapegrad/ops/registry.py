@@ -12,7 +12,10 @@ Rule signatures (the names are the same everywhere):
     jvp    (xp, tangents, ans, *inputs, **kw) -> tangent of ans (tangents[i] None = zero)
     backward(xp, g, ans, *inputs, **kw)      -> one gradient per input (for ops whose
                                                 inputs' gradients come from one computation:
-                                                custom Functions, checkpointing)
+                                                custom Functions, checkpointing; an
+                                                op of N inputs, cat/stack, gives both:
+                                                the engine runs `backward` once, tools
+                                                needing one input's rule use `vjp`)
 `kw` holds the op's arguments and the values its forward saved (`saved`).
 
 `xp` is the array namespace the rule computes with: NumPy for an ordinary backward,

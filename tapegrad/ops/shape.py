@@ -6,8 +6,9 @@ broadcast axes).
 """
 import numpy as np
 
+from ..core.record import apply
 from ._within_rule import within_rule as run  # one dispatch point for rules
-from .registry import defop
+from .registry import Op, defop
 
 
 def _reshape_forward(x, shape):
@@ -85,9 +86,13 @@ def _back_to_shape(xp, g, ans, x, **kw):
     return xp.reshape(g, x.shape)
 
 
-def _variadic(name, forward, make_rule, doc=None, **knowledge):
+def _variadic(name, forward, make_rule, backward, doc=None, **knowledge):
+    """An op of any number of inputs. The engine runs `backward` once per node (all N
+    gradients in one pass: linear in N; N calls of a per-input rule would each receive
+    all N arrays, quadratic). The per-input rules serve the tools that ask for one
+    input's rule (strict mode, forward mode from VJPs, in-place rebasing)."""
     op = defop(name, forward, linear=True, promote=True, inputs=("tensors",),
-               vjp=[make_rule(0)], doc=doc, **knowledge)
+               vjp=[make_rule(0)], backward=backward, doc=doc, **knowledge)
     op.vjps = EachInput(make_rule)
     return op
 
@@ -172,7 +177,18 @@ def _cat_forward(*xs, axis):
     return np.concatenate(xs, axis=axis)
 
 
-cat = _variadic("cat", _cat_forward, _cat_rule,
+def _cat_backward(xp, g, ans, *xs, axis):
+    """Every input's slice of g along axis, the offsets summed once."""
+    lead = (slice(None),) * axis
+    out, start = [], 0
+    for x in xs:
+        end = start + x.shape[axis]
+        out.append(g[lead + (slice(start, end),)])
+        start = end
+    return out
+
+
+cat = _variadic("cat", _cat_forward, _cat_rule, _cat_backward,
                 text="dx_i = the slice of g for input i",
                 hint=("linear: the rule only moves, copies or sums g, so it is finite whenever"
                       " g is"))
@@ -192,7 +208,12 @@ def _stack_forward(*xs, axis):
     return np.stack(xs, axis=axis)
 
 
-stack = _variadic("stack", _stack_forward, _stack_rule,
+def _stack_backward(xp, g, ans, *xs, axis):
+    lead = (slice(None),) * axis
+    return [g[lead + (i,)] for i in range(len(xs))]
+
+
+stack = _variadic("stack", _stack_forward, _stack_rule, _stack_backward,
                   text="dx_i = g[i]",
                   hint=("linear: the rule only moves, copies or sums g, so it is finite "
                         "whenever g is"))
@@ -256,6 +277,60 @@ select = defop("select", _select_forward, linear=True, promote=False, vjp=[_sele
                text="dx = zeros with g placed at the index",
                hint=("linear: the rule only moves, copies or sums g, so it is finite whenever "
                      "g is"))
+
+
+# ---- split / chunk / unbind into many pieces: ONE node with one output per piece ------
+# A piece recorded as its own narrow/select node gets a rule that pads its gradient to
+# the input's full size: N pieces cost N full-size arrays (quadratic). One node with N
+# outputs gets the N pieces' gradients as a list (None: no gradient came) and makes
+# the input's gradient with one concatenation. Not in the global table: its number of
+# outputs is per call (like a custom Function's entry), so one entry per count.
+def _pieces_forward(x, axis, sizes, squeeze):
+    """The pieces along axis, views of x (each length-1 piece without that axis if
+    `squeeze`: unbind)."""
+    lead = (slice(None),) * axis
+    out, start = [], 0
+    for s in sizes:
+        out.append(x[lead + (start,)] if squeeze else x[lead + (slice(start, start + s),)])
+        start += s
+    return tuple(out)
+
+
+def _pieces_backward(xp, g, ans, x, *, axis, sizes, squeeze):
+    """The input's gradient: the pieces' gradients concatenated, a run of pieces that
+    got none filled by one block of zeros."""
+    parts, gap = [], 0
+    for gk, s in zip(g, sizes):
+        if gk is None:
+            gap += s
+            continue
+        if gap:
+            parts.append(_zeros_block(x, axis, gap))
+            gap = 0
+        parts.append(xp.expand_dims(gk, axis) if squeeze else gk)
+    if gap:
+        parts.append(_zeros_block(x, axis, gap))
+    return [parts[0] if len(parts) == 1 else run(xp, cat, *parts, axis=axis)]
+
+
+def _zeros_block(x, axis, n):
+    shape = list(x.shape)
+    shape[axis] = n
+    return np.zeros(tuple(shape), dtype=x.dtype)
+
+
+_PIECES = {}
+
+
+def pieces_op(n, squeeze):
+    """The entry of a split into n pieces (unbind: squeeze=True)."""
+    op = _PIECES.get((n, squeeze))
+    if op is None:
+        name = "unbind" if squeeze else "split"
+        op = _PIECES[(n, squeeze)] = Op(
+            name, _pieces_forward, backward=_pieces_backward, n_outputs=n, linear=True,
+            promote=False, doc=f"{name} into {n} pieces (views): one node, one output each")
+    return op
 
 
 # ---- flip / roll / tril / triu ------------------------------------------------------

@@ -13,8 +13,10 @@ import math
 
 import numpy as np
 
+from ..core.node import Node
 from ..core.record import apply
-from ..core.tensor_base import TensorBase
+from ..core.state import state
+from ..core.tensor_base import TensorBase, make
 from . import functions as F
 from . import indexing as I
 from . import shape as S
@@ -233,11 +235,37 @@ def split(tensor, split_size_or_sections, dim=0):
         sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
         if not sizes:
             sizes = [0]
+    return _pieces(x, d, sizes, False)
+
+
+def _pieces(x, d, sizes, squeeze):
+    """The pieces of a split (unbind: squeeze), recorded as ONE node with an output per
+    piece (shape.py `pieces_op`: its backward is linear in the number of pieces).
+    Without recording, in forward mode (whose rules see one output per op), or for one
+    piece, each piece is its own narrow/select."""
+    if not sizes:  # unbind of an empty dim
+        return ()
+    if len(sizes) == 1 or not (x._rg and state.grad_enabled and state.dual is None):
+        if squeeze:
+            return tuple(apply(S.select, x, axis=d, index=i) for i in range(len(sizes)))
+        out, start = [], 0
+        for s in sizes:
+            out.append(apply(S.narrow, x, axis=d, start=start, length=s))
+            start += s
+        return tuple(out)
+    arrays = S._pieces_forward(x.data, d, sizes, squeeze)
+    v = x._version[0]
+    # the pieces are views of x: they share its version counter (an in-place change of
+    # x is a change of every piece), as narrow/select views do
+    node = Node(S.pieces_op(len(sizes), squeeze), (x,),
+                {"axis": d, "sizes": tuple(sizes), "squeeze": squeeze}, None, arrays,
+                (v, v) if v else None, x._version)
     out = []
-    start = 0
-    for s in sizes:
-        out.append(apply(S.narrow, x, axis=d, start=start, length=s))
-        start += s
+    for k, a in enumerate(arrays):
+        t = make(x._result_type, a, True, node)
+        t._out = k + 1  # output k of a node with several (core/tensor_base.py)
+        t._version = x._version
+        out.append(t)
     return tuple(out)
 
 
@@ -282,7 +310,7 @@ def unbind(input, dim=0):
     if x.data.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = _dim(dim, x.data.ndim)
-    return tuple(apply(S.select, x, axis=d, index=i) for i in range(x.data.shape[d]))
+    return _pieces(x, d, [1] * x.data.shape[d], True)
 
 
 # ---- reordering / masking ----------------------------------------------------------

@@ -12,13 +12,14 @@ from .registry import defop
 
 
 def _softmax_forward(x, axis):
-    z = x - np.amax(x, axis=axis, keepdims=True)
+    # initial=-inf: an empty axis has no maximum (NumPy raises); the result is empty
+    z = x - np.amax(x, axis=axis, keepdims=True, initial=-np.inf)
     e = np.exp(z)
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def _log_softmax_forward(x, axis):
-    z = x - np.amax(x, axis=axis, keepdims=True)
+    z = x - np.amax(x, axis=axis, keepdims=True, initial=-np.inf)
     return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
 
 
