@@ -320,23 +320,18 @@ def accumulate(t, g, create_graph, exclusive=False):
             t.grad = like(t, g)
         else:
             t.grad = like(t, np.array(g, dtype=t.data.dtype, copy=True))
-    else:
-        _add_into_grad(t, g.data if isinstance(g, TensorBase) else g)
+    elif t.grad.grad_fn is not None or t.grad.data.shape != t.data.shape:
+        t.grad = like(t, t.grad.data + (g.data if isinstance(g, TensorBase) else g))
+    else:  # `.grad += g` in place
+        buf = t.grad.data
+        g = g.data if isinstance(g, TensorBase) else g
+        if buf.flags.writeable:
+            np.add(buf, g, out=buf, casting="unsafe")
+        else:
+            t.grad.data = buf + g
+        t.grad._version[0] += 1
     if t._post_hooks:
         _hooks.run_post_accumulate_hooks(t)
-
-
-def _add_into_grad(t, g):
-    """`.grad += g`, in place when the existing gradient allows it."""
-    if t.grad.grad_fn is not None or t.grad.data.shape != t.data.shape:
-        t.grad = like(t, t.grad.data + g)
-        return
-    buf = t.grad.data
-    if buf.flags.writeable:
-        np.add(buf, g, out=buf, casting="unsafe")
-    else:
-        t.grad.data = buf + g
-    t.grad._version[0] += 1
 
 
 def accumulate_all(leaf_grads, create_graph):

@@ -20,7 +20,7 @@ import sys
 
 import numpy as np
 
-from .state import state
+from .state import anywhere, state
 from .tensor_base import TensorBase
 from . import hooks as _hooks
 
@@ -50,7 +50,8 @@ class Node:
         self.versions = versions
         self.out_version = out_version
         self.hooks = None
-        self.site = _creation_site() if state.record_sites else None  # costs a stack walk
+        # a stack walk, only while this thread records sites (anywhere: a cheap guard)
+        self.site = _creation_site() if anywhere.site_threads and state.record_sites else None
         self.freed = False
 
     @property

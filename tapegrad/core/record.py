@@ -17,7 +17,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .node import Node
 from .rebase import share_view_version
-from .state import state
+from .state import anywhere, state
 from .tensor_base import TensorBase, make
 
 _ndarray = np.ndarray
@@ -68,7 +68,7 @@ def apply(op, *inputs, **args):
             versions = tuple(t._version[0] if isinstance(t, TensorBase) else None
                              for t in inputs) + (res._version[0],)
         res.grad_fn = Node(op, inputs, args, saved, out, versions, res._version)
-    if state.dual is not None:
+    if anywhere.duals and state.dual is not None:
         state.dual.propagate(op, inputs, args, saved, res)
     return res
 

@@ -187,8 +187,10 @@ def _reduction(op):
         x = _tensor(input)
         if dtype is not None:
             x = x.to(dtype)
-        dim = _np_alias(op.name, dim, axis, "axis", None)
-        keepdim = _np_alias(op.name, keepdim, keepdims, "keepdims", False)
+        if axis is not _UNSET:  # NumPy's name given
+            dim = _np_alias(op.name, dim, axis, "axis", None)
+        if keepdims is not _UNSET:  # NumPy's name given
+            keepdim = _np_alias(op.name, keepdim, keepdims, "keepdims", False)
         d = _dims(dim)
         if op is R.sum and x.data.dtype.kind in "biu" and dtype is None:
             x = x.to(_dt.int64)  # PyTorch sums bool/int to int64
@@ -216,8 +218,10 @@ logsumexp = _reduction(R.logsumexp)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None, axis=_UNSET, keepdims=_UNSET):
-    dim = _np_alias("prod", dim, axis, "axis", None)
-    keepdim = _np_alias("prod", keepdim, keepdims, "keepdims", False)
+    if axis is not _UNSET:  # NumPy's name given
+        dim = _np_alias("prod", dim, axis, "axis", None)
+    if keepdims is not _UNSET:  # NumPy's name given
+        keepdim = _np_alias("prod", keepdim, keepdims, "keepdims", False)
     x = _tensor(input)
     if dtype is not None:
         x = x.to(dtype)
@@ -230,8 +234,10 @@ values_indices = namedtuple("values_indices", ["values", "indices"])
 
 def _max_min(op_full, op_dim, pair):
     def f(input, dim=None, keepdim=False, *, axis=_UNSET, keepdims=_UNSET):
-        dim = _np_alias(op_dim.name[:3], dim, axis, "axis", None)
-        keepdim = _np_alias(op_dim.name[:3], keepdim, keepdims, "keepdims", False)
+        if axis is not _UNSET:  # NumPy's name given
+            dim = _np_alias(op_dim.name[:3], dim, axis, "axis", None)
+        if keepdims is not _UNSET:  # NumPy's name given
+            keepdim = _np_alias(op_dim.name[:3], keepdim, keepdims, "keepdims", False)
         x = _tensor(input)
         if isinstance(dim, TensorBase):
             return pair(x, dim)
@@ -253,8 +259,10 @@ min = _max_min(R.min_all, R.min_dim, minimum)
 def _var_std(op):
     def f(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=_UNSET,
           keepdims=_UNSET):
-        dim = _np_alias(op.name, dim, axis, "axis", None)
-        keepdim = _np_alias(op.name, keepdim, keepdims, "keepdims", False)
+        if axis is not _UNSET:  # NumPy's name given
+            dim = _np_alias(op.name, dim, axis, "axis", None)
+        if keepdims is not _UNSET:  # NumPy's name given
+            keepdim = _np_alias(op.name, keepdim, keepdims, "keepdims", False)
         x = _tensor(input)
         if isinstance(dim, bool):  # legacy overload var(unbiased)
             dim, unbiased = None, dim
@@ -273,8 +281,10 @@ std = _var_std(R.std)
 
 def _arg_reduction(op):
     def f(input, dim=None, keepdim=False, *, axis=_UNSET, keepdims=_UNSET):
-        dim = _np_alias(op.name, dim, axis, "axis", None)
-        keepdim = _np_alias(op.name, keepdim, keepdims, "keepdims", False)
+        if axis is not _UNSET:  # NumPy's name given
+            dim = _np_alias(op.name, dim, axis, "axis", None)
+        if keepdims is not _UNSET:  # NumPy's name given
+            keepdim = _np_alias(op.name, keepdim, keepdims, "keepdims", False)
         x = _tensor(input)
         if dim is None:
             out = op.forward(x.data.reshape(-1), axis=0)
@@ -294,7 +304,8 @@ argmin = _arg_reduction(R.argmin)
 def _along_dim(op):
     """softmax / log_softmax: one dim, an optional dtype to compute in."""
     def f(input, dim=None, dtype=None, *, axis=_UNSET):
-        dim = _np_alias(op.name, dim, axis, "axis", None)
+        if axis is not _UNSET:  # NumPy's name given
+            dim = _np_alias(op.name, dim, axis, "axis", None)
         if dim is None:
             raise TypeError(f"{op.name}() missing required argument 'dim'")
         x = _tensor(input)

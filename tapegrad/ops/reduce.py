@@ -40,7 +40,7 @@ def _unreduce(xp, g, x, axis, keepdims):
     shape = list(x.shape)
     for a in _axes(x.ndim, axis):
         shape[a] = 1
-    return xp.reshape(g, tuple(shape))
+    return g.reshape(tuple(shape))  # the method: an ndarray's and a Tensor's alike
 
 
 def _raw(a):
