@@ -30,6 +30,7 @@ FREED = ("Trying to backward through the graph a second time (or directly access
          "you need to access saved tensors after calling backward.")
 
 _ndarray = np.ndarray
+_NONE = {}  # no tensor to capture (backward()); never written to
 _getrefcount = sys.getrefcount
 
 
@@ -115,9 +116,10 @@ def _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_n
 
 def _observer():
     """The observers of this thread (anomaly, strict, explain) as one callable, or None."""
-    fns = tuple(state.observers.values())
-    if not fns:
+    observers = state.observers
+    if not observers:
         return None
+    fns = tuple(observers.values())
     if len(fns) == 1:
         return fns[0]
 
@@ -289,6 +291,8 @@ def _fit(xp, gi, data):
 
 
 def _capture_nodes(capture):
+    if not capture:
+        return _NONE
     nodes = {}
     for i, t in enumerate(capture or ()):
         if t.grad_fn is not None:
