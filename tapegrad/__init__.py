@@ -20,6 +20,7 @@ from .ops.functions import (abs, absolute, add, allclose, amax, amin, argmax, ar
                             prod, relu, reshape, rsqrt, sigmoid, sign, sin, softmax, sqrt, std,
                             sub, subtract, sum, swapaxes, swapdims, t, tanh, transpose,
                             true_divide, var, where)
+from .ops.functions import ceil, expm1, fix, floor, log1p, log2, log10, trunc  # noqa: E402
 from .ops.shape_functions import (cat, chunk, concat, concatenate, flatten, flip, fliplr,
                                   flipud, hstack, moveaxis, movedim, narrow, repeat, roll,
                                   select, split, squeeze, stack, tensor_split, tril, triu,

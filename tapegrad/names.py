@@ -33,7 +33,7 @@ NODE_NAMES = {
     "index_select": "IndexSelectBackward0", "layer_norm": "NativeLayerNormBackward0",
     "leaky_relu": "LeakyReluBackward0", "log": "LogBackward0",
     "log_softmax": "LogSoftmaxBackward0", "logsumexp": "LogsumexpBackward0",
-    "masked_fill": "MaskedFillBackward0", "max_dim": "MaxBackward0", "max": "MaxBackward1",
+    "log1p": "Log1PBackward0", "masked_fill": "MaskedFillBackward0", "max_dim": "MaxBackward0", "max": "MaxBackward1",
     "min": "MinBackward1",
     "max_pool2d": "MaxPool2DWithIndicesBackward0",
     "max_pool2d_gather": "MaxPool2DWithIndicesBackward0",

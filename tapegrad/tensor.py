@@ -299,6 +299,13 @@ class Tensor(TensorBase):
     exp = F.exp
     log = F.log
     sqrt = F.sqrt
+    log2 = F.log2
+    log10 = F.log10
+    log1p = F.log1p
+    expm1 = F.expm1
+    floor = F.floor
+    ceil = F.ceil
+    trunc = fix = F.trunc
     rsqrt = F.rsqrt
     abs = absolute = F.abs
     sign = F.sign

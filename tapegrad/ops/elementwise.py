@@ -154,6 +154,32 @@ exp = defop("exp", np.exp, partials=[lambda xp, ans, x: ans], reads=["ans"],
 log = defop("log", np.log, partials=[lambda xp, ans, x: 1.0 / x], reads=["x"],
             text="dx = g/x",
             hint="log'(x) = 1/x is infinite at x = 0; clamp the input: log(x.clamp(min=eps))")
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+log2 = defop("log2", np.log2, partials=[lambda xp, ans, x: 1.0 / (x * _LN2)], reads=["x"],
+             text="dx = g/(x*ln 2)",
+             hint="log2'(x) = 1/(x ln 2) is infinite at x = 0; clamp the input away from 0")
+log10 = defop("log10", np.log10, partials=[lambda xp, ans, x: 1.0 / (x * _LN10)],
+              reads=["x"], text="dx = g/(x*ln 10)",
+              hint="log10'(x) = 1/(x ln 10) is infinite at x = 0; clamp the input away from 0")
+log1p = defop("log1p", np.log1p, partials=[lambda xp, ans, x: 1.0 / (1.0 + x)], reads=["x"],
+              text="dx = g/(1+x)",
+              hint="log1p'(x) = 1/(1+x) is infinite at x = -1 (nan below)")
+expm1 = defop("expm1", np.expm1, partials=[lambda xp, ans, x: ans + 1.0], reads=["ans"],
+              text="dx = g*(ans+1)",
+              hint="expm1'(x) = exp(x) overflows to inf for large x (x > 88 in float32)")
+
+
+def _step(name, fn):
+    """floor / ceil / trunc: piecewise constant, so the gradient is 0 (as PyTorch)."""
+    return defop(name, fn, partials=[lambda xp, ans, x: xp.zeros_like(x)], reads=["x"],
+                 text="dx = 0",
+                 hint=f"{name} is piecewise constant: its derivative is 0 everywhere "
+                      "(PyTorch's choice at the jumps too)")
+
+
+floor = _step("floor", np.floor)
+ceil = _step("ceil", np.ceil)
+trunc = _step("trunc", np.trunc)
 # NOTE: sqrt'(0) = 1/(2*0) = inf; that inf times a zero upstream gives nan (worked example 5).
 sqrt = defop("sqrt", np.sqrt, partials=[lambda xp, ans, x: 0.5 / ans], reads=["ans"],
              text="dx = g*0.5/ans",

@@ -113,6 +113,10 @@ neg = negative = _unary(E.neg)
 exp = _unary(E.exp)
 log = _unary(E.log)
 sqrt = _unary(E.sqrt)
+log2 = _unary(E.log2)
+log10 = _unary(E.log10)
+log1p = _unary(E.log1p)
+expm1 = _unary(E.expm1)
 rsqrt = _unary(E.rsqrt)
 abs = absolute = _unary(E.abs)
 sign = _unary(E.sign)
@@ -121,6 +125,23 @@ cos = _unary(E.cos)
 tanh = _unary(E.tanh)
 sigmoid = _unary(E.sigmoid)
 relu = _unary(E.relu)
+
+
+def _rounding(op):
+    """floor/ceil/trunc: integer tensors are returned as they are (PyTorch's no-op)."""
+    f = _unary(op)
+
+    def g(input):
+        x = _tensor(input, op.name)
+        return x if x.data.dtype.kind in "biu" else f(x)
+    g.__name__ = op.name
+    g.__doc__ = f.__doc__
+    return g
+
+
+floor = _rounding(E.floor)
+ceil = _rounding(E.ceil)
+trunc = fix = _rounding(E.trunc)
 
 
 def clamp(input, min=None, max=None):
