@@ -233,6 +233,28 @@ class Tensor(TensorBase):
     def cpu(self):
         return self
 
+    # ---- new_*: tensors with this one's dtype (torch's methods) -----------------------
+    def _new(self, array, dtype, requires_grad):
+        t = like(self, array.astype(_dt.as_dtype(dtype) or self.data.dtype, copy=False))
+        return t.requires_grad_(requires_grad) if requires_grad else t
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.zeros(_size_arg(size)), dtype, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.ones(_size_arg(size)), dtype, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.empty(_size_arg(size)), dtype, requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        return self._new(np.full(_size_arg((size,)), fill_value), dtype, requires_grad)
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        """A copy of `data` (no history), with this tensor's dtype unless `dtype` is given."""
+        arr = np.array(data.data if isinstance(data, TensorBase) else data)
+        return self._new(arr, dtype, requires_grad)
+
     def contiguous(self):
         return self
 
@@ -317,6 +339,17 @@ class Tensor(TensorBase):
     maximum = F.maximum
     minimum = F.minimum
     clamp = clip = F.clamp
+    clamp_min = F.clamp_min
+    clamp_max = F.clamp_max
+    remainder = F.remainder
+    fmod = F.fmod
+    __mod__ = F.remainder
+
+    def __rmod__(self, other):
+        return F.remainder(other, self)
+
+    all = F.all
+    any = F.any
 
     # ---- reductions --------------------------------------------------------------------
     sum = F.sum
@@ -484,6 +517,13 @@ def _to_args(args, kwargs):
 def _is_dtype_name(x):
     return isinstance(x, str) and x.replace("torch.", "").replace("tapegrad.", "") in \
         _dt._BY_NAME
+
+
+def _size_arg(size):
+    """new_zeros(2, 3) and new_zeros((2, 3)) alike."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
 
 
 class Size(tuple):

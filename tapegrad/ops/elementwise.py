@@ -154,6 +154,22 @@ exp = defop("exp", np.exp, partials=[lambda xp, ans, x: ans], reads=["ans"],
 log = defop("log", np.log, partials=[lambda xp, ans, x: 1.0 / x], reads=["x"],
             text="dx = g/x",
             hint="log'(x) = 1/x is infinite at x = 0; clamp the input: log(x.clamp(min=eps))")
+# remainder (Python's %: the sign of the divisor) and fmod (C's: the sign of the dividend):
+# x - y * floor(x / y) and x - y * trunc(x / y); the quotient is piecewise constant.
+remainder = defop("remainder", np.remainder, inputs=("x", "y"), partials=[
+    lambda xp, ans, x, y: 1.0,
+    lambda xp, ans, x, y: -np.floor(_raw(x) / _raw(y)),
+], reads=["", "x y"], text="dx = g ; dy = -g*floor(x/y)",
+    hint=("remainder's derivative is 1 (x) and -floor(x/y) (y): finite for y != 0; "
+          "at y = 0 the quotient is infinite"))
+fmod = defop("fmod", np.fmod, inputs=("x", "y"), partials=[
+    lambda xp, ans, x, y: 1.0,
+    lambda xp, ans, x, y: -np.trunc(_raw(x) / _raw(y)),
+], reads=["", "x y"], text="dx = g ; dy = -g*trunc(x/y)",
+    hint=("fmod's derivative is 1 (x) and -trunc(x/y) (y): finite for y != 0; at y = 0 "
+          "the quotient is infinite"))
+
+
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 log2 = defop("log2", np.log2, partials=[lambda xp, ans, x: 1.0 / (x * _LN2)], reads=["x"],
              text="dx = g/(x*ln 2)",

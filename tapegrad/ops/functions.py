@@ -96,6 +96,8 @@ subtract = sub
 mul = multiply = _binary(E.mul)
 div = divide = true_divide = _binary(E.div)
 maximum = _binary(E.maximum)
+remainder = _binary(E.remainder)
+fmod = _binary(E.fmod)
 minimum = _binary(E.minimum)
 
 
@@ -160,6 +162,29 @@ def clamp(input, min=None, max=None):
 
 
 clip = clamp
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+def _logical_reduction(name, np_fn):
+    def f(input, dim=None, keepdim=False):
+        x = _tensor(input, name)
+        d = _dims(dim)
+        _check_dims(name, x, d)
+        return like(x, np.asarray(np_fn(x.data, axis=d, keepdims=bool(keepdim))))
+    f.__name__ = name
+    f.__doc__ = f"torch.{name}: a bool tensor (no gradient)."
+    return f
+
+
+all = _logical_reduction("all", np.all)
+any = _logical_reduction("any", np.any)
 
 
 def _scalar(v):
