@@ -20,8 +20,9 @@ from .ops.functions import (abs, absolute, add, allclose, amax, amin, argmax, ar
                             prod, relu, reshape, rsqrt, sigmoid, sign, sin, softmax, sqrt, std,
                             sub, subtract, sum, swapaxes, swapdims, t, tanh, transpose,
                             true_divide, var, where)
-from .ops.functions import (all, any, ceil, clamp_max, clamp_min, expm1, fix, floor,  # noqa: E402
-                            fmod, log1p, log2, log10, remainder, trunc)
+from .ops.functions import (all, any, ceil, clamp_max, clamp_min, cumsum, expm1, fix,  # noqa: E402
+                            floor, floor_divide, fmod, log1p, log2, log10, outer, remainder,
+                            trunc)
 from .ops.shape_functions import (cat, chunk, concat, concatenate, flatten, flip, fliplr,
                                   flipud, hstack, moveaxis, movedim, narrow, repeat, roll,
                                   select, split, squeeze, stack, tensor_split, tril, triu,

@@ -349,6 +349,14 @@ class Tensor(TensorBase):
         return F.remainder(other, self)
 
     all = F.all
+    cumsum = F.cumsum
+    outer = ger = F.outer
+    floor_divide = F.floor_divide
+    __floordiv__ = F.floor_divide
+
+    def __rfloordiv__(self, other):
+        return F.floor_divide(other, self)
+
     any = F.any
 
     # ---- reductions --------------------------------------------------------------------

@@ -81,3 +81,22 @@ def test_makemore_style_counts_with_new_zeros():
         P /= P.sum(1, keepdims=True)
         res.append(P.numpy())
     np.testing.assert_allclose(res[0], res[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("a,b", [(A * 3, 0.7), (A * 3, A[::-1] + 2.0),
+                                 (np.arange(-5, 7).reshape(3, 4), 3)])
+def test_floor_divide_and_operator_match_torch(a, b):
+    tb = torch.tensor(b) if isinstance(b, np.ndarray) else b
+    gb = tg.tensor(b) if isinstance(b, np.ndarray) else b
+    ref = torch.tensor(a) // tb
+    ours = tg.tensor(a) // gb
+    assert str(ours.dtype) == str(ref.dtype).replace("torch.", "")
+    np.testing.assert_array_equal(ours.numpy(), ref.numpy())
+    np.testing.assert_array_equal(tg.floor_divide(tg.tensor(a), gb).numpy(), ref.numpy())
+
+
+def test_cumsum_of_ints_is_int64_like_torch():
+    arr = np.array([[True, False], [True, True]])
+    ours, ref = tg.tensor(arr).cumsum(0), torch.tensor(arr).cumsum(0)
+    assert ours.dtype == np.int64 and ref.dtype == torch.int64
+    np.testing.assert_array_equal(ours.numpy(), ref.numpy())

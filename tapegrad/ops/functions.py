@@ -183,6 +183,40 @@ def _logical_reduction(name, np_fn):
     return f
 
 
+def cumsum(input, dim, *, dtype=None):
+    """Cumulative sum along dim (bool/int tensors sum to int64, as PyTorch)."""
+    x = _tensor(input, "cumsum")
+    if dtype is not None:
+        x = x.to(dtype)
+    elif x.data.dtype.kind in "biu":
+        x = x.to(_dt.int64)
+    _check_dims("cumsum", x, int(dim))
+    d = int(dim) % builtins.max(x.data.ndim, 1)
+    return apply(R.cumsum, x, axis=d)
+
+
+def outer(input, vec2):
+    """The outer product of two 1-D tensors: out[i, j] = input[i] * vec2[j] (a composite)."""
+    a, b = _tensor(input, "outer"), _tensor(vec2, "outer")
+    if a.data.ndim != 1 or b.data.ndim != 1:
+        raise RuntimeError(f"outer: expected 1-D tensors, got shapes {tuple(a.data.shape)} "
+                           f"and {tuple(b.data.shape)}")
+    return mul(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+def floor_divide(input, other):
+    """floor(input / other), as torch.floor_divide and `//` (not differentiable)."""
+    a, b = _arg(input), _arg(other)
+    like_t = a if isinstance(a, TensorBase) else _tensor(b, "floor_divide")
+    av = a.data if isinstance(a, TensorBase) else a
+    bv = b.data if isinstance(b, TensorBase) else b
+    out = np.asarray(np.floor_divide(av, bv))
+    if out.dtype == np.float64 and not builtins.any(isinstance(v, np.ndarray) and v.dtype == np.float64
+                                           for v in (av, bv)):
+        out = out.astype(_dt.get_default_dtype())
+    return like(like_t, out)
+
+
 all = _logical_reduction("all", np.all)
 any = _logical_reduction("any", np.any)
 

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..core.tensor_base import TensorBase
+from ._within_rule import within_rule
 from .registry import defop
 
 _builtin_max = builtins.max
@@ -382,3 +383,22 @@ max_dim.jvp = min_dim.jvp = _select_jvp
 var.jvp = _var_jvp
 std.jvp = _std_jvp
 logsumexp.jvp = _logsumexp_jvp
+
+
+# ---- cumulative sum (a scan: linear, its adjoint is the reversed scan) ------------------
+def _cumsum_forward(x, axis, reverse=False):
+    if x.ndim == 0:
+        return x.copy()
+    if reverse:
+        return np.flip(np.cumsum(np.flip(x, axis), axis=axis), axis)
+    return np.cumsum(x, axis=axis)
+
+
+def _cumsum_vjp(xp, g, ans, x, axis, reverse=False):
+    # d out_j / d x_i = 1 for i <= j: each x_i collects the gradients of the later outputs
+    return within_rule(xp, cumsum, g, axis=axis, reverse=not reverse)
+
+
+cumsum = defop("cumsum", _cumsum_forward, linear=True, promote=False, vjp=[_cumsum_vjp],
+               text="dx = g summed from the end (the reversed cumulative sum)",
+               hint="linear: the rule only sums g, so it is finite whenever g is")
