@@ -127,6 +127,20 @@ class Optimizer:
             return closure()
 
     @staticmethod
+    def _check_adam_args(lr, eps, betas, weight_decay):
+        """The checks (and messages) torch's Adam-family constructors share."""
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+    @staticmethod
     def _bump(params):
         """The update changed these parameters in place: bump their version counters, so a
         graph that saved the old values refuses to backprop through them."""
