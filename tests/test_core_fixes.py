@@ -580,7 +580,7 @@ def test_unpack_dual_after_tangent_data_reassigned():
     with fwAD.dual_level():
         d = fwAD.make_dual(p, t)
         old = t.numpy(force=True)
-        t.data = np.zeros(3, np.float32)  # t no longer shows the dual's tangent
+        t.data = tg.zeros(3)  # t no longer shows the dual's tangent
         tan = fwAD.unpack_dual(d).tangent
         assert tan is not t and tan.numpy() is not None
         np.testing.assert_array_equal(tan.numpy(), old)

@@ -464,10 +464,10 @@ def test_packed_without_h0_and_batch_first(kind):
 def test_packed_sequence_conversions_and_copies():
     import copy
     p = tgu.pack_sequence([tg.ones(3, 2), tg.ones(1, 2)])
-    assert p.double().numpy(force=True).dtype == np.float64 and p.float() is p
+    assert p.double().data.dtype == np.float64 and p.float() is p
     assert p.to(tg.float32) is p and not p.is_cuda and not p.is_pinned()
     legacy = tgu.PackedSequence((p.data, p.batch_sizes))
     assert legacy.batch_sizes is p.batch_sizes and legacy.sorted_indices is None
     m = tg.nn.LSTM(2, 3)
     m2 = copy.deepcopy(m)
-    np.testing.assert_array_equal(m(p)[0].numpy(force=True).numpy(force=True), m2(p)[0].numpy(force=True).numpy(force=True))
+    np.testing.assert_array_equal(m(p)[0].data.numpy(force=True), m2(p)[0].data.numpy(force=True))
