@@ -27,7 +27,8 @@ torch's keywords, all keyword-only as in torch:
                               Jacobian: J v by a central difference along a random v,
                               u^T J by one VJP (and u^T (J v) by one JVP in forward mode)
     masked=None               accepted; it concerns sparse tensors, which tapegrad lacks
-    raise_exception=True      False: print the report and return False
+    raise_exception=True      False: return False in silence, as torch does (the report
+                              is only in the exception)
 
 `gradgradcheck` checks the second derivative: it builds
     g(x, v) = VJP(fn, x, v) = autograd.grad(fn(x), x, v, create_graph=True)
@@ -122,7 +123,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
     `inputs`: a Tensor or a tuple of arguments; the float64 Tensors with
     requires_grad=True are the ones checked. Returns True, or raises `GradcheckError`
-    with a per-input report (prints it and returns False if `raise_exception=False`).
+    with a per-input report (returns False, printing nothing, if `raise_exception=False`).
     """
     _check_flags(check_forward_ad, check_backward_ad, check_batched_grad,
                  check_batched_forward_grad)
