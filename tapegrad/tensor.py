@@ -15,6 +15,7 @@ from . import dtypes as _dt
 from . import legacy_args as _legacy
 from . import printing as _printing
 from .core import backward as _backward
+from .core import cuts as _cuts
 from .core import hooks as _hooks
 from .core.tensor_base import TensorBase, like
 from .ops import functions as F
@@ -70,11 +71,15 @@ class Tensor(TensorBase):
 
     def detach(self):
         """The same data with no history: the graph is cut here."""
+        if self._rg:  # remember where, for autograd.why_no_grad (core/cuts.py)
+            _cuts.note(self, ".detach()")
         t = like(self, self.data)
         t._version = self._version  # shares storage, so it shares the version counter
         return t
 
     def detach_(self):
+        if self._rg:
+            _cuts.note(self, ".detach_()")
         self.grad_fn = None
         self._rg = False
         return self
@@ -128,6 +133,11 @@ class Tensor(TensorBase):
         return self.data.dtype.kind == "f"
 
     def item(self):
+        if self._rg:
+            _cuts.note(self, ".item()")
+        return self._scalar()
+
+    def _scalar(self):
         if self.data.size != 1:
             raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted "
                                "to Scalar")
@@ -141,9 +151,13 @@ class Tensor(TensorBase):
         return self.data
 
     def tolist(self):
+        if self._rg:
+            _cuts.note(self, ".tolist()")
         return self.data.tolist()
 
     def __array__(self, dtype=None, copy=None):
+        if self._rg:
+            _cuts.note(self, "a NumPy conversion (np.asarray)")
         arr = self.data
         return arr.astype(dtype) if dtype is not None else arr
 
@@ -164,10 +178,14 @@ class Tensor(TensorBase):
         return bool(self.data)
 
     def __float__(self):
-        return float(self.item())
+        if self._rg:
+            _cuts.note(self, "float()")
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        if self._rg:
+            _cuts.note(self, "int()")
+        return int(self._scalar())
 
     def __index__(self):
         if self.data.dtype.kind not in "iub" or self.data.size != 1:
