@@ -26,8 +26,8 @@ from ..core.tensor_base import TensorBase
 
 __all__ = ["why_no_grad", "NoGradReport"]
 
-_NEVER = ("never reached from the loss: it took no part in computing the tensor backward "
-          "started from (a layer built but not called in forward?)")
+_NEVER = ("never reached from the loss (it took no part in computing it: a layer built "
+          "but never called?)")
 
 
 class NoGradReport(dict):
@@ -68,7 +68,7 @@ def why_no_grad(model_or_params):
 def cause(p):
     """One line: why `p.grad` is None."""
     if not p.requires_grad:
-        return "requires_grad=False (frozen: autograd skips it)"
+        return "requires_grad=False (frozen)"
     if not p.is_leaf:
         return ("not a leaf: it was computed by an op, and only leaves keep .grad (call "
                 ".retain_grad() on it before backward to keep its gradient)")
@@ -76,7 +76,7 @@ def cause(p):
     if not recs:
         return _NEVER
     first = recs[-1]
-    text = f"cut at {first[1]} by {first[0]} (backward cannot reach it through there)"
+    text = f"cut at {first[1]} by {first[0]}"
     for how, site in reversed(recs[:-1]):
         text += f"; before that at {site} by {how}"
     return text
@@ -154,6 +154,7 @@ def _unregistered(model):
                 fix = "nn.ModuleDict" if isinstance(value, dict) else "nn.ModuleList"
                 names = ", ".join(type(m).__name__ for m in mods[:4]) + (
                     ", ..." if len(mods) > 4 else "")
-                out.append(f"{where}: a plain Python {kind} of {len(mods)} modules ({names}); "
+                noun = "module" if len(mods) == 1 else "modules"
+                out.append(f"{where}: a plain Python {kind} of {len(mods)} {noun} ({names}); "
                            f"their {len(params)} parameters are not registered: use {fix}")
     return out
