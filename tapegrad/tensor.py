@@ -100,7 +100,8 @@ class Tensor(TensorBase):
 
     @property
     def dtype(self):
-        return self.data.dtype
+        """A `tg.dtype` (prints as `tapegrad.float32`; equal to the NumPy dtype)."""
+        return _dt.of(self.data.dtype)
 
     @property
     def ndim(self):

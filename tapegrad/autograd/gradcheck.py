@@ -37,6 +37,7 @@ over it, check_fwd_over_rev: forward mode over it).
 """
 import numpy as np
 
+from .. import dtypes as _dt
 from ..core import grad_mode
 from ..core.backward import grad as _grad
 from ..tensor import Tensor
@@ -55,7 +56,8 @@ def _diff_inputs(inputs):
         if isinstance(t, Tensor) and t.requires_grad:
             if t.data.dtype != np.float64:
                 raise ValueError(
-                    f"gradcheck: input {i} has dtype {t.data.dtype}; finite differences need "
+                    f"gradcheck: input {i} has dtype {_dt.name(t.data.dtype)}; finite "
+                    f"differences need "
                     f"float64 inputs (use x.double() or dtype=tg.float64), otherwise the "
                     f"rounding error of the difference quotient swamps the comparison")
             idx.append(i)
@@ -91,8 +93,9 @@ def _analytical(fn, inputs, diff_idx, check_grad_dtypes):
                                     f"but the input has shape {tuple(inputs[i].shape)}")
                     continue
                 if check_grad_dtypes and g.data.dtype != inputs[i].data.dtype:
-                    problems.append(f"the gradient for input {i} has dtype {g.data.dtype}, "
-                                    f"but the input has dtype {inputs[i].data.dtype}")
+                    problems.append(f"the gradient for input {i} has dtype "
+                                    f"{_dt.name(g.data.dtype)}, "
+                                    f"but the input has dtype {_dt.name(inputs[i].data.dtype)}")
                 jac[k, i][r, :] = np.asarray(g.data, dtype=np.float64).reshape(-1)
     return jac, sorted(set(problems))
 

@@ -495,7 +495,7 @@ def cast(x, dtype):
         return x
     if dtype.kind != "f":  # an integer or bool copy cuts the graph
         if x._rg:
-            _cuts.note(x, f"an integer cast (to {dtype})")
+            _cuts.note(x, f"an integer cast (to {_dt.name(dtype)})")
         return like(x, x.data.astype(dtype))
     return apply(S.cast, x, dtype=dtype)
 

@@ -505,7 +505,7 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
 def _random_fill(self, arr):
     if self.data.dtype.kind != "f":
         raise RuntimeError(f"random fill expects a floating point tensor, got "
-                           f"{self.data.dtype}")
+                           f"{_dt.name(self.data.dtype)}")
     arr = arr.astype(self.data.dtype, copy=False)
 
     def fast(out):
