@@ -32,7 +32,7 @@ def _float_dtype(dtype):
 def tensor(data, dtype=None, requires_grad=False, device=None):
     """Copy `data` (numbers, nested lists, arrays, tensors) into a new leaf tensor."""
     if isinstance(data, Tensor):
-        data = data.data
+        data = data._data
     if isinstance(data, np.ndarray):
         data = data.copy()  # a new leaf never shares memory with its source
     _check_device(device, "tensor()")

@@ -122,9 +122,9 @@ def _prepare(primals):
     with grad_mode.enable_grad():
         xs = []
         for p in primals:
-            if p.data.dtype.kind not in "fc":
+            if p._data.dtype.kind not in "fc":
                 raise RuntimeError("only Tensors of floating point dtype can require "
-                                   f"gradients (got an input of dtype {_dt.name(p.data.dtype)})")
+                                   f"gradients (got an input of dtype {_dt.name(p._data.dtype)})")
             x = apply(_S.alias, p)
             x._version = p._version
             x._rg = True
@@ -170,7 +170,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 def _jvp_leaves(f, primals, tangents, has_aux, head):
     """(output leaves, tangent leaves, output structure, aux) of f at primals along
     tangents (lists of tensors)."""
-    tangents = [t if t.data.dtype == p.data.dtype else t.to(p.dtype)
+    tangents = [t if t._data.dtype == p._data.dtype else t.to(p.dtype)
                 for p, t in zip(primals, tangents)]
     if not any(p._rg or p._fw is not None for p in primals):
         return _jvp_dual(f, primals, tangents, has_aux, head)
@@ -180,7 +180,7 @@ def _jvp_leaves(f, primals, tangents, has_aux, head):
         out, aux = _split_aux(f(*xs), has_aux, head)
     outs, o_spec = _output_leaves(out, head)
     with grad_mode.enable_grad():
-        us = [Tensor(np.zeros_like(o.data), requires_grad=o.data.dtype.kind in "fc")
+        us = [Tensor(np.zeros_like(o._data), requires_grad=o._data.dtype.kind in "fc")
               for o in outs]
         g = _grads(outs, xs, us, create_graph=True)       # J^T u, recorded as a function of u
         tans = _grads(g, us, list(tangents), create_graph=nested)  # d<J^T u, v>/du = J v
@@ -259,9 +259,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
             out, aux = _split_aux(f(*xs), has_aux, head)
         if not isinstance(out, Tensor):
             raise RuntimeError(f"{head}: Expected f(*args) to return a Tensor, got {type(out)}")
-        if out.data.ndim != 0:
+        if out._data.ndim != 0:
             raise RuntimeError(f"{head}: Expected f(*args) to return a scalar Tensor, got "
-                               f"tensor with {out.data.ndim} dims. Maybe you wanted to use "
+                               f"tensor with {out._data.ndim} dims. Maybe you wanted to use "
                                f"the vjp or jacrev APIs instead?")
         gs = _grads([out], xs, [None], nested)
         g = pytree.unflatten(gs, spec)
@@ -307,7 +307,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         jac = []
         for o in outs:
             rows = [[] for _ in xs]
-            for k in range(o.data.size):
+            for k in range(o._data.size):
                 for j, g in enumerate(_grads([o], xs, [_one_hot_like(o, k)], nested)):
                     rows[j].append(g)
             jac.append([_stack(r, tuple(o.shape) + tuple(x.shape)) for r, x in zip(rows, xs)])
@@ -331,7 +331,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         values = o_spec = aux = None
         with randomness_scope(randomness) as scope:
             for b, x in enumerate(leaves):
-                for k in range(x.data.size):
+                for k in range(x._data.size):
                     tangents = [_one_hot_like(x, k) if m == b else _zeros(y)
                                 for m, y in enumerate(leaves)]
                     scope.element()
@@ -345,8 +345,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         for a, o in enumerate(values):
             row = []
             for b, x in enumerate(leaves):
-                stacked = _stack([c[a] for c in cols[b]], (x.data.size,) + tuple(o.shape))
-                nd = o.data.ndim  # move the column axis behind the output axes
+                stacked = _stack([c[a] for c in cols[b]], (x._data.size,) + tuple(o.shape))
+                nd = o._data.ndim  # move the column axis behind the output axes
                 if nd:
                     stacked = stacked.permute(tuple(range(1, nd + 1)) + (0,))
                 row.append(stacked.reshape(tuple(o.shape) + tuple(x.shape)))

@@ -37,10 +37,10 @@ def legacy_data(args, dtype, name="Tensor"):
                         f"{bad + 1}: sizes must be ints, got {type(args[bad]).__name__}")
     (x,) = args
     if isinstance(x, TensorBase):
-        if dtype is not None and x.data.dtype != dtype:
+        if dtype is not None and x._data.dtype != dtype:
             raise TypeError(f"{name}(): expected a tensor of dtype {_dt.name(dtype)}, got "
-                            f"{_dt.name(x.data.dtype)} (use .to({_dt.name(dtype)}))")
-        return x.data, None
+                            f"{_dt.name(x._data.dtype)} (use .to({_dt.name(dtype)}))")
+        return x._data, None
     if isinstance(x, np.ndarray):
         return x, dtype
     if not isinstance(x, (list, tuple, np.generic)):

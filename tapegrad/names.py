@@ -77,7 +77,7 @@ def _pow(node):
 
 
 def _matmul(node):
-    a, b = (np.ndim(t.data) for t in node.inputs[:2])
+    a, b = (np.ndim(t._data) for t in node.inputs[:2])
     return {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0",
             (1, 2): "SqueezeBackward4"}.get((a, b), "UnsafeViewBackward0")
 
@@ -121,7 +121,7 @@ def _getitem(node):
 
 def _linear(node):
     x, bias = node.inputs[0], node.inputs[2] if len(node.inputs) > 2 else None
-    nd = np.ndim(x.data)
+    nd = np.ndim(x._data)
     if nd == 2:
         return "AddmmBackward0" if bias is not None else "MmBackward0"
     return "ViewBackward0" if bias is not None else "UnsafeViewBackward0"
@@ -134,7 +134,7 @@ def _adaptive_avg_pool2d(node):
 
 def _sdpa(node):
     q = node.inputs[0]
-    if np.ndim(q.data) == 4:
+    if np.ndim(q._data) == 4:
         return "ScaledDotProductFlashAttentionForCpuBackward0"
     return "UnsafeViewBackward0"
 

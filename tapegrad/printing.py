@@ -169,7 +169,7 @@ def _with_suffixes(text, suffixes, indent):
 def repr_tensor(t):
     prefix = "tensor("
     indent = len(prefix)
-    arr = t.data
+    arr = t._data
     default = _dt.get_default_dtype()
     suffixes = []
     if arr.size == 0:
@@ -190,7 +190,7 @@ def repr_tensor(t):
         suffixes.append("requires_grad=True")
     fw = t._fw  # a forward-mode dual prints its tangent (an array, so no history)
     if fw is not None:
-        fw = np.asarray(fw.data if isinstance(fw, TensorBase) else fw)
+        fw = np.asarray(fw._data if isinstance(fw, TensorBase) else fw)
         suffixes.append("tangent=" + (str(fw.item()) if fw.ndim == 0
                                       else repr_tensor(like(t, fw))))
     return _with_suffixes(prefix + text, suffixes, indent)

@@ -73,7 +73,7 @@ class Tensor(TensorBase):
         """The same data with no history: the graph is cut here."""
         if self._rg:  # remember where, for autograd.why_no_grad (core/cuts.py)
             _cuts.note(self, ".detach()")
-        t = like(self, self.data)
+        t = like(self, self._data)
         t._version = self._version  # shares storage, so it shares the version counter
         return t
 
@@ -91,27 +91,27 @@ class Tensor(TensorBase):
     # ---- array attributes -----------------------------------------------------------
     @property
     def shape(self):
-        return Size(self.data.shape)
+        return Size(self._data.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self.data.shape)
-        return self.data.shape[dim]
+            return Size(self._data.shape)
+        return self._data.shape[dim]
 
     @property
     def dtype(self):
         """A `tg.dtype` (prints as `tapegrad.float32`; equal to the NumPy dtype)."""
-        return _dt.of(self.data.dtype)
+        return _dt.of(self._data.dtype)
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     def dim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     def numel(self):
-        return int(self.data.size)
+        return int(self._data.size)
 
     nelement = numel
 
@@ -131,7 +131,7 @@ class Tensor(TensorBase):
         return False
 
     def is_floating_point(self):
-        return self.data.dtype.kind == "f"
+        return self._data.dtype.kind == "f"
 
     def item(self):
         if self._rg:
@@ -139,44 +139,45 @@ class Tensor(TensorBase):
         return self._scalar()
 
     def _scalar(self):
-        if self.data.size != 1:
-            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted "
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
-        return self.data.item()
+        return self._data.item()
 
-    def numpy(self):
-        """The underlying array (shares memory). Leaves the graph: no gradient flows back."""
-        if self._rg:
+    def numpy(self, *, force=False):
+        """The underlying array (shares memory). Leaves the graph: no gradient flows back.
+        `force=True` (torch's flag) allows it on a tensor that requires grad."""
+        if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        return self.data
+        return self._data
 
     def tolist(self):
         if self._rg:
             _cuts.note(self, ".tolist()")
-        return self.data.tolist()
+        return self._data.tolist()
 
     def __array__(self, dtype=None, copy=None):
         if self._rg:
             _cuts.note(self, "a NumPy conversion (np.asarray)")
-        arr = self.data
+        arr = self._data
         return arr.astype(dtype) if dtype is not None else arr
 
     def __len__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.data.shape[0]))
+        return (self[i] for i in range(self._data.shape[0]))
 
     def __bool__(self):
-        if self.data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {self.data.size} values is "
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self._data.size} values is "
                                "ambiguous")
-        return bool(self.data)
+        return bool(self._data)
 
     def __float__(self):
         if self._rg:
@@ -189,18 +190,18 @@ class Tensor(TensorBase):
         return int(self._scalar())
 
     def __index__(self):
-        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted "
                             "to an index")
-        return int(self.data.item())
+        return int(self._data.item())
 
     __repr__ = _printing.repr_tensor
 
     def __format__(self, spec):
         """A 0-d tensor formats as its number (`f"{loss:.4f}"`, `f"{t}"` gives `1.25`),
         as in torch; other tensors only with an empty spec (their str)."""
-        if self.data.ndim == 0 and type(self) is Tensor:
-            return self.data.item().__format__(spec)
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return self._data.item().__format__(spec)
         return object.__format__(self, spec)
 
     # ---- dtype and device conversion (differentiable between float dtypes) ----------
@@ -225,7 +226,7 @@ class Tensor(TensorBase):
         """`t.type()` names the legacy type ('tapegrad.FloatTensor'); `t.type(T)` casts
         to a dtype, a legacy type name or class (`t.type(tg.LongTensor)`)."""
         if dtype is None:
-            return f"{_printing.PREFIX}.{_dt.legacy_name(self.data.dtype)}"
+            return f"{_printing.PREFIX}.{_dt.legacy_name(self._data.dtype)}"
         return self.to(_dt.as_dtype(getattr(dtype, "dtype", dtype)))
 
     def type_as(self, other):
@@ -254,7 +255,7 @@ class Tensor(TensorBase):
 
     # ---- new_*: tensors with this one's dtype (torch's methods) -----------------------
     def _new(self, array, dtype, requires_grad):
-        t = like(self, array.astype(_dt.as_dtype(dtype) or self.data.dtype, copy=False))
+        t = like(self, array.astype(_dt.as_dtype(dtype) or self._data.dtype, copy=False))
         return t.requires_grad_(requires_grad) if requires_grad else t
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
@@ -271,7 +272,7 @@ class Tensor(TensorBase):
 
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
         """A copy of `data` (no history), with this tensor's dtype unless `dtype` is given."""
-        arr = np.array(data.data if isinstance(data, TensorBase) else data)
+        arr = np.array(data._data if isinstance(data, TensorBase) else data)
         return self._new(arr, dtype, requires_grad)
 
     def contiguous(self):
@@ -453,7 +454,7 @@ class Tensor(TensorBase):
 
     @property
     def T(self):
-        return F.permute(self, tuple(range(self.data.ndim))[::-1])
+        return F.permute(self, tuple(range(self._data.ndim))[::-1])
 
     @property
     def mT(self):
@@ -526,7 +527,7 @@ def _to_args(args, kwargs):
         _device.check(kwargs["device"], "Tensor.to()")
     rest = list(args)
     if rest and isinstance(rest[0], TensorBase):  # to(other): its dtype and device
-        dtype = rest.pop(0).data.dtype
+        dtype = rest.pop(0)._data.dtype
     elif rest and (isinstance(rest[0], (str, _device.device, int, np.integer))
                    and not isinstance(rest[0], bool) and not _is_dtype_name(rest[0])):
         _device.check(rest.pop(0), "Tensor.to()")

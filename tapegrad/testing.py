@@ -12,7 +12,13 @@ Comparison = namedtuple("Comparison", ["exact", "approx", "maxdiff"])
 
 
 def _arr(x):
-    return np.asarray(x.data if hasattr(x, "data") and not isinstance(x, np.ndarray) else x)
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "_data"):          # a tapegrad tensor
+        return np.asarray(x._data)
+    if hasattr(x, "detach"):         # a torch tensor that may require grad
+        x = x.detach()
+    return np.asarray(x)
 
 
 def compare(name, manual, tensor, rtol=1e-5, atol=1e-8, verbose=True):

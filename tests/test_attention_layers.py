@@ -17,7 +17,7 @@ TDT = {np.float64: torch.float64, np.float32: torch.float32}
 
 
 def _np(t):
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t.data)
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t.numpy(force=True))
 
 
 def _close(a, b, dtype, what):
@@ -103,10 +103,10 @@ def test_sdpa_fully_masked_rows_give_zeros_like_torch():
         out = F.scaled_dot_product_attention(*ours, attn_mask=tg.tensor(mask))
         tout = TF.scaled_dot_product_attention(*theirs, attn_mask=torch.tensor(mask))
         _close(out, tout, np.float64, "sdpa output, dead row")
-        assert not np.any(out.data[:, 1])
+        assert not np.any(out.numpy(force=True)[:, 1])
         _backward_both(out, tout)
         for a, b in zip(ours, theirs):
-            assert np.isfinite(a.grad.data).all()
+            assert np.isfinite(a.grad.numpy(force=True)).all()
             _close(a.grad, b.grad, np.float64, "sdpa grad, dead row")
 
 
@@ -127,14 +127,14 @@ def test_sdpa_gqa(dtype):
 def test_sdpa_dropout():
     q = tg.randn(2, 2, 6, 4, dtype=tg.float64)
     k, v = tg.randn(2, 2, 6, 4, dtype=tg.float64), tg.randn(2, 2, 6, 4, dtype=tg.float64)
-    assert not np.any(F.scaled_dot_product_attention(q, k, v, dropout_p=1.0).data)
+    assert not np.any(F.scaled_dot_product_attention(q, k, v, dropout_p=1.0).numpy(force=True))
     tg.manual_seed(0)
     a = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, is_causal=True)
     tg.manual_seed(0)
     b = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, is_causal=True)
-    np.testing.assert_array_equal(a.data, b.data)            # seeded: reproducible
+    np.testing.assert_array_equal(a.numpy(force=True), b.numpy(force=True))            # seeded: reproducible
     full = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    assert not np.allclose(a.data, full.data)                # and it did drop something
+    assert not np.allclose(a.numpy(force=True), full.numpy(force=True))                # and it did drop something
 
 
 def test_sdpa_errors_name_the_problem():
@@ -157,7 +157,7 @@ def test_sdpa_errors_name_the_problem():
 
 # ---- nn.MultiheadAttention -------------------------------------------------------------------
 def _load_into_torch(ours, theirs):
-    theirs.load_state_dict({k: torch.tensor(np.array(v.data)) for k, v in
+    theirs.load_state_dict({k: torch.tensor(np.array(v.numpy(force=True))) for k, v in
                             ours.state_dict().items()})
 
 
@@ -173,7 +173,7 @@ def _compare_params(ours, theirs, dtype):
     assert names == list(tp)
     for n, p in ours.named_parameters():
         if tp[n].grad is None:
-            assert p.grad is None or not np.any(p.grad.data), n
+            assert p.grad is None or not np.any(p.grad.numpy(force=True)), n
         else:
             _close(p.grad, tp[n].grad, dtype, f"grad of {n}")
 
@@ -283,9 +283,9 @@ def test_multihead_init_statistics_and_errors():
     tg.manual_seed(0)
     m = tg.nn.MultiheadAttention(64, 4, add_bias_kv=True)
     bound = math.sqrt(6.0 / (64 + 3 * 64))        # xavier_uniform_ on (3E, E)
-    w = m.in_proj_weight.data
+    w = m.in_proj_weight.numpy(force=True)
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
-    assert not np.any(m.in_proj_bias.data) and not np.any(m.out_proj.bias.data)
+    assert not np.any(m.in_proj_bias.numpy(force=True)) and not np.any(m.out_proj.bias.numpy(force=True))
     assert type(m.out_proj).__name__ == "NonDynamicallyQuantizableLinear"
     assert m.bias_k.shape == (1, 1, 64)
     with pytest.raises(AssertionError, match="divisible by num_heads"):
@@ -319,8 +319,8 @@ def test_multihead_dropout_only_in_training():
         a = m(tg.tensor(x), tg.tensor(x), tg.tensor(x), need_weights=need)[0]
         tg.manual_seed(1)
         b = m(tg.tensor(x), tg.tensor(x), tg.tensor(x), need_weights=need)[0]
-        np.testing.assert_array_equal(a.data, b.data)           # seeded: reproducible
-        assert not np.allclose(a.data, out.data)                # weights were dropped
+        np.testing.assert_array_equal(a.numpy(force=True), b.numpy(force=True))           # seeded: reproducible
+        assert not np.allclose(a.numpy(force=True), out.numpy(force=True))                # weights were dropped
 
 
 # ---- Transformer layers ----------------------------------------------------------------------
@@ -388,14 +388,14 @@ def test_encoder_stack_with_masks_and_causal_detection(batch_first, norm_first):
     x = np.random.default_rng(2).standard_normal((2, 6, 8) if batch_first else (6, 2, 8))
     causal = tg.nn.Transformer.generate_square_subsequent_mask(6, dtype=tg.float64)
     np.testing.assert_array_equal(
-        causal.data, torch.nn.Transformer.generate_square_subsequent_mask(6).double().numpy())
+        causal.numpy(force=True), torch.nn.Transformer.generate_square_subsequent_mask(6).double().numpy())
     kpm = np.zeros((2, 6), bool)
     kpm[0, 4:] = True
-    for masks in (dict(mask=causal.data), dict(mask=causal.data, src_key_padding_mask=kpm),
+    for masks in (dict(mask=causal.numpy(force=True)), dict(mask=causal.numpy(force=True), src_key_padding_mask=kpm),
                   dict(src_key_padding_mask=kpm)):
         m, tm = _masks_pair(**masks)
         _run_pair(ours, theirs, [x], np.float64, m, tm)
-    m, tm = _masks_pair(mask=causal.data)
+    m, tm = _masks_pair(mask=causal.numpy(force=True))
     _run_pair(ours, theirs, [x], np.float64, dict(m, is_causal=True), dict(tm, is_causal=True))
 
 
@@ -431,14 +431,14 @@ def test_transformer_full_model(batch_first):
     rng = np.random.default_rng(4)
     src = rng.standard_normal((2, 5, 8) if batch_first else (5, 2, 8))
     tgt = rng.standard_normal((2, 3, 8) if batch_first else (3, 2, 8))
-    tmask = tg.nn.Transformer.generate_square_subsequent_mask(3).data.astype(np.float64)
+    tmask = tg.nn.Transformer.generate_square_subsequent_mask(3).numpy(force=True).astype(np.float64)
     skpm = np.zeros((2, 5), bool)
     skpm[0, 4] = True
     m, tm = _masks_pair(tgt_mask=tmask, src_key_padding_mask=skpm,
                         memory_key_padding_mask=skpm)
     _run_pair(ours, theirs, [src, tgt], np.float64, m, tm)
     # init: every matrix re-drawn with xavier_uniform_ (bound sqrt(6 / (fan_in + fan_out)))
-    w = ours.encoder.layers[0].linear1.weight.data
+    w = ours.encoder.layers[0].linear1.weight.numpy(force=True)
     assert np.abs(w).max() <= math.sqrt(6.0 / (8 + 16))
     with pytest.raises(RuntimeError, match="batch number of src and tgt must be equal"):
         ours(tg.tensor(src), tg.tensor(tgt[:1] if batch_first else tgt[:, :1]))
@@ -654,7 +654,7 @@ def test_word_language_model_transformer(has_mask):
     sd = {k: v.detach().numpy().copy() for k, v in theirs.state_dict().items()}
     ours.load_state_dict(sd, strict=True)
     _same_state_dict_layout(ours, theirs)
-    np.testing.assert_allclose(ours.pos_encoder.pe.data[:50], sd["pos_encoder.pe"][:50],
+    np.testing.assert_allclose(ours.pos_encoder.pe.numpy(force=True)[:50], sd["pos_encoder.pe"][:50],
                                rtol=1e-6, atol=1e-6)  # float32 buffer computed by each library
     data = np.random.default_rng(6).integers(0, 13, (7, 3))   # (seq, batch)
     targets = np.random.default_rng(7).integers(0, 13, (7 * 3,))

@@ -78,7 +78,7 @@ class TorchGPT(tnn.Module):
 
 
 def _copy_weights(ours, theirs):
-    sd = {k: torch.tensor(np.array(v.data)) for k, v in ours.state_dict().items()}
+    sd = {k: torch.tensor(np.array(v.numpy(force=True))) for k, v in ours.state_dict().items()}
     missing = theirs.load_state_dict(sd, strict=True)
     assert not missing.missing_keys and not missing.unexpected_keys
 
@@ -86,7 +86,7 @@ def _copy_weights(ours, theirs):
 def _compare_grads(ours, theirs, rtol, atol):
     tgrads = dict(theirs.named_parameters())
     for name, p in ours.named_parameters():
-        np.testing.assert_allclose(p.grad.data, tgrads[name].grad.numpy(), rtol=rtol, atol=atol,
+        np.testing.assert_allclose(p.grad.numpy(force=True), tgrads[name].grad.numpy(), rtol=rtol, atol=atol,
                                    err_msg=name)
 
 
@@ -105,7 +105,7 @@ def test_mlp_matches_torch(dtype, tol):
     assert abs(loss.item() - tloss.item()) < tol * 10
     _compare_grads(ours, theirs, tol, tol)
     # running statistics after one training-mode step (unbiased running variance)
-    np.testing.assert_allclose(ours.bn.running_var.data, theirs.bn.running_var.numpy(),
+    np.testing.assert_allclose(ours.bn.running_var.numpy(force=True), theirs.bn.running_var.numpy(),
                                rtol=tol, atol=tol)
 
 
@@ -119,7 +119,7 @@ def test_gpt_matches_torch(dtype, tol):
     y = np.random.default_rng(1).integers(-1, 27, (5, 8))  # -1 = padding, ignored
     logits = ours(tg.tensor(idx))
     tlogits = theirs(torch.tensor(idx))
-    np.testing.assert_allclose(logits.data, tlogits.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(logits.numpy(force=True), tlogits.detach().numpy(), rtol=tol, atol=tol)
     loss = tg.nn.functional.cross_entropy(logits.reshape(-1, 27), tg.tensor(y.reshape(-1)),
                                           ignore_index=-1)
     tloss = TF.cross_entropy(tlogits.reshape(-1, 27), torch.tensor(y.reshape(-1)),

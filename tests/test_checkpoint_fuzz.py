@@ -27,7 +27,7 @@ def _same(a, b):
         return False
     if isinstance(a, tg.Tensor):
         return (a.dtype == b.dtype and a.shape == b.shape and a.requires_grad ==
-                b.requires_grad and a.data.tobytes() == b.data.tobytes())
+                b.requires_grad and a.numpy(force=True).tobytes() == b.numpy(force=True).tobytes())
     if isinstance(a, np.ndarray):
         return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
     if isinstance(a, dict):

@@ -60,7 +60,7 @@ def test_checkpoint_weights_reproduce_accuracy(run):
     ck = tg.load(out / "checkpoint.safetensors")
     _, _, xte, yte = mnist_data.load_mnist_sample()
     x = ((xte.reshape(-1, 784) / 255.0 - 0.1307) / 0.3081)
-    w = {k: v.data.astype(np.float64) for k, v in ck["model"].items()}
+    w = {k: v.numpy(force=True).astype(np.float64) for k, v in ck["model"].items()}
     h = np.maximum(x @ w["1.weight"].T + w["1.bias"], 0)
     pred = (h @ w["3.weight"].T + w["3.bias"]).argmax(1)
     assert abs((pred == yte).mean() - ck["test_accuracy"]) <= 0.002
@@ -171,7 +171,7 @@ def test_cli_checkpoint_model_loads_into_torch(run):
     twin.load_state_dict(weights, strict=True)
     x = np.random.default_rng(0).standard_normal((5, 1, 28, 28)).astype(np.float32)
     ck = tg.load(out / "checkpoint.safetensors")
-    w = {k: v.data for k, v in ck["model"].items()}
+    w = {k: v.numpy(force=True) for k, v in ck["model"].items()}
     ours = np.maximum(x.reshape(5, -1) @ w["1.weight"].T + w["1.bias"], 0) @ w["3.weight"].T \
         + w["3.bias"]
     with torch.no_grad():

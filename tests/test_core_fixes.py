@@ -579,7 +579,7 @@ def test_unpack_dual_after_tangent_data_reassigned():
     p, t = tg.randn(3), tg.randn(3)
     with fwAD.dual_level():
         d = fwAD.make_dual(p, t)
-        old = t.data
+        old = t.numpy(force=True)
         t.data = np.zeros(3, np.float32)  # t no longer shows the dual's tangent
         tan = fwAD.unpack_dual(d).tangent
         assert tan is not t and tan.numpy() is not None

@@ -19,7 +19,7 @@ def _xy(n=10):
 
 
 def _flat(batches):
-    return [[np.asarray(f.data if isinstance(f, tg.Tensor) else f) for f in b] for b in batches]
+    return [[np.asarray(f.numpy(force=True) if isinstance(f, tg.Tensor) else f) for f in b] for b in batches]
 
 
 @pytest.mark.parametrize("batch_size,drop_last", [(1, False), (3, False), (3, True), (4, True),
@@ -37,7 +37,7 @@ def test_unshuffled_batches_match_torch(batch_size, drop_last):
         assert isinstance(ba, list) and len(ba) == 2
         for fa, fb in zip(ba, bb):
             assert isinstance(fa, tg.Tensor) and fa.dtype == fb.numpy().dtype
-            np.testing.assert_array_equal(fa.data, fb.numpy())
+            np.testing.assert_array_equal(fa.numpy(force=True), fb.numpy())
 
 
 class ItemOnly(Dataset):
@@ -60,8 +60,8 @@ def test_fast_path_equals_per_item_collation():
     slow = DataLoader(ItemOnly(x, y), batch_size=5, shuffle=True,
                       generator=tg.Generator().manual_seed(1))
     for (xa, ya), (xb, yb) in zip(fast, slow):
-        np.testing.assert_array_equal(xa.data, xb.data)
-        np.testing.assert_array_equal(ya.data, yb.data)
+        np.testing.assert_array_equal(xa.numpy(force=True), xb.numpy(force=True))
+        np.testing.assert_array_equal(ya.numpy(force=True), yb.numpy(force=True))
         assert ya.dtype == yb.dtype == np.int64
 
 
@@ -70,16 +70,16 @@ def test_shuffle_is_a_permutation_reproducible_and_changes_per_epoch():
     ds = TensorDataset(tg.tensor(x), tg.tensor(y))
     g = tg.Generator().manual_seed(0)
     loader = DataLoader(ds, batch_size=8, shuffle=True, generator=g)
-    epoch1 = np.concatenate([b[1].data for b in loader])
-    epoch2 = np.concatenate([b[1].data for b in loader])
-    assert sorted(np.concatenate([b[0].data[:, 0] for b in loader]) // 3) == list(range(50))
+    epoch1 = np.concatenate([b[1].numpy(force=True) for b in loader])
+    epoch2 = np.concatenate([b[1].numpy(force=True) for b in loader])
+    assert sorted(np.concatenate([b[0].numpy(force=True)[:, 0] for b in loader]) // 3) == list(range(50))
     assert not np.array_equal(epoch1, epoch2)  # a new permutation every epoch
     again = DataLoader(ds, batch_size=8, shuffle=True, generator=tg.Generator().manual_seed(0))
-    np.testing.assert_array_equal(np.concatenate([b[1].data for b in again]), epoch1)
+    np.testing.assert_array_equal(np.concatenate([b[1].numpy(force=True) for b in again]), epoch1)
     tg.manual_seed(5)
-    g1 = [b[0].data.copy() for b in DataLoader(ds, batch_size=8, shuffle=True)]
+    g1 = [b[0].numpy(force=True).copy() for b in DataLoader(ds, batch_size=8, shuffle=True)]
     tg.manual_seed(5)
-    g2 = [b[0].data.copy() for b in DataLoader(ds, batch_size=8, shuffle=True)]
+    g2 = [b[0].numpy(force=True).copy() for b in DataLoader(ds, batch_size=8, shuffle=True)]
     for a, b in zip(g1, g2):
         np.testing.assert_array_equal(a, b)
 
@@ -94,12 +94,12 @@ def test_default_collate_matches_torch():
     assert set(ours) == set(theirs)
     for k in ["img", "label", "w", "ok", "np"]:
         assert ours[k].dtype == theirs[k].numpy().dtype, k
-        np.testing.assert_array_equal(ours[k].data, theirs[k].numpy())
+        np.testing.assert_array_equal(ours[k].numpy(force=True), theirs[k].numpy())
     assert ours["name"] == theirs["name"]
     assert isinstance(ours["pair"], list) and isinstance(theirs["pair"], list)
     for a, b in zip(ours["pair"], theirs["pair"]):
         assert a.dtype == b.numpy().dtype
-        np.testing.assert_array_equal(a.data, b.numpy())
+        np.testing.assert_array_equal(a.numpy(force=True), b.numpy())
     P = collections.namedtuple("P", "a b")
     nt = default_collate([P(1, 2.0), P(3, 4.0)])
     assert isinstance(nt, P) and nt.a.tolist() == [1, 3]
@@ -153,8 +153,8 @@ def test_random_split_sizes_match_torch_and_partition(lengths):
     sub = parts[-1]
     if len(sub):
         (xb, yb), = list(DataLoader(sub, batch_size=len(sub)))
-        np.testing.assert_array_equal(xb.data, x[sub.indices])
-        np.testing.assert_array_equal(yb.data, y[sub.indices])
+        np.testing.assert_array_equal(xb.numpy(force=True), x[sub.indices])
+        np.testing.assert_array_equal(yb.numpy(force=True), y[sub.indices])
 
 
 def test_random_split_errors_and_subset_concat():

@@ -247,9 +247,9 @@ def test_lesson_08_all_reduced_gradient_is_torch_full_batch_gradient():
     with contextlib.redirect_stdout(io.StringIO()):
         res = mod.main()
     model, X, y = mod.problem()
-    w = torch.tensor(model.weight.data.copy(), requires_grad=True)
-    b = torch.tensor(model.bias.data.copy(), requires_grad=True)
-    Xt, yt = torch.tensor(X.data), torch.tensor(y.data)
+    w = torch.tensor(model.weight.numpy(force=True).copy(), requires_grad=True)
+    b = torch.tensor(model.bias.numpy(force=True).copy(), requires_grad=True)
+    Xt, yt = torch.tensor(X.numpy(force=True)), torch.tensor(y.numpy(force=True))
     torch.nn.functional.mse_loss(Xt @ w.T + b, yt).backward()
     want = np.concatenate([w.grad.numpy().ravel(), b.grad.numpy().ravel()])
     for r in res["ranks"]:

@@ -119,15 +119,15 @@ def test_tensor_rows(tmp_path):
     leaf_rows = [r for r in rows if r.split()[0] == "leaf"]
     assert len(leaf_rows) == 2 and any("leaf W" in r for r in leaf_rows)
     # upstream gradient norm of tanh's output vs torch
-    tW = torch.tensor(W.data, requires_grad=True)
-    tb = torch.tensor(b.data, requires_grad=True)
-    th = (torch.tensor(X.data) @ tW + tb).tanh()
+    tW = torch.tensor(W.numpy(force=True), requires_grad=True)
+    tb = torch.tensor(b.numpy(force=True), requires_grad=True)
+    th = (torch.tensor(X.numpy(force=True)) @ tW + tb).tanh()
     th.retain_grad()
     ((th * th).sum() + th.mean()).backward()
     tokens = tanh_row.split()
     norm = float(tokens[tokens.index("->") + 2])      # after "-> (5,4)"
     assert np.isclose(norm, th.grad.norm().item(), rtol=1e-3)
-    np.testing.assert_allclose(W.grad.data, tW.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(W.grad.numpy(force=True), tW.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_tensor_explain_leaves_no_checker_installed():

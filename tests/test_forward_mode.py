@@ -101,7 +101,7 @@ def test_missing_jvp_names_the_op():
             apply(op, tg.tensor([1.0]))
             y = apply(op2, fwAD.make_dual(tg.tensor([1.0, 2.0, 3.0]),
                                                  tg.tensor([1.0, 10.0, 100.0])))
-            np.testing.assert_allclose(fwAD.unpack_dual(y).tangent.data, [1, 11, 111])
+            np.testing.assert_allclose(fwAD.unpack_dual(y).tangent.numpy(force=True), [1, 11, 111])
     finally:
         del OPS["_test_nojvp"], OPS["_test_derived"]
 
@@ -314,8 +314,8 @@ def _recorded():
 
 def _mode_identity(op, ins, kw, res):
     rng = np.random.default_rng(7)
-    arrays = [t.data if isinstance(t, tg.Tensor) else t for t in ins]
-    ans = res.data
+    arrays = [t.numpy(force=True) if isinstance(t, tg.Tensor) else t for t in ins]
+    ans = res.numpy(force=True)
     if ans.dtype.kind != "f" or not op.differentiable:
         return None
     tangents = []

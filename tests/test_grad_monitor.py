@@ -21,8 +21,8 @@ def _pair(sizes, act, scale=None, bias=None, seed=0):
         bb = np.full(b, bias) if bias is not None else rng.uniform(-1, 1, b) / math.sqrt(a)
         lt, lT = nn.Linear(a, b).double(), torch.nn.Linear(a, b).double()
         with tg.no_grad():
-            lt.weight.data[...] = w
-            lt.bias.data[...] = bb
+            lt.weight.numpy(force=True)[...] = w
+            lt.bias.numpy(force=True)[...] = bb
         with torch.no_grad():
             lT.weight.copy_(torch.tensor(w))
             lT.bias.copy_(torch.tensor(bb))
@@ -124,11 +124,11 @@ def test_warns_once_per_kind_and_manual_update_and_plots(tmp_path):
     m(tg.ones(4, 3)).sum().backward()
     mon.before_step()
     with tg.no_grad():
-        m.weight.data -= 0.5 * m.weight.grad.data
+        m.weight.data -= 0.5 * m.weight.grad.numpy(force=True)
     mon.after_step()
     mon.step()
-    w = m.weight.data
-    g = m.weight.grad.data.astype(np.float64)
+    w = m.weight.numpy(force=True)
+    g = m.weight.grad.numpy(force=True).astype(np.float64)
     assert mon.update_ratio["weight"][0] == pytest.approx(
         0.5 * np.linalg.norm(g) / np.linalg.norm(w + 0.5 * g), rel=1e-5)
     mon.remove()

@@ -61,19 +61,19 @@ def test_setitem_sequence_matches_torch(dtype):
 def test_setitem_rebases_history_onto_a_copy():
     x = tg.randn(3, 4, requires_grad=True)
     y = x * 2
-    before = y.data.copy()
+    before = y.numpy(force=True).copy()
     mul_node = y.grad_fn
     y[0] = 7.0
     node = y.grad_fn
     assert node.name == "setitem"
     old = node.inputs[0]
     assert old is not y and old.grad_fn is mul_node       # the old history lives on
-    np.testing.assert_array_equal(old.data, before)       # with the old values
-    assert (y.data[0] == 7).all() and y._version[0] == 1
+    np.testing.assert_array_equal(old.numpy(force=True), before)       # with the old values
+    assert (y.numpy(force=True)[0] == 7).all() and y._version[0] == 1
     y.sum().backward()
     expect = np.full((3, 4), 2.0, np.float32)
     expect[0] = 0                                         # overwritten: no gradient
-    np.testing.assert_array_equal(x.grad.data, expect)
+    np.testing.assert_array_equal(x.grad.numpy(force=True), expect)
 
 
 def test_setitem_value_gets_gathered_gradient_summed_over_broadcast():
@@ -94,7 +94,7 @@ def test_setitem_on_leaf_requiring_grad_raises_but_works_under_no_grad():
         x[0] = 1.0
     with tg.no_grad():
         x[0] = 1.0
-    assert x.data[0] == 1 and x._version[0] == 1 and x.grad_fn is None
+    assert x.numpy(force=True)[0] == 1 and x._version[0] == 1 and x.grad_fn is None
 
 
 def test_setitem_on_saved_tensor_is_caught_in_backward():
@@ -126,12 +126,12 @@ def test_setitem_into_int_tensor_copies_value_without_graph():
 def test_setitem_int_tensor_and_views_share_memory():
     a = tg.arange(6)
     a[a > 2] = 0
-    np.testing.assert_array_equal(a.data, [0, 1, 2, 0, 0, 0])
+    np.testing.assert_array_equal(a.numpy(force=True), [0, 1, 2, 0, 0, 0])
     b = tg.zeros(2, 3)
     row = b[1]                       # a view, as in PyTorch
     with tg.no_grad():
         row[0] = 5.0
-    assert b.data[1, 0] == 5.0
+    assert b.numpy(force=True)[1, 0] == 5.0
 
 
 # ---- getitem ----------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def test_getitem_errors_like_torch():
 def test_repeated_indices_add_in_backward():
     x = tg.zeros(4, requires_grad=True)
     x[[0, 0, 0, 2, 2]].sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [3, 0, 2, 0])
+    np.testing.assert_array_equal(x.grad.numpy(force=True), [3, 0, 2, 0])
 
 
 def test_getitem_of_int_and_bool_tensors():
@@ -283,11 +283,11 @@ def test_multinomial_distribution_and_reproducibility():
     tg.manual_seed(1)
     s = tg.multinomial(p, 20000, replacement=True)
     assert s.shape == (2, 20000) and s.dtype == tg.int64
-    freq = np.stack([np.bincount(r, minlength=4) for r in s.data]) / 20000
-    np.testing.assert_allclose(freq, p.data, atol=0.015)
-    assert (s.data[0] != 1).all()                          # zero weight: never drawn
+    freq = np.stack([np.bincount(r, minlength=4) for r in s.numpy(force=True)]) / 20000
+    np.testing.assert_allclose(freq, p.numpy(force=True), atol=0.015)
+    assert (s.numpy(force=True)[0] != 1).all()                          # zero weight: never drawn
     tg.manual_seed(1)
-    assert (tg.multinomial(p, 20000, replacement=True).data == s.data).all()
+    assert (tg.multinomial(p, 20000, replacement=True).numpy(force=True) == s.numpy(force=True)).all()
     w = tg.multinomial(tg.tensor([1.0, 5.0, 0.0, 2.0]), 3)
     assert sorted(w.tolist()) == [0, 1, 3]                 # without replacement: distinct
     # first draw without replacement follows p (exponential race)
@@ -296,7 +296,7 @@ def test_multinomial_distribution_and_reproducibility():
     g = tg.Generator().manual_seed(5)
     a = tg.multinomial(p, 5, replacement=True, generator=g)
     g.manual_seed(5)
-    assert (tg.multinomial(p, 5, replacement=True, generator=g).data == a.data).all()
+    assert (tg.multinomial(p, 5, replacement=True, generator=g).numpy(force=True) == a.numpy(force=True)).all()
 
 
 # ---- integer-array paths used by Embedding and cross-entropy (speed: bench, not tests) ---
@@ -304,13 +304,13 @@ def test_embedding_style_getitem_backward():
     V, D = 5000, 64
     w = tg.randn(V, D, requires_grad=True)
     idx = tg.randint(0, V, (32, 64))
-    tw = torch.tensor(w.data, requires_grad=True)
+    tw = torch.tensor(w.numpy(force=True), requires_grad=True)
 
     def run():
         w.grad = None
         w[idx].sum().backward()
     run()
-    tw[torch.tensor(idx.data)].sum().backward()
+    tw[torch.tensor(idx.numpy(force=True))].sum().backward()
     _same(w.grad, tw.grad, rtol=1e-6, atol=1e-5)
 
 
@@ -323,8 +323,8 @@ def test_pick_by_target_backward():
         logp.grad = None
         logp[tg.arange(N), target].sum().backward()
     run()
-    assert logp.grad.data.sum() == N
-    np.testing.assert_array_equal(logp.grad.data[np.arange(N), target.data], np.ones(N))
+    assert logp.grad.numpy(force=True).sum() == N
+    np.testing.assert_array_equal(logp.grad.numpy(force=True)[np.arange(N), target.numpy(force=True)], np.ones(N))
 
 
 @settings(max_examples=40, deadline=None)
@@ -384,4 +384,4 @@ def test_where_with_one_argument_is_nonzero_as_tuple():
     theirs = torch.where(torch.tensor(a) > 0)
     assert len(ours) == len(theirs) == 2
     for o, t in zip(ours, theirs):
-        np.testing.assert_array_equal(o.data, t.numpy())
+        np.testing.assert_array_equal(o.numpy(force=True), t.numpy())

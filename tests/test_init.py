@@ -61,7 +61,7 @@ def test_kaiming_uniform(kw):
     fan = init._calculate_correct_fan(t, kw.get("mode", "fan_in"))
     bound = init.calculate_gain(kw.get("nonlinearity", "leaky_relu"), kw.get("a", 0)) * \
         math.sqrt(3.0 / fan)
-    _check_uniform(t.data, bound)
+    _check_uniform(t.numpy(force=True), bound)
     _check_uniform(ref.numpy(), bound)
 
 
@@ -71,16 +71,16 @@ def test_kaiming_normal(kw):
     init.kaiming_normal_(t, **kw)
     ref = torch.empty(*SHAPE)
     torch.nn.init.kaiming_normal_(ref, **kw)
-    _check_normal(t.data, float(ref.std()))
+    _check_normal(t.numpy(force=True), float(ref.std()))
 
 
 @pytest.mark.parametrize("gain", [1.0, 2.5])
 def test_xavier(gain):
     t = tg.empty(*SHAPE)
     init.xavier_uniform_(t, gain=gain)
-    _check_uniform(t.data, gain * math.sqrt(6.0 / sum(SHAPE)))
+    _check_uniform(t.numpy(force=True), gain * math.sqrt(6.0 / sum(SHAPE)))
     init.xavier_normal_(t, gain=gain)
-    _check_normal(t.data, gain * math.sqrt(2.0 / sum(SHAPE)))
+    _check_normal(t.numpy(force=True), gain * math.sqrt(2.0 / sum(SHAPE)))
     ref = torch.empty(*SHAPE)
     torch.nn.init.xavier_normal_(ref, gain=gain)
     _check_normal(ref.numpy(), gain * math.sqrt(2.0 / sum(SHAPE)))
@@ -89,17 +89,17 @@ def test_xavier(gain):
 def test_simple_fills_and_ranges():
     t = tg.empty(100, 100)
     init.uniform_(t, -2, 3)
-    assert t.data.min() >= -2 and t.data.max() < 3 and abs(t.data.mean() - 0.5) < 0.05
+    assert t.numpy(force=True).min() >= -2 and t.numpy(force=True).max() < 3 and abs(t.numpy(force=True).mean() - 0.5) < 0.05
     init.normal_(t, 1.5, 0.5)
-    _check_normal(t.data, 0.5, 1.5)
+    _check_normal(t.numpy(force=True), 0.5, 1.5)
     init.zeros_(t)
-    assert not np.any(t.data)
+    assert not np.any(t.numpy(force=True))
     init.ones_(t)
-    assert np.all(t.data == 1)
+    assert np.all(t.numpy(force=True) == 1)
     init.constant_(t, 0.25)
-    assert np.all(t.data == 0.25)
+    assert np.all(t.numpy(force=True) == 0.25)
     init.eye_(t)
-    np.testing.assert_array_equal(t.data, np.eye(100))
+    np.testing.assert_array_equal(t.numpy(force=True), np.eye(100))
 
 
 def test_trunc_normal():
@@ -107,36 +107,36 @@ def test_trunc_normal():
     init.trunc_normal_(t, mean=0.5, std=1.0, a=-1.0, b=1.5)
     ref = torch.empty(200, 200)
     torch.nn.init.trunc_normal_(ref, mean=0.5, std=1.0, a=-1.0, b=1.5)
-    assert t.data.min() >= -1.0 and t.data.max() <= 1.5
-    assert abs(t.data.mean() - ref.mean().item()) < 0.02
-    assert abs(t.data.std() - ref.std().item()) < 0.02
+    assert t.numpy(force=True).min() >= -1.0 and t.numpy(force=True).max() <= 1.5
+    assert abs(t.numpy(force=True).mean() - ref.mean().item()) < 0.02
+    assert abs(t.numpy(force=True).std() - ref.std().item()) < 0.02
 
 
 def test_orthogonal():
     t = tg.empty(6, 4)
     init.orthogonal_(t)
-    np.testing.assert_allclose(t.data.T @ t.data, np.eye(4), atol=1e-5)
+    np.testing.assert_allclose(t.numpy(force=True).T @ t.numpy(force=True), np.eye(4), atol=1e-5)
 
 
 def test_in_place_no_graph_and_reproducible():
     p = nn.Parameter(tg.zeros(5, 4))
-    buf = p.data
+    buf = p.numpy(force=True)
     out = init.kaiming_uniform_(p, a=math.sqrt(5))
-    assert out is p and p.data is buf              # in place: same tensor, same array
+    assert out is p and p.numpy(force=True) is buf              # in place: same tensor, same array
     assert p.grad_fn is None and p.is_leaf and p.requires_grad
     assert p.dtype == np.float32
     d = nn.Parameter(tg.zeros(3, 3, dtype=tg.float64))
     init.normal_(d)
     assert d.dtype == np.float64
     tg.manual_seed(7)
-    a = init.normal_(tg.empty(4)).data.copy()
+    a = init.normal_(tg.empty(4)).numpy(force=True).copy()
     tg.manual_seed(7)
-    b = init.normal_(tg.empty(4)).data.copy()
+    b = init.normal_(tg.empty(4)).numpy(force=True).copy()
     np.testing.assert_array_equal(a, b)
     g = tg.Generator().manual_seed(3)
-    c = init.uniform_(tg.empty(4), generator=g).data.copy()
+    c = init.uniform_(tg.empty(4), generator=g).numpy(force=True).copy()
     g = tg.Generator().manual_seed(3)
-    np.testing.assert_array_equal(c, init.uniform_(tg.empty(4), generator=g).data)
+    np.testing.assert_array_equal(c, init.uniform_(tg.empty(4), generator=g).numpy(force=True))
 
 
 def test_linear_default_init_matches_torch_distribution():
@@ -144,6 +144,6 @@ def test_linear_default_init_matches_torch_distribution():
     torch.manual_seed(0)
     a, b = nn.Linear(300, 200), torch.nn.Linear(300, 200)
     bound = 1 / math.sqrt(300)
-    _check_uniform(a.weight.data, bound)
+    _check_uniform(a.weight.numpy(force=True), bound)
     _check_uniform(b.weight.detach().numpy(), bound)
-    assert np.abs(a.bias.data).max() <= bound
+    assert np.abs(a.bias.numpy(force=True)).max() <= bound

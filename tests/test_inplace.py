@@ -82,7 +82,7 @@ def test_inplace_gradients_match_torch(entry):
     _close(y, ty)
     _close(gx, tgx)
     if tgw is None:
-        assert gw is None or np.all(gw.data == 0)
+        assert gw is None or np.all(gw.numpy(force=True) == 0)
     else:
         _close(gw, tgw)
     assert ver[0] == tver, (ver, tver)
@@ -106,11 +106,11 @@ def test_inplace_under_no_grad(entry):
 
 def test_returns_self_and_bumps_version():
     x = tg.zeros(3)
-    data = x.data
-    assert x.add_(1) is x and x.data is data
+    data = x.numpy(force=True)
+    assert x.add_(1) is x and x.numpy(force=True) is data
     x += 2
-    assert x.data is data and x._version[0] == 2
-    np.testing.assert_array_equal(x.data, [3, 3, 3])
+    assert x.numpy(force=True) is data and x._version[0] == 2
+    np.testing.assert_array_equal(x.numpy(force=True), [3, 3, 3])
     # no graph is needed when nothing requires grad
     assert x.grad_fn is None
 
@@ -126,7 +126,7 @@ def test_leaf_errors_match_torch():
     p = tg.ones(3, requires_grad=True)
     with tg.no_grad():
         p.sub_(tg.tensor([0.1, 0.2, 0.3]), alpha=2)
-    np.testing.assert_allclose(p.data, [0.8, 0.6, 0.4], rtol=1e-6)
+    np.testing.assert_allclose(p.numpy(force=True), [0.8, 0.6, 0.4], rtol=1e-6)
     assert p.is_leaf and p.requires_grad
 
 
@@ -153,7 +153,7 @@ def test_dtype_and_shape_errors_match_torch():
     x = tg.zeros(3)
     x.add_(tg.ones(3, dtype=tg.float64))
     x.add_(tg.ones(3, dtype=tg.int64))
-    assert x.dtype == np.float32 and x.data[0] == 2
+    assert x.dtype == np.float32 and x.numpy(force=True)[0] == 2
 
 
 def test_saved_tensor_modified_raises():
@@ -183,7 +183,7 @@ def test_saved_tensor_modified_raises():
     z = x + w
     x.mul_(3)
     z.sum().backward()
-    tw = torch.tensor(w.data, requires_grad=True)
+    tw = torch.tensor(w.numpy(force=True), requires_grad=True)
     tx = tw * 2
     tz = tx + tw
     tx.mul_(3)
@@ -245,11 +245,11 @@ def test_no_copy_when_the_rule_does_not_read_the_old_value():
     y = x * 2
     y.add_(1)
     old = y.grad_fn.inputs[0]
-    assert old.data is y.data  # add's rule reads no input values: no copy kept
+    assert old.numpy(force=True) is y.numpy(force=True)  # add's rule reads no input values: no copy kept
     y.mul_(3)
     old = y.grad_fn.inputs[0]
-    assert old.data is not y.data  # mul's rule reads it: a copy of the old value
-    np.testing.assert_allclose(old.data * 3, y.data, rtol=1e-6)
+    assert old.numpy(force=True) is not y.numpy(force=True)  # mul's rule reads it: a copy of the old value
+    np.testing.assert_allclose(old.numpy(force=True) * 3, y.numpy(force=True), rtol=1e-6)
 
 
 def test_tensor_without_grad_gets_history_from_other_operand():
@@ -312,23 +312,23 @@ def test_create_graph_through_inplace():
 def test_random_fills():
     tg.manual_seed(3)
     x = tg.empty(1000, dtype=tg.float64).normal_(2.0, 0.5)
-    assert abs(x.data.mean() - 2.0) < 0.1 and abs(x.data.std() - 0.5) < 0.05
+    assert abs(x.numpy(force=True).mean() - 2.0) < 0.1 and abs(x.numpy(force=True).std() - 0.5) < 0.05
     tg.manual_seed(3)
     x2 = tg.empty(1000, dtype=tg.float64).normal_(2.0, 0.5)
-    np.testing.assert_array_equal(x.data, x2.data)
+    np.testing.assert_array_equal(x.numpy(force=True), x2.numpy(force=True))
     u = tg.zeros(1000).uniform_(-1, 3)
-    assert u.dtype == np.float32 and u.data.min() >= -1 and u.data.max() <= 3
+    assert u.dtype == np.float32 and u.numpy(force=True).min() >= -1 and u.numpy(force=True).max() <= 3
     assert u._version[0] == 1
     p = tg.zeros(5, requires_grad=True)
     with tg.no_grad():
         p.uniform_(0, 1)
-    assert p.is_leaf and (p.data > 0).all()
+    assert p.is_leaf and (p.numpy(force=True) > 0).all()
     # on a non-leaf the old value gets a zero gradient (torch: NormalBackward)
     w = tg.ones(3, requires_grad=True)
     y = w * 2
     y.normal_()
     (y * 2).sum().backward()
-    np.testing.assert_array_equal(w.grad.data, 0)
+    np.testing.assert_array_equal(w.grad.numpy(force=True), 0)
 
 
 def test_div_rounding_mode_values():
@@ -340,7 +340,7 @@ def test_div_rounding_mode_values():
         i, ti = tg.tensor([-7, 7]), torch.tensor([-7, 7])
         i.div_(2, rounding_mode=mode)
         ti.div_(2, rounding_mode=mode)
-        np.testing.assert_array_equal(i.data, ti.numpy())
+        np.testing.assert_array_equal(i.numpy(force=True), ti.numpy())
 
 
 # Whether changing a tensor in place after it was used breaks backward depends on what
@@ -492,7 +492,7 @@ def test_inplace_on_views_matches_torch(name):
         res.append((h, m, mt, x.grad, w.grad))
     for a, b in zip(*res):
         if b is None:
-            assert a is None or np.all(a.data == 0)
+            assert a is None or np.all(a.numpy(force=True) == 0)
         else:
             _close(a, b)
 
@@ -522,4 +522,4 @@ def test_inplace_change_after_max_dim_is_allowed_as_in_torch():
     t.add_(1)
     (v * 2).sum().backward()
     (tv * 2).sum().backward()
-    np.testing.assert_array_equal(x0.grad.data, t0.grad.numpy())
+    np.testing.assert_array_equal(x0.grad.numpy(force=True), t0.grad.numpy())

@@ -16,7 +16,7 @@ TDT = {np.float64: torch.float64, np.float32: torch.float32}
 
 
 def _np(t):
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t.data)
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t.numpy(force=True))
 
 
 def _close(a, b, dtype, what):
@@ -81,7 +81,7 @@ def test_group_norm_functional_init_and_errors():
     tout = TF.group_norm(torch.tensor(x), 2, torch.tensor(w), torch.tensor(b), eps=1e-4)
     _close(out, tout, np.float64, "F.group_norm")
     m = tg.nn.GroupNorm(2, 4)
-    assert np.all(m.weight.data == 1) and np.all(m.bias.data == 0)
+    assert np.all(m.weight.numpy(force=True) == 1) and np.all(m.bias.numpy(force=True) == 0)
     assert repr(m) == repr(torch.nn.GroupNorm(2, 4))
     with pytest.raises(ValueError, match=r"num_channels \(5\) must be divisible by num_groups "
                                          r"\(2\)"):
@@ -262,7 +262,7 @@ def test_data_parallel_is_a_pass_through_with_module_prefix():
                                                     torch.nn.Linear(4, 2)))
     assert dp.module is net
     assert list(dp.state_dict()) == list(tdp.state_dict())          # "module.0.weight", ...
-    tdp.load_state_dict({k: torch.tensor(v.data) for k, v in dp.state_dict().items()})
+    tdp.load_state_dict({k: torch.tensor(v.numpy(force=True)) for k, v in dp.state_dict().items()})
     x = np.random.default_rng(5).standard_normal((5, 3)).astype(np.float32)
     _grads_match(dp, tdp, x, np.float32, "DataParallel")
     # a checkpoint saved from a DataParallel model loads into the bare model after stripping

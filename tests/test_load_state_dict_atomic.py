@@ -14,7 +14,7 @@ def _model():
 
 
 def _snapshot(m):
-    return {k: v.data.copy() for k, v in m.state_dict().items()}
+    return {k: v.numpy(force=True).copy() for k, v in m.state_dict().items()}
 
 
 def _unchanged(m, snap):
@@ -84,7 +84,7 @@ def _trained_adam():
 
 def _opt_snapshot(opt):
     sd = opt.state_dict()
-    return ({k: {n: (v.data.copy() if isinstance(v, tg.Tensor) else v) for n, v in s.items()}
+    return ({k: {n: (v.numpy(force=True).copy() if isinstance(v, tg.Tensor) else v) for n, v in s.items()}
              for k, s in sd["state"].items()}, [dict(g) for g in sd["param_groups"]])
 
 

@@ -159,7 +159,7 @@ def test_batch_norm_fused_matches_composite(correction, dtype, shape):
         else:
             y = R.batch_norm(x, w, b, correction=correction)
         y.backward(tg.tensor(cot))
-        res.append((y.data, x.grad.data, w.grad.data, b.grad.data))
+        res.append((y.numpy(force=True), x.grad.numpy(force=True), w.grad.numpy(force=True), b.grad.numpy(force=True)))
     tol = dict(rtol=1e-10, atol=1e-12) if dtype == np.float64 else dict(rtol=2e-5, atol=2e-6)
     for a, b_ in zip(*res):
         np.testing.assert_allclose(a, b_, **tol)
@@ -179,8 +179,8 @@ def test_batch_norm_correction_running_var():
     x = r((5, 2))
     rm, rv = tg.zeros(2, dtype=tg.float64), tg.ones(2, dtype=tg.float64)
     F.batch_norm(tg.tensor(x), rm, rv, training=True, momentum=1.0, correction=1)
-    np.testing.assert_allclose(rv.data, x.var(0, ddof=1), rtol=1e-12)
-    np.testing.assert_allclose(rm.data, x.mean(0), rtol=1e-12)
+    np.testing.assert_allclose(rv.numpy(force=True), x.var(0, ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(rm.numpy(force=True), x.mean(0), rtol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
@@ -193,7 +193,7 @@ def test_other_fused_kernels_match_composites(dtype):
         y = f(*ts)
         cot = np.random.default_rng(3).standard_normal(tuple(y.shape)).astype(dtype)
         y.backward(tg.tensor(cot))
-        return [y.data] + [t.grad.data for t in ts]
+        return [y.numpy(force=True)] + [t.grad.numpy(force=True) for t in ts]
 
     cases = [
         (lambda x, w, b: F.linear(x, w, b), R.linear,
@@ -217,43 +217,43 @@ def test_layer_rules_worked_example_10():
     dY = rng.standard_normal((5, 4))
     x, w, bb = (tg.tensor(a, requires_grad=True) for a in (X, W, b))
     F.linear(x, w, bb).backward(tg.tensor(dY))
-    np.testing.assert_allclose(x.grad.data, dY @ W, rtol=1e-12)        # dX = dY W
-    np.testing.assert_allclose(w.grad.data, dY.T @ X, rtol=1e-12)      # dW = dY^T X
-    np.testing.assert_allclose(bb.grad.data, dY.sum(0), rtol=1e-12)    # db = dY.sum(0)
+    np.testing.assert_allclose(x.grad.numpy(force=True), dY @ W, rtol=1e-12)        # dX = dY W
+    np.testing.assert_allclose(w.grad.numpy(force=True), dY.T @ X, rtol=1e-12)      # dW = dY^T X
+    np.testing.assert_allclose(bb.grad.numpy(force=True), dY.sum(0), rtol=1e-12)    # db = dY.sum(0)
     # ReLU passes the gradient where the input was > 0 (and NOT at 0)
     x = tg.tensor([-1.0, 0.0, 2.0], requires_grad=True)
     F.relu(x).backward(tg.tensor([5.0, 5.0, 5.0]))
-    np.testing.assert_array_equal(x.grad.data, [0.0, 0.0, 5.0])
+    np.testing.assert_array_equal(x.grad.numpy(force=True), [0.0, 0.0, 5.0])
     # sigmoid s (1 - s) and tanh 1 - out^2, from the saved OUTPUT
     x = tg.tensor(X, requires_grad=True)
     s = F.sigmoid(x)
     s.backward(tg.ones_like(s))
-    np.testing.assert_allclose(x.grad.data, s.data * (1 - s.data), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(force=True), s.numpy(force=True) * (1 - s.numpy(force=True)), rtol=1e-12)
     x = tg.tensor(X, requires_grad=True)
     t = F.tanh(x)
     t.backward(tg.ones_like(t))
-    np.testing.assert_allclose(x.grad.data, 1 - t.data ** 2, rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(force=True), 1 - t.numpy(force=True) ** 2, rtol=1e-12)
     # broadcasting in forward = sum in backward
     bias = tg.tensor(b, requires_grad=True)
     (tg.tensor(dY) + bias).backward(tg.tensor(dY))
-    np.testing.assert_allclose(bias.grad.data, dY.sum(0), rtol=1e-12)
+    np.testing.assert_allclose(bias.grad.numpy(force=True), dY.sum(0), rtol=1e-12)
     # embedding with repeated indices: gradients ADD
     E = tg.tensor(W, requires_grad=True)
     F.embedding(tg.tensor([2, 0, 2, 2]), E).backward(tg.tensor(rng.standard_normal((4, 3))))
-    g = E.grad.data
+    g = E.grad.numpy(force=True)
     assert not np.any(g[[1, 3]])
     # residual y = x + f(x): dx = dy + (gradient through f)
     x = tg.tensor(X, requires_grad=True)
     y = x + F.tanh(x)
     y.backward(tg.ones_like(y))
-    np.testing.assert_allclose(x.grad.data, 1 + (1 - np.tanh(X) ** 2), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(force=True), 1 + (1 - np.tanh(X) ** 2), rtol=1e-12)
 
 
 def test_embedding_repeated_rows_sum_exactly():
     W = tg.zeros(3, 2, requires_grad=True)
     G = np.array([[1.0, 2.0], [10.0, 20.0], [100.0, 200.0]])
     F.embedding(tg.tensor([1, 1, 1]), W).backward(tg.tensor(G, dtype=tg.float32))
-    np.testing.assert_array_equal(W.grad.data, [[0, 0], [111, 222], [0, 0]])
+    np.testing.assert_array_equal(W.grad.numpy(force=True), [[0, 0], [111, 222], [0, 0]])
 
 
 # ---- float64 gradcheck of every fused entry (incl. options the op database skips) -------------
@@ -312,8 +312,8 @@ def test_dropout_functional_statistics():
     tg.manual_seed(1)
     x = tg.ones(100000)
     y = F.dropout(x, 0.2)
-    assert abs(float(y.data.mean()) - 1.0) < 0.01     # E[y] = x (inverted dropout)
-    assert abs(float((y.data == 0).mean()) - 0.2) < 0.01
+    assert abs(float(y.numpy(force=True).mean()) - 1.0) < 0.01     # E[y] = x (inverted dropout)
+    assert abs(float((y.numpy(force=True) == 0).mean()) - 0.2) < 0.01
     assert F.dropout(x, 0.2, training=False) is x
 
 
@@ -369,7 +369,7 @@ def test_gelu_and_trunc_normal_without_scipy(monkeypatch):
     _both(lambda a: F.gelu(a), lambda a: TF.gelu(a), [x], np.float32)
     t = tg.empty(100, 100)
     tg.nn.init.trunc_normal_(t, a=-1.0, b=1.5)
-    assert t.data.min() >= -1.0 and t.data.max() <= 1.5
+    assert t.numpy(force=True).min() >= -1.0 and t.numpy(force=True).max() <= 1.5
 
 
 def test_batch_norm_without_affine_output_can_change_in_place():
@@ -383,4 +383,4 @@ def test_batch_norm_without_affine_output_can_change_in_place():
     tout += 1
     (out * out).sum().backward()
     (tout * tout).sum().backward()
-    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours.grad.numpy(force=True), theirs.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -69,7 +69,7 @@ def test_layer_vs_torch(name, make, shape, dtype):
     tg_mod, th_mod = make(nn), make(torch.nn)
     # perturb the defaults (ones/zeros) so that the affine parameters matter
     for p in tg_mod.parameters():
-        p.data[...] += np.random.default_rng(1).standard_normal(p.shape) * 0.1
+        p.numpy(force=True)[...] += np.random.default_rng(1).standard_normal(p.shape) * 0.1
     compare_module(tg_mod, th_mod, _x(*shape), dtype, steps=3)
 
 
@@ -93,8 +93,8 @@ def test_batchnorm_running_var_is_unbiased(momentum):
     x = _x(5, 2)
     bn(tg.tensor(x))
     m = 1.0 if momentum is None else momentum
-    np.testing.assert_allclose(bn.running_var.data, (1 - m) + m * x.var(0, ddof=1), rtol=1e-6)
-    np.testing.assert_allclose(bn.running_mean.data, m * x.mean(0), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(bn.running_var.numpy(force=True), (1 - m) + m * x.var(0, ddof=1), rtol=1e-6)
+    np.testing.assert_allclose(bn.running_mean.numpy(force=True), m * x.mean(0), rtol=1e-6, atol=1e-7)
 
 
 def test_batchnorm_errors():
@@ -108,8 +108,8 @@ def test_batchnorm_errors():
 def test_batchnorm_correction_keyword():
     """correction=1 normalizes with Bessel's correction (makemore); default is biased."""
     x = _x(6, 3)
-    y0 = nn.BatchNorm1d(3)(tg.tensor(x, dtype=tg.float64)).data
-    y1 = nn.BatchNorm1d(3, correction=1)(tg.tensor(x, dtype=tg.float64)).data
+    y0 = nn.BatchNorm1d(3)(tg.tensor(x, dtype=tg.float64)).numpy(force=True)
+    y1 = nn.BatchNorm1d(3, correction=1)(tg.tensor(x, dtype=tg.float64)).numpy(force=True)
     np.testing.assert_allclose(y0, (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-6)
     np.testing.assert_allclose(y1, (x - x.mean(0)) / np.sqrt(x.var(0, ddof=1) + 1e-5),
                                rtol=1e-6)
@@ -125,14 +125,14 @@ def test_embedding_vs_torch(dtype):
 
 def test_embedding_padding_and_pretrained():
     e = nn.Embedding(6, 3, padding_idx=-1)
-    assert e.padding_idx == 5 and not np.any(e.weight.data[5])
+    assert e.padding_idx == 5 and not np.any(e.weight.numpy(force=True)[5])
     out = e(tg.tensor([5, 5, 1]))
     out.sum().backward()
-    assert not np.any(e.weight.grad.data[5])
-    np.testing.assert_array_equal(e.weight.grad.data[1], np.ones(3))
+    assert not np.any(e.weight.grad.numpy(force=True)[5])
+    np.testing.assert_array_equal(e.weight.grad.numpy(force=True)[1], np.ones(3))
     w = tg.randn(4, 2)
     p = nn.Embedding.from_pretrained(w)
-    assert not p.weight.requires_grad and np.shares_memory(p.weight.data, w.data)
+    assert not p.weight.requires_grad and np.shares_memory(p.weight.numpy(force=True), w.numpy(force=True))
     assert nn.Embedding.from_pretrained(w, freeze=False).weight.requires_grad
     with pytest.raises(IndexError, match="index out of range"):
         e(tg.tensor([6]))
@@ -147,21 +147,21 @@ def test_dropout_train_and_eval():
     d = nn.Dropout(0.25)
     x = tg.ones(200, 50, requires_grad=True)
     y = d(x)
-    vals = np.unique(y.data)
+    vals = np.unique(y.numpy(force=True))
     np.testing.assert_allclose(vals, [0.0, 1 / 0.75], rtol=1e-6)
-    frac = float((y.data == 0).mean())
+    frac = float((y.numpy(force=True) == 0).mean())
     assert abs(frac - 0.25) < 0.02
     y.backward(tg.ones_like(y))
-    np.testing.assert_array_equal(x.grad.data, y.data)   # gradient = the same mask
+    np.testing.assert_array_equal(x.grad.numpy(force=True), y.numpy(force=True))   # gradient = the same mask
     d.eval()
     assert d(x) is x
-    assert np.all(nn.Dropout(1.0)(x).data == 0)
+    assert np.all(nn.Dropout(1.0)(x).numpy(force=True) == 0)
     with pytest.raises(ValueError, match="dropout probability"):
         nn.Dropout(1.5)
     tg.manual_seed(3)
-    a = nn.Dropout(0.5)(tg.ones(10)).data
+    a = nn.Dropout(0.5)(tg.ones(10)).numpy(force=True)
     tg.manual_seed(3)
-    b = nn.Dropout(0.5)(tg.ones(10)).data
+    b = nn.Dropout(0.5)(tg.ones(10)).numpy(force=True)
     np.testing.assert_array_equal(a, b)  # reproducible with tg.manual_seed
 
 
@@ -171,18 +171,18 @@ def test_default_init_bounds():
     lin = nn.Linear(400, 300)
     bound = 1 / np.sqrt(400)
     for p in (lin.weight, lin.bias):
-        assert np.abs(p.data).max() <= bound
-        assert np.abs(p.data).max() > 0.99 * bound
+        assert np.abs(p.numpy(force=True)).max() <= bound
+        assert np.abs(p.numpy(force=True)).max() > 0.99 * bound
     # U(-b, b) has variance b^2 / 3
-    assert abs(lin.weight.data.var() - bound ** 2 / 3) < 0.02 * bound ** 2
+    assert abs(lin.weight.numpy(force=True).var() - bound ** 2 / 3) < 0.02 * bound ** 2
     th = torch.nn.Linear(400, 300)
-    assert abs(th.weight.detach().numpy().var() - lin.weight.data.var()) < 0.03 * bound ** 2
+    assert abs(th.weight.detach().numpy().var() - lin.weight.numpy(force=True).var()) < 0.03 * bound ** 2
     e = nn.Embedding(1000, 50)
-    assert abs(e.weight.data.std() - 1.0) < 0.02
+    assert abs(e.weight.numpy(force=True).std() - 1.0) < 0.02
     bn, ln = nn.BatchNorm1d(3), nn.LayerNorm(3)
     for m in (bn, ln):
-        np.testing.assert_array_equal(m.weight.data, 1)
-        np.testing.assert_array_equal(m.bias.data, 0)
+        np.testing.assert_array_equal(m.weight.numpy(force=True), 1)
+        np.testing.assert_array_equal(m.bias.numpy(force=True), 0)
     assert lin.weight.dtype == np.float32
     assert nn.Linear(2, 2, dtype=tg.float64).weight.dtype == np.float64
 
@@ -277,7 +277,7 @@ def test_repr_matches_torch():
 def test_state_dict_roundtrip_and_copy_semantics():
     a, b = Net(), Net()
     for p in a.parameters():
-        p.data[...] = np.random.default_rng(0).standard_normal(p.shape)
+        p.numpy(force=True)[...] = np.random.default_rng(0).standard_normal(p.shape)
     sd = a.state_dict()
     assert "blocks.0.tmp" not in sd and "blocks.0.scale" in sd  # non-persistent buffer
     ids = [id(p) for p in b.parameters()]
@@ -286,16 +286,16 @@ def test_state_dict_roundtrip_and_copy_semantics():
     assert repr(res) == "<All keys matched successfully>"
     assert [id(p) for p in b.parameters()] == ids   # loaded in place
     for (k, v), (k2, v2) in zip(a.state_dict().items(), b.state_dict().items()):
-        np.testing.assert_array_equal(v.data, v2.data)
+        np.testing.assert_array_equal(v.numpy(force=True), v2.numpy(force=True))
     # state_dict tensors are detached views of the live parameters
-    assert not sd["w"].requires_grad and np.shares_memory(sd["w"].data, a.w.data)
+    assert not sd["w"].requires_grad and np.shares_memory(sd["w"].numpy(force=True), a.w.numpy(force=True))
     assert a.state_dict(keep_vars=True)["w"] is a.w
     # torch accepts our state dict and vice versa
     tb = TNet()
     copy_to_torch(a, tb)
     c = Net()
     c.load_state_dict({k: tg.tensor(v.numpy()) for k, v in tb.state_dict().items()})
-    np.testing.assert_array_equal(c.blocks[1].fc.weight.data, a.blocks[1].fc.weight.data)
+    np.testing.assert_array_equal(c.blocks[1].fc.weight.numpy(force=True), a.blocks[1].fc.weight.numpy(force=True))
 
 
 def test_load_state_dict_errors_match_torch():
@@ -307,7 +307,7 @@ def test_load_state_dict_errors_match_torch():
     sd["blocks.0.fc.weight"] = tg.zeros(5, 3)
     tsd["blocks.0.fc.weight"] = torch.zeros(5, 3)
     net = Net()
-    before = net.blocks[1].fc.weight.data.copy()
+    before = net.blocks[1].fc.weight.numpy(force=True).copy()
     sd["blocks.1.fc.weight"] = tg.ones(4, 3)
     with pytest.raises(RuntimeError) as e1:
         net.load_state_dict(sd)
@@ -319,13 +319,13 @@ def test_load_state_dict_errors_match_torch():
     assert "Unexpected key(s) in state_dict: \"extra.weight\"" in str(e1.value)
     assert "size mismatch for blocks.0.fc.weight" in str(e1.value)
     # nothing was loaded (no half-loaded model)
-    np.testing.assert_array_equal(net.blocks[1].fc.weight.data, before)
+    np.testing.assert_array_equal(net.blocks[1].fc.weight.numpy(force=True), before)
     # strict=False: matching keys load, the report lists the rest (shape errors still raise)
     del sd["blocks.0.fc.weight"]
     res = net.load_state_dict(sd, strict=False)
     assert res.missing_keys == ["w", "blocks.0.fc.weight"]
     assert res.unexpected_keys == ["extra.weight"]
-    np.testing.assert_array_equal(net.blocks[1].fc.weight.data, 1.0)
+    np.testing.assert_array_equal(net.blocks[1].fc.weight.numpy(force=True), 1.0)
 
 
 def test_train_eval_zero_grad_requires_grad():
@@ -343,7 +343,7 @@ def test_train_eval_zero_grad_requires_grad():
     out.backward()
     assert all(p.grad is not None for p in net.parameters())
     net.zero_grad(set_to_none=False)
-    assert all(p.grad is not None and not np.any(p.grad.data) for p in net.parameters())
+    assert all(p.grad is not None and not np.any(p.grad.numpy(force=True)) for p in net.parameters())
     net.zero_grad()
     assert all(p.grad is None for p in net.parameters())
     net.requires_grad_(False)
@@ -419,14 +419,14 @@ def test_forward_hooks():
     hp = lin.register_forward_pre_hook(lambda m, args: (args[0] * 0,))
     out = lin(tg.ones(3, 2))
     assert seen == [(3, 2)]
-    np.testing.assert_allclose(out.data, np.broadcast_to(lin.bias.data, (3, 2)))
+    np.testing.assert_allclose(out.numpy(force=True), np.broadcast_to(lin.bias.numpy(force=True), (3, 2)))
     h.remove()
     hp.remove()
     lin(tg.ones(1, 2))
     assert seen == [(3, 2)]
     # a hook may replace the output
     lin.register_forward_hook(lambda m, a, out: out * 0)
-    assert not np.any(lin(tg.ones(1, 2)).data)
+    assert not np.any(lin(tg.ones(1, 2)).numpy(force=True))
 
 
 def test_linear_shape_error_names_op_and_shapes():
@@ -446,14 +446,14 @@ def test_parameter_is_a_tensor_everywhere():
     assert isinstance(p, tg.Tensor) and p.requires_grad and p.is_leaf
     y = (p * p).sum() + tg.relu(p).sum() + (p @ p) + p.exp().mean()
     y.backward()
-    np.testing.assert_allclose(p.grad.data, 4 * p.data + (p.data > 0) + np.exp(p.data) / 3,
+    np.testing.assert_allclose(p.grad.numpy(force=True), 4 * p.numpy(force=True) + (p.numpy(force=True) > 0) + np.exp(p.numpy(force=True)) / 3,
                                rtol=1e-6)
     assert type(p * 2) is tg.Tensor
     assert repr(p).startswith("Parameter containing:")
     assert not nn.Parameter(tg.ones(1), requires_grad=False).requires_grad
     import copy
     q = copy.deepcopy(p)
-    assert isinstance(q, nn.Parameter) and q.requires_grad and q.data is not p.data
+    assert isinstance(q, nn.Parameter) and q.requires_grad and q.numpy(force=True) is not p.numpy(force=True)
 
 
 def test_module_dtype_conversion():
@@ -491,11 +491,11 @@ def test_training_steps_match_torch(dtype):
         lb.backward()
         with tg.no_grad():
             for p in a.parameters():
-                p.data -= 0.1 * p.grad.data
+                p.data -= 0.1 * p.grad.numpy(force=True)
         with torch.no_grad():
             for p in b.parameters():
                 p -= 0.1 * p.grad
     tol = 1 if dtype == np.float64 else 10
     for (k, v), (k2, v2) in zip(a.state_dict().items(), b.state_dict().items()):
-        np.testing.assert_allclose(v.data, v2.numpy(), rtol=1e-9 * tol ** 4, atol=1e-9 * tol ** 4,
+        np.testing.assert_allclose(v.numpy(force=True), v2.numpy(), rtol=1e-9 * tol ** 4, atol=1e-9 * tol ** 4,
                                    err_msg=k)

@@ -55,7 +55,7 @@ def _flat(out):
 def _np(t):
     if isinstance(t, torch.Tensor):
         return t.detach().numpy(force=True)
-    return np.asarray(t.data)
+    return np.asarray(t.numpy(force=True))
 
 
 def _close(a, b, rtol, atol, what):

@@ -16,7 +16,7 @@ MODULES = {"RNN": (tg.nn.RNN, torch.nn.RNN), "LSTM": (tg.nn.LSTM, torch.nn.LSTM)
 
 
 def close(a, b, dtype, what):
-    a = np.asarray(a.data if isinstance(a, tg.Tensor) else a)
+    a = np.asarray(a.numpy(force=True) if isinstance(a, tg.Tensor) else a)
     b = b.detach().numpy()
     assert a.shape == b.shape, f"{what}: shape {a.shape} vs torch {b.shape}"
     np.testing.assert_allclose(a, b, err_msg=what, **TOL[dtype])
@@ -186,7 +186,7 @@ def test_cells_equal_one_layer_rnn():
         for t in range(5):
             state = cell(x[t], state)
             h = state[0] if isinstance(state, tuple) else state
-            np.testing.assert_allclose(h.data, out.data[t], rtol=1e-12)
+            np.testing.assert_allclose(h.numpy(force=True), out.data[t], rtol=1e-12)
 
 
 # ---- packed sequences -----------------------------------------------------------------------
@@ -212,10 +212,10 @@ def test_packed_input_matches_torch(kind, bidirectional, enforce_sorted, dtype):
         hx, hxt = (h0, c0), (h0t, c0t)
     p = tgu.pack_padded_sequence(x, lengths, enforce_sorted=enforce_sorted)
     pt = torch.nn.utils.rnn.pack_padded_sequence(xt, lengths, enforce_sorted=enforce_sorted)
-    np.testing.assert_array_equal(p.batch_sizes.data, pt.batch_sizes.numpy())
+    np.testing.assert_array_equal(p.batch_sizes.numpy(force=True), pt.batch_sizes.numpy())
     if not enforce_sorted:
-        np.testing.assert_array_equal(p.sorted_indices.data, pt.sorted_indices.numpy())
-        np.testing.assert_array_equal(p.unsorted_indices.data, pt.unsorted_indices.numpy())
+        np.testing.assert_array_equal(p.sorted_indices.numpy(force=True), pt.sorted_indices.numpy())
+        np.testing.assert_array_equal(p.unsorted_indices.numpy(force=True), pt.unsorted_indices.numpy())
     out, st = ours(p, hx)
     out_t, st_t = th(pt, hxt)
     assert isinstance(out, tgu.PackedSequence)
@@ -226,7 +226,7 @@ def test_packed_input_matches_torch(kind, bidirectional, enforce_sorted, dtype):
     padded_t, lens_t = torch.nn.utils.rnn.pad_packed_sequence(out_t, batch_first=True,
                                                               padding_value=-2.0)
     close(padded, padded_t, dtype, "padded output")
-    np.testing.assert_array_equal(lens.data, lens_t.numpy())
+    np.testing.assert_array_equal(lens.numpy(force=True), lens_t.numpy())
     backward_both(rng, [padded] + states_list(st), [padded_t] + states_list(st_t), dtype)
     for a, t, name in leaves:
         close(a.grad, t.grad, dtype, f"{kind} packed: grad of {name}")
@@ -259,10 +259,10 @@ def test_pack_sequence_and_unpack_round_trip():
                                               enforce_sorted=enforce_sorted)
         close(p.data, pt.data, np.float64, "pack_sequence data")
         for field in ("batch_sizes", "sorted_indices", "unsorted_indices"):
-            np.testing.assert_array_equal(getattr(p, field).data, getattr(pt, field).numpy())
+            np.testing.assert_array_equal(getattr(p, field).numpy(force=True), getattr(pt, field).numpy())
         back = tgu.unpack_sequence(p)
         for s, b in zip(seqs, back):
-            np.testing.assert_array_equal(b.data, s)
+            np.testing.assert_array_equal(b.numpy(force=True), s)
     sorted_seqs = sorted(seqs, key=len, reverse=True)
     p = tgu.pack_sequence([tg.tensor(s) for s in sorted_seqs])
     pt = torch.nn.utils.rnn.pack_sequence([torch.tensor(s) for s in sorted_seqs])
@@ -305,12 +305,12 @@ def test_packing_errors():
 def test_dropout_zero_is_deterministic_and_dropout_only_in_training():
     m = tg.nn.LSTM(3, 4, num_layers=2, dropout=0.0)
     x = tg.randn(5, 2, 3)
-    np.testing.assert_array_equal(m(x)[0].data, m(x)[0].data)
+    np.testing.assert_array_equal(m(x)[0].numpy(force=True), m(x)[0].numpy(force=True))
     d = tg.nn.GRU(3, 4, num_layers=3, dropout=0.5)
     out, h = d(x)
     assert tuple(out.shape) == (5, 2, 4) and tuple(h.shape) == (3, 2, 4) and d.training
     d.eval()
-    np.testing.assert_array_equal(d(x)[0].data, d(x)[0].data)
+    np.testing.assert_array_equal(d(x)[0].numpy(force=True), d(x)[0].numpy(force=True))
     with pytest.warns(UserWarning, match="num_layers greater than 1"):
         tg.nn.RNN(3, 4, dropout=0.2)
 
@@ -324,7 +324,7 @@ def test_state_dict_interchanges_both_ways(kind, kw):
     assert list(sd) == list(sdt)
     assert [tuple(v.shape) for v in sd.values()] == [tuple(v.shape) for v in sdt.values()]
     fresh = MODULES[kind][1](3, 4, num_layers=2, **kw)
-    fresh.load_state_dict({k: torch.tensor(v.data.copy()) for k, v in sd.items()}, strict=True)
+    fresh.load_state_dict({k: torch.tensor(v.numpy(force=True).copy()) for k, v in sd.items()}, strict=True)
     x = np.random.default_rng(0).standard_normal((4, 2, 3)).astype(np.float32)
     close(ours(tg.tensor(x))[0], fresh(torch.tensor(x))[0], np.float32, "reloaded in torch")
 
@@ -337,7 +337,7 @@ def test_initialisation_is_uniform_in_torch_bounds():
         assert a.min() >= -bound and a.max() <= bound, name
         assert a.std() > bound / 3, name  # filled, not left at zeros
     c = tg.nn.GRUCell(7, 16)
-    assert np.abs(c.weight_hh.data).max() <= 0.25
+    assert np.abs(c.weight_hh.numpy(force=True)).max() <= 0.25
 
 
 def test_reprs_match_torch():
@@ -464,10 +464,10 @@ def test_packed_without_h0_and_batch_first(kind):
 def test_packed_sequence_conversions_and_copies():
     import copy
     p = tgu.pack_sequence([tg.ones(3, 2), tg.ones(1, 2)])
-    assert p.double().data.dtype == np.float64 and p.float() is p
+    assert p.double().numpy(force=True).dtype == np.float64 and p.float() is p
     assert p.to(tg.float32) is p and not p.is_cuda and not p.is_pinned()
     legacy = tgu.PackedSequence((p.data, p.batch_sizes))
     assert legacy.batch_sizes is p.batch_sizes and legacy.sorted_indices is None
     m = tg.nn.LSTM(2, 3)
     m2 = copy.deepcopy(m)
-    np.testing.assert_array_equal(m(p)[0].data.data, m2(p)[0].data.data)
+    np.testing.assert_array_equal(m(p)[0].numpy(force=True).numpy(force=True), m2(p)[0].numpy(force=True).numpy(force=True))

@@ -60,7 +60,7 @@ def test_tapegrad_checkpoint_loads_into_torch_twin(tmp_path, dtype, tol):
     assert int(twin.body[1].num_batches_tracked) == 3
     with torch.no_grad():
         want = twin(torch.from_numpy(IDX)).numpy()
-    np.testing.assert_allclose(m(tg.tensor(IDX)).data, want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(m(tg.tensor(IDX)).numpy(force=True), want, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("dtype, tol", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
@@ -81,7 +81,7 @@ def test_torch_safetensors_file_loads_into_tapegrad_model(tmp_path, dtype, tol):
         want = twin(torch.from_numpy(IDX)).numpy()
     got = m(tg.tensor(IDX))
     assert got.dtype == (tg.float64 if dtype == torch.float64 else tg.float32)
-    np.testing.assert_allclose(got.data, want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(got.numpy(force=True), want, rtol=tol, atol=tol)
 
 
 def _step(model, opt, x, y):
@@ -137,7 +137,7 @@ def test_nanogpt_style_resume_continues_exactly(tmp_path):
     resumed = [_step(model, optimizer, x, y) for _ in range(3)]
     np.testing.assert_allclose(resumed, ref[3:], rtol=1e-12)
     for (k, a), b in zip(model.state_dict().items(), ref_model.state_dict().values()):
-        np.testing.assert_allclose(a.data, b.data, rtol=1e-12, err_msg=k)
+        np.testing.assert_allclose(a.numpy(force=True), b.numpy(force=True), rtol=1e-12, err_msg=k)
     # The model part of that checkpoint is a torch state dict too (dotted key names).
     sd = {k[len("model."):]: v for k, v in safetensors.torch.load_file(ckpt_path).items()
           if k.startswith("model.")}
@@ -151,8 +151,8 @@ def test_adam_checkpoint_resumes_like_torch(tmp_path):
     m = tg.nn.Linear(4, 2).to(tg.float64)
     t = torch.nn.Linear(4, 2).to(torch.float64)
     with torch.no_grad():
-        t.weight.copy_(torch.from_numpy(m.weight.data.copy()))
-        t.bias.copy_(torch.from_numpy(m.bias.data.copy()))
+        t.weight.copy_(torch.from_numpy(m.weight.numpy(force=True).copy()))
+        t.bias.copy_(torch.from_numpy(m.bias.numpy(force=True).copy()))
     xs = np.random.default_rng(0).standard_normal((6, 5, 4))
     opt = tg.optim.Adam(m.parameters(), lr=0.05)
     topt = torch.optim.Adam(t.parameters(), lr=0.05)
@@ -170,5 +170,5 @@ def test_adam_checkpoint_resumes_like_torch(tmp_path):
         topt.zero_grad()
         (t(torch.from_numpy(xv)) ** 2).sum().backward()
         topt.step()
-    np.testing.assert_allclose(m.weight.data, t.weight.detach().numpy(), rtol=1e-10)
-    np.testing.assert_allclose(m.bias.data, t.bias.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(m.weight.numpy(force=True), t.weight.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(m.bias.numpy(force=True), t.bias.detach().numpy(), rtol=1e-10)

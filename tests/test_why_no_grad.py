@@ -280,3 +280,15 @@ def test_backward_twice_on_the_same_root_keeps_the_plain_message():
     with pytest.raises(RuntimeError) as ei:
         y.backward()
     assert "This graph reaches" not in str(ei.value)
+
+
+def test_data_of_a_computed_tensor_is_a_cut_but_a_parameter_update_is_not():
+    w1 = nn.Parameter(tg.randn(3, 4))
+    w2 = nn.Parameter(tg.randn(4, 1))
+    h = (tg.randn(2, 3) @ w1).tanh()
+    (h.data @ w2).sum().backward()  # <dot data>
+    with tg.no_grad():
+        w2.data -= 0.1 * w2.grad   # the manual update: not recorded
+    report = tg.autograd.why_no_grad([("w1", w1), ("w2", w2)])
+    assert report == {"w1": f"cut at {HERE}:{_line('dot data')} by .data"}
+    assert cuts.cuts_of(w2) == []

@@ -110,7 +110,7 @@ def _in_dims_per_leaf(func, in_dims, args, leaves):
             raise ValueError(f"{head}: Got in_dim={d} for an input but the input is of type "
                              f"{type(x)}. We cannot vmap over non-Tensor arguments, please "
                              f"use None as the respective in_dim")
-        nd = x.data.ndim
+        nd = x._data.ndim
         if not -nd <= d < nd:
             raise ValueError(f"{head}: Got in_dim={d} for some input, but that input is a "
                              f"Tensor of dimensionality {nd} so expected in_dim to satisfy "
@@ -119,7 +119,7 @@ def _in_dims_per_leaf(func, in_dims, args, leaves):
 
 
 def _batch_size(leaves, dims):
-    sizes = [x.data.shape[d] for x, d in zip(leaves, dims) if d is not None]
+    sizes = [x._data.shape[d] for x, d in zip(leaves, dims) if d is not None]
     if not sizes:
         raise ValueError("vmap: Expected at least one Tensor to vmap over")
     if len(set(sizes)) != 1:
@@ -133,8 +133,8 @@ def _slices(x, d, n):
     serves to learn the shapes of func's outputs."""
     if n:
         return x.unbind(d)
-    shape = x.data.shape[:d % x.data.ndim] + x.data.shape[d % x.data.ndim + 1:]
-    return (Tensor(np.zeros(shape, dtype=x.data.dtype)),)
+    shape = x._data.shape[:d % x._data.ndim] + x._data.shape[d % x._data.ndim + 1:]
+    return (Tensor(np.zeros(shape, dtype=x._data.dtype)),)
 
 
 def _same(values):
@@ -144,7 +144,7 @@ def _same(values):
         if v is first:
             continue
         if isinstance(first, Tensor) and isinstance(v, Tensor):
-            if first.data.shape != v.data.shape or not np.array_equal(first.data, v.data,
+            if first._data.shape != v._data.shape or not np.array_equal(first._data, v._data,
                                                                       equal_nan=True):
                 return False
         elif isinstance(first, Tensor) or isinstance(v, Tensor) or not v == first:
@@ -194,7 +194,7 @@ def _combine(func, outs, out_dims, n):
                              f"{type(bad[0])}. Did you mean to set out_dims= to None for "
                              f"output?")
         if n == 0:  # values holds the output of one zero slice: keep only its shape
-            v = values[0].data
+            v = values[0]._data
             nd = v.ndim + 1
             if not -nd <= d < nd:
                 raise IndexError(f"Dimension out of range (expected to be in range of "

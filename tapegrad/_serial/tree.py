@@ -70,7 +70,7 @@ def encode(obj, check_array):
             raise ValueError(f"tg.save: the object is nested deeper than {MAX_DEPTH} levels "
                              "(or contains itself)")
         if isinstance(value, (Tensor, np.ndarray)):
-            arr = value.data if isinstance(value, Tensor) else value
+            arr = value._data if isinstance(value, Tensor) else value
             check_array(arr, ".".join(path) or "<root>")
             name = ".".join(path) or "tensor"
             if name.startswith("__") or name in arrays:  # __metadata__ is reserved

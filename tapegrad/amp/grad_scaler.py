@@ -106,7 +106,7 @@ class GradScaler:
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                g = p.grad.data
+                g = p.grad._data
                 if not allow_fp16 and g.dtype == np.float16:
                     raise ValueError("Attempting to unscale FP16 gradients.")
                 if not np.all(np.isfinite(g)):
@@ -114,7 +114,7 @@ class GradScaler:
                 if g.flags.writeable:
                     np.multiply(g, g.dtype.type(inv_scale), out=g)
                 else:
-                    p.grad.data = g * g.dtype.type(inv_scale)
+                    p.grad._data = g * g.dtype.type(inv_scale)
                 p.grad._version[0] += 1
         return found_inf
 

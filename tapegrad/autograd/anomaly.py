@@ -148,7 +148,7 @@ class set_detect_anomaly:
 # ---- the check run on every computed gradient ---------------------------------------
 
 def _raw(a):
-    return a.data if isinstance(a, TensorBase) else a
+    return a._data if isinstance(a, TensorBase) else a
 
 
 def _bad(a, check_inf):

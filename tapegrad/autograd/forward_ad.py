@@ -60,7 +60,7 @@ class DualLevel:
         """The Tensor showing t's tangent: the one given or handed out before, else new."""
         tan = t._fw
         view = self.views.get(id(tan))
-        if view is None or view.data is not tan:
+        if view is None or view._data is not tan:
             view = like(t, tan)
             self.views[id(tan)] = view
         return view
@@ -77,14 +77,14 @@ class DualLevel:
                 if tangents is None:
                     tangents = [None] * len(inputs)
                 tangents[i] = t._fw
-        out = res.data
+        out = res._data
         if tangents is None or not op.differentiable or out.dtype.kind not in "fc":
             return  # integer/bool results (argmax, comparisons) carry no tangent
         kw = args if not saved else {**args, **saved}
         if op.jvp is None:
             tan = jvp_from_vjp(op, inputs, tangents, out, kw)
         else:
-            arrays = [t.data if isinstance(t, TensorBase) else t for t in inputs]
+            arrays = [t._data if isinstance(t, TensorBase) else t for t in inputs]
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 tan = op.jvp(np, tangents, out, *arrays, **kw)
         if tan is None:
@@ -136,22 +136,22 @@ def make_dual(tensor, tangent, *, level=None):
                            "`with forward_ad.dual_level():`")
     if not isinstance(tensor, TensorBase):
         raise TypeError(f"make_dual: expected a Tensor primal, got {type(tensor).__name__}")
-    tan = tangent.data if isinstance(tangent, TensorBase) else np.asarray(tangent)
-    if tan.shape != tensor.data.shape:
+    tan = tangent._data if isinstance(tangent, TensorBase) else np.asarray(tangent)
+    if tan.shape != tensor._data.shape:
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the "
             f"original Tensor, this is not supported. Tensor is of size "
-            f"{list(tensor.data.shape)} while the given forward gradient is of size "
+            f"{list(tensor._data.shape)} while the given forward gradient is of size "
             f"{list(tan.shape)}.")
-    if tensor.data.dtype.kind not in "fc":
+    if tensor._data.dtype.kind not in "fc":
         raise ValueError(f"make_dual: the primal must be floating point, got "
-                         f"{_dt.name(tensor.data.dtype)}")
-    if tan.dtype != tensor.data.dtype:
-        tan = tan.astype(tensor.data.dtype)
+                         f"{_dt.name(tensor._data.dtype)}")
+    if tan.dtype != tensor._data.dtype:
+        tan = tan.astype(tensor._data.dtype)
     out = apply(_S.alias, tensor)
     out._version = tensor._version  # same memory, same version counter
     state.dual.set_tangent(out, tan)
-    if isinstance(tangent, TensorBase) and tangent.data is tan:  # not cast: keep it
+    if isinstance(tangent, TensorBase) and tangent._data is tan:  # not cast: keep it
         state.dual.views[id(tan)] = tangent
     return out
 
@@ -186,7 +186,7 @@ def jvp_from_vjp(op, inputs, tangents, out, kw):
     try:
         with enable_grad(), np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             u = like(like_t, np.zeros(out.shape, out.dtype), True)
-            ins = [like(t, t.data) if isinstance(t, TensorBase) else t for t in inputs]
+            ins = [like(t, t._data) if isinstance(t, TensorBase) else t for t in inputs]
             ans = like(like_t, out)
             total = None
             for i, t in enumerate(tangents):
@@ -211,4 +211,4 @@ def jvp_from_vjp(op, inputs, tangents, out, kw):
             f"({type(e).__name__}: {e}); add `jvp=` to its table entry") from None
     finally:
         state.dual = level
-    return jv.data
+    return jv._data

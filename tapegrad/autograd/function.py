@@ -82,7 +82,7 @@ class FunctionCtx:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified "
                     f"by an inplace operation: saved tensor {i} of {self._cls.__name__}Backward "
-                    f"(shape {tuple(t.data.shape)}) is at version {t._version[0]}; expected "
+                    f"(shape {tuple(t._data.shape)}) is at version {t._version[0]}; expected "
                     f"version {v} instead.")
             out.append(t)
         return tuple(out)
@@ -192,7 +192,7 @@ def _function_backward(xp, g, ans, *inputs, ctx):
         tgrads.append(gk if gk is None or isinstance(gk, TensorBase) else like(ctx._like, gk))
     res = ctx._cls.backward(ctx, *tgrads)
     res = _check_results(ctx, res if isinstance(res, tuple) else (res,))
-    return [None if r is None else (r if as_tensors else r.data) for r in res]
+    return [None if r is None else (r if as_tensors else r._data) for r in res]
 
 
 def _check_results(ctx, res):
@@ -219,9 +219,9 @@ def _check_results(ctx, res):
                                 f"as gradient {i}; expected a Tensor or None")
             r = like(ctx._like, np.asarray(r, dtype=meta[1]))
         shape = meta[0]
-        if tuple(r.data.shape) != shape and not _expandable(shape, tuple(r.data.shape)):
+        if tuple(r._data.shape) != shape and not _expandable(shape, tuple(r._data.shape)):
             raise RuntimeError(f"Function {name}Backward returned an invalid gradient at "
-                               f"index {i} - got {list(r.data.shape)} but expected shape "
+                               f"index {i} - got {list(r._data.shape)} but expected shape "
                                f"compatible with {list(shape)}")
         out.append(r)
     return out
@@ -262,7 +262,7 @@ def _new_outputs(ctx, args, outs):
     fixed = []
     for o in outs:
         if isinstance(o, TensorBase) and id(o) not in dirty and any(o is a for a in args):
-            v = like(o, o.data)
+            v = like(o, o._data)
             v._version = o._version
             if id(o) in ctx._non_diff:
                 ctx._non_diff.add(id(v))
@@ -276,12 +276,12 @@ def _apply(cls, args, kwargs):
     ctx._cls = cls
     ctx._like = next((a for a in args if isinstance(a, TensorBase)), None)
     ctx.needs_input_grad = tuple(isinstance(a, TensorBase) and a._rg for a in args)
-    ctx._inputs_meta = tuple((tuple(a.data.shape), a.data.dtype)
+    ctx._inputs_meta = tuple((tuple(a._data.shape), a._data.dtype)
                              if isinstance(a, TensorBase) else None for a in args)
     raw = _run_forward(cls, ctx, args, kwargs)
     single = not isinstance(raw, tuple)
     outs, dirty = _new_outputs(ctx, args, (raw,) if single else tuple(raw))
-    ctx._out_meta = tuple((tuple(o.data.shape), o.data.dtype) if isinstance(o, TensorBase)
+    ctx._out_meta = tuple((tuple(o._data.shape), o._data.dtype) if isinstance(o, TensorBase)
                           else ((), np.float64) for o in outs)
     if state.grad_enabled and any(ctx.needs_input_grad):
         _record(cls, ctx, args, outs, dirty)
@@ -301,19 +301,19 @@ def _record(cls, ctx, args, outs, dirty):
             if a.grad_fn is None and a._rg:
                 raise RuntimeError("a leaf Variable that requires grad has been used in "
                                    "an in-place operation.")
-            olds[id(a)] = inputs[i] = like(a, a.data, a._rg, a.grad_fn)
+            olds[id(a)] = inputs[i] = like(a, a._data, a._rg, a.grad_fn)
     diff = [k for k, o in enumerate(outs) if isinstance(o, TensorBase)
-            and id(o) not in ctx._non_diff and o.data.dtype.kind in "fc"]
+            and id(o) not in ctx._non_diff and o._data.dtype.kind in "fc"]
     if not diff:
         return
     first = outs[diff[0]]
     versions = tuple(a._version[0] if isinstance(a, TensorBase) else None
                      for a in inputs) + (first._version[0],)
-    ans = tuple(o.data if isinstance(o, TensorBase) else None for o in outs)
+    ans = tuple(o._data if isinstance(o, TensorBase) else None for o in outs)
     node = Node(_fn_op(cls, len(outs)), tuple(inputs), {}, {"ctx": ctx},
                 ans[0] if len(outs) == 1 else ans, versions, first._version)
     ctx._node = weakref.ref(node)
-    ctx._outputs = {k: (outs[k].data, outs[k]._version) for k in diff}
+    ctx._outputs = {k: (outs[k]._data, outs[k]._version) for k in diff}
     by_id = {id(outs[k]): k for k in diff}
     ctx._saved = tuple(("output", by_id[id(t)]) if t is not None and id(t) in by_id else t
                        for t in ctx._saved)
@@ -338,6 +338,6 @@ def _forward(cls, ctx, args, outs):
     res = res if isinstance(res, tuple) else (res,)
     for o, t in zip(outs, res):
         if isinstance(o, TensorBase) and t is not None:
-            arr = t.data if isinstance(t, TensorBase) else np.asarray(t)
-            state.dual.set_tangent(o, np.array(np.broadcast_to(arr, o.data.shape),
-                                               dtype=o.data.dtype))
+            arr = t._data if isinstance(t, TensorBase) else np.asarray(t)
+            state.dual.set_tangent(o, np.array(np.broadcast_to(arr, o._data.shape),
+                                               dtype=o._data.dtype))

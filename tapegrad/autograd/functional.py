@@ -62,15 +62,15 @@ def _call(func, inputs, create_graph, fname):
 
 def _zeros(t):
     """A constant zero tensor like t: the gradient of an input the outputs do not use."""
-    return make(Tensor, np.zeros_like(t.data))
+    return make(Tensor, np.zeros_like(t._data))
 
 
 def _one_hot_like(t, k):
     """The basis tensor e_k (flat index k) with t's shape and dtype: the seed that picks
     row k of a Jacobian (reverse mode) or column k (forward mode)."""
-    e = np.zeros(t.data.size, dtype=t.data.dtype)
+    e = np.zeros(t._data.size, dtype=t._data.dtype)
     e[k] = 1
-    return Tensor(e.reshape(t.data.shape))
+    return Tensor(e.reshape(t._data.shape))
 
 
 def _grads(outputs, inputs, seeds, create_graph):
@@ -97,7 +97,7 @@ def _stack(parts, shape):
 
 def _stack_rows(rows, shape, create_graph):
     if not create_graph:
-        arr = np.stack([r.data for r in rows]) if rows else np.zeros(shape)
+        arr = np.stack([r._data for r in rows]) if rows else np.zeros(shape)
         return make(Tensor, arr.reshape(shape))
     return _stack(rows, shape)
 
@@ -122,7 +122,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     jac = []
     for o in outs:
         rows = [[] for _ in xs]
-        n = o.data.size
+        n = o._data.size
         for k in range(n):
             gs = _grads([o], xs, [_one_hot_like(o, k)], create_graph)
             for j, g in enumerate(gs):
@@ -147,7 +147,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     def grad_func(*xs):
         out = func(*xs)
         outs, _ = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        if len(outs) != 1 or outs[0].data.size != 1:
+        if len(outs) != 1 or outs[0]._data.size != 1:
             raise RuntimeError("The function given to hessian should return a single Tensor "
                                "with a single element.")
         gs = _grads(outs, xs, [None], create_graph=True)
@@ -160,7 +160,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T J): one reverse pass."""
     xs, in_tuple, outs_t, out_tuple = _call(func, inputs, create_graph, "vjp")
     if v is None:
-        if len(outs_t) != 1 or outs_t[0].data.size != 1:
+        if len(outs_t) != 1 or outs_t[0]._data.size != 1:
             raise RuntimeError("The vector v can only be None if the user-provided function "
                                "returns a single Tensor with a single element.")
         vs = (None,)
@@ -177,16 +177,16 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     passes, the "double backward trick" PyTorch's jvp uses too)."""
     ins, in_tuple = _as_tuple(inputs, "inputs", "jvp")
     if v is None:
-        if len(ins) != 1 or ins[0].data.size != 1:
+        if len(ins) != 1 or ins[0]._data.size != 1:
             raise RuntimeError("The vector v can only be None if the input to the "
                                "user-provided function is a single Tensor with a single "
                                "element.")
-        vs = (Tensor(np.ones_like(ins[0].data)),)
+        vs = (Tensor(np.ones_like(ins[0]._data)),)
     else:
         vs, _ = _as_tuple(v, "v", "jvp")
     xs, _, outs, out_tuple = _call(func, inputs, create_graph, "jvp")
     with grad_mode.enable_grad():
-        us = [Tensor(np.zeros_like(o.data), requires_grad=True) for o in outs]
+        us = [Tensor(np.zeros_like(o._data), requires_grad=True) for o in outs]
         gs = _grads(outs, xs, us, create_graph=True)
         tans = _grads(gs, us, list(vs), create_graph)
     value = tuple(_finish(o, create_graph) for o in outs)
@@ -197,7 +197,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T H): reverse over reverse."""
     xs, in_tuple, outs, _ = _call(func, inputs, create_graph, "vhp")
-    if len(outs) != 1 or outs[0].data.size != 1:
+    if len(outs) != 1 or outs[0]._data.size != 1:
         raise RuntimeError("The function given to vhp should return a single Tensor with a "
                            "single element.")
     vs, _ = _as_tuple(v, "v", "vhp")

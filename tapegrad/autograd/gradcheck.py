@@ -54,9 +54,9 @@ def _diff_inputs(inputs):
     idx = []
     for i, t in enumerate(inputs):
         if isinstance(t, Tensor) and t.requires_grad:
-            if t.data.dtype != np.float64:
+            if t._data.dtype != np.float64:
                 raise ValueError(
-                    f"gradcheck: input {i} has dtype {_dt.name(t.data.dtype)}; finite "
+                    f"gradcheck: input {i} has dtype {_dt.name(t._data.dtype)}; finite "
                     f"differences need "
                     f"float64 inputs (use x.double() or dtype=tg.float64), otherwise the "
                     f"rounding error of the difference quotient swamps the comparison")
@@ -75,13 +75,13 @@ def _analytical(fn, inputs, diff_idx, check_grad_dtypes):
     jac = {}
     problems = []
     for k, o in outs:
-        n = o.data.size
+        n = o._data.size
         for i in diff_idx:
-            jac[k, i] = np.zeros((n, inputs[i].data.size))
+            jac[k, i] = np.zeros((n, inputs[i]._data.size))
         if not o.requires_grad:
             continue  # does not depend on any input: the Jacobian is zero
         for r in range(n):
-            e = np.zeros(n, dtype=o.data.dtype)
+            e = np.zeros(n, dtype=o._data.dtype)
             e[r] = 1.0
             gs = _grad(o, diff_t, grad_outputs=Tensor(e.reshape(o.shape)), retain_graph=True,
                        allow_unused=True)
@@ -92,11 +92,11 @@ def _analytical(fn, inputs, diff_idx, check_grad_dtypes):
                     problems.append(f"the gradient for input {i} has shape {tuple(g.shape)}, "
                                     f"but the input has shape {tuple(inputs[i].shape)}")
                     continue
-                if check_grad_dtypes and g.data.dtype != inputs[i].data.dtype:
+                if check_grad_dtypes and g._data.dtype != inputs[i]._data.dtype:
                     problems.append(f"the gradient for input {i} has dtype "
-                                    f"{_dt.name(g.data.dtype)}, "
-                                    f"but the input has dtype {_dt.name(inputs[i].data.dtype)}")
-                jac[k, i][r, :] = np.asarray(g.data, dtype=np.float64).reshape(-1)
+                                    f"{_dt.name(g._data.dtype)}, "
+                                    f"but the input has dtype {_dt.name(inputs[i]._data.dtype)}")
+                jac[k, i][r, :] = np.asarray(g._data, dtype=np.float64).reshape(-1)
     return jac, sorted(set(problems))
 
 
@@ -216,7 +216,7 @@ def _fast(fn, inputs, diff_idx, outs, eps, atol, rtol, raise_exception, check_fo
     vs = {i: rng.standard_normal(inputs[i].shape) for i in diff_idx}
     num = {}
     for i in diff_idx:
-        x0 = np.array(inputs[i].data, dtype=np.float64)
+        x0 = np.array(inputs[i]._data, dtype=np.float64)
         fp = evaluate(fn, inputs, {i: x0 + eps * vs[i]})
         fm = evaluate(fn, inputs, {i: x0 - eps * vs[i]})
         num[i] = sum(float(np.sum(us[k] * (fp[k] - fm[k]) / (2 * eps))) for k, _ in outs)
@@ -226,11 +226,11 @@ def _fast(fn, inputs, diff_idx, outs, eps, atol, rtol, raise_exception, check_fo
         ana = {i: 0.0 for i in diff_idx}
         if live:
             gs = _grad([o for _, o in live], diff_t,
-                       grad_outputs=[Tensor(us[k].astype(o.data.dtype)) for k, o in live],
+                       grad_outputs=[Tensor(us[k].astype(o._data.dtype)) for k, o in live],
                        allow_unused=True)
             for i, g in zip(diff_idx, gs):
                 if g is not None:
-                    ana[i] = float(np.sum(np.asarray(g.data, dtype=np.float64) * vs[i]))
+                    ana[i] = float(np.sum(np.asarray(g._data, dtype=np.float64) * vs[i]))
         modes.append(("reverse mode", ana))
     if check_forward_ad:
         modes.append(("forward mode", _fwd.projections(fn, inputs, diff_idx, us, vs)))

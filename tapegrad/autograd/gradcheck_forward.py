@@ -36,7 +36,7 @@ def _tangents_out(fn, base, diff_idx, tangents):
         res = {}
         for k, o in outputs(fn(*args)):
             t = fwAD.unpack_dual(o).tangent
-            res[k] = t if t is not None else Tensor(np.zeros_like(o.data))
+            res[k] = t if t is not None else Tensor(np.zeros_like(o._data))
         return res
 
 
@@ -44,17 +44,17 @@ def jacobian(fn, inputs, diff_idx, out_shapes, check_grad_dtypes):
     """Forward-mode Jacobians {(k, i): (out.size, in.size)} and a list of problems
     (tangents of the wrong shape or, with check_grad_dtypes, dtype)."""
     base = _base(inputs)
-    zeros = {m: Tensor(np.zeros_like(base[m].data)) for m in diff_idx}
+    zeros = {m: Tensor(np.zeros_like(base[m]._data)) for m in diff_idx}
     jac, problems = {}, []
     for i in diff_idx:
-        n = base[i].data.size
+        n = base[i]._data.size
         for k, shp in out_shapes.items():
             jac[k, i] = np.zeros((int(np.prod(shp)), n))
         for j in range(n):
-            e = np.zeros(n, dtype=base[i].data.dtype)
+            e = np.zeros(n, dtype=base[i]._data.dtype)
             e[j] = 1
             tangents = dict(zeros)
-            tangents[i] = Tensor(e.reshape(base[i].data.shape))
+            tangents[i] = Tensor(e.reshape(base[i]._data.shape))
             for k, t in _tangents_out(fn, base, diff_idx, tangents).items():
                 if k not in out_shapes:
                     continue
@@ -63,11 +63,11 @@ def jacobian(fn, inputs, diff_idx, out_shapes, check_grad_dtypes):
                                     f"{tuple(t.shape)}, but the output has shape "
                                     f"{out_shapes[k]}")
                     continue
-                if check_grad_dtypes and t.data.dtype != base[i].data.dtype:
+                if check_grad_dtypes and t._data.dtype != base[i]._data.dtype:
                     problems.append(f"the forward gradient of output {k} has dtype "
-                                    f"{_dt.name(t.data.dtype)}, but input {i} has dtype "
-                                    f"{_dt.name(base[i].data.dtype)}")
-                jac[k, i][:, j] = np.asarray(t.data, dtype=np.float64).reshape(-1)
+                                    f"{_dt.name(t._data.dtype)}, but input {i} has dtype "
+                                    f"{_dt.name(base[i]._data.dtype)}")
+                jac[k, i][:, j] = np.asarray(t._data, dtype=np.float64).reshape(-1)
     return jac, sorted(set(problems))
 
 
@@ -77,10 +77,10 @@ def projections(fn, inputs, diff_idx, us, vs):
     base = _base(inputs)
     res = {}
     for i in diff_idx:
-        tangents = {m: Tensor(vs[i].astype(base[m].data.dtype) if m == i
-                              else np.zeros_like(base[m].data)) for m in diff_idx}
+        tangents = {m: Tensor(vs[i].astype(base[m]._data.dtype) if m == i
+                              else np.zeros_like(base[m]._data)) for m in diff_idx}
         tans = _tangents_out(fn, base, diff_idx, tangents)
-        res[i] = sum(float(np.sum(us[k] * np.asarray(t.data, dtype=np.float64)))
+        res[i] = sum(float(np.sum(us[k] * np.asarray(t._data, dtype=np.float64)))
                      for k, t in tans.items() if k in us)
     return res
 
@@ -91,8 +91,8 @@ def check_batched(fn, inputs, diff_idx, batch=2):
     base = _base(inputs)
     rng = np.random.default_rng(1)
     for i in diff_idx:
-        zeros = {m: Tensor(np.zeros_like(base[m].data)) for m in diff_idx}
-        ts = [Tensor(rng.standard_normal(base[i].data.shape).astype(base[i].data.dtype))
+        zeros = {m: Tensor(np.zeros_like(base[m]._data)) for m in diff_idx}
+        ts = [Tensor(rng.standard_normal(base[i]._data.shape).astype(base[i]._data.dtype))
               for _ in range(batch)]
 
         def along(t):
@@ -103,14 +103,14 @@ def check_batched(fn, inputs, diff_idx, batch=2):
 
         expected = [along(t) for t in ts]
         try:
-            got = vmap(along)(Tensor(np.stack([t.data for t in ts])))
+            got = vmap(along)(Tensor(np.stack([t._data for t in ts])))
         except (RuntimeError, ValueError, TypeError) as e:
             raise GradcheckError(f"While computing batched gradients (forward mode), got: "
                                  f"{type(e).__name__}: {e}") from e
         for pos, g in enumerate(got):
             for b in range(batch):
-                if not np.allclose(g.data[b], expected[b][pos].data, rtol=1e-5, atol=1e-8):
+                if not np.allclose(g._data[b], expected[b][pos]._data, rtol=1e-5, atol=1e-8):
                     return (f"batched forward gradient mismatch for output {pos} along input "
                             f"{i}, batch element {b}: max abs difference "
-                            f"{float(np.max(np.abs(g.data[b] - expected[b][pos].data))):.3e}")
+                            f"{float(np.max(np.abs(g._data[b] - expected[b][pos]._data))):.3e}")
     return None

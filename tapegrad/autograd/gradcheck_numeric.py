@@ -31,7 +31,7 @@ def outputs(out):
     res = []
     for k, o in enumerate(as_tuple(out)):
         if isinstance(o, Tensor):
-            if o.data.dtype.kind == "f":
+            if o._data.dtype.kind == "f":
                 res.append((k, o))
         elif o is not None and not isinstance(o, (int, float, bool, np.ndarray)):
             raise TypeError(f"gradcheck: output {k} of the function is a {type(o).__name__}; "
@@ -51,14 +51,14 @@ def evaluate(fn, inputs, arrays):
     """fn on inputs with some arrays replaced; returns {output index: float64 array}."""
     # NOTE: grad mode stays on: gradgradcheck's function itself calls autograd.grad.
     outs = outputs(fn(*fresh(inputs, arrays)))
-    return {k: np.array(o.data, dtype=np.float64) for k, o in outs}
+    return {k: np.array(o._data, dtype=np.float64) for k, o in outs}
 
 
 def numerical(fn, inputs, diff_idx, out_shapes, eps):
     """Numerical Jacobians: {(out k, input i): array (out.size, in.size)}."""
     jac = {}
     for i in diff_idx:
-        x0 = np.array(inputs[i].data, dtype=np.float64)
+        x0 = np.array(inputs[i]._data, dtype=np.float64)
         for k, shp in out_shapes.items():
             jac[k, i] = np.zeros((int(np.prod(shp)), x0.size))
         for j in range(x0.size):

@@ -28,7 +28,7 @@ _NOTE = ' Please look at "Notes about undefined output gradients" in PyTorch\'s 
 
 
 def _zeros_like(ts):
-    return [Tensor(np.zeros_like(o.data)) for o in ts]
+    return [Tensor(np.zeros_like(o._data)) for o in ts]
 
 
 def check_mul_by_grad_output(live, diff_t):
@@ -40,10 +40,10 @@ def check_mul_by_grad_output(live, diff_t):
     for n, (g, x) in enumerate(zip(gs, diff_t)):
         if g is None:
             continue
-        if not np.all(g.data == 0):
+        if not np.all(g._data == 0):
             return (f"backward not multiplied by grad_output (all-zero grad_outputs gave "
                     f"differentiated input {n} a gradient with max |value| "
-                    f"{float(np.nanmax(np.abs(g.data))):.3e})")
+                    f"{float(np.nanmax(np.abs(g._data))):.3e})")
         if tuple(g.shape) != tuple(x.shape):
             return f"grad is incorrect size (input {n}: {tuple(g.shape)} vs {tuple(x.shape)})"
     return None
@@ -63,11 +63,11 @@ def check_undefined_grad(live, diff_t):
                                  + _NOTE + f" (with no gradient for output {k}, backward "
                                  f"raised {type(e).__name__}: {e})") from e
         for n, g in enumerate(gs):
-            if g is not None and not np.all(g.data == 0):
+            if g is not None and not np.all(g._data == 0):
                 return ("Expected all input grads to be undefined or zero when all output "
                         "grads are undefined or zero." + _NOTE + f" (with no gradient for "
                         f"output {k} and zeros for the others, differentiated input {n} got "
-                        f"max |value| {float(np.nanmax(np.abs(g.data))):.3e})")
+                        f"max |value| {float(np.nanmax(np.abs(g._data))):.3e})")
     return None
 
 
@@ -91,16 +91,16 @@ def check_batched_grad(live, diff_t, batch=2):
     if not live:
         return None
     rng = np.random.default_rng(2)
-    us = [[Tensor(rng.standard_normal(o.data.shape).astype(o.data.dtype)) for o in live]
+    us = [[Tensor(rng.standard_normal(o._data.shape).astype(o._data.dtype)) for o in live]
           for _ in range(batch)]
 
     def vjp(*u):
         gs = _grad(live, diff_t, grad_outputs=list(u), retain_graph=True, allow_unused=True)
-        return tuple(Tensor(np.zeros_like(x.data)) if g is None else g
+        return tuple(Tensor(np.zeros_like(x._data)) if g is None else g
                      for x, g in zip(diff_t, gs))
 
     expected = [vjp(*u) for u in us]
-    stacked = [Tensor(np.stack([u[k].data for u in us])) for k in range(len(live))]
+    stacked = [Tensor(np.stack([u[k]._data for u in us])) for k in range(len(live))]
     try:
         got = vmap(vjp)(*stacked)
     except (RuntimeError, ValueError, TypeError) as e:
@@ -108,8 +108,8 @@ def check_batched_grad(live, diff_t, batch=2):
                              f"{type(e).__name__}: {e}") from e
     for n, g in enumerate(got):
         for b in range(batch):
-            if not np.allclose(g.data[b], expected[b][n].data, rtol=1e-5, atol=1e-8):
+            if not np.allclose(g._data[b], expected[b][n]._data, rtol=1e-5, atol=1e-8):
                 return (f"batched gradient mismatch for differentiated input {n}, batch "
                         f"element {b}: max abs difference "
-                        f"{float(np.max(np.abs(g.data[b] - expected[b][n].data))):.3e}")
+                        f"{float(np.max(np.abs(g._data[b] - expected[b][n]._data))):.3e}")
     return None

@@ -130,7 +130,7 @@ class strict:
 # ---- the check ----------------------------------------------------------------------
 
 def _raw(a):
-    return a.data if isinstance(a, TensorBase) else a
+    return a._data if isinstance(a, TensorBase) else a
 
 
 def _arg_name(op, i):
@@ -268,7 +268,7 @@ def _check_function(node, i, x, g):
     """A custom `Function`: run the user's forward/backward again on float64 copies of
     this node's inputs (through `apply`, so a multi-output Function works too)."""
     cls = node.saved["ctx"]._cls
-    base = [like(t, _to64(t.data)) if isinstance(t, TensorBase) else t for t in node.inputs]
+    base = [like(t, _to64(t._data)) if isinstance(t, TensorBase) else t for t in node.inputs]
     gs = [None if gk is None else np.asarray(_raw(gk), dtype=np.float64)
           for gk in _per_output(node, g)]
 
@@ -281,7 +281,7 @@ def _check_function(node, i, x, g):
         return args[i], res
 
     try:
-        leaf, res = run(base[i].data.copy(), record=True)
+        leaf, res = run(base[i]._data.copy(), record=True)
         pairs = [(r, gk) for r, gk in zip(res, gs)
                  if gk is not None and isinstance(r, TensorBase) and r.requires_grad]
         if not pairs:
@@ -291,14 +291,14 @@ def _check_function(node, i, x, g):
     except Exception as e:
         _cannot(node.op, e)
         return
-    an = np.zeros(x.shape) if an is None else an.data.astype(np.float64)
+    an = np.zeros(x.shape) if an is None else an._data.astype(np.float64)
     keep = [k for k, gk in enumerate(gs) if gk is not None]
 
     def outputs(xi):
         res = run(xi)[1]
-        return [np.asarray(res[k].data, dtype=np.float64) for k in keep]
-    _compare(node, i, x, base[i].data, an, [gs[k] for k in keep],
-             [np.asarray(res[k].data, dtype=np.float64) for k in keep], outputs)
+        return [np.asarray(res[k]._data, dtype=np.float64) for k in keep]
+    _compare(node, i, x, base[i]._data, an, [gs[k] for k in keep],
+             [np.asarray(res[k]._data, dtype=np.float64) for k in keep], outputs)
 
 
 def _compare(node, i, x, xi, an, gs, ans, outputs):

@@ -29,24 +29,24 @@ def _one(data):
 
 def _seed(root, gradient, create_graph):
     if gradient is None:
-        if root.data.size != 1:
+        if root._data.size != 1:
             raise RuntimeError(
                 f"grad can be implicitly created only for scalar outputs: this tensor has "
-                f"shape {tuple(root.data.shape)}. Pass a gradient of that shape, e.g. "
+                f"shape {tuple(root._data.shape)}. Pass a gradient of that shape, e.g. "
                 f"y.backward(tapegrad.ones_like(y)), or reduce it first (y.sum().backward()).")
-        g = _one(root.data)
+        g = _one(root._data)
         return like(root, g.copy()) if create_graph else g
     if isinstance(gradient, TensorBase):
-        g = gradient if create_graph else gradient.data
+        g = gradient if create_graph else gradient._data
     else:
-        g = np.asarray(gradient, dtype=root.data.dtype)
+        g = np.asarray(gradient, dtype=root._data.dtype)
         if create_graph:
             g = like(root, g)
-    if tuple(g.shape) != tuple(root.data.shape):
+    if tuple(g.shape) != tuple(root._data.shape):
         raise RuntimeError(f"Mismatch in shape: grad_output has a shape of {tuple(g.shape)} "
-                           f"and output has a shape of {tuple(root.data.shape)}.")
-    if g.dtype != root.data.dtype:  # PyTorch casts grad_output to the output's dtype
-        g = g.to(root.data.dtype) if isinstance(g, TensorBase) else g.astype(root.data.dtype)
+                           f"and output has a shape of {tuple(root._data.shape)}.")
+    if g.dtype != root._data.dtype:  # PyTorch casts grad_output to the output's dtype
+        g = g.to(root._data.dtype) if isinstance(g, TensorBase) else g.astype(root._data.dtype)
     return g
 
 
@@ -102,10 +102,10 @@ def _result(t, i, got, allow_unused, materialize_grads):
     """What grad() returns for input i: its gradient as a tensor, zeros, or None."""
     if i not in got:
         if materialize_grads:
-            return like(t, np.zeros_like(t.data))
+            return like(t, np.zeros_like(t._data))
         if not allow_unused:
             raise RuntimeError(
-                f"One of the differentiated Tensors (input {i}, shape {tuple(t.data.shape)}) "
+                f"One of the differentiated Tensors (input {i}, shape {tuple(t._data.shape)}) "
                 "appears to not have been used in the graph. "
                 "Set allow_unused=True if this is the desired behavior.")
         return None
@@ -114,4 +114,4 @@ def _result(t, i, got, allow_unused, materialize_grads):
         g = _hooks.run_tensor_hooks(t, g)
     if isinstance(g, TensorBase):
         return g
-    return like(t, np.array(g, dtype=t.data.dtype, copy=True))
+    return like(t, np.array(g, dtype=t._data.dtype, copy=True))

@@ -89,7 +89,7 @@ def _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_n
                 if gi is not None:
                     if observe is not None:
                         observe(node, i, g, gi)
-                    data = t.data
+                    data = t._data
                     if gi.shape != data.shape or gi.dtype != data.dtype:
                         gi = _fit(xp, gi, data)
                     if p is None:
@@ -197,7 +197,7 @@ def _input_grads(node, g, xp, create_graph):
     k = 0
     for t in ins:
         if isinstance(t, TensorBase):
-            arrays.append(t.data)
+            arrays.append(t._data)
             v = t._version[0]
             if v and (vers is None or v != vers[k]):
                 changed = True
@@ -250,7 +250,7 @@ def _check_versions(node):
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by "
                 f"an inplace operation: input {i} ({op.input_name(i)}) of {op.name}, a "
-                f"tensor of shape {tuple(ins[i].data.shape)}, is at version "
+                f"tensor of shape {tuple(ins[i]._data.shape)}, is at version "
                 f"{ins[i]._version[0]}; expected version {vers[i]} instead. Hint: avoid the "
                 "in-place change, or clone() the tensor before changing it.")
     if reads_ans and node.out_version[0] != vers[-1]:
@@ -272,7 +272,7 @@ def _aliased(node, reads, reads_ans):
         reads_ans = True
     extra = tuple(i for i, t in enumerate(node.inputs) if i not in reads
                   and isinstance(t, TensorBase)
-                  and any(np.may_share_memory(a, t.data) for a in saved))
+                  and any(np.may_share_memory(a, t._data) for a in saved))
     return tuple(reads) + extra, reads_ans
 
 
@@ -313,21 +313,21 @@ def accumulate(t, g, create_graph, exclusive=False):
         t.grad = gt if t.grad is None else t.grad + gt
     elif t.grad is None:
         if isinstance(g, TensorBase):
-            g = g.data
+            g = g._data
         if (exclusive and type(g) is _ndarray and g.flags.owndata and g.flags.writeable
-                and g.dtype == t.data.dtype and g.shape == t.data.shape):
+                and g.dtype == t._data.dtype and g.shape == t._data.shape):
             t.grad = like(t, g)
         else:
-            t.grad = like(t, np.array(g, dtype=t.data.dtype, copy=True))
-    elif t.grad.grad_fn is not None or t.grad.data.shape != t.data.shape:
-        t.grad = like(t, t.grad.data + (g.data if isinstance(g, TensorBase) else g))
+            t.grad = like(t, np.array(g, dtype=t._data.dtype, copy=True))
+    elif t.grad.grad_fn is not None or t.grad._data.shape != t._data.shape:
+        t.grad = like(t, t.grad._data + (g._data if isinstance(g, TensorBase) else g))
     else:  # `.grad += g` in place
-        buf = t.grad.data
-        g = g.data if isinstance(g, TensorBase) else g
+        buf = t.grad._data
+        g = g._data if isinstance(g, TensorBase) else g
         if buf.flags.writeable:
             np.add(buf, g, out=buf, casting="unsafe")
         else:
-            t.grad.data = buf + g
+            t.grad._data = buf + g
         t.grad._version[0] += 1
     if t._post_hooks:
         _hooks.run_post_accumulate_hooks(t)

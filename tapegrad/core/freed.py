@@ -35,7 +35,7 @@ def freed_message(roots, freed_node):
     where = f" at {made.site}" if made.site else ""
     used = f" at {user.site}" if user.site else ""
     msg += (f"\nThis graph reaches a tensor whose graph an earlier backward already freed: "
-            f"the tensor of shape {tuple(t.data.shape)} made by `{made.op.name}`{where}, used by "
+            f"the tensor of shape {tuple(t._data.shape)} made by `{made.op.name}`{where}, used by "
             f"`{user.op.name}`{used}. If it is carried over from the previous step (an RNN's "
             "hidden state, a running total), cut it where the step starts: `h = h.detach()`. "
             "If two losses share it, call backward once on their sum (or pass "

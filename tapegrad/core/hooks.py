@@ -56,7 +56,7 @@ class RetainGrad:
         if t.grad is None:
             t.grad = gt
         elif t.grad.grad_fn is None and gt.grad_fn is None:
-            t.grad = like(t, t.grad.data + gt.data)
+            t.grad = like(t, t.grad._data + gt._data)
         else:
             t.grad = t.grad + gt
         return None
@@ -112,7 +112,7 @@ def _call_all(hooks, g, like_t):
         out = h(g if not as_array else like(like_t, g))
         if out is not None:
             _check_replacement(h, g, out)
-            g = out.data if as_array and isinstance(out, TensorBase) else out
+            g = out._data if as_array and isinstance(out, TensorBase) else out
     for h in retain:
         h(g)
     return g

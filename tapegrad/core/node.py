@@ -91,7 +91,7 @@ class Node:
         names = self.op.input_names
         for i, t in enumerate(self.inputs):
             key = names[i] if i < len(names) else f"input{i}"
-            d[key] = t.data if isinstance(t, TensorBase) else t
+            d[key] = t._data if isinstance(t, TensorBase) else t
         d["ans"] = self.ans
         d.update(self.rule_kwargs())
         return d
@@ -105,7 +105,7 @@ class Node:
     def __repr__(self):
         def desc(t):
             if isinstance(t, TensorBase):
-                return f"Tensor{tuple(t.data.shape)}"
+                return f"Tensor{tuple(t._data.shape)}"
             return repr(t)
         if self.freed:
             return f"<{self.op.name} node (freed)>"

@@ -36,7 +36,7 @@ def share_view_version(res, inputs, arrays):
     src = inputs[0] if inputs else None
     if isinstance(src, TensorBase):
         a = arrays[0]
-        base = res.data.base
+        base = res._data.base
         if base is a or (a.base is not None and base is a.base):
             res._version = src._version
             if res._rg and src.grad_fn is not None:

@@ -41,7 +41,7 @@ def apply(op, *inputs, **args):
     changed = False  # has any input been modified in place before? (rare)
     for t in inputs:
         if isinstance(t, TensorBase):
-            arrays.append(t.data)
+            arrays.append(t._data)
             if first is None:
                 first = t
             if t._version[0]:

@@ -1,6 +1,6 @@
 """TensorBase: an n-dimensional NumPy array plus the slots autograd needs.
 
-    data         the ndarray holding the values
+    _data        the ndarray holding the values (`.data` is PyTorch's: a tensor, see below)
     _rg          requires_grad
     grad         the accumulated gradient (a tensor) or None
     grad_fn      the Node that made this tensor (None for a leaf)
@@ -25,7 +25,7 @@ _new = object.__new__
 
 
 class TensorBase:
-    __slots__ = ("data", "_rg", "grad", "grad_fn", "_out", "_version", "_hooks",
+    __slots__ = ("_data", "_rg", "grad", "grad_fn", "_out", "_version", "_hooks",
                  "_post_hooks", "_fw", "name", "__weakref__")
     __hash__ = object.__hash__
 
@@ -34,7 +34,7 @@ class TensorBase:
         cls._result_type = cls if keep_type else cls.__mro__[1]._result_type
 
     def __init__(self, data, requires_grad=False, dtype=None):
-        self.data = to_array(data, dtype)
+        self._data = to_array(data, dtype)
         self.grad = None
         self.grad_fn = None
         self._out = 0
@@ -59,11 +59,31 @@ class TensorBase:
                 "you can only change requires_grad flags of leaf variables. If you want to "
                 "use a computed variable in a subgraph that doesn't require differentiation "
                 "use var_no_grad = var.detach().")
-        if flag and self.data.dtype.kind not in "fc":
+        if flag and self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 f"only Tensors of floating point dtype can require gradients (this tensor "
-                f"is {_dt.name(self.data.dtype)}); indices and masks never need a gradient")
+                f"is {_dt.name(self._data.dtype)}); indices and masks never need a gradient")
         self._rg = flag
+
+    @property
+    def data(self):
+        """PyTorch's `.data`: a new tensor on the same storage, without history.
+
+        Changes through it are not seen by autograd (its version counter is its own), which
+        is why `p.data -= lr * p.grad` updates a parameter without recording an op. NumPy's
+        view of the values is `.numpy()` / `.detach().numpy()`."""
+        if self.grad_fn is not None and self._rg:  # a cut of a computed tensor: note
+            from . import cuts  # where, for why_no_grad (a leaf's p.data is an update)
+            cuts.note(self, ".data")
+        return make(self._result_type, self._data)
+
+    @data.setter
+    def data(self, value):
+        # torch: `x.data = y` swaps x's storage for y's (any shape and dtype), keeping x's
+        # identity, history flags and version counter.
+        if not isinstance(value, TensorBase):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        self._data = value._data
 
     @property
     def is_leaf(self):
@@ -73,7 +93,7 @@ class TensorBase:
 def make(cls, data, requires_grad=False, grad_fn=None):
     """Fast constructor for results: `data` is already an ndarray; no checks."""
     t = _new(cls)
-    t.data = data
+    t._data = data
     t._rg = requires_grad
     t.grad = None
     t.grad_fn = grad_fn
@@ -95,7 +115,7 @@ def to_array(data, dtype=None):
     """Turn user data into an ndarray with PyTorch's dtype inference."""
     dtype = _dt.as_dtype(dtype)
     if isinstance(data, TensorBase):
-        arr = data.data
+        arr = data._data
     elif isinstance(data, np.ndarray):
         arr = data
     else:
@@ -121,5 +141,5 @@ def _unwrap_nested(data):
         if any(isinstance(d, (TensorBase, list, tuple)) for d in data):
             return [_unwrap_nested(d) for d in data]
     if isinstance(data, TensorBase):
-        return data.data
+        return data._data
     return data

@@ -281,11 +281,11 @@ class MNIST(Dataset):
         return images, labels
 
     def __len__(self):
-        return self.data.data.shape[0]
+        return self.data._data.shape[0]
 
     def __getitem__(self, index):
-        img = Tensor(self.data.data[index][None].astype(np.float32) / 255.0)
-        target = int(self.targets.data[index])
+        img = Tensor(self.data._data[index][None].astype(np.float32) / 255.0)
+        target = int(self.targets._data[index])
         if self.transform is not None:
             img = self.transform(img)
         if self.target_transform is not None:
@@ -297,8 +297,8 @@ class MNIST(Dataset):
 
     def _get_batch(self, indices):
         # Vectorized: the same as collating __getitem__ over `indices`.
-        imgs = self.data.data[indices][:, None].astype(np.float32) / np.float32(255.0)
-        return [Tensor(imgs), Tensor(self.targets.data[indices])]
+        imgs = self.data._data[indices][:, None].astype(np.float32) / np.float32(255.0)
+        return [Tensor(imgs), Tensor(self.targets._data[indices])]
 
     def __repr__(self):
         return (f"Dataset MNIST\n    Number of datapoints: {len(self)}\n    Root location: "

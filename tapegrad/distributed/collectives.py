@@ -45,7 +45,7 @@ def _check_tensor(t, what, arg="tensor"):
 def _write(t, arr):
     """Write `arr` into tensor `t` in place (version counter bumped)."""
     with tg.no_grad():
-        t.copy_(tg.from_numpy(np.asarray(arr, dtype=t.data.dtype).reshape(t.data.shape)))
+        t.copy_(tg.from_numpy(np.asarray(arr, dtype=t._data.dtype).reshape(t._data.shape)))
 
 
 class Work:
@@ -84,7 +84,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     _check_tensor(tensor, what)
     comm = comm_for(group, what)
     name, mop = _mpi_op(op, what)
-    buf = np.array(tensor.data, order="C", copy=True)
+    buf = np.array(tensor._data, order="C", copy=True)
     if name == "AVG" and buf.dtype.kind not in "fc":
         raise ValueError(f"all_reduce: ReduceOp.AVG needs a floating tensor, got {buf.dtype}")
     req = comm.Iallreduce(mpi().IN_PLACE, buf, op=mop)
@@ -106,7 +106,7 @@ def broadcast(tensor, src, group=None, async_op=False):
     _check_tensor(tensor, what)
     comm = comm_for(group, what)
     _check_src(src, comm, what)
-    buf = np.array(tensor.data, order="C", copy=True)
+    buf = np.array(tensor._data, order="C", copy=True)
     req = comm.Ibcast(buf, root=int(src))
     return _done(Work([req], lambda: _write(tensor, buf)), async_op)
 
@@ -123,10 +123,10 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
                          f"{len(tensor_list) if hasattr(tensor_list, '__len__') else '?'}")
     for i, t in enumerate(tensor_list):
         _check_tensor(t, what, f"tensor_list[{i}]")
-        if t.data.shape != tensor.data.shape:
-            raise ValueError(f"all_gather: tensor_list[{i}] has shape {list(t.data.shape)} but "
-                             f"tensor has shape {list(tensor.data.shape)}")
-    send = np.ascontiguousarray(tensor.data)
+        if t._data.shape != tensor._data.shape:
+            raise ValueError(f"all_gather: tensor_list[{i}] has shape {list(t._data.shape)} but "
+                             f"tensor has shape {list(tensor._data.shape)}")
+    send = np.ascontiguousarray(tensor._data)
     recv = np.empty((n,) + send.shape, dtype=send.dtype)
     req = comm.Iallgather(send, recv)
 
@@ -143,10 +143,10 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     _check_tensor(input_tensor, what, "input_tensor")
     comm = comm_for(group, what)
     n = comm.Get_size()
-    if output_tensor.data.size != n * input_tensor.data.size:
-        raise ValueError(f"{what}: output_tensor has {output_tensor.data.size} elements; "
-                         f"expected world_size ({n}) x {input_tensor.data.size}")
-    send = np.ascontiguousarray(input_tensor.data)
+    if output_tensor._data.size != n * input_tensor._data.size:
+        raise ValueError(f"{what}: output_tensor has {output_tensor._data.size} elements; "
+                         f"expected world_size ({n}) x {input_tensor._data.size}")
+    send = np.ascontiguousarray(input_tensor._data)
     recv = np.empty(n * send.size, dtype=send.dtype)
     req = comm.Iallgather(send, recv)
     return _done(Work([req], lambda: _write(output_tensor, recv)), async_op)
@@ -164,12 +164,12 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
                          "tensors")
     for i, t in enumerate(input_list):
         _check_tensor(t, what, f"input_list[{i}]")
-        if t.data.shape != output.data.shape:
-            raise ValueError(f"reduce_scatter: input_list[{i}] has shape {list(t.data.shape)} "
-                             f"but output has shape {list(output.data.shape)}")
-    send = np.ascontiguousarray(np.stack([t.data for t in input_list]).astype(
-        output.data.dtype, copy=False))
-    recv = np.empty(output.data.shape, dtype=send.dtype)
+        if t._data.shape != output._data.shape:
+            raise ValueError(f"reduce_scatter: input_list[{i}] has shape {list(t._data.shape)} "
+                             f"but output has shape {list(output._data.shape)}")
+    send = np.ascontiguousarray(np.stack([t._data for t in input_list]).astype(
+        output._data.dtype, copy=False))
+    recv = np.empty(output._data.shape, dtype=send.dtype)
     req = comm.Ireduce_scatter_block(send, recv, op=mop)
 
     def finish():
@@ -185,11 +185,11 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     comm = comm_for(group, what)
     n = comm.Get_size()
     name, mop = _mpi_op(op, what)
-    if input.data.size != n * output.data.size:
-        raise ValueError(f"{what}: input has {input.data.size} elements; expected "
-                         f"world_size ({n}) x output's {output.data.size}")
-    send = np.ascontiguousarray(input.data).astype(output.data.dtype, copy=False)
-    recv = np.empty(output.data.shape, dtype=send.dtype)
+    if input._data.size != n * output._data.size:
+        raise ValueError(f"{what}: input has {input._data.size} elements; expected "
+                         f"world_size ({n}) x output's {output._data.size}")
+    send = np.ascontiguousarray(input._data).astype(output._data.dtype, copy=False)
+    recv = np.empty(output._data.shape, dtype=send.dtype)
     req = comm.Ireduce_scatter_block(send, recv, op=mop)
     return _done(Work([req], lambda: _write(output, recv / n if name == "AVG" else recv)),
                  async_op)

@@ -46,7 +46,7 @@ def _reduce(loss, reduction):
 def linear(input, weight, bias=None):
     """y = x W^T + b. Shapes: x (*, in), W (out, in), b (out,) -> (*, out)."""
     x = _t(input)
-    xs, ws = x.data.shape, weight.data.shape
+    xs, ws = x._data.shape, weight._data.shape
     if len(ws) != 2 or not xs or xs[-1] != ws[1]:
         xs, ws = tuple(x.shape), tuple(weight.shape)
         rows = int(np.prod(xs[:-1])) if len(xs) > 1 else 1
@@ -55,7 +55,7 @@ def linear(input, weight, bias=None):
             f"{ws[-1] if ws else '?'}, the input's last dimension is "
             f"{xs[-1] if xs else '?'}): mat1 and mat2 shapes cannot be multiplied "
             f"({rows}x{xs[-1] if xs else 0} and {ws[-1] if ws else 0}x{ws[0] if ws else 0})")
-    if bias is not None and bias.data.shape not in ((ws[0],), ()):
+    if bias is not None and bias._data.shape not in ((ws[0],), ()):
         raise RuntimeError(f"linear: bias of shape {tuple(bias.shape)} does not match weight "
                            f"of shape {tuple(weight.shape)} (expected ({weight.shape[0]},))")
     return apply(_K.linear, x, weight, bias)
@@ -80,7 +80,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     as PyTorch's hardtanh_backward does (clamp's passes at the bounds too)."""
     x = _t(input)
     y = _F.clamp(x, min_val, max_val)
-    inside = (x.data > min_val) & (x.data < max_val)
+    inside = (x._data > min_val) & (x._data < max_val)
     if inside.all() or not x.requires_grad:
         return y
     return _F.where(inside, y, y.detach())
@@ -107,8 +107,8 @@ def silu(input, inplace=False):
 def elu(input, alpha=1.0, inplace=False):
     """x for x > 0, alpha (exp(x) - 1) otherwise."""
     x = _t(input)
-    neg = _F.where(x.data > 0, 0.0, x)  # exp only of non-positive values (no overflow)
-    return _F.where(x.data > 0, x, alpha * (_F.exp(neg) - 1.0))
+    neg = _F.where(x._data > 0, 0.0, x)  # exp only of non-positive values (no overflow)
+    return _F.where(x._data > 0, x, alpha * (_F.exp(neg) - 1.0))
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -116,9 +116,9 @@ def softplus(input, beta=1.0, threshold=20.0):
     x = _t(input)
     bx = x * beta
     # max(bx, 0) + log(1 + exp(-|bx|)), written with where so that the slope at 0 is 1/2
-    pos = bx.data > 0
+    pos = bx._data > 0
     soft = (_F.where(pos, bx, 0.0) + _F.log(1.0 + _F.exp(_F.where(pos, -bx, bx)))) / beta
-    return _F.where(bx.data > threshold, x, soft)
+    return _F.where(bx._data > threshold, x, soft)
 
 
 def tanh(input):
@@ -189,19 +189,19 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     In eval mode (`training=False`) it uses the running statistics.
     """
     x = _t(input)
-    xshape = x.data.shape
+    xshape = x._data.shape
     ndim = len(xshape)
     if ndim < 2:
         raise ValueError(f"expected 2D or higher input (got {ndim}D input)")
     C = xshape[1]
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
                     ("running_var", running_var)):
-        if t is not None and t.data.size != C:
+        if t is not None and t._data.size != C:
             raise RuntimeError(f"batch_norm: {name} should contain {C} elements not "
                                f"{t.numel()} (input shape {tuple(x.shape)})")
     axes = (0,) if ndim == 2 else (0,) + tuple(range(2, ndim))
     n = xshape[0] * int(np.prod(xshape[2:]))  # values per channel (not size // C: C may be 0)
-    if x.data.size == 0:
+    if x._data.size == 0:
         # NOTE: PyTorch: an empty input gives an empty output (x * w + b, so that weight
         # and bias get zero gradients) and leaves the running statistics alone.
         shape = _bshape(ndim, C)
@@ -222,11 +222,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             m = 0.1 if momentum is None else momentum
             # in place, the same arithmetic as rm = (1 - m) * rm + m * mean
             if running_mean is not None:
-                rm = running_mean.data
+                rm = running_mean._data
                 rm *= 1 - m
                 rm += m * mean
             if running_var is not None:
-                rv = running_var.data
+                rv = running_var._data
                 unbiased = var * ((n - correction) / (n - 1))
                 unbiased *= m
                 rv *= 1 - m
@@ -237,9 +237,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                            "evaluation mode")
     shape = _bshape(x.ndim, C)
     # Eval mode is an affine map with fixed statistics: y = x * scale + shift.
-    inv = 1.0 / np.sqrt(running_var.data + eps)
+    inv = 1.0 / np.sqrt(running_var._data + eps)
     scale = Tensor(inv.astype(x.dtype, copy=False))
-    shift = Tensor((-running_mean.data * inv).astype(x.dtype, copy=False))
+    shift = Tensor((-running_mean._data * inv).astype(x.dtype, copy=False))
     if weight is not None:
         scale = scale * weight
         shift = shift * weight
@@ -279,7 +279,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
     Backward is a scatter-add: a row used k times receives the sum of its k gradients.
     The row at `padding_idx` receives no gradient."""
-    idx = input.data if isinstance(input, Tensor) else np.asarray(input)
+    idx = input._data if isinstance(input, Tensor) else np.asarray(input)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got {idx.dtype} instead")
@@ -331,7 +331,7 @@ def _check_class_target(x, tgt, name):
 def _weight_arr(weight, C, name):
     if weight is None:
         return None
-    w = weight.data if isinstance(weight, Tensor) else np.asarray(weight)
+    w = weight._data if isinstance(weight, Tensor) else np.asarray(weight)
     if w.shape != (C,):
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {C} "
                            f"classes or no classes but got weight tensor of shape: "
@@ -362,7 +362,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         return _cross_entropy_probs(x, tgt, weight, reduction, label_smoothing, C)
     _check_class_target(x, tgt, "cross_entropy")
     w = _weight_arr(weight, C, "cross_entropy")
-    x2, t2, out_shape = _class_dim_last(x, tgt.data)
+    x2, t2, out_shape = _class_dim_last(x, tgt._data)
     out = apply(_K.cross_entropy, x2, t2.astype(np.int64, copy=False), w,
                 ignore_index=int(ignore_index), label_smoothing=float(label_smoothing),
                 reduction=reduction)
@@ -404,7 +404,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_class_target(x, tgt, "nll_loss")
     C = x.shape[1] if x.ndim > 1 else x.shape[0]
     w = _weight_arr(weight, C, "nll_loss")
-    x2, t2, out_shape = _class_dim_last(x, tgt.data)
+    x2, t2, out_shape = _class_dim_last(x, tgt._data)
     out = apply(_K.nll_loss, x2, t2.astype(np.int64, copy=False), w,
                 ignore_index=int(ignore_index), reduction=reduction)
     if reduction == "none" and out_shape is not None:
@@ -453,7 +453,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     ad = _F.abs(d)
     if beta == 0:
         return _reduce(ad, reduction)
-    loss = _F.where(ad.data < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
+    loss = _F.where(ad._data < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
     return _reduce(loss, reduction)
 
 
@@ -463,7 +463,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_same_size(input, target, "huber_loss")
     d = input - target
     ad = _F.abs(d)
-    loss = _F.where(ad.data <= delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+    loss = _F.where(ad._data <= delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -482,9 +482,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     else:
         t = target if isinstance(target, Tensor) else Tensor(np.asarray(target, dtype=x.dtype))
         # NOTE: 0 * log 0 is taken as 0 (xlogy), as PyTorch does
-        logt = Tensor(np.log(np.where(t.data > 0, t.data, 1.0)).astype(t.data.dtype))
+        logt = Tensor(np.log(np.where(t._data > 0, t._data, 1.0)).astype(t._data.dtype))
         if t.requires_grad:
-            logt = _F.log(_F.where(t.data > 0, t, 1.0))
+            logt = _F.log(_F.where(t._data > 0, t, 1.0))
         loss = t * (logt - x)
     if red == "batchmean":
         return _F.sum(loss) / (x.shape[0] if x.ndim else 1)
@@ -501,7 +501,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     reduction = _reduction(reduction, size_average, reduce)
     y = target if isinstance(target, Tensor) else Tensor(np.asarray(target, dtype=x.dtype))
     _check_same_size(x, y, "binary_cross_entropy", error=True)
-    xd = x.data
+    xd = x._data
     if xd.size and (np.any(xd < 0) or np.any(xd > 1) or np.any(np.isnan(xd))):
         raise RuntimeError("all elements of input should be between 0 and 1")
     loss = apply(_K.binary_cross_entropy, x, y)

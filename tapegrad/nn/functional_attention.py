@@ -20,7 +20,7 @@ __all__ = ["scaled_dot_product_attention", "sdpa_reference"]
 def _mask_array(attn_mask):
     if attn_mask is None:
         return None
-    m = attn_mask.data if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
+    m = attn_mask._data if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
     return m
 
 

@@ -97,12 +97,12 @@ def _composite(query, key, value, mask, dropout_p, is_causal, sc):
         s = tg.where(np.tril(np.ones((L, S), dtype=bool)), s, float("-inf"))
     elif mask is not None:
         if mask.dtype == np.bool_:
-            keep = mask.data
+            keep = mask._data
             s = tg.where(keep, s, float("-inf"))
             dead = ~np.any(keep, axis=-1, keepdims=True)
         else:
             s = s + mask.to(s.dtype)
-            dead = np.all(np.isneginf(mask.data), axis=-1, keepdims=True)
+            dead = np.all(np.isneginf(mask._data), axis=-1, keepdims=True)
         if not dead.any():
             dead = None
     if dead is not None:

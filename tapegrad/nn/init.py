@@ -19,7 +19,7 @@ from ..tensor import Tensor
 def _arr(tensor):
     if not isinstance(tensor, Tensor):
         raise TypeError(f"expected a Tensor, got {type(tensor).__name__}")
-    return tensor.data
+    return tensor._data
 
 
 def _fill(tensor, values):

@@ -191,7 +191,7 @@ class Module:
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(tapegrad Tensor or None required)")
         if isinstance(tensor, Buffer):
-            tensor = Tensor(tensor.data)
+            tensor = Tensor(tensor._data)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -311,7 +311,7 @@ class Module:
             else:
                 if p.grad.grad_fn is not None:
                     p.grad = p.grad.detach()
-                p.grad.data[...] = 0
+                p.grad._data[...] = 0
 
     def apply(self, fn):
         """Call `fn(m)` on every submodule (children first, as PyTorch does), then self."""
@@ -331,7 +331,7 @@ class Module:
             if isinstance(a, (str, _device.device)) and not _dtype_name(a):
                 _device.check(a, "Module.to()")  # refuses cuda/mps by name
             elif isinstance(a, TensorBase):
-                dtype = a.data.dtype  # to(tensor): its dtype (and its device, the CPU)
+                dtype = a._data.dtype  # to(tensor): its dtype (and its device, the CPU)
             elif a is not None and not isinstance(a, bool):  # bool: non_blocking
                 dtype = a
         if dtype is None:
@@ -343,13 +343,13 @@ class Module:
     def _apply_dtype(self, dt):
         for m in self.modules():
             for k, p in m._parameters.items():
-                if p is not None and p.data.dtype.kind == "f" and p.data.dtype != dt:
-                    p.data = p.data.astype(dt)
+                if p is not None and p._data.dtype.kind == "f" and p._data.dtype != dt:
+                    p._data = p._data.astype(dt)
                     if p.grad is not None:
-                        p.grad.data = p.grad.data.astype(dt)
+                        p.grad._data = p.grad._data.astype(dt)
             for k, b in m._buffers.items():
-                if b is not None and b.data.dtype.kind == "f":
-                    b.data = b.data.astype(dt)
+                if b is not None and b._data.dtype.kind == "f":
+                    b._data = b._data.astype(dt)
         return self
 
     def double(self):
@@ -447,7 +447,7 @@ class Module:
             v = state_dict[k]
             # A Tensor or a NumPy array of numbers, nothing else: np.asarray(None) or of
             # "abc" would pass the shape check of a 0-d buffer and fail mid-copy.
-            arr = v.data if isinstance(v, Tensor) else np.asarray(v) if \
+            arr = v._data if isinstance(v, Tensor) else np.asarray(v) if \
                 isinstance(v, np.generic) else v
             if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
                 what = type(v) if not isinstance(arr, np.ndarray) else f"dtype {arr.dtype}"
@@ -455,10 +455,10 @@ class Module:
                               "tapegrad.Tensor or Tensor-like object from checkpoint but "
                               f"received {what}")
                 continue
-            if tuple(arr.shape) != tuple(cur.data.shape):
+            if tuple(arr.shape) != tuple(cur._data.shape):
                 errors.append(f"size mismatch for {k}: copying a param with shape "
                               f"tapegrad.Size({list(arr.shape)}) from checkpoint, the shape "
-                              f"in current model is tapegrad.Size({list(cur.data.shape)}).")
+                              f"in current model is tapegrad.Size({list(cur._data.shape)}).")
                 continue
             arrays[k] = arr
         if errors:
@@ -474,7 +474,7 @@ class Module:
                 else:
                     mod._buffers[name] = Tensor(np.array(arr, copy=True))
             else:
-                cur.data[...] = arr.astype(cur.data.dtype, copy=False)
+                cur._data[...] = arr.astype(cur._data.dtype, copy=False)
         for k, mod in extra_keys.items():
             if k in state_dict:
                 mod.set_extra_state(state_dict[k])

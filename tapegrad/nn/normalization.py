@@ -56,9 +56,9 @@ class _NormBase(Module):
 
     def reset_running_stats(self):
         if self.track_running_stats:
-            self.running_mean.data[...] = 0
-            self.running_var.data[...] = 1
-            self.num_batches_tracked.data[...] = 0
+            self.running_mean._data[...] = 0
+            self.running_var._data[...] = 1
+            self.num_batches_tracked._data[...] = 0
 
     def reset_parameters(self):
         self.reset_running_stats()
@@ -86,9 +86,9 @@ class _BatchNorm(_NormBase):
         rm, rv, nbt = self.running_mean, self.running_var, self.num_batches_tracked
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and nbt is not None:
-            nbt.data[...] += 1
+            nbt._data[...] += 1
             if self.momentum is None:  # cumulative moving average
-                factor = 1.0 / float(nbt.data)
+                factor = 1.0 / float(nbt._data)
         bn_training = self.training or (rm is None and rv is None)
         use_stats = not self.training or self.track_running_stats
         return F.batch_norm(input, rm if use_stats else None, rv if use_stats else None,

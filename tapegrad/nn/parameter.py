@@ -23,19 +23,19 @@ class Parameter(Tensor, keep_type=False):
             from ..dtypes import get_default_dtype
             data = np.empty((0,), dtype=get_default_dtype())
         if isinstance(data, Tensor):
-            data = data.data
+            data = data._data
         super().__init__(data, requires_grad=requires_grad)
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, proto):
-        return (Parameter, (self.data, self._rg))
+        return (Parameter, (self._data, self._rg))
 
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        p = Parameter(self.data.copy(), self._rg)
+        p = Parameter(self._data.copy(), self._rg)
         memo[id(self)] = p
         return p
 
@@ -47,6 +47,6 @@ class Buffer(Tensor, keep_type=False):
 
     def __init__(self, data, persistent=True):
         if isinstance(data, Tensor):
-            data = data.data
+            data = data._data
         super().__init__(data)
         self.persistent = persistent

@@ -14,7 +14,7 @@ from ..tensor import Tensor
 
 def onehot(target, num_classes, dtype=np.float64):
     """A constant (n, C) matrix with a 1 at (i, target[i])."""
-    t = np.asarray(target.data if isinstance(target, Tensor) else target).reshape(-1)
+    t = np.asarray(target._data if isinstance(target, Tensor) else target).reshape(-1)
     m = np.zeros((t.size, num_classes), dtype=dtype)
     m[np.arange(t.size), t] = 1.0
     return Tensor(m)
@@ -74,7 +74,7 @@ def layer_norm(x, normalized_shape, w=None, b=None, eps=1e-5):
 
 def embedding(idx, w):
     """W[idx] as onehot(idx) @ W: the backward onehot^T @ dY IS the scatter-add."""
-    idx_arr = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+    idx_arr = np.asarray(idx._data if isinstance(idx, Tensor) else idx)
     oh = onehot(idx_arr, w.shape[0], w.dtype)                     # (numel, V)
     out = F.matmul(oh, w)                                         # (numel, D)
     return F.reshape(out, idx_arr.shape + (w.shape[1],))

@@ -47,7 +47,7 @@ class Embedding(Module):
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            self.weight.data[self.padding_idx] = 0
+            self.weight._data[self.padding_idx] = 0
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm,
@@ -68,7 +68,7 @@ class Embedding(Module):
         if embeddings.ndim != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
-        w = embeddings.data if isinstance(embeddings, Tensor) else np.asarray(embeddings)
+        w = embeddings._data if isinstance(embeddings, Tensor) else np.asarray(embeddings)
         return cls(rows, cols, _weight=w, _freeze=freeze, padding_idx=padding_idx,
                    max_norm=max_norm, norm_type=norm_type,
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)

@@ -67,7 +67,7 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None):
         return bool(is_causal)
     sz = size if size is not None else mask.shape[-2]
     ref = np.triu(np.full((sz, sz), -np.inf), 1)
-    return tuple(mask.shape) == ref.shape and bool(np.array_equal(mask.data, ref))
+    return tuple(mask.shape) == ref.shape and bool(np.array_equal(mask._data, ref))
 
 
 def _float_mask(mask, name, other, other_name, dtype, check_other=True):

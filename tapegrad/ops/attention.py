@@ -90,7 +90,7 @@ def _probs(xp, q, k, attn_mask, is_causal, scale, probs):
 
 
 def _const(m):
-    return None if m is None else np.asarray(getattr(m, "data", m))
+    return None if m is None else np.asarray(getattr(m, "_data", m))
 
 
 def _softmax_back(xp, dp, p):

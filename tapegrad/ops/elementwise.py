@@ -16,7 +16,7 @@ from .registry import defop
 def _raw(a):
     """The array of a tensor (rules under create_graph get tensors): for masks, which
     are constants in both modes."""
-    return a.data if isinstance(a, TensorBase) else a
+    return a._data if isinstance(a, TensorBase) else a
 
 
 # ---- binary arithmetic ---------------------------------------------------------
@@ -78,7 +78,7 @@ def _pow_dy(xp, ans, x, y):
     # NOTE: d/dy x**y = x**y * log(x); at x == 0 with y >= 0 PyTorch defines it as 0.
     # The mask is a constant (plain arrays, also under create_graph); a Python-number
     # base is logged by NumPy (no float32 round trip through a 0-d tensor).
-    xd, yd = getattr(x, "data", x), getattr(y, "data", y)
+    xd, yd = getattr(x, "_data", x), getattr(y, "_data", y)
     with np.errstate(divide="ignore", invalid="ignore"):
         mask = (np.asarray(xd) == 0) & (np.asarray(yd) >= 0)
         logx = float(np.log(x)) if isinstance(x, (int, float)) else xp.log(x)  # float: weak

@@ -48,11 +48,11 @@ def _tensor(x, fname="this function"):
 
 def _check_broadcast(name, a, b):
     try:
-        np.broadcast_shapes(np.shape(a.data if isinstance(a, TensorBase) else a),
-                            np.shape(b.data if isinstance(b, TensorBase) else b))
+        np.broadcast_shapes(np.shape(a._data if isinstance(a, TensorBase) else a),
+                            np.shape(b._data if isinstance(b, TensorBase) else b))
     except ValueError:
         raise RuntimeError(
-            f"{name}: the shapes {tuple(np.shape(a.data))} and {tuple(np.shape(b.data))} "
+            f"{name}: the shapes {tuple(np.shape(a._data))} and {tuple(np.shape(b._data))} "
             "cannot be broadcast together") from None
 
 
@@ -107,7 +107,7 @@ def pow(input, exponent):
     if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
         raise TypeError(f"pow(): expected a Tensor base or exponent, got "
                         f"{type(input).__name__} and {type(exponent).__name__}")
-    if isinstance(a, TensorBase) and a.data.dtype.kind in "iu" and isinstance(b, int) and b < 0:
+    if isinstance(a, TensorBase) and a._data.dtype.kind in "iu" and isinstance(b, int) and b < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return apply(E.pow, a, b)
 
@@ -136,7 +136,7 @@ def _rounding(op):
 
     def g(input):
         x = _tensor(input, op.name)
-        return x if x.data.dtype.kind in "biu" else f(x)
+        return x if x._data.dtype.kind in "biu" else f(x)
     g.__name__ = op.name
     g.__doc__ = f.__doc__
     return g
@@ -178,7 +178,7 @@ def _logical_reduction(name, np_fn):
         x = _tensor(input, name)
         d = _dims(dim)
         _check_dims(name, x, d)
-        return like(x, np.asarray(np_fn(x.data, axis=d, keepdims=bool(keepdim))))
+        return like(x, np.asarray(np_fn(x._data, axis=d, keepdims=bool(keepdim))))
     f.__name__ = name
     f.__doc__ = f"torch.{name}: a bool tensor (no gradient)."
     return f
@@ -189,19 +189,19 @@ def cumsum(input, dim, *, dtype=None):
     x = _tensor(input, "cumsum")
     if dtype is not None:
         x = x.to(dtype)
-    elif x.data.dtype.kind in "biu":
+    elif x._data.dtype.kind in "biu":
         x = x.to(_dt.int64)
     _check_dims("cumsum", x, int(dim))
-    d = int(dim) % builtins.max(x.data.ndim, 1)
+    d = int(dim) % builtins.max(x._data.ndim, 1)
     return apply(R.cumsum, x, axis=d)
 
 
 def outer(input, vec2):
     """The outer product of two 1-D tensors: out[i, j] = input[i] * vec2[j] (a composite)."""
     a, b = _tensor(input, "outer"), _tensor(vec2, "outer")
-    if a.data.ndim != 1 or b.data.ndim != 1:
-        raise RuntimeError(f"outer: expected 1-D tensors, got shapes {tuple(a.data.shape)} "
-                           f"and {tuple(b.data.shape)}")
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise RuntimeError(f"outer: expected 1-D tensors, got shapes {tuple(a._data.shape)} "
+                           f"and {tuple(b._data.shape)}")
     return mul(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 
@@ -209,8 +209,8 @@ def floor_divide(input, other):
     """floor(input / other), as torch.floor_divide and `//` (not differentiable)."""
     a, b = _arg(input), _arg(other)
     like_t = a if isinstance(a, TensorBase) else _tensor(b, "floor_divide")
-    av = a.data if isinstance(a, TensorBase) else a
-    bv = b.data if isinstance(b, TensorBase) else b
+    av = a._data if isinstance(a, TensorBase) else a
+    bv = b._data if isinstance(b, TensorBase) else b
     out = np.asarray(np.floor_divide(av, bv))
     if out.dtype == np.float64 and not builtins.any(isinstance(v, np.ndarray) and v.dtype == np.float64
                                            for v in (av, bv)):
@@ -229,9 +229,9 @@ def _scalar(v):
 def where(condition, input=None, other=None):
     if input is None and other is None:  # torch.where(cond) = nonzero(cond, as_tuple=True)
         c = _tensor(condition, "where")
-        a = c.data if c.data.ndim else c.data.reshape(1)  # nonzero(cond, as_tuple=True)
+        a = c._data if c._data.ndim else c._data.reshape(1)  # nonzero(cond, as_tuple=True)
         return tuple(like(c, i.astype(np.int64)) for i in np.nonzero(a))
-    c = condition.data if isinstance(condition, TensorBase) else np.asarray(condition)
+    c = condition._data if isinstance(condition, TensorBase) else np.asarray(condition)
     if c.dtype != np.bool_:
         c = c.astype(bool)
     a, b = _arg(input), _arg(other)
@@ -273,7 +273,7 @@ def _reduction(op):
         if keepdims is not _UNSET:  # NumPy's name given
             keepdim = _np_alias(op.name, keepdim, keepdims, "keepdims", False)
         d = _dims(dim)
-        if op is R.sum and x.data.dtype.kind in "biu" and dtype is None:
+        if op is R.sum and x._data.dtype.kind in "biu" and dtype is None:
             x = x.to(_dt.int64)  # PyTorch sums bool/int to int64
         _check_dims(op.name, x, d)
         return apply(op, x, axis=d, keepdims=bool(keepdim))
@@ -284,7 +284,7 @@ def _reduction(op):
 def _check_dims(name, x, d):
     if d is None:
         return
-    nd = builtins.max(x.data.ndim, 1)
+    nd = builtins.max(x._data.ndim, 1)
     for a in (d if isinstance(d, tuple) else (d,)):
         if not -nd <= a < nd:
             raise IndexError(f"{name}: Dimension out of range (expected to be in range of "
@@ -323,7 +323,7 @@ def _max_min(op_full, op_dim, pair):
         if isinstance(dim, TensorBase):
             return pair(x, dim)
         if dim is None:
-            if x.data.size == 0:
+            if x._data.size == 0:
                 raise RuntimeError(f"{op_full.name}(): Expected reduction dim to be specified "
                                    "for input.numel() == 0.")
             return apply(op_full, x, axis=None, keepdims=False)
@@ -368,12 +368,12 @@ def _arg_reduction(op):
             keepdim = _np_alias(op.name, keepdim, keepdims, "keepdims", False)
         x = _tensor(input)
         if dim is None:
-            out = op.forward(x.data.reshape(-1), axis=0)
+            out = op.forward(x._data.reshape(-1), axis=0)
             if keepdim:
-                out = np.reshape(out, (1,) * x.data.ndim)
+                out = np.reshape(out, (1,) * x._data.ndim)
             return like(x, np.asarray(out, dtype=np.int64))
         _check_dims(op.name, x, dim)
-        return like(x, op.forward(x.data, axis=int(dim), keepdims=bool(keepdim)).astype(np.int64))
+        return like(x, op.forward(x._data, axis=int(dim), keepdims=bool(keepdim)).astype(np.int64))
     f.__name__ = op.name
     return f
 
@@ -438,7 +438,7 @@ def _shape_arg(shape):
 def reshape(input, *shape):
     x = _tensor(input)
     shape = _shape_arg(shape)
-    if shape == x.data.shape:
+    if shape == x._data.shape:
         return x if not x._rg else apply(S.reshape, x, shape=shape)
     return apply(S.reshape, x, shape=shape)
 
@@ -446,11 +446,11 @@ def reshape(input, *shape):
 def expand(input, *sizes):
     x = _tensor(input)
     sizes = _shape_arg(sizes)
-    nd = len(sizes) - x.data.ndim
+    nd = len(sizes) - x._data.ndim
     if nd < 0:
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
-                           f"or equal to the number of dimensions in the tensor ({x.data.ndim})")
-    shape = tuple(x.data.shape[i - nd] if s == -1 else s for i, s in enumerate(sizes))
+                           f"or equal to the number of dimensions in the tensor ({x._data.ndim})")
+    shape = tuple(x._data.shape[i - nd] if s == -1 else s for i, s in enumerate(sizes))
     return apply(S.expand, x, shape=shape)
 
 
@@ -461,16 +461,16 @@ def broadcast_to(input, shape):
 def permute(input, *dims):
     x = _tensor(input)
     dims = _shape_arg(dims)
-    nd = x.data.ndim
+    nd = x._data.ndim
     if sorted(d % nd for d in dims) != list(range(nd)) if nd else dims != ():
         raise RuntimeError(f"permute: dims {dims} are not a permutation of the {nd} dims of "
-                           f"shape {tuple(x.data.shape)}")
+                           f"shape {tuple(x._data.shape)}")
     return apply(S.permute, x, dims=tuple(d % nd for d in dims))
 
 
 def transpose(input, dim0, dim1):
     x = _tensor(input)
-    nd = x.data.ndim
+    nd = x._data.ndim
     if nd < 2 and dim0 in (0, -1) and dim1 in (0, -1):
         return x
     dims = list(range(nd))
@@ -491,20 +491,20 @@ def t(input):
 
 
 def cast(x, dtype):
-    if x.data.dtype == dtype:
+    if x._data.dtype == dtype:
         return x
     if dtype.kind != "f":  # an integer or bool copy cuts the graph
         if x._rg:
             _cuts.note(x, f"an integer cast (to {_dt.name(dtype)})")
-        return like(x, x.data.astype(dtype))
+        return like(x, x._data.astype(dtype))
     return apply(S.cast, x, dtype=dtype)
 
 
 # ---- comparisons (no gradient) -------------------------------------------------------
 def _compare(ufunc, name):
     def f(input, other):
-        a = input.data if isinstance(input, TensorBase) else input
-        b = other.data if isinstance(other, TensorBase) else other
+        a = input._data if isinstance(input, TensorBase) else input
+        b = other._data if isinstance(other, TensorBase) else other
         try:
             out = np.asarray(ufunc(a, b))
         except ValueError:
@@ -527,27 +527,27 @@ logical_xor = _compare(np.logical_xor, "logical_xor")
 
 
 def logical_not(input):
-    return like(input, np.logical_not(input.data))
+    return like(input, np.logical_not(input._data))
 
 
 def isnan(input):
-    return like(input, np.isnan(_tensor(input, "isnan").data))
+    return like(input, np.isnan(_tensor(input, "isnan")._data))
 
 
 def isinf(input):
-    return like(input, np.isinf(_tensor(input, "isinf").data))
+    return like(input, np.isinf(_tensor(input, "isinf")._data))
 
 
 def isfinite(input):
-    return like(input, np.isfinite(_tensor(input, "isfinite").data))
+    return like(input, np.isfinite(_tensor(input, "isfinite")._data))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return bool(np.allclose(input.data, other.data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def equal(input, other):
-    return input.shape == other.shape and bool(np.array_equal(input.data, other.data))
+    return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
 

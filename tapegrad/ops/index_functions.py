@@ -53,7 +53,7 @@ def _key_item(k):
     if tk is int or tk is slice or k is None or k is Ellipsis or tk is bool:
         return k
     if isinstance(k, TensorBase):
-        a = k.data
+        a = k._data
         if a.ndim == 0 and a.dtype.kind in "iu":
             return int(a)
         return _index_array(a)
@@ -74,7 +74,7 @@ def _key_item(k):
 
 def _unwrap(v):
     if isinstance(v, TensorBase):
-        return v.data
+        return v._data
     if isinstance(v, list):
         return [_unwrap(u) for u in v]
     return v
@@ -158,12 +158,12 @@ def getitem(x, key):
 def _value(v, x):
     if isinstance(v, TensorBase):
         # an integer or bool x cannot carry a gradient: the value is only copied in
-        return v if x.data.dtype.kind in "fc" else v.detach()
+        return v if x._data.dtype.kind in "fc" else v.detach()
     if isinstance(v, (bool, int, float)):
         return v
     if isinstance(v, np.generic):
         return v.item()
-    return like(x, np.asarray(v, dtype=x.data.dtype))
+    return like(x, np.asarray(v, dtype=x._data.dtype))
 
 
 def _write(x, key, v, accumulate, name):
@@ -176,7 +176,7 @@ def _write(x, key, v, accumulate, name):
     """
     key = normalize_key(key)
     v = _value(v, x)
-    vdata = v.data if isinstance(v, TensorBase) else v
+    vdata = v._data if isinstance(v, TensorBase) else v
 
     def compute(old):
         return apply(I.setitem, old, v, key=key, accumulate=accumulate)
@@ -223,15 +223,15 @@ def index_put(input, indices, values, accumulate=False):
 
 # ---- gather / scatter ----------------------------------------------------------------
 def _check_index(name, x, d, index, same_ndim=True):
-    idx = index.data if isinstance(index, TensorBase) else np.asarray(index)
+    idx = index._data if isinstance(index, TensorBase) else np.asarray(index)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     idx = idx.astype(np.int64, copy=False)
-    if same_ndim and idx.ndim != builtins.max(x.data.ndim, 0) and not (
-            idx.ndim <= 1 and x.data.ndim <= 1):
+    if same_ndim and idx.ndim != builtins.max(x._data.ndim, 0) and not (
+            idx.ndim <= 1 and x._data.ndim <= 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as "
                            f"{'input' if name == 'gather' else 'self'} tensor")
-    n = x.data.shape[d] if x.data.ndim else 1
+    n = x._data.shape[d] if x._data.ndim else 1
     if idx.size:
         lo, hi = int(idx.min()), int(idx.max())
         if lo < 0 or hi >= n:
@@ -250,16 +250,16 @@ def _check_corner(name, x, d, idx, other, what):
 
 def _as_1d(x, idx):
     """gather/scatter on 0-d tensors: PyTorch treats them as one-element vectors."""
-    return x.reshape(1) if x.data.ndim == 0 else x, idx.reshape(1) if idx.ndim == 0 else idx
+    return x.reshape(1) if x._data.ndim == 0 else x, idx.reshape(1) if idx.ndim == 0 else idx
 
 
 def gather(input, dim, index, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (dim 0); backward scatter-adds g."""
     x = F._tensor(input)
-    d = _dim(dim, x.data.ndim)
+    d = _dim(dim, x._data.ndim)
     idx = _check_index("gather", x, d, index)
-    _check_corner("gather", x, d, idx, x.data.shape, "self")
-    if x.data.ndim == 0:
+    _check_corner("gather", x, d, idx, x._data.shape, "self")
+    if x._data.ndim == 0:
         x1, i1 = _as_1d(x, idx)
         return F.reshape(apply(I.gather, x1, axis=0, index=i1), idx.shape)
     return apply(I.gather, x, axis=d, index=idx)
@@ -269,33 +269,33 @@ def _src(src, value, x):
     if src is None:
         src = value
     if isinstance(src, TensorBase):
-        if src.data.dtype != x.data.dtype:
+        if src._data.dtype != x._data.dtype:
             raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
         return src
     if isinstance(src, (bool, int, float, np.generic)):
         return src.item() if isinstance(src, np.generic) else src
-    return like(x, np.asarray(src, dtype=x.data.dtype))
+    return like(x, np.asarray(src, dtype=x._data.dtype))
 
 
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     """out = input, then out[index[i][j]][j] = src[i][j] (dim 0)."""
     x = F._tensor(input)
-    d = _dim(dim, x.data.ndim)
+    d = _dim(dim, x._data.ndim)
     idx = _check_index("scatter", x, d, index)
     s = _src(src, value, x)
     if s is None:
         raise TypeError("scatter() missing 1 required argument: 'src' or 'value'")
-    _check_corner("scatter", x, d, idx, x.data.shape, "self")
+    _check_corner("scatter", x, d, idx, x._data.shape, "self")
     if isinstance(s, TensorBase):
-        _check_corner("scatter", x, -1, idx, s.data.shape, "src")
+        _check_corner("scatter", x, -1, idx, s._data.shape, "src")
     if reduce is not None:
         if reduce == "add":
             if not isinstance(s, TensorBase):
-                s = like(x, np.full(idx.shape, s, dtype=x.data.dtype))
+                s = like(x, np.full(idx.shape, s, dtype=x._data.dtype))
             return scatter_add(x, d, idx, s)
         if reduce == "multiply":
-            out = x.data.copy()
-            sd = s.data if isinstance(s, TensorBase) else np.full(idx.shape, s, x.data.dtype)
+            out = x._data.copy()
+            sd = s._data if isinstance(s, TensorBase) else np.full(idx.shape, s, x._data.dtype)
             np.multiply.at(out, I.along(idx, d), I._corner(sd, idx.shape))
             return like(x, out)
         raise RuntimeError("reduce argument must be either add or multiply.")
@@ -305,16 +305,16 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
 def scatter_add(input, dim, index, src):
     """out = input, then out[index[i][j]][j] += src[i][j] (dim 0), repeats adding up."""
     x = F._tensor(input)
-    d = _dim(dim, x.data.ndim)
+    d = _dim(dim, x._data.ndim)
     idx = _check_index("scatter_add", x, d, index)
     s = _src(src, None, x)
-    _check_corner("scatter_add", x, d, idx, x.data.shape, "self")
-    _check_corner("scatter_add", x, -1, idx, s.data.shape, "src")
+    _check_corner("scatter_add", x, d, idx, x._data.shape, "self")
+    _check_corner("scatter_add", x, -1, idx, s._data.shape, "src")
     return apply(I.scatter_add, x, s, axis=d, index=idx)
 
 
 def _index_1d(name, index):
-    idx = index.data if isinstance(index, TensorBase) else np.asarray(index)
+    idx = index._data if isinstance(index, TensorBase) else np.asarray(index)
     if idx.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     if idx.dtype.kind not in "iu":
@@ -325,15 +325,15 @@ def _index_1d(name, index):
 def index_select(input, dim, index):
     """Rows (along dim) picked by a 1-D index; backward adds g into the picked rows."""
     x = F._tensor(input)
-    d = _dim(dim, x.data.ndim)
+    d = _dim(dim, x._data.ndim)
     idx = _index_1d("index_select", index)
-    n = x.data.shape[d] if x.data.ndim else 1
+    n = x._data.shape[d] if x._data.ndim else 1
     # NOTE: no negative indices (PyTorch raises where NumPy would count from the end)
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = int(idx.max()) if idx.max() >= n else int(idx.min())
         raise IndexError(f"index out of range in self (index {bad}, dimension {d} with "
                          f"size {n})")
-    if x.data.ndim == 0:
+    if x._data.ndim == 0:
         return F.reshape(apply(I.index_select, x.reshape(1), axis=0, index=idx), ())
     return apply(I.index_select, x, axis=d, index=idx)
 
@@ -341,20 +341,20 @@ def index_select(input, dim, index):
 def index_add(input, dim, index, source, *, alpha=1):
     """out = input, then out[index[i]] += alpha * source[i] along dim (repeats add up)."""
     x = F._tensor(input)
-    d = _dim(dim, x.data.ndim)
+    d = _dim(dim, x._data.ndim)
     idx = _index_1d("index_add", index)
     s = F._tensor(source)
-    if s.data.dtype != x.data.dtype:
-        raise RuntimeError(f"index_add_(): self ({_dt.name(x.data.dtype)}) and source "
-                           f"({_dt.name(s.data.dtype)}) "
+    if s._data.dtype != x._data.dtype:
+        raise RuntimeError(f"index_add_(): self ({_dt.name(x._data.dtype)}) and source "
+                           f"({_dt.name(s._data.dtype)}) "
                            "must have the same scalar type")
-    ss = s.data.shape
-    want = x.data.shape[:d] + (idx.size,) + x.data.shape[d + 1:]
+    ss = s._data.shape
+    want = x._data.shape[:d] + (idx.size,) + x._data.shape[d + 1:]
     if ss != want:
         raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice "
-                           f"shapes. Destination shape {tuple(x.data.shape)}, source shape "
+                           f"shapes. Destination shape {tuple(x._data.shape)}, source shape "
                            f"{tuple(ss)}, index size {idx.size} along dim {d}")
-    n = x.data.shape[d]
+    n = x._data.shape[d]
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = int(idx.max()) if idx.max() >= n else int(idx.min())
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
@@ -365,21 +365,21 @@ def masked_fill(input, mask, value):
     """where(mask, value, input): value is a number or a 0-d tensor (which gets the sum
     of g over the filled positions)."""
     x = F._tensor(input)
-    m = mask.data if isinstance(mask, TensorBase) else np.asarray(mask)
+    m = mask._data if isinstance(mask, TensorBase) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
                            f"dtype {m.dtype}")
     try:
-        np.broadcast_shapes(m.shape, x.data.shape)
+        np.broadcast_shapes(m.shape, x._data.shape)
     except ValueError:
         raise RuntimeError(f"masked_fill: the shape of the mask {tuple(m.shape)} cannot be "
-                           f"broadcast to the input shape {tuple(x.data.shape)}") from None
+                           f"broadcast to the input shape {tuple(x._data.shape)}") from None
     if isinstance(value, TensorBase):
-        if value.data.ndim != 0:
+        if value._data.ndim != 0:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
-                               f"got tensor with {value.data.ndim} dimension(s).")
-        if value._rg and x.data.dtype.kind not in "fc":
-            raise RuntimeError(f"masked_fill: an integer tensor ({_dt.name(x.data.dtype)}) "
+                               f"got tensor with {value._data.ndim} dimension(s).")
+        if value._rg and x._data.dtype.kind not in "fc":
+            raise RuntimeError(f"masked_fill: an integer tensor ({_dt.name(x._data.dtype)}) "
                                "cannot be "
                                "filled with a value that requires grad (autograd does not "
                                "support integer results)")
@@ -391,15 +391,15 @@ def masked_fill(input, mask, value):
 def masked_select(input, mask):
     """The elements where mask is True, as a 1-D tensor (input and mask broadcast)."""
     x = F._tensor(input)
-    m = mask.data if isinstance(mask, TensorBase) else np.asarray(mask)
+    m = mask._data if isinstance(mask, TensorBase) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask (got {m.dtype})")
     try:
-        shape = np.broadcast_shapes(m.shape, x.data.shape)
+        shape = np.broadcast_shapes(m.shape, x._data.shape)
     except ValueError:
-        raise RuntimeError(f"masked_select: the shapes of input {tuple(x.data.shape)} and "
+        raise RuntimeError(f"masked_select: the shapes of input {tuple(x._data.shape)} and "
                            f"mask {tuple(m.shape)} cannot be broadcast together") from None
-    if x.data.shape != shape:
+    if x._data.shape != shape:
         x = F.expand(x, shape)
     if m.shape != shape:
         m = np.broadcast_to(m, shape)
@@ -410,34 +410,34 @@ def take_along_dim(input, indices, dim=None):
     """np.take_along_axis: input and indices broadcast except along dim; dim=None reads
     the flattened input."""
     x = F._tensor(input)
-    idx = indices.data if isinstance(indices, TensorBase) else np.asarray(indices)
+    idx = indices._data if isinstance(indices, TensorBase) else np.asarray(indices)
     if idx.dtype.kind not in "iu":
         raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{idx.dtype}")
     idx = idx.astype(np.int64, copy=False)
     if dim is None:
         return gather(F.reshape(x, (-1,)), 0, idx.reshape(-1))
-    nd = x.data.ndim
+    nd = x._data.ndim
     d = _dim(dim, nd)
     if idx.ndim != nd:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {nd} dimensions for input, and "
                            f"{idx.ndim} dimensions for indices")
-    xs, ids = list(x.data.shape), list(idx.shape)
+    xs, ids = list(x._data.shape), list(idx.shape)
     xs[d] = ids[d] = 1
     try:
         b = list(np.broadcast_shapes(tuple(xs), tuple(ids)))
     except ValueError:
-        raise RuntimeError(f"take_along_dim: the shapes of input {tuple(x.data.shape)} and "
+        raise RuntimeError(f"take_along_dim: the shapes of input {tuple(x._data.shape)} and "
                            f"indices {tuple(idx.shape)} cannot be broadcast apart from "
                            f"dimension {d}") from None
     bx, bi = list(b), list(b)
-    bx[d], bi[d] = x.data.shape[d], idx.shape[d]
-    if tuple(bx) != x.data.shape:
+    bx[d], bi[d] = x._data.shape[d], idx.shape[d]
+    if tuple(bx) != x._data.shape:
         x = F.expand(x, tuple(bx))
     if tuple(bi) != idx.shape:
         idx = np.broadcast_to(idx, tuple(bi))
-    idx = np.where(idx < 0, idx + x.data.shape[d], idx)  # NumPy-style negative indices
+    idx = np.where(idx < 0, idx + x._data.shape[d], idx)  # NumPy-style negative indices
     return gather(x, d, idx)
 
 
@@ -449,9 +449,9 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
     if dim is None:
         x = F.reshape(x, (-1,))
         dim = 0
-    d = _dim(dim, x.data.ndim)
-    n = x.data.shape[d] if x.data.ndim else 1
-    r = repeats.data if isinstance(repeats, TensorBase) else np.asarray(repeats)
+    d = _dim(dim, x._data.ndim)
+    n = x._data.shape[d] if x._data.ndim else 1
+    r = repeats._data if isinstance(repeats, TensorBase) else np.asarray(repeats)
     if r.ndim > 1 or (r.ndim == 1 and r.size not in (1, n)):
         raise RuntimeError(f"repeats must be 0-dim or 1-dim tensor of size {n} (got shape "
                            f"{tuple(r.shape)})")
@@ -459,7 +459,7 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
         raise RuntimeError("repeats can not be negative")
     counts = r.reshape(-1)
     idx = np.repeat(np.arange(n), counts if r.ndim == 1 and counts.size == n else int(counts[0]))
-    if x.data.ndim == 0:
+    if x._data.ndim == 0:
         x = F.reshape(x, (1,))
     return apply(I.index_select, x, axis=d, index=idx)
 
@@ -477,44 +477,44 @@ def _argsort(a, axis, descending):
 
 def argsort(input, dim=-1, descending=False, stable=False):
     x = F._tensor(input)
-    if x.data.ndim == 0:
+    if x._data.ndim == 0:
         return _int64(x, 0)
-    return _int64(x, _argsort(x.data, _dim(dim, x.data.ndim), descending))
+    return _int64(x, _argsort(x._data, _dim(dim, x._data.ndim), descending))
 
 
 def sort(input, dim=-1, descending=False, stable=False):
     """(values, indices); values = gather(input, dim, indices), so they are differentiable."""
     x = F._tensor(input)
-    if x.data.ndim == 0:
+    if x._data.ndim == 0:
         return sort_result(F.reshape(x, ()) if x._rg else x, _int64(x, 0))
-    d = _dim(dim, x.data.ndim)
-    idx = _argsort(x.data, d, descending).astype(np.int64, copy=False)
+    d = _dim(dim, x._data.ndim)
+    idx = _argsort(x._data, d, descending).astype(np.int64, copy=False)
     return sort_result(apply(I.gather, x, axis=d, index=idx), _int64(x, idx))
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (or smallest) along dim, in order; values differentiable."""
     x = F._tensor(input)
-    nd = x.data.ndim
+    nd = x._data.ndim
     d = _dim(dim, nd)
-    n = x.data.shape[d] if nd else 1
+    n = x._data.shape[d] if nd else 1
     k = int(k)
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     if nd == 0:
         return topk_result(F.reshape(x, ()), _int64(x, 0))
-    idx = _argsort(x.data, d, largest)
+    idx = _argsort(x._data, d, largest)
     idx = idx[(slice(None),) * d + (slice(0, k),)].astype(np.int64, copy=False)
     return topk_result(apply(I.gather, x, axis=d, index=idx), _int64(x, idx))
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
     x = F._tensor(input)
-    d = _dim(dim, x.data.ndim)
-    n = x.data.shape[d] if x.data.ndim else 1
+    d = _dim(dim, x._data.ndim)
+    n = x._data.shape[d] if x._data.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    idx = _argsort(x.data, d, False)[(slice(None),) * d + (slice(k - 1, k),)]
+    idx = _argsort(x._data, d, False)[(slice(None),) * d + (slice(k - 1, k),)]
     vals = apply(I.gather, x, axis=d, index=idx.astype(np.int64))
     if not keepdim:
         vals, idx = F.reshape(vals, np.squeeze(idx, d).shape), np.squeeze(idx, d)
@@ -525,7 +525,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 def one_hot(tensor, num_classes=-1):
     """(..., ) int64 class indices -> (..., num_classes) int64 0/1."""
     x = F._tensor(tensor, "one_hot")
-    t = x.data
+    t = x._data
     if t.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
@@ -543,7 +543,7 @@ def one_hot(tensor, num_classes=-1):
 
 def nonzero(input, *, as_tuple=False):
     x = F._tensor(input)
-    a = x.data
+    a = x._data
     if as_tuple:
         if a.ndim == 0:
             a = a.reshape(1)
@@ -558,7 +558,7 @@ def argwhere(input):
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """Distinct values (always sorted here), optionally the inverse map and counts."""
     x = F._tensor(input)
-    a = x.data
+    a = x._data
     if dim is None:
         res = np.unique(a, return_inverse=return_inverse, return_counts=return_counts)
     else:
@@ -585,7 +585,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     race (the k smallest E_j / p_j, E_j ~ Exp(1)), which samples without replacement
     with probabilities proportional to p. Streams differ from PyTorch's.
     """
-    p = F._tensor(input).data
+    p = F._tensor(input)._data
     if p.dtype.kind != "f":
         raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
                            f"{p.dtype}")
@@ -628,7 +628,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 def _inplace_form(fn, name):
     def f(self, *args, **kwargs):
         others = tuple(a for a in list(args) + list(kwargs.values())
-                       if isinstance(a, TensorBase) and a.data.dtype.kind == "f")
+                       if isinstance(a, TensorBase) and a._data.dtype.kind == "f")
         return inplace._inplace(self, lambda old: fn(old, *args, **kwargs), others,
                                 needs_old=False, casting="unsafe")
     f.__name__ = name

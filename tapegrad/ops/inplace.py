@@ -70,7 +70,7 @@ def _shape_error(self_shape, shape):
 
 
 def _check_writable(t):
-    arr = t.data
+    arr = t._data
     if not arr.flags.writeable:
         if arr.size > 1 and 0 in arr.strides:
             raise RuntimeError(OVERLAP_ERROR)
@@ -98,7 +98,7 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
         _check_writable(self)
         if fast is not None and not _has_tangent(self, others):
             try:
-                fast(self.data)
+                fast(self._data)
             except (TypeError, ValueError) as e:  # NumPy's casting / broadcasting errors
                 raise _fast_error(self, others, e) from None
             self._version[0] += 1
@@ -118,12 +118,12 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
     if chain and chain[-1][1].grad_fn is None:
         raise RuntimeError(VIEW_LEAF_ERROR)
     # `old` takes over the history (and, if backward needs it, a copy of the value).
-    old = like(self, self.data.copy() if needs_old else self.data, self._rg, self.grad_fn)
+    old = like(self, self._data.copy() if needs_old else self._data, self._rg, self.grad_fn)
     old._out = self._out
     old._fw = self._fw
     res = compute(old)
-    if tuple(res.data.shape) != tuple(self.data.shape):
-        raise _shape_error(self.data.shape, res.data.shape)
+    if tuple(res._data.shape) != tuple(self._data.shape):
+        raise _shape_error(self._data.shape, res._data.shape)
     _store(self, res, casting)
     self._version[0] += 1
     node = res.grad_fn
@@ -174,7 +174,7 @@ def _view_chain(t):
         if node.op.n_outputs != 1:  # split/unbind pieces: PyTorch refuses too
             raise RuntimeError(MULTI_VIEW_ERROR.format(k=cur._out - 1, name=node.op.name))
         parent = node.inputs[0]
-        if not isinstance(parent, TensorBase) or not _same_memory(cur.data, parent.data):
+        if not isinstance(parent, TensorBase) or not _same_memory(cur._data, parent._data):
             return chain
         chain.append((node, parent, cur))
         if parent.grad_fn is None:
@@ -195,7 +195,7 @@ def _refresh_views(changed):
                 continue
             done.add(id(v))
             node = v.grad_fn
-            old_v = like(v, v.data, v._rg, node)
+            old_v = like(v, v._data, v._rg, node)
             with grad_mode.enable_grad():
                 fresh = apply(node.op, parent, *node.inputs[1:], **node.args)
             if fresh.grad_fn is not None:
@@ -211,16 +211,16 @@ def _rebase_root(chain, child_new):
     positions V reads. Returns the root, now rebased."""
     for node, parent, child in chain:
         op, kw = node.op, node.rule_kwargs()
-        p_old = like(parent, parent.data, parent._rg, parent.grad_fn)
-        ans = like(child, child.data)
+        p_old = like(parent, parent._data, parent._rg, parent.grad_fn)
+        ans = like(child, child._data)
         with np.errstate(all="ignore"):
-            count = op.vjps[0](np, np.ones(child.data.shape, child.data.dtype), child.data,
-                               parent.data, **kw)
-            covered = np.broadcast_to(sum_to(np, np.asarray(count), parent.data.shape)
-                                      != 0, parent.data.shape)
+            count = op.vjps[0](np, np.ones(child._data.shape, child._data.dtype), child._data,
+                               parent._data, **kw)
+            covered = np.broadcast_to(sum_to(np, np.asarray(count), parent._data.shape)
+                                      != 0, parent._data.shape)
             scattered = op.vjps[0](_xp, child_new, ans, p_old, **kw)
-            if tuple(scattered.shape) != tuple(parent.data.shape):
-                scattered = sum_to(_xp, scattered, parent.data.shape)
+            if tuple(scattered.shape) != tuple(parent._data.shape):
+                scattered = sum_to(_xp, scattered, parent._data.shape)
         child_new = apply(E.where, covered, scattered, p_old)
     root = chain[-1][1]
     _rebase(root, p_old, child_new.grad_fn, child_new)
@@ -228,18 +228,18 @@ def _rebase_root(chain, child_new):
 
 
 def _store(self, res, casting):
-    out = res.data
-    if out.shape != self.data.shape:
-        raise _shape_error(self.data.shape, out.shape)
-    if out.dtype != self.data.dtype and not np.can_cast(out.dtype, self.data.dtype, casting):
-        raise _cast_error(out.dtype, self.data.dtype)
-    np.copyto(self.data, out, casting="unsafe")
+    out = res._data
+    if out.shape != self._data.shape:
+        raise _shape_error(self._data.shape, out.shape)
+    if out.dtype != self._data.dtype and not np.can_cast(out.dtype, self._data.dtype, casting):
+        raise _cast_error(out.dtype, self._data.dtype)
+    np.copyto(self._data, out, casting="unsafe")
 
 
 def _fast_error(self, others, e):
-    shape = self.data.shape
+    shape = self._data.shape
     try:
-        shapes = [np.shape(o.data if isinstance(o, TensorBase) else o) for o in others]
+        shapes = [np.shape(o._data if isinstance(o, TensorBase) else o) for o in others]
         full = np.broadcast_shapes(shape, *shapes)
     except ValueError:
         return RuntimeError(f"in-place op: shapes {[list(shape)] + [list(s) for s in shapes]} "
@@ -247,22 +247,22 @@ def _fast_error(self, others, e):
     if full != shape:
         return _shape_error(shape, full)
     for o in others:
-        a = o.data if isinstance(o, TensorBase) else np.asarray(o)
-        if isinstance(o, float) and self.data.dtype.kind in "iub":
+        a = o._data if isinstance(o, TensorBase) else np.asarray(o)
+        if isinstance(o, float) and self._data.dtype.kind in "iub":
             rt = _dt.get_default_dtype()  # a Python float is a default-dtype scalar
-        elif isinstance(o, TensorBase) and a.dtype.kind == "f" and self.data.dtype.kind in "iub":
+        elif isinstance(o, TensorBase) and a.dtype.kind == "f" and self._data.dtype.kind in "iub":
             rt = a.dtype  # PyTorch: int (op) float32 is float32 (NumPy would say float64)
         else:
-            rt = np.result_type(self.data, a if isinstance(o, TensorBase) else o)
-        if not np.can_cast(rt, self.data.dtype, "same_kind"):
-            return _cast_error(rt, self.data.dtype)
+            rt = np.result_type(self._data, a if isinstance(o, TensorBase) else o)
+        if not np.can_cast(rt, self._data.dtype, "same_kind"):
+            return _cast_error(rt, self._data.dtype)
     return RuntimeError(str(e))
 
 
 def _rebase(self, old, node, res):
     """`self` now holds `res`: give it res's node, which reads `old` as its input."""
-    if res.data.dtype == self.data.dtype:
-        node.ans = self.data  # same values; don't keep a second array alive
+    if res._data.dtype == self._data.dtype:
+        node.ans = self._data  # same values; don't keep a second array alive
     nins = len(node.inputs)
     if node.versions is not None:
         ins_v = tuple(node.versions[:nins])
@@ -290,7 +290,7 @@ def _set_fw(self, tan):
     if tan is None:
         self._fw = None
         return
-    state.dual.set_tangent(self, np.array(tan, dtype=self.data.dtype, copy=True))
+    state.dual.set_tangent(self, np.array(tan, dtype=self._data.dtype, copy=True))
 
 
 def _other(o):
@@ -316,7 +316,7 @@ def _binary_inplace(op, ufunc, fname):
         o = _other(other)
         if alpha is not None and alpha != 1:
             o = o * alpha
-        arr = o.data if isinstance(o, TensorBase) else o
+        arr = o._data if isinstance(o, TensorBase) else o
         return _inplace(
             self, lambda x: apply(op, x, o), (o,), needs_old=_needs_old(op),
             fast=lambda out: ufunc(out, arr, out=out, casting="same_kind"))
@@ -342,7 +342,7 @@ def div_(self, other, *, rounding_mode=None):
     o = _other(other)
     if state.grad_enabled and (self._rg or (isinstance(o, TensorBase) and o._rg)):
         raise NotImplementedError("div_ with rounding_mode on tensors that require grad")
-    arr = o.data if isinstance(o, TensorBase) else o
+    arr = o._data if isinstance(o, TensorBase) else o
     rnd = np.trunc if rounding_mode == "trunc" else np.floor
 
     def fast(out):
@@ -413,13 +413,13 @@ def lerp_(self, end, weight):
 def _replace(self, value, others, casting="same_kind"):
     """self[...] = value (broadcast): `where(True, value, old)` through the table, so the
     value receives the gradient and the old history receives zeros."""
-    mask = np.ones(self.data.shape, dtype=bool)
+    mask = np.ones(self._data.shape, dtype=bool)
 
     def compute(x):
         v = value
-        if isinstance(v, TensorBase) and v.data.dtype != x.data.dtype and x.data.dtype.kind == "f" \
-                and v.data.dtype.kind == "f":
-            v = v.to(x.data.dtype)
+        if isinstance(v, TensorBase) and v._data.dtype != x._data.dtype and x._data.dtype.kind == "f" \
+                and v._data.dtype.kind == "f":
+            v = v.to(x._data.dtype)
         return apply(E.where, mask, v, x)
 
     return _inplace(self, compute, others, needs_old=False, casting=casting)
@@ -427,14 +427,14 @@ def _replace(self, value, others, casting="same_kind"):
 
 def fill_(self, value):
     if isinstance(value, TensorBase):
-        if value.data.ndim != 0:
+        if value._data.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
-                               f"with {value.data.ndim} dimensions.")
+                               f"with {value._data.ndim} dimensions.")
         return _replace(self, value, (value,))
     v = value.item() if isinstance(value, np.generic) else value
-    if isinstance(v, float) and self.data.dtype.kind in "iub":
-        v = int(v) if self.data.dtype.kind != "b" else bool(v)  # PyTorch truncates
-    return _inplace(self, lambda x: apply(E.where, np.ones(x.data.shape, bool), v, x),
+    if isinstance(v, float) and self._data.dtype.kind in "iub":
+        v = int(v) if self._data.dtype.kind != "b" else bool(v)  # PyTorch truncates
+    return _inplace(self, lambda x: apply(E.where, np.ones(x._data.shape, bool), v, x),
                     (), needs_old=False, casting="unsafe",
                     fast=lambda out: out.fill(v))
 
@@ -447,72 +447,72 @@ def copy_(self, src, non_blocking=False):
     """Copy src's values (broadcast, cast to self's dtype) into self."""
     s = src if isinstance(src, TensorBase) else like(self, to_array(src))
     try:
-        np.broadcast_to(s.data, self.data.shape)
+        np.broadcast_to(s._data, self._data.shape)
     except ValueError:
-        raise RuntimeError(f"The size of tensor a ({list(self.data.shape)}) must match the "
-                           f"size of tensor b ({list(s.data.shape)}) for copy_ (src must be "
+        raise RuntimeError(f"The size of tensor a ({list(self._data.shape)}) must match the "
+                           f"size of tensor b ({list(s._data.shape)}) for copy_ (src must be "
                            "broadcastable to self)") from None
 
     def fast(out):
-        np.copyto(out, s.data, casting="unsafe")
+        np.copyto(out, s._data, casting="unsafe")
 
-    if s._rg and s.data.dtype.kind == "f" and self.data.dtype.kind == "f" \
-            and s.data.dtype != self.data.dtype:
-        s_cast = s.to(self.data.dtype)  # a differentiable cast: the gradient flows to src
+    if s._rg and s._data.dtype.kind == "f" and self._data.dtype.kind == "f" \
+            and s._data.dtype != self._data.dtype:
+        s_cast = s.to(self._data.dtype)  # a differentiable cast: the gradient flows to src
         return _replace(self, s_cast, (s,), casting="unsafe")
     return _inplace(self, lambda x: apply(
-        E.where, np.ones(x.data.shape, bool), s, x), (s,), needs_old=False,
+        E.where, np.ones(x._data.shape, bool), s, x), (s,), needs_old=False,
         casting="unsafe", fast=fast)
 
 
 def masked_fill_(self, mask, value):
-    m = mask.data if isinstance(mask, TensorBase) else np.asarray(mask)
+    m = mask._data if isinstance(mask, TensorBase) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
                            f"dtype {m.dtype}")
     try:
-        np.broadcast_to(m, self.data.shape)
+        np.broadcast_to(m, self._data.shape)
     except ValueError:
-        raise _shape_error(self.data.shape, np.broadcast_shapes(m.shape, self.data.shape)) \
+        raise _shape_error(self._data.shape, np.broadcast_shapes(m.shape, self._data.shape)) \
             from None
-    if isinstance(value, TensorBase) and value.data.ndim != 0:
+    if isinstance(value, TensorBase) and value._data.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
-                           f"tensor with {value.data.ndim} dimension(s).")
+                           f"tensor with {value._data.ndim} dimension(s).")
     v = value if isinstance(value, TensorBase) else (
         value.item() if isinstance(value, np.generic) else value)
     others = (v,) if isinstance(v, TensorBase) else ()
 
     def compute(x):
         vv = v
-        if isinstance(vv, TensorBase) and vv.data.dtype != x.data.dtype:
-            vv = vv.to(x.data.dtype)
-        return apply(E.where, np.broadcast_to(m, x.data.shape), vv, x)
+        if isinstance(vv, TensorBase) and vv._data.dtype != x._data.dtype:
+            vv = vv.to(x._data.dtype)
+        return apply(E.where, np.broadcast_to(m, x._data.shape), vv, x)
 
     return _inplace(self, compute, others, needs_old=False, casting="unsafe")
 
 
 # ---- random fills (no gradient w.r.t. anything: the old value gets zeros) -----------
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    arr = _random.rng(generator).normal(mean, std, size=self.data.shape)
+    arr = _random.rng(generator).normal(mean, std, size=self._data.shape)
     return _random_fill(self, arr)
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
-    arr = _random.rng(generator).uniform(a, b, size=self.data.shape)
+    arr = _random.rng(generator).uniform(a, b, size=self._data.shape)
     return _random_fill(self, arr)
 
 
 def _random_fill(self, arr):
-    if self.data.dtype.kind != "f":
+    if self._data.dtype.kind != "f":
         raise RuntimeError(f"random fill expects a floating point tensor, got "
-                           f"{_dt.name(self.data.dtype)}")
-    arr = arr.astype(self.data.dtype, copy=False)
+                           f"{_dt.name(self._data.dtype)}")
+    arr = arr.astype(self._data.dtype, copy=False)
 
     def fast(out):
         np.copyto(out, arr)
 
     return _inplace(self, lambda x: apply(
-        E.where, np.ones(x.data.shape, bool), arr, x), (),
+        E.where, np.ones(x._data.shape, bool), arr, x), (),
         needs_old=False, fast=fast)
 
 

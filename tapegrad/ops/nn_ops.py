@@ -38,7 +38,7 @@ from .registry import defop
 
 def _const(a):
     """A constant input (targets, class weights) as an ndarray in both modes."""
-    return None if a is None else np.asarray(a.data if hasattr(a, "grad_fn") else a)
+    return None if a is None else np.asarray(a._data if hasattr(a, "grad_fn") else a)
 
 
 # ---- sums of a gradient over the batch axes (bias / weight gradients) -------------------

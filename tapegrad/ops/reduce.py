@@ -47,7 +47,7 @@ def _unreduce(xp, g, x, axis, keepdims):
 def _raw(a):
     """The array of a tensor (rules under create_graph get tensors): masks and counts
     are constants, computed on raw arrays in both modes."""
-    return a.data if isinstance(a, TensorBase) else a
+    return a._data if isinstance(a, TensorBase) else a
 
 
 def _count(x, axis):
@@ -279,7 +279,7 @@ def _std_vjp(xp, g, ans, x, axis=None, correction=1, keepdims=False):
     n = _count(x, axis)
     a = _unreduce(xp, ans, x, axis, keepdims)
     # NOTE: where the std is 0 (a constant slice) PyTorch gives gradient 0, not 0/0 = nan.
-    zero = np.asarray(getattr(a, "data", a)) == 0
+    zero = np.asarray(getattr(a, "_data", a)) == 0
     if zero.any():
         a = xp.where(zero, 1.0, a)  # a safe denominator; those entries are zeroed below
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -41,7 +41,7 @@ def _sizes(args):
 # ---- reshapes --------------------------------------------------------------------
 def flatten(input, start_dim=0, end_dim=-1):
     x = F._tensor(input)
-    nd = x.data.ndim
+    nd = x._data.ndim
     s, e = _dim(start_dim, nd), _dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
@@ -52,9 +52,9 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 def unflatten(input, dim, sizes):
     x = F._tensor(input)
-    d = _dim(dim, x.data.ndim)
+    d = _dim(dim, x._data.ndim)
     sizes = tuple(int(s) for s in sizes)
-    n = x.data.shape[d] if x.data.ndim else 1
+    n = x._data.shape[d] if x._data.ndim else 1
     known = math.prod(s for s in sizes if s != -1)
     if sizes.count(-1) > 1:
         raise RuntimeError("unflatten: only one dimension can be inferred")
@@ -68,7 +68,7 @@ def unflatten(input, dim, sizes):
 
 def squeeze(input, dim=None):
     x = F._tensor(input)
-    shape = x.data.shape
+    shape = x._data.shape
     nd = len(shape)
     if dim is None:
         axes = tuple(i for i, s in enumerate(shape) if s == 1)
@@ -81,13 +81,13 @@ def squeeze(input, dim=None):
 
 def unsqueeze(input, dim):
     x = F._tensor(input)
-    return apply(S.unsqueeze, x, axis=_dim(dim, x.data.ndim, extra=1))
+    return apply(S.unsqueeze, x, axis=_dim(dim, x._data.ndim, extra=1))
 
 
 def repeat(input, *sizes):
     x = F._tensor(input)
     reps = _sizes(sizes)
-    if len(reps) < x.data.ndim:
+    if len(reps) < x._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
     if builtins.any(r < 0 for r in reps):
@@ -97,7 +97,7 @@ def repeat(input, *sizes):
 
 def movedim(input, source, destination):
     x = F._tensor(input)
-    nd = x.data.ndim
+    nd = x._data.ndim
     src = source if isinstance(source, (tuple, list)) else (source,)
     dst = destination if isinstance(destination, (tuple, list)) else (destination,)
     if len(src) != len(dst):
@@ -134,15 +134,15 @@ def cat(tensors, dim=0, *, axis=None):
     ts = _tensor_list("cat", tensors)
     # NOTE: PyTorch still skips legacy empty 1-D tensors (shape (0,)) in cat.
     if len(ts) > 1:
-        kept = [t for t in ts if not (t.data.ndim == 1 and t.data.shape[0] == 0)]
+        kept = [t for t in ts if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
         ts = kept or ts[:1]
-    first = ts[0].data.shape
+    first = ts[0]._data.shape
     nd = len(first)
     if nd == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = _dim(dim if axis is None else axis, nd)
     for i, t in enumerate(ts[1:], 1):
-        s = t.data.shape
+        s = t._data.shape
         if len(s) != nd:
             raise RuntimeError(f"cat: Tensors must have same number of dimensions: got {nd} and "
                                f"{len(s)} (shapes {tuple(first)} and {tuple(s)})")
@@ -163,11 +163,11 @@ concat = concatenate = cat
 def stack(tensors, dim=0):
     """Join equal-shaped tensors along a new dim: input i gets g[..., i, ...]."""
     ts = _tensor_list("stack", tensors)
-    first = ts[0].data.shape
+    first = ts[0]._data.shape
     for i, t in enumerate(ts[1:], 1):
-        if t.data.shape != first:
+        if t._data.shape != first:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{list(first)} at entry 0 and {list(t.data.shape)} at entry {i}")
+                               f"{list(first)} at entry 0 and {list(t._data.shape)} at entry {i}")
     d = _dim(dim, len(first), extra=1)
     return apply(S.stack, *ts, axis=d)
 
@@ -187,10 +187,10 @@ def vstack(tensors):
 # ---- splitting (pieces are `narrow` / `select` nodes) ---------------------------------
 def narrow(input, dim, start, length):
     x = F._tensor(input)
-    if x.data.ndim == 0:
+    if x._data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
-    d = _dim(dim, x.data.ndim)
-    n = x.data.shape[d]
+    d = _dim(dim, x._data.ndim)
+    n = x._data.shape[d]
     start, length = int(start), int(length)
     if not -n <= start <= n:
         raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
@@ -206,21 +206,21 @@ def narrow(input, dim, start, length):
 
 def select(input, dim, index):
     x = F._tensor(input)
-    if x.data.ndim == 0:
+    if x._data.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = _dim(dim, x.data.ndim)
-    n = x.data.shape[d]
+    d = _dim(dim, x._data.ndim)
+    n = x._data.shape[d]
     i = int(index)
     if not -n <= i < n:
         raise IndexError(f"select(): index {i} out of range for tensor of size "
-                         f"{list(x.data.shape)} at dimension {d}")
+                         f"{list(x._data.shape)} at dimension {d}")
     return apply(S.select, x, axis=d, index=i % n)
 
 
 def split(tensor, split_size_or_sections, dim=0):
     x = F._tensor(tensor)
-    d = _dim(dim, x.data.ndim)
-    n = x.data.shape[d]
+    d = _dim(dim, x._data.ndim)
+    n = x._data.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
         sizes = [int(s) for s in split_size_or_sections]
         if builtins.sum(sizes) != n or builtins.any(s < 0 for s in sizes):
@@ -253,7 +253,7 @@ def _pieces(x, d, sizes, squeeze):
             out.append(apply(S.narrow, x, axis=d, start=start, length=s))
             start += s
         return tuple(out)
-    arrays = S._pieces_forward(x.data, d, sizes, squeeze)
+    arrays = S._pieces_forward(x._data, d, sizes, squeeze)
     v = x._version[0]
     # the pieces are views of x: they share its version counter (an in-place change of
     # x is a change of every piece), as narrow/select views do
@@ -276,8 +276,8 @@ def _split_method(self, split_size, dim=0):
 
 def tensor_split(input, indices_or_sections, dim=0):
     x = F._tensor(input)
-    d = _dim(dim, x.data.ndim)
-    n = x.data.shape[d]
+    d = _dim(dim, x._data.ndim)
+    n = x._data.shape[d]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
         q, r = divmod(n, k)
@@ -298,8 +298,8 @@ def chunk(input, chunks, dim=0):
     chunks = int(chunks)
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = _dim(dim, x.data.ndim)
-    n = x.data.shape[d]
+    d = _dim(dim, x._data.ndim)
+    n = x._data.shape[d]
     if n == 0:
         return tuple(apply(S.narrow, x, axis=d, start=0, length=0) for _ in range(chunks))
     return split(x, -(-n // chunks), d)
@@ -307,17 +307,17 @@ def chunk(input, chunks, dim=0):
 
 def unbind(input, dim=0):
     x = F._tensor(input)
-    if x.data.ndim == 0:
+    if x._data.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    d = _dim(dim, x.data.ndim)
-    return _pieces(x, d, [1] * x.data.shape[d], True)
+    d = _dim(dim, x._data.ndim)
+    return _pieces(x, d, [1] * x._data.shape[d], True)
 
 
 # ---- reordering / masking ----------------------------------------------------------
 def flip(input, *dims):
     x = F._tensor(input)
     dims = _sizes(dims)
-    nd = x.data.ndim
+    nd = x._data.ndim
     axes = tuple(_dim(d, nd) for d in dims)
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but "
@@ -341,7 +341,7 @@ def flipud(input):
 
 def roll(input, shifts, dims=None):
     x = F._tensor(input)
-    nd = x.data.ndim
+    nd = x._data.ndim
     if dims is None:
         if isinstance(shifts, (tuple, list)):
             if len(shifts) != 1:
@@ -358,7 +358,7 @@ def roll(input, shifts, dims=None):
 def _tri(op, name):
     def f(input, diagonal=0):
         x = F._tensor(input)
-        if x.data.ndim < 2:
+        if x._data.ndim < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
         return apply(op, x, k=int(diagonal))
     f.__name__ = name
@@ -384,7 +384,7 @@ def pad(input, pad, mode="constant", value=None):
     """
     x = F._tensor(input)
     pad = [int(p) for p in pad]
-    nd = x.data.ndim
+    nd = x._data.ndim
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) > 2 * nd:
@@ -395,10 +395,10 @@ def pad(input, pad, mode="constant", value=None):
     for i in range(len(pad) // 2):
         widths[nd - 1 - i] = (pad[2 * i], pad[2 * i + 1])
     if mode == "constant":
-        for (b, a), n in zip(widths, x.data.shape):
+        for (b, a), n in zip(widths, x._data.shape):
             if n + b + a < 0:
                 raise RuntimeError(f"pad: the padding {tuple(pad)} crops dimension of size {n} "
-                                   f"below zero (input shape {tuple(x.data.shape)})")
+                                   f"below zero (input shape {tuple(x._data.shape)})")
         return apply(S.pad, x, widths=tuple(widths), value=0 if value is None else value)
     if mode not in _NP_MODES:
         raise NotImplementedError(f"pad: mode {mode!r} is not supported (constant, reflect, "
@@ -408,11 +408,11 @@ def pad(input, pad, mode="constant", value=None):
     for d, (b, a) in enumerate(widths):
         if b == 0 and a == 0:
             continue
-        n = x.data.shape[d]
+        n = x._data.shape[d]
         if mode == "reflect" and (b >= n or a >= n):
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
                                f"input dimension, but got: padding ({b}, {a}) at dimension {d} "
-                               f"of input {list(x.data.shape)}")
+                               f"of input {list(x._data.shape)}")
         idx = np.pad(np.arange(n), (builtins.max(b, 0), builtins.max(a, 0)), mode=_NP_MODES[mode])
         idx = idx[builtins.max(-b, 0):len(idx) - builtins.max(-a, 0)]
         x = apply(I.index_select, x, axis=d, index=idx)

@@ -55,7 +55,7 @@ class _TensorNamespace:
 
     @staticmethod
     def where(cond, a, b):
-        c = cond.data if isinstance(cond, TensorBase) else np.asarray(cond)
+        c = cond._data if isinstance(cond, TensorBase) else np.asarray(cond)
         return apply(E.where, c.astype(bool, copy=False), a, b)
 
     @staticmethod

@@ -44,12 +44,12 @@ class Adadelta(Optimizer):
                 st = self.state.setdefault(p, {})
                 if len(st) == 0:  # lazy state init at the first step
                     st["step"] = Tensor(np.zeros((), np.float32))
-                    st["square_avg"] = Tensor(np.zeros_like(p.data))
-                    st["acc_delta"] = Tensor(np.zeros_like(p.data))
+                    st["square_avg"] = Tensor(np.zeros_like(p._data))
+                    st["acc_delta"] = Tensor(np.zeros_like(p._data))
             states = [self.state[p] for p in params]
-            adadelta([p.data for p in params], [p.grad.data for p in params],
-                     [s["square_avg"].data for s in states],
-                     [s["acc_delta"].data for s in states], [s["step"].data for s in states],
+            adadelta([p._data for p in params], [p.grad._data for p in params],
+                     [s["square_avg"]._data for s in states],
+                     [s["acc_delta"]._data for s in states], [s["step"]._data for s in states],
                      lr=group["lr"], rho=group["rho"], eps=group["eps"],
                      weight_decay=group["weight_decay"], maximize=group["maximize"])
             self._bump(params)

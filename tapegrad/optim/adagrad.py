@@ -50,7 +50,7 @@ class Adagrad(Optimizer):
         st = self.state.setdefault(p, {})
         if len(st) == 0:
             st["step"] = Tensor(np.zeros((), np.float32))
-            st["sum"] = Tensor(np.full_like(p.data, self.defaults["initial_accumulator_value"]))
+            st["sum"] = Tensor(np.full_like(p._data, self.defaults["initial_accumulator_value"]))
         return st
 
     @_no_grad_step
@@ -60,8 +60,8 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
             states = [self._init_state(p) for p in params]
-            adagrad([p.data for p in params], [p.grad.data for p in params],
-                    [s["sum"].data for s in states], [s["step"].data for s in states],
+            adagrad([p._data for p in params], [p.grad._data for p in params],
+                    [s["sum"]._data for s in states], [s["step"]._data for s in states],
                     lr=group["lr"], weight_decay=group["weight_decay"],
                     lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"])
             self._bump(params)

@@ -40,16 +40,16 @@ class Adam(Optimizer):
                 st = self.state.setdefault(p, {})
                 if len(st) == 0:  # lazy state init at the first step
                     st["step"] = Tensor(np.zeros((), np.float32))
-                    st["exp_avg"] = Tensor(np.zeros_like(p.data))
-                    st["exp_avg_sq"] = Tensor(np.zeros_like(p.data))
+                    st["exp_avg"] = Tensor(np.zeros_like(p._data))
+                    st["exp_avg_sq"] = Tensor(np.zeros_like(p._data))
                     if group["amsgrad"]:
-                        st["max_exp_avg_sq"] = Tensor(np.zeros_like(p.data))
+                        st["max_exp_avg_sq"] = Tensor(np.zeros_like(p._data))
             states = [self.state[p] for p in params]
             beta1, beta2 = group["betas"]
-            adam([p.data for p in params], [p.grad.data for p in params],
-                 [s["exp_avg"].data for s in states], [s["exp_avg_sq"].data for s in states],
-                 [s["max_exp_avg_sq"].data for s in states] if group["amsgrad"] else [],
-                 [s["step"].data for s in states],
+            adam([p._data for p in params], [p.grad._data for p in params],
+                 [s["exp_avg"]._data for s in states], [s["exp_avg_sq"]._data for s in states],
+                 [s["max_exp_avg_sq"]._data for s in states] if group["amsgrad"] else [],
+                 [s["step"]._data for s in states],
                  amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
                  weight_decay=group["weight_decay"], eps=group["eps"],
                  maximize=group["maximize"],

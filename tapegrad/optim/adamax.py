@@ -37,13 +37,13 @@ class Adamax(Optimizer):
                 st = self.state.setdefault(p, {})
                 if len(st) == 0:  # lazy state init at the first step
                     st["step"] = Tensor(np.zeros((), np.float32))
-                    st["exp_avg"] = Tensor(np.zeros_like(p.data))
-                    st["exp_inf"] = Tensor(np.zeros_like(p.data))
+                    st["exp_avg"] = Tensor(np.zeros_like(p._data))
+                    st["exp_inf"] = Tensor(np.zeros_like(p._data))
             states = [self.state[p] for p in params]
             beta1, beta2 = group["betas"]
-            adamax([p.data for p in params], [p.grad.data for p in params],
-                   [s["exp_avg"].data for s in states], [s["exp_inf"].data for s in states],
-                   [s["step"].data for s in states], eps=group["eps"], beta1=beta1,
+            adamax([p._data for p in params], [p.grad._data for p in params],
+                   [s["exp_avg"]._data for s in states], [s["exp_inf"]._data for s in states],
+                   [s["step"]._data for s in states], eps=group["eps"], beta1=beta1,
                    beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
                    maximize=group["maximize"])
             self._bump(params)

@@ -51,23 +51,23 @@ class LBFGS(Optimizer):
     # ---- the parameters as one flat vector ----------------------------------------------
     def _gather_flat_grad(self):
         # A fresh array (concatenate copies): the closure may zero the grads in place.
-        return np.concatenate([np.zeros(p.data.size, p.data.dtype) if p.grad is None
-                               else np.ravel(p.grad.data) for p in self._params])
+        return np.concatenate([np.zeros(p._data.size, p._data.dtype) if p.grad is None
+                               else np.ravel(p.grad._data) for p in self._params])
 
     def _add_grad(self, step_size, update):
         offset = 0
         for p in self._params:
-            n = p.data.size
-            p.data += step_size * update[offset:offset + n].reshape(p.data.shape)
+            n = p._data.size
+            p._data += step_size * update[offset:offset + n].reshape(p._data.shape)
             offset += n
         self._bump(self._params)
 
     def _clone_param(self):
-        return [p.data.copy() for p in self._params]
+        return [p._data.copy() for p in self._params]
 
     def _set_param(self, params_data):
         for p, data in zip(self._params, params_data):
-            p.data[...] = data
+            p._data[...] = data
         self._bump(self._params)
 
     def _directional_evaluate(self, closure, x, t, d):
@@ -305,7 +305,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
 # ---- state <-> arrays: Tensors in the state dict, NumPy in the math ---------------------
 def _to_array(v):
     if isinstance(v, Tensor):
-        a = v.data
+        a = v._data
         return a[()] if a.ndim == 0 else a  # 0-d: a NumPy scalar of its dtype
     return v
 

@@ -44,13 +44,13 @@ class NAdam(Optimizer):
                 if len(st) == 0:  # lazy state init at the first step
                     st["step"] = Tensor(np.zeros((), scalar_dtype()))
                     st["mu_product"] = Tensor(np.ones((), scalar_dtype()))
-                    st["exp_avg"] = Tensor(np.zeros_like(p.data))
-                    st["exp_avg_sq"] = Tensor(np.zeros_like(p.data))
+                    st["exp_avg"] = Tensor(np.zeros_like(p._data))
+                    st["exp_avg_sq"] = Tensor(np.zeros_like(p._data))
             states = [self.state[p] for p in params]
             beta1, beta2 = group["betas"]
-            nadam([p.data for p in params], [p.grad.data for p in params],
-                  [s["exp_avg"].data for s in states], [s["exp_avg_sq"].data for s in states],
-                  [s["mu_product"].data for s in states], [s["step"].data for s in states],
+            nadam([p._data for p in params], [p.grad._data for p in params],
+                  [s["exp_avg"]._data for s in states], [s["exp_avg_sq"]._data for s in states],
+                  [s["mu_product"]._data for s in states], [s["step"]._data for s in states],
                   beta1=beta1, beta2=beta2, lr=group["lr"],
                   weight_decay=group["weight_decay"], momentum_decay=group["momentum_decay"],
                   eps=group["eps"], decoupled_weight_decay=group["decoupled_weight_decay"],

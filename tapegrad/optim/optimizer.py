@@ -113,7 +113,7 @@ class Optimizer:
                     p.grad = None
                 else:
                     p.grad = p.grad.detach() if p.grad.grad_fn is not None else p.grad
-                    p.grad.data[...] = 0
+                    p.grad._data[...] = 0
                     p.grad._version[0] += 1
 
     def step(self, closure=None):
@@ -207,7 +207,7 @@ def _copy_state(sd):
     # buffers must not alias the caller's state dict.
     def cp(v):
         if isinstance(v, Tensor):
-            return Tensor(v.data.copy())
+            return Tensor(v._data.copy())
         if isinstance(v, dict):
             return {k: cp(x) for k, x in v.items()}
         if isinstance(v, list):
@@ -221,9 +221,9 @@ def _copy_state(sd):
 def _cast_state(name, value, param):
     if isinstance(value, np.ndarray):
         value = Tensor(value)
-    if isinstance(value, Tensor) and name != "step" and value.data.dtype.kind == "f":
-        if value.data.dtype != param.data.dtype:
-            value = Tensor(value.data.astype(param.data.dtype))
+    if isinstance(value, Tensor) and name != "step" and value._data.dtype.kind == "f":
+        if value._data.dtype != param._data.dtype:
+            value = Tensor(value._data.astype(param._data.dtype))
     return value
 
 

@@ -48,18 +48,18 @@ class RMSprop(Optimizer):
                 st = self.state.setdefault(p, {})
                 if len(st) == 0:
                     st["step"] = Tensor(np.zeros((), np.float32))
-                    st["square_avg"] = Tensor(np.zeros_like(p.data))
+                    st["square_avg"] = Tensor(np.zeros_like(p._data))
                     if group["momentum"] > 0:
-                        st["momentum_buffer"] = Tensor(np.zeros_like(p.data))
+                        st["momentum_buffer"] = Tensor(np.zeros_like(p._data))
                     if group["centered"]:
-                        st["grad_avg"] = Tensor(np.zeros_like(p.data))
+                        st["grad_avg"] = Tensor(np.zeros_like(p._data))
             states = [self.state[p] for p in params]
-            rmsprop([p.data for p in params], [p.grad.data for p in params],
-                    [s["square_avg"].data for s in states],
-                    [s["grad_avg"].data for s in states] if group["centered"] else [],
-                    [s["momentum_buffer"].data for s in states] if group["momentum"] > 0
+            rmsprop([p._data for p in params], [p.grad._data for p in params],
+                    [s["square_avg"]._data for s in states],
+                    [s["grad_avg"]._data for s in states] if group["centered"] else [],
+                    [s["momentum_buffer"]._data for s in states] if group["momentum"] > 0
                     else [],
-                    [s["step"].data for s in states],
+                    [s["step"]._data for s in states],
                     lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
                     weight_decay=group["weight_decay"], momentum=group["momentum"],
                     centered=group["centered"], maximize=group["maximize"])

@@ -45,10 +45,10 @@ class SGD(Optimizer):
             if group["momentum"] != 0:
                 for p in params:
                     b = self.state.get(p, {}).get("momentum_buffer")
-                    bufs.append(None if b is None else b.data)
+                    bufs.append(None if b is None else b._data)
             else:
                 bufs = [None] * len(params)
-            sgd([p.data for p in params], [p.grad.data for p in params], bufs,
+            sgd([p._data for p in params], [p.grad._data for p in params], bufs,
                 weight_decay=group["weight_decay"], momentum=group["momentum"],
                 lr=group["lr"], dampening=group["dampening"], nesterov=group["nesterov"],
                 maximize=group["maximize"])
@@ -56,7 +56,7 @@ class SGD(Optimizer):
                 for p, b in zip(params, bufs):
                     st = self.state.setdefault(p, {})
                     old = st.get("momentum_buffer")
-                    if old is None or old.data is not b:
+                    if old is None or old._data is not b:
                         st["momentum_buffer"] = _wrap(b)
             self._bump(params)
         return loss

@@ -31,7 +31,7 @@ class MakemoreMLP(nn.Module):
         self.bn = nn.BatchNorm1d(n_hidden)
         self.out = nn.Linear(n_hidden, vocab_size)
         with tg.no_grad():
-            self.out.weight.data *= 0.1  # start near uniform predictions: loss ~ log(27)
+            self.out.weight._data *= 0.1  # start near uniform predictions: loss ~ log(27)
 
     def forward(self, idx):
         emb = self.C(idx)                                  # (B, block, n_embd)
@@ -125,7 +125,7 @@ def sample(model, n, block_size, generator=None, temperature=1.0, top_k=None, ma
                 seq = [0]
                 while len(out) < max_len:
                     ctx = tg.Tensor(np.array([seq[-block_size:]], dtype=np.int64))
-                    logits = model(ctx).data[0, -1]
+                    logits = model(ctx)._data[0, -1]
                     ix = _draw(logits, temperature, top_k, rng)
                     if ix == 0:
                         break
@@ -134,7 +134,7 @@ def sample(model, n, block_size, generator=None, temperature=1.0, top_k=None, ma
             else:
                 ctx = [0] * block_size
                 while len(out) < max_len:
-                    logits = model(tg.Tensor(np.array([ctx], dtype=np.int64))).data[0]
+                    logits = model(tg.Tensor(np.array([ctx], dtype=np.int64)))._data[0]
                     ix = _draw(logits, temperature, top_k, rng)
                     if ix == 0:
                         break

@@ -113,7 +113,7 @@ def train_epoch(model, loader, optimizer, loss_fn, desc, progress=True, clip=Non
         optimizer.step()
         n = yb.shape[0]
         total_loss += value * n
-        correct += int((logits.data.argmax(axis=1) == yb.data).sum())
+        correct += int((logits._data.argmax(axis=1) == yb._data).sum())
         seen += n
         if bar is not None and (i % 10 == 0 or i == len(loader) - 1):
             bar.set_postfix(loss=f"{total_loss / seen:.4f}", acc=f"{correct / seen:.2%}",
@@ -130,10 +130,10 @@ def evaluate(model, X, Y, loss_fn, batch_size=1000):
     n = X.shape[0]
     with tg.no_grad():
         for s in range(0, n, batch_size):
-            xb, yb = tg.Tensor(X.data[s:s + batch_size]), tg.Tensor(Y.data[s:s + batch_size])
+            xb, yb = tg.Tensor(X._data[s:s + batch_size]), tg.Tensor(Y._data[s:s + batch_size])
             logits = model(xb)
             total_loss += float(loss_fn(logits, yb).item()) * yb.shape[0]
-            correct += int((logits.data.argmax(axis=1) == yb.data).sum())
+            correct += int((logits._data.argmax(axis=1) == yb._data).sum())
     return total_loss / max(n, 1), correct / max(n, 1)
 
 

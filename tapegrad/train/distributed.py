@@ -74,7 +74,7 @@ class Context:
         from .. import distributed as dist
         t = tg.tensor(np.asarray(values, dtype=np.float64))
         dist.all_reduce(t, op=dist.ReduceOp.AVG)
-        return [float(v) for v in t.data]
+        return [float(v) for v in t._data]
 
     def from_main(self, obj):
         """Rank 0's `obj` on every rank (after rank 0 is done with it: a barrier too)."""

@@ -95,8 +95,8 @@ def load_data(which="auto", data_dir=None):
         try:
             train = mnist_data.MNIST(root, train=True, download=True)
             test = mnist_data.MNIST(root, train=False, download=True)
-            return (_prepare(train.data.data, train.targets.data),
-                    _prepare(test.data.data, test.targets.data),
+            return (_prepare(train.data._data, train.targets._data),
+                    _prepare(test.data._data, test.targets._data),
                     {"name": FULL_SOURCE, "root": root, "n_train": len(train),
                      "n_test": len(test)})
         except mnist_data.MNISTDownloadError as e:

@@ -83,7 +83,7 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
 
     # Forward: record once on detached copies of the arguments, to learn the output and
     # which outside tensors fn reads; then drop that graph.
-    probe_args = [like(a, a.data, True) if _is_tensor(a) and a._rg else a for a in args]
+    probe_args = [like(a, a._data, True) if _is_tensor(a) and a._rg else a for a in args]
     out = function(*probe_args, **kwargs)
     single = _is_tensor(out)
     outs = (out,) if single else tuple(out)
@@ -131,7 +131,7 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
                       create_graph=create, allow_unused=True)
         out = [None] * n_inputs
         for j, gj in zip(need, grads):
-            out[j] = gj if gj is None or create else gj.data
+            out[j] = gj if gj is None or create else gj._data
         return out
 
     args_rg = [_is_tensor(a) and a._rg for a in args]
@@ -140,7 +140,7 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
         if not (_is_tensor(o) and o._rg):
             results.append(o.detach() if _is_tensor(o) else o)
             continue
-        value = [o.data]  # the forward's result, held only until apply has run it
+        value = [o._data]  # the forward's result, held only until apply has run it
         op = Op("checkpoint", lambda *arrays, value=value: value.pop(), promote=False,
                 backward=lambda xp, g, ans, *arrays, k=k: recompute(k, g, arrays),
                 inputs=tuple(f"input{j}" for j in range(len(inputs))),

@@ -98,7 +98,7 @@ class GradMonitor:
         def hook(module, args, out):
             if not grad_mode.is_grad_enabled():
                 return None
-            a = out.data
+            a = out._data
             if isinstance(mod, nn.ReLU):
                 if a.ndim >= 2:  # a unit: a feature (N, F) or a channel (N, C, ...)
                     alive = np.any(a > 0, axis=tuple(k for k in range(a.ndim) if k != 1))
@@ -132,7 +132,7 @@ class GradMonitor:
 
     def before_step(self):
         """Snapshot the parameters (call right before the optimizer updates them)."""
-        self._snapshot = {n: p.data.astype(np.float64, copy=True) for n, p in self.params}
+        self._snapshot = {n: p._data.astype(np.float64, copy=True) for n, p in self.params}
 
     def after_step(self):
         """Compute ||p_after - p_before|| / ||p_before|| since `before_step()`."""
@@ -141,7 +141,7 @@ class GradMonitor:
         ratios = {}
         for n, p in self.params:
             old = self._snapshot[n]
-            d = _norm(p.data - old)
+            d = _norm(p._data - old)
             base = _norm(old)
             ratios[n] = d / base if base > 0 else (0.0 if d == 0 else math.inf)
         self._snapshot = None
@@ -164,7 +164,7 @@ class GradMonitor:
         findings (also warned about)."""
         self.steps += 1
         for n, p in self.params:
-            self.grad_norm[n].append(math.nan if p.grad is None else _norm(p.grad.data))
+            self.grad_norm[n].append(math.nan if p.grad is None else _norm(p.grad._data))
         for label, lst in self.activation.items():
             s, k = self._act_sum.get(label, (0.0, 0))
             lst.append(s / k if k else math.nan)

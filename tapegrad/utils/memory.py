@@ -57,7 +57,7 @@ def saved_arrays(*tensors, include_leaves=False):
         for t in node.inputs:
             if isinstance(t, TensorBase):
                 if t.grad_fn is not None or include_leaves:
-                    add(t.data)
+                    add(t._data)
             else:
                 add(t)
         add(node.ans)

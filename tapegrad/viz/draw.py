@@ -135,15 +135,15 @@ def _tensor_items(root, max_nodes):
             head = t.grad_fn.op.name
         shape = tuple(t.shape)
         lines = [head, f"{shape} {str(t.dtype).replace('tapegrad.', '')}"]
-        if t.data.size == 1:
-            lines[1] = f"data {_num(t.data.reshape(-1)[0])}  {lines[1]}"
+        if t._data.size == 1:
+            lines[1] = f"data {_num(t._data.reshape(-1)[0])}  {lines[1]}"
         g = t.grad
         if g is not None:
-            if g.data.size == 1:
-                lines.append(f"grad {_num(g.data.reshape(-1)[0])}")
+            if g._data.size == 1:
+                lines.append(f"grad {_num(g._data.reshape(-1)[0])}")
             else:
                 import numpy as np
-                lines.append(f"grad |g|={_num(np.sqrt(np.sum(np.square(g.data, dtype=np.float64))))}")
+                lines.append(f"grad |g|={_num(np.sqrt(np.sum(np.square(g._data, dtype=np.float64))))}")
         return lines
 
     op_seen = set()

@@ -151,7 +151,7 @@ def recipe_lines(root):
 # ---- Tensor ----------------------------------------------------------------------------
 
 def _norm(a):
-    a = getattr(a, "data", a)
+    a = getattr(a, "_data", a)
     with np.errstate(all="ignore"):
         return float(np.sqrt(np.sum(np.abs(np.asarray(a, dtype=np.float64)) ** 2)))
 

@@ -50,7 +50,7 @@ class _Bucket:
         self.offsets, n = [], 0
         for _, p in params:
             self.offsets.append(n)
-            n += p.data.size
+            n += p._data.size
         self.size = n
         self.pending = len(params)
         self.buf = self.req = None
@@ -167,7 +167,7 @@ class DistributedDataParallel(Module):
     def _verify_same_model(self):
         """Every rank must wrap the same parameter list (names, shapes, dtypes): else the
         flat buffers would not line up and the allreduce would hang or mix values."""
-        mine = [(n, tuple(p.data.shape), str(p.data.dtype)) for n, p in self._named_params]
+        mine = [(n, tuple(p._data.shape), str(p._data.dtype)) for n, p in self._named_params]
         everyone = self._comm.allgather(mine)
         ref = everyone[0]
         for r, theirs in enumerate(everyone[1:], start=1):
@@ -193,7 +193,7 @@ class DistributedDataParallel(Module):
             return
         reqs, bufs = [], []
         for t in tensors:
-            buf = np.array(t.data, order="C", copy=True)
+            buf = np.array(t._data, order="C", copy=True)
             reqs.append(self._comm.Ibcast(buf, root=0))
             bufs.append(buf)
         _pg.wait_all(reqs)
@@ -206,13 +206,13 @@ class DistributedDataParallel(Module):
         buckets, cur, cur_bytes, cur_dtype = [], [], 0, None
         limit = min(_FIRST_BUCKET_BYTES, cap)
         for name, p in reversed(self._named_params):
-            nbytes = p.data.nbytes
-            if cur and (cur_dtype != p.data.dtype or cur_bytes + nbytes > limit):
+            nbytes = p._data.nbytes
+            if cur and (cur_dtype != p._data.dtype or cur_bytes + nbytes > limit):
                 buckets.append(_Bucket(len(buckets), cur, cur_dtype))
                 cur, cur_bytes, limit = [], 0, cap
             cur.append((name, p))
             cur_bytes += nbytes
-            cur_dtype = p.data.dtype
+            cur_dtype = p._data.dtype
         if cur:
             buckets.append(_Bucket(len(buckets), cur, cur_dtype))
         return buckets
@@ -292,11 +292,11 @@ class DistributedDataParallel(Module):
     def _launch(self, b):
         buf = np.empty(b.size, dtype=b.dtype)
         for (_, p), off in zip(b.params, b.offsets):
-            n = p.data.size
+            n = p._data.size
             if p.grad is None:
                 buf[off:off + n] = 0       # locally unused: contributes zero
             else:
-                buf[off:off + n] = p.grad.data.reshape(-1)
+                buf[off:off + n] = p.grad._data.reshape(-1)
         b.buf = buf
         b.req = self._comm.Iallreduce(self._MPI.IN_PLACE, buf, op=self._MPI.SUM)
         self.launch_log.append((b.index, len(self._ready)))
@@ -316,7 +316,7 @@ class DistributedDataParallel(Module):
             for (_, p), off in zip(b.params, b.offsets):
                 if globally_used is not None and not globally_used[id(p)]:
                     continue                      # unused on every rank: .grad untouched
-                p.grad = tg.from_numpy(b.buf[off:off + p.data.size].reshape(p.data.shape))
+                p.grad = tg.from_numpy(b.buf[off:off + p._data.size].reshape(p._data.shape))
             b.buf = b.req = None
 
     # ---- torch API ------------------------------------------------------------------------

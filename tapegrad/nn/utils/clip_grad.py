@@ -46,7 +46,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     norm_type = float(norm_type)
     if not tensors:
         return Tensor(np.zeros((), np.float32))
-    norms = np.stack([_vector_norm(t.data, norm_type) for t in tensors])
+    norms = np.stack([_vector_norm(t._data, norm_type) for t in tensors])
     total = _vector_norm(norms, norm_type)
     if error_if_nonfinite and not np.isfinite(total):
         raise RuntimeError(
@@ -64,10 +64,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if not grads:
         return Tensor(np.zeros((), np.float32))
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
-    coef = float(max_norm) / (total.data + 1e-6)
+    coef = float(max_norm) / (total._data + 1e-6)
     coef = np.minimum(coef, 1.0)  # never scale up; nan stays nan (as torch.clamp)
     for g in grads:
-        g.data *= coef.astype(g.data.dtype)
+        g._data *= coef.astype(g._data.dtype)
         g._version[0] += 1
     return total
 
@@ -82,5 +82,5 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamp every gradient element into [-clip_value, clip_value], in place."""
     clip_value = float(clip_value)
     for g in _grads(parameters):
-        np.clip(g.data, -clip_value, clip_value, out=g.data)
+        np.clip(g._data, -clip_value, clip_value, out=g._data)
         g._version[0] += 1

@@ -71,7 +71,7 @@ def invert_permutation(permutation):
     """The inverse of a 1-D index permutation (None stays None)."""
     if permutation is None:
         return None
-    p = np.asarray(permutation.data if isinstance(permutation, Tensor) else permutation)
+    p = np.asarray(permutation._data if isinstance(permutation, Tensor) else permutation)
     inv = np.empty_like(p)
     inv[p] = np.arange(p.size, dtype=p.dtype)
     return _c.tensor(inv)

@@ -28,7 +28,7 @@ class _Pickler(pickle.Pickler):
                     "just want to transfer the data, call detach() on the tensor before "
                     "serializing (e.g., putting it on the queue).")
             if type(obj) is Tensor:
-                return _rebuild_tensor, (obj.data, obj.requires_grad)
+                return _rebuild_tensor, (obj._data, obj.requires_grad)
         return NotImplemented
 
 

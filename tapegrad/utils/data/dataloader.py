@@ -44,7 +44,7 @@ def default_collate(batch):
         if len(shapes) > 1:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{sorted(shapes)} in the batch")
-        return Tensor(np.stack([b.data for b in batch]))
+        return Tensor(np.stack([b._data for b in batch]))
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind not in "biuf":
             raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, "

@@ -57,7 +57,7 @@ class DistributedSampler:
         n = len(self.dataset)
         if self.shuffle:
             g = tg.Generator().manual_seed(self.seed + self.epoch)
-            indices = tg.randperm(n, generator=g).data.tolist()
+            indices = tg.randperm(n, generator=g)._data.tolist()
         else:
             indices = list(range(n))
         if not self.drop_last:
