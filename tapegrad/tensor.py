@@ -69,6 +69,17 @@ class Tensor(TensorBase):
                            retain_graph=retain_graph, create_graph=create_graph,
                            inputs=inputs)
 
+    @property
+    def data(self):
+        """PyTorch's `.data` (core/tensor_base.py). Taken from a COMPUTED tensor it cuts the
+        graph, so where is noted for why_no_grad; a parameter's `p.data` (an update, an
+        init) is not a cut of anything backward needs."""
+        if self.grad_fn is not None and self._rg:
+            _cuts.note(self, ".data")
+        return TensorBase.data.fget(self)
+
+    data = data.setter(TensorBase.data.fset)
+
     def detach(self):
         """The same data with no history: the graph is cut here."""
         if self._rg:  # remember where, for autograd.why_no_grad (core/cuts.py)

@@ -72,9 +72,6 @@ class TensorBase:
         Changes through it are not seen by autograd (its version counter is its own), which
         is why `p.data -= lr * p.grad` updates a parameter without recording an op. NumPy's
         view of the values is `.numpy()` / `.detach().numpy()`."""
-        if self.grad_fn is not None and self._rg:  # a cut of a computed tensor: note
-            from . import cuts  # where, for why_no_grad (a leaf's p.data is an update)
-            cuts.note(self, ".data")
         return make(self._result_type, self._data)
 
     @data.setter
