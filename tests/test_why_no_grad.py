@@ -156,14 +156,32 @@ def test_item_after_backward_and_tapegrad_internal_cuts_record_nothing():
     assert all(cuts.cuts_of(p) == [] for p in m.parameters())
 
 
-def test_a_recorded_cut_keeps_no_graph_alive():
+def test_a_cut_holds_its_graph_only_until_the_next_cut_or_question():
     w = nn.Parameter(tg.randn(50, 50))
-    h = (tg.randn(4, 50) @ w).tanh()
+    x = tg.randn(4, 50)
+    h = (x @ w).tanh()
     node = weakref.ref(h.grad_fn)
     h = h.detach()
     gc.collect()
+    assert node() is not None  # pending: the graph above the cut is what to blame
+    assert [how for how, _ in cuts.cuts_of(w)] == [".detach()"]  # settled: walked once
+    gc.collect()
     assert node() is None
-    assert [how for how, _ in cuts.cuts_of(w)] == [".detach()"]
+    h = (x @ w).tanh()
+    node = weakref.ref(h.grad_fn)
+    h = h.detach()
+    (x @ w).sum().item()  # the next cut settles the previous one
+    gc.collect()
+    assert node() is None
+
+
+def test_item_before_backward_costs_no_walk():
+    w = nn.Parameter(tg.randn(3, 3))
+    loss = (tg.randn(2, 3) @ w).sum()
+    loss.item()
+    loss.backward()  # frees the node: the pending cut is dropped, never walked
+    cuts._settle()
+    assert cuts.cuts_of(w) == [] and cuts._pending == []
 
 
 def test_no_grad_blocks_of_one_line_are_recorded_twice_then_free():

@@ -11,8 +11,10 @@ the answer has to be written down at the cut.
 Cost: nothing for a tensor that does not require grad (the callers test `_rg` first);
 nothing when the tensor's graph was already backpropagated (`loss.item()` after
 `loss.backward()`: its root node is freed); nothing for tapegrad's own cuts (the frame
-that asked is inside the package). Otherwise one walk of the cut tensor's graph, at
-most MAX_WALK nodes: a `loss.item()` BEFORE backward walks the step's graph once. Ops in
+that asked is inside the package). Otherwise a stack frame and a list append; the walk
+to the leaves (at most MAX_WALK nodes) waits until somebody asks or PENDING cuts wait,
+and is skipped if backward went through the cut node meanwhile (`loss.item()` BEFORE
+`loss.backward()` costs no walk). Ops in
 a user's `no_grad` block store their inputs that require grad in the block
 (state.no_grad_block, whose `with` line was found once when it was entered); they are
 recorded when the block closes: no stack walk and no walk of a graph per op; and a
@@ -34,9 +36,11 @@ KEEP = 4           # distinct (how, site) records kept per leaf
 _PURGE_AT = 4096   # entries; then the dead ones are dropped
 
 SITE_BLOCKS = 2    # no_grad blocks recorded per `with` line (an eval loop: its first 2)
+PENDING = 1        # cuts of computed tensors waiting to be settled (see note)
 
 _by_leaf = {}      # id(leaf) -> (weakref to leaf, [(how, site), ...])
 _site_blocks = {}  # "file:line" of a no_grad block -> how many of its blocks closed
+_pending = []      # [(how, site, node or weakref to it)], oldest first (see note)
 
 # the facade and op-function modules between a user's call and `note`
 _FACADE = tuple(f"{_PKG_DIR}/{m}" for m in (
@@ -45,7 +49,16 @@ _FACADE = tuple(f"{_PKG_DIR}/{m}" for m in (
 
 def note(t, how):
     """`t`, which requires grad, is being cut by `how` (".detach()", "an integer cast",
-    ...): record the user's line for every leaf above it. Call as `if t._rg: note(...)`."""
+    ...) at the user's line: remember it for the leaves above. Call as `if t._rg: ...`.
+
+    A leaf is recorded at once. A computed tensor's cut waits in `_pending` with its
+    node until the next cut or a question (`_settle`): dropped if backward went through
+    the node by then (the common `loss.item()` before `loss.backward()`: no walk at
+    all), else its leaves are found by one walk. The node is held (the graph above a
+    `.detach()` is often dropped at once, and it is the one to blame), but only
+    PENDING = 1 of them: a loop that cuts once per step keeps the previous step's graph
+    no longer than its own variables would (`out = model(x)` replaces it only after
+    the next forward)."""
     f = sys._getframe(2)  # the frame that called the cutting function
     while f is not None and f.f_code.co_filename.startswith(_FACADE):
         f = f.f_back
@@ -55,8 +68,31 @@ def note(t, how):
     if node is not None and node.freed:
         return  # backward already went through this graph: its leaves got gradients
     site = f"{f.f_code.co_filename}:{f.f_lineno}"
-    for leaf in _leaves(t):
-        _add(leaf, how, site)
+    if node is None:
+        _add(t, how, site)
+        return
+    _pending.append((how, site, node))
+    if len(_pending) > PENDING:
+        _settle(PENDING)
+
+
+def _settle(left=0):
+    """Settle pending cuts, oldest first, until `left` remain: a node backward went
+    through (freed) is dropped; the others are walked to their leaves."""
+    live = [e for e in _pending if _node_of(e) is not None]
+    _pending[:] = live
+    while len(_pending) > left:
+        how, site, _ = entry = _pending.pop(0)
+        node = _node_of(entry)
+        if node is not None:
+            for leaf in _leaves_of(node):
+                _add(leaf, how, site)
+
+
+def _node_of(entry):
+    """The pending entry's node, or None if backward went through it."""
+    node = entry[2]
+    return None if node.freed else node
 
 
 def no_grad_block(site):
@@ -84,7 +120,7 @@ class NoGradBlock:
             if node is None:
                 _add(t, "a no_grad block", self.site)
             elif not node.freed:
-                for leaf in _leaves(t):
+                for leaf in _leaves_of(node):
                     _add(leaf, "a no_grad block", self.site)
 
 
@@ -99,6 +135,8 @@ def note_no_grad(inputs, block):
 
 def cuts_of(leaf):
     """[(how, "file:line"), ...] recorded for `leaf`, the most recent last."""
+    if _pending:
+        _settle()
     entry = _by_leaf.get(id(leaf))
     if entry is None or entry[0]() is not leaf:
         return []
@@ -110,13 +148,11 @@ def forget(leaf):
     _by_leaf.pop(id(leaf), None)
 
 
-def _leaves(t):
-    """The leaves requiring grad that `t` was computed from (an explicit stack)."""
-    if t.grad_fn is None:
-        return [t]
+def _leaves_of(node):
+    """The leaves requiring grad that `node` was computed from (an explicit stack)."""
     out, seen_leaves = [], set()
-    stack = [t.grad_fn]
-    seen = {t.grad_fn}
+    stack = [node]
+    seen = {node}
     while stack and len(seen) <= MAX_WALK:
         node = stack.pop()
         if node.inputs is None:  # freed: backward went through here already
