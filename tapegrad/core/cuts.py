@@ -26,6 +26,7 @@ the leaf (a dead or reused id is detected and replaced), at most KEEP distinct c
 leaf, the most recent last.
 """
 import sys
+import threading
 import weakref
 
 from .node import _PKG_DIR
@@ -40,7 +41,8 @@ PENDING = 1        # cuts of computed tensors waiting to be settled (see note)
 
 _by_leaf = {}      # id(leaf) -> (weakref to leaf, [(how, site), ...])
 _site_blocks = {}  # "file:line" of a no_grad block -> how many of its blocks closed
-_pending = []      # [(how, site, node or weakref to it)], oldest first (see note)
+_pending = []      # [(how, site, node)], oldest first (see note)
+_lock = threading.RLock()  # threads cut and ask at once: settle one at a time
 
 # the facade and op-function modules between a user's call and `note`
 _FACADE = tuple(f"{_PKG_DIR}/{m}" for m in (
@@ -71,28 +73,21 @@ def note(t, how):
     if node is None:
         _add(t, how, site)
         return
-    _pending.append((how, site, node))
-    if len(_pending) > PENDING:
-        _settle(PENDING)
+    with _lock:
+        _pending.append((how, site, node))
+        if len(_pending) > PENDING:
+            _settle(PENDING)
 
 
 def _settle(left=0):
     """Settle pending cuts, oldest first, until `left` remain: a node backward went
     through (freed) is dropped; the others are walked to their leaves."""
-    live = [e for e in _pending if _node_of(e) is not None]
-    _pending[:] = live
-    while len(_pending) > left:
-        how, site, _ = entry = _pending.pop(0)
-        node = _node_of(entry)
-        if node is not None:
+    with _lock:
+        _pending[:] = [e for e in _pending if not e[2].freed]
+        while len(_pending) > left:
+            how, site, node = _pending.pop(0)
             for leaf in _leaves_of(node):
                 _add(leaf, how, site)
-
-
-def _node_of(entry):
-    """The pending entry's node, or None if backward went through it."""
-    node = entry[2]
-    return None if node.freed else node
 
 
 def no_grad_block(site):
