@@ -40,7 +40,7 @@ SITE_BLOCKS = 2    # no_grad blocks recorded per `with` line (an eval loop: its 
 PENDING = 1        # cuts of computed tensors waiting to be settled (see note)
 
 _by_leaf = {}      # id(leaf) -> (weakref to leaf, [(how, site), ...])
-_site_blocks = {}  # "file:line" of a no_grad block -> how many of its blocks closed
+_site_blocks = {}  # (id(code), line) of a no_grad block -> how many of its blocks closed
 _pending = []      # [(how, site, node)], oldest first (see note)
 _lock = threading.RLock()  # threads cut and ask at once: settle one at a time
 
@@ -90,33 +90,41 @@ def _settle(left=0):
                 _add(leaf, how, site)
 
 
-def no_grad_block(site):
-    """A NoGradBlock for a user's block at `site`, or None once that line was recorded."""
-    if _site_blocks.get(site, 0) >= SITE_BLOCKS:
+def no_grad_block(code, line):
+    """A NoGradBlock for a user's block at `line` of `code`; None for tapegrad's own
+    blocks and once that line's blocks were recorded SITE_BLOCKS times. After the first
+    time, one dict lookup (keyed by id: hashing a code object is slow)."""
+    key = (id(code), line)
+    n = _site_blocks.get(key)
+    if n is None:  # first time here: tapegrad's own blocks are never recorded
+        n = _site_blocks[key] = SITE_BLOCKS if code.co_filename.startswith(_PKG_DIR) else 0
+    if n >= SITE_BLOCKS:
         return None
-    return NoGradBlock(site)
+    return NoGradBlock(code, line)
 
 
 class NoGradBlock:
     """A user's `no_grad` block in force (state.no_grad_block): the inputs requiring
     grad its ops saw, recorded once when it closes (per op: one dict store each)."""
 
-    __slots__ = ("site", "seen")
+    __slots__ = ("code", "line", "seen")
 
-    def __init__(self, site):
-        self.site = site
+    def __init__(self, code, line):
+        self.code, self.line = code, line
         self.seen = {}
 
     def close(self):
         seen, self.seen = self.seen, {}
-        _site_blocks[self.site] = _site_blocks.get(self.site, 0) + 1
+        key = (id(self.code), self.line)
+        _site_blocks[key] = _site_blocks.get(key, 0) + 1
+        site = f"{self.code.co_filename}:{self.line}"
         for t in seen.values():
             node = t.grad_fn
             if node is None:
-                _add(t, "a no_grad block", self.site)
+                _add(t, "a no_grad block", site)
             elif not node.freed:
                 for leaf in _leaves_of(node):
-                    _add(leaf, "a no_grad block", self.site)
+                    _add(leaf, "a no_grad block", site)
 
 
 def note_no_grad(inputs, block):

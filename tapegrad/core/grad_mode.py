@@ -8,7 +8,6 @@ import functools
 import sys
 
 from .cuts import no_grad_block
-from .node import _PKG_DIR
 from .state import state
 
 
@@ -16,17 +15,33 @@ def is_grad_enabled():
     return state.grad_enabled
 
 
-def _user_block(f, target):
+def _user_block(f):
     """A user's block that turns recording off, found at its `with` line (frame `f`),
-    for why_no_grad; None when recording is on or in tapegrad's own block (a step)."""
-    if target or f.f_code.co_filename.startswith(_PKG_DIR):
-        return None
-    return no_grad_block(f"{f.f_code.co_filename}:{f.f_lineno}")
+    for why_no_grad; None in tapegrad's own block (an optimizer's step)."""
+    return no_grad_block(f.f_code, f.f_lineno)
 
 
 def _close(block):
     if block is not None:
         block.close()
+
+
+class recording_off:
+    """tapegrad's own `no_grad` (an optimizer's step, a custom Function's forward, an
+    in-place fallback): recording off, and no user's line looked for (no stack frame),
+    so it costs what `no_grad` cost before why_no_grad."""
+
+    __slots__ = ("_prev", "_prev_block")
+
+    def __enter__(self):
+        self._prev, self._prev_block = state.grad_enabled, state.no_grad_block
+        state.grad_enabled = False
+        state.no_grad_block = None
+        return self
+
+    def __exit__(self, *exc):
+        state.grad_enabled, state.no_grad_block = self._prev, self._prev_block
+        return False
 
 
 class _GradMode:
@@ -38,7 +53,7 @@ class _GradMode:
         self._prev = state.grad_enabled
         self._prev_block = state.no_grad_block
         state.grad_enabled = self._target
-        state.no_grad_block = _user_block(sys._getframe(1), self._target)
+        state.no_grad_block = None if self._target else _user_block(sys._getframe(1))
         return self
 
     def __exit__(self, *exc):
@@ -50,15 +65,13 @@ class _GradMode:
     def __call__(self, fn):
         target = self._target
         code = getattr(fn, "__code__", None)
-        site = None  # a user's function decorated with no_grad: its `def` line
-        if not target and code is not None and not code.co_filename.startswith(_PKG_DIR):
-            site = f"{code.co_filename}:{code.co_firstlineno}"
+        user = not target and code is not None  # its `def` line (None if tapegrad's)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             prev, prev_block = state.grad_enabled, state.no_grad_block
             state.grad_enabled = target
-            state.no_grad_block = None if site is None else no_grad_block(site)
+            state.no_grad_block = no_grad_block(code, code.co_firstlineno) if user else None
             try:
                 return fn(*args, **kwargs)
             finally:
@@ -90,7 +103,7 @@ class set_grad_enabled(_GradMode):
         self._prev_block = state.no_grad_block
         _close(self._prev_block)  # record what it saw so far: a bare call may never exit
         state.grad_enabled = self._target
-        state.no_grad_block = _user_block(sys._getframe(1), self._target)
+        state.no_grad_block = None if self._target else _user_block(sys._getframe(1))
 
     def __enter__(self):
         return self

@@ -103,7 +103,7 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
                 raise _fast_error(self, others, e) from None
             self._version[0] += 1
             return self
-        with grad_mode.no_grad():
+        with grad_mode.recording_off():
             res = compute(self)
         _store(self, res, casting)
         self._version[0] += 1

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from ..autograd.why_no_grad import warn_on_first_step
-from ..core.grad_mode import enable_grad, no_grad
+from ..core.grad_mode import enable_grad, recording_off
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -241,7 +241,7 @@ def _no_grad_step(step):
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
         self._opt_called = True
-        with no_grad():
+        with recording_off():
             out = step(self, *args, **kwargs)
         if "_none_grads_checked" not in self.__dict__:
             self._none_grads_checked = True
