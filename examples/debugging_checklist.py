@@ -7,6 +7,7 @@ quotes this script's output; tests/test_debugging_doc.py checks every number in 
     python examples/debugging_checklist.py          # all items
     python examples/debugging_checklist.py 6        # one item
 """
+import contextlib
 import math
 import os
 import sys
@@ -240,9 +241,80 @@ def item8_no_grad_memory():
     return train, saved_bytes(out)
 
 
+# ---- 9. why is this parameter's grad None? -------------------------------------------------
+def _here(text):
+    """Sites print as this file's name, not its absolute path (the output is quoted)."""
+    return text.replace(os.path.dirname(os.path.abspath(__file__)) + os.sep, "")
+
+
+class BuggyNet(nn.Module):
+    """Four ways to lose a gradient in one model."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(3, 8)
+        self.body = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 1)
+        self.aux_head = nn.Linear(8, 1)           # built, never called
+        self.norm_scale = nn.Linear(8, 8)
+        self.norm_scale.requires_grad_(False)     # frozen on purpose
+        self.adapters = [nn.Linear(8, 8)]         # a plain list: not registered
+
+    def forward(self, x):
+        h = self.embed(x).tanh()
+        h = h.detach()                            # the bug: embed is cut off
+        h = self.adapters[0](self.body(h).relu())
+        return self.head(self.norm_scale(h))
+
+
+def item9_why_no_grad():
+    """tg.autograd.why_no_grad names the cause of every grad-None parameter."""
+    tg.manual_seed(SEED)
+    model = BuggyNet()
+    opt = tg.optim.SGD(model.named_parameters(), lr=0.1)
+    loss = model(tg.randn(4, 3)).pow(2).mean()
+    loss.backward()
+    report = tg.autograd.why_no_grad(model)          # the tool
+    print(_here(str(report)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        opt.step()                                    # the first step warns, once
+    print("the first optimizer.step() warns (once):")
+    print(_here(str(caught[0].message)))
+    return report, [str(w.message) for w in caught]
+
+
+# ---- 10. the freed graph: a hidden state carried over ----------------------------------------
+def _rnn_loop(cell, xs, detach):
+    h = tg.zeros(1, cell.hidden_size)
+    for x in xs:
+        if detach:
+            h = h.detach()                        # the fix: cut at the step boundary
+        h = cell(x, h)
+        loss = h.pow(2).sum()
+        loss.backward()
+
+
+def item10_freed_graph():
+    """Backward through a hidden state carried over from the previous step."""
+    tg.manual_seed(SEED)
+    cell = nn.RNNCell(3, 4)
+    xs = [tg.randn(1, 3) for _ in range(3)]
+    for anomaly in (False, True):
+        try:
+            with tg.autograd.detect_anomaly() if anomaly else contextlib.nullcontext():
+                _rnn_loop(cell, xs, detach=False)
+        except RuntimeError as e:
+            msg = _here(str(e))
+        print(("under detect_anomaly(): " if anomaly else "") + msg.split("\n")[-1])
+    _rnn_loop(cell, xs, detach=True)
+    print("with h = h.detach() at each step: 3 steps, no error")
+    return msg
+
+
 ITEMS = [item1_clamped_loss, item2_nonscalar_backward, item3_graph_cuts, item4_roles,
          item5_vanishing_exploding, item6_nan_blame, item7_checkpoint_memory,
-         item8_no_grad_memory]
+         item8_no_grad_memory, item9_why_no_grad, item10_freed_graph]
 
 
 def main(argv=None):

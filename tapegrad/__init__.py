@@ -7,7 +7,7 @@
     x.grad            # tensor(12.)
 """
 from . import dtypes
-from .dtypes import (bool, double, float, float16, float32, float64, get_default_dtype, half,
+from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype, half,
                      int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)
 from .tensor import Size, Tensor
 from .ops import functions as _functions

@@ -25,6 +25,7 @@ whose two reverse passes are themselves recorded and carry outer tangents.
 """
 import numpy as np
 
+from . import dtypes as _dt
 from ._func import pytree
 from ._func.stateless import functional_call, stack_module_state
 from ._func.vmap import check_randomness, randomness_scope, vmap
@@ -123,7 +124,7 @@ def _prepare(primals):
         for p in primals:
             if p._data.dtype.kind not in "fc":
                 raise RuntimeError("only Tensors of floating point dtype can require "
-                                   f"gradients (got an input of dtype {p._data.dtype})")
+                                   f"gradients (got an input of dtype {_dt.name(p._data.dtype)})")
             x = apply(_S.alias, p)
             x._version = p._version
             x._rg = True

@@ -38,8 +38,8 @@ def legacy_data(args, dtype, name="Tensor"):
     (x,) = args
     if isinstance(x, TensorBase):
         if dtype is not None and x._data.dtype != dtype:
-            raise TypeError(f"{name}(): expected a tensor of dtype {dtype}, got "
-                            f"{x._data.dtype} (use .to({dtype}))")
+            raise TypeError(f"{name}(): expected a tensor of dtype {_dt.name(dtype)}, got "
+                            f"{_dt.name(x._data.dtype)} (use .to({_dt.name(dtype)}))")
         return x._data, None
     if isinstance(x, np.ndarray):
         return x, dtype

@@ -150,7 +150,7 @@ def array_str(arr, indent=0):
 
 
 def dtype_str(dtype):
-    return f"{PREFIX}.{dtype}"
+    return f"{PREFIX}.{np.dtype(dtype).name}"
 
 
 def _with_suffixes(text, suffixes, indent):

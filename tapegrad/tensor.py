@@ -15,6 +15,7 @@ from . import dtypes as _dt
 from . import legacy_args as _legacy
 from . import printing as _printing
 from .core import backward as _backward
+from .core import cuts as _cuts
 from .core import hooks as _hooks
 from .core.tensor_base import TensorBase, like
 from .ops import functions as F
@@ -68,13 +69,28 @@ class Tensor(TensorBase):
                            retain_graph=retain_graph, create_graph=create_graph,
                            inputs=inputs)
 
+    @property
+    def data(self):
+        """PyTorch's `.data` (core/tensor_base.py). Taken from a COMPUTED tensor it cuts the
+        graph, so where is noted for why_no_grad; a parameter's `p.data` (an update, an
+        init) is not a cut of anything backward needs."""
+        if self.grad_fn is not None and self._rg:
+            _cuts.note(self, ".data")
+        return TensorBase.data.fget(self)
+
+    data = data.setter(TensorBase.data.fset)
+
     def detach(self):
         """The same data with no history: the graph is cut here."""
+        if self._rg:  # remember where, for autograd.why_no_grad (core/cuts.py)
+            _cuts.note(self, ".detach()")
         t = like(self, self._data)
         t._version = self._version  # shares storage, so it shares the version counter
         return t
 
     def detach_(self):
+        if self._rg:
+            _cuts.note(self, ".detach_()")
         self.grad_fn = None
         self._rg = False
         return self
@@ -95,7 +111,8 @@ class Tensor(TensorBase):
 
     @property
     def dtype(self):
-        return self._data.dtype
+        """A `tg.dtype` (prints as `tapegrad.float32`; equal to the NumPy dtype)."""
+        return _dt.of(self._data.dtype)
 
     @property
     def ndim(self):
@@ -128,6 +145,11 @@ class Tensor(TensorBase):
         return self._data.dtype.kind == "f"
 
     def item(self):
+        if self._rg:
+            _cuts.note(self, ".item()")
+        return self._scalar()
+
+    def _scalar(self):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
@@ -142,9 +164,13 @@ class Tensor(TensorBase):
         return self._data
 
     def tolist(self):
+        if self._rg:
+            _cuts.note(self, ".tolist()")
         return self._data.tolist()
 
     def __array__(self, dtype=None, copy=None):
+        if self._rg:
+            _cuts.note(self, "a NumPy conversion (np.asarray)")
         arr = self._data
         return arr.astype(dtype) if dtype is not None else arr
 
@@ -165,10 +191,14 @@ class Tensor(TensorBase):
         return bool(self._data)
 
     def __float__(self):
-        return float(self.item())
+        if self._rg:
+            _cuts.note(self, "float()")
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        if self._rg:
+            _cuts.note(self, "int()")
+        return int(self._scalar())
 
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:

@@ -150,3 +150,39 @@ def test_item7_8_memory_formula_and_grads_vs_torch():
     assert diff == 0.0
     _, (train, inference) = _run(8)
     assert train == plain and inference == 0
+
+
+def test_item9_same_grad_none_parameters_as_torch():
+    _, (report, warned) = _run(9)
+
+    class TorchBuggy(torch.nn.Module):  # BuggyNet, line for line
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Linear(3, 8)
+            self.body = torch.nn.Linear(8, 8)
+            self.head = torch.nn.Linear(8, 1)
+            self.aux_head = torch.nn.Linear(8, 1)
+            self.norm_scale = torch.nn.Linear(8, 8)
+            self.norm_scale.requires_grad_(False)
+            self.adapters = [torch.nn.Linear(8, 8)]
+
+    m = TorchBuggy()
+    m.forward = lambda x: dc.BuggyNet.forward(m, x)
+    m(torch.randn(4, 3)).pow(2).mean().backward()
+    want = sorted(n for n, p in m.named_parameters() if p.grad is None)
+    assert sorted(report) == want
+    assert len(list(m.parameters())) == report.total == 10   # the list's 2 are missing
+    assert [r.split(":")[0] for r in report.unregistered] == ["adapters"]
+    assert len(warned) == 1 and "4 parameter(s)" in warned[0]   # frozen ones not listed
+
+
+def test_item10_torch_fails_on_the_same_loop():
+    _, msg = _run(10)
+    cell = torch.nn.RNNCell(3, 4)
+    h = torch.zeros(1, 4)
+    with pytest.raises(RuntimeError) as ei:
+        for x in torch.randn(3, 1, 3):
+            h = cell(x, h)
+            h.pow(2).sum().backward()
+    assert msg.startswith(str(ei.value).split(" (op:")[0])
+    assert "made by `tanh` at debugging_checklist.py:" in msg

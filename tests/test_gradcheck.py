@@ -40,9 +40,35 @@ def test_fires_on_wrong_rule(broken_sin, capsys):
     assert isinstance(ei.value, RuntimeError)
     assert "input 0" in msg and "max abs error" in msg and "worst element" in msg
     assert gradcheck(lambda a: a.sin(), (x,), raise_exception=False) is False
-    assert "max rel error" in capsys.readouterr().out
+    assert "max rel error" in msg
     with pytest.raises(GradcheckError):
         gradcheck(lambda a: a.sin(), (x,), fast_mode=True)
+
+
+class _TorchBrokenSin(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.sin()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x.cos() * 1.01
+
+
+def test_raise_exception_false_is_silent_like_torch(broken_sin, capsys):
+    # torch returns False and prints nothing; the report only exists in the exception
+    xt = torch.tensor(np.random.default_rng(0).standard_normal((3, 4)), requires_grad=True)
+    want = torch.autograd.gradcheck(_TorchBrokenSin.apply, (xt,), raise_exception=False)
+    torch_out = capsys.readouterr()
+    got = gradcheck(lambda a: a.sin(), (_t(3, 4),), raise_exception=False)
+    tg_out = capsys.readouterr()
+    assert want is False and got is False
+    assert (tg_out.out, tg_out.err) == (torch_out.out, torch_out.err) == ("", "")
+    for mode in ({"fast_mode": True}, {"check_forward_ad": True}):
+        assert gradcheck(lambda a: a.sin(), (_t(3, 4),), raise_exception=False, **mode) is False
+        assert capsys.readouterr().out == ""
 
 
 def test_gradgradcheck_fires_on_wrong_second_derivative():

@@ -10,7 +10,7 @@ from _helpers import assert_close, to_numpy
 
 
 def _same_tensor(a, b):
-    assert str(a.dtype) == str(b.dtype).replace("torch.", "")
+    assert str(a.dtype) == str(b.dtype).replace("torch.", "tapegrad.")
     assert tuple(a.shape) == tuple(b.shape)
     if b.numel():
         np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
@@ -24,7 +24,7 @@ def test_tensor_legacy_constructor(args):
     if args and isinstance(args[0], (list, tuple)):
         _same_tensor(a, b)
     else:  # sizes: torch leaves the values uninitialised
-        assert str(a.dtype) == str(b.dtype).replace("torch.", "")
+        assert str(a.dtype) == str(b.dtype).replace("torch.", "tapegrad.")
         assert tuple(a.shape) == tuple(b.shape)
     assert not a.requires_grad and a.is_leaf
 
@@ -60,7 +60,7 @@ def test_typed_legacy_constructors(name):
     T, TT = getattr(tg, name), getattr(torch, name)
     for args in [([1, 0, 3],), ([[1.7, 2], [0, 4]],), (2, 3), ()]:
         a, b = T(*args), TT(*args)
-        assert str(a.dtype) == str(b.dtype).replace("torch.", "")
+        assert str(a.dtype) == str(b.dtype).replace("torch.", "tapegrad.")
         assert tuple(a.shape) == tuple(b.shape)
         if args and isinstance(args[0], list):
             np.testing.assert_array_equal(to_numpy(a), to_numpy(b))

@@ -62,8 +62,8 @@ def test_wrong_shape_and_upcast(bad_ops):
     op = bad_ops("bad_dtype", lambda x: x * 2,
                  vjp=[lambda xp, g, ans, x: g * np.full(x.shape, 2.0)])  # float64 constant
     x = tg.tensor([1.0, 2.0], requires_grad=True)  # float32
-    with tg.autograd.strict(), pytest.raises(StrictModeError, match="float64 gradient from a "
-                                                                    "float32"):
+    with tg.autograd.strict(), pytest.raises(StrictModeError, match="tapegrad.float64 gradient "
+                                                                    "from a tapegrad.float32"):
         _call(op, x).sum().backward()
     # the same rule on float64 data is fine
     x = tg.tensor([1.0, 2.0], dtype=tg.float64, requires_grad=True)

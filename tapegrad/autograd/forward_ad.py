@@ -26,6 +26,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..core import backward as _backward
 from ..core.grad_mode import enable_grad
 from ..core.record import apply
@@ -144,7 +145,7 @@ def make_dual(tensor, tangent, *, level=None):
             f"{list(tan.shape)}.")
     if tensor._data.dtype.kind not in "fc":
         raise ValueError(f"make_dual: the primal must be floating point, got "
-                         f"{tensor._data.dtype}")
+                         f"{_dt.name(tensor._data.dtype)}")
     if tan.dtype != tensor._data.dtype:
         tan = tan.astype(tensor._data.dtype)
     out = apply(_S.alias, tensor)

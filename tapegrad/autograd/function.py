@@ -148,7 +148,7 @@ class Function:
 def once_differentiable(fn):
     """Decorator for backward: run it without recording (its result is not differentiable)."""
     def wrapper(ctx, *args):
-        with grad_mode.no_grad():
+        with grad_mode.recording_off():
             return fn(ctx, *args)
     wrapper.__name__ = getattr(fn, "__name__", "backward")
     return wrapper
@@ -246,7 +246,7 @@ def _own_attrs(cls):
 
 
 def _run_forward(cls, ctx, args, kwargs):
-    with grad_mode.no_grad():
+    with grad_mode.recording_off():
         if "setup_context" in _own_attrs(cls):
             raw = cls.forward(*args, **kwargs)
             cls.setup_context(ctx, args, raw)
@@ -333,7 +333,7 @@ def _forward(cls, ctx, args, outs):
     if "jvp" not in _own_attrs(cls):
         raise NotImplementedError(f"forward-mode AD: the custom Function {cls.__name__} has no "
                                   "jvp staticmethod")
-    with grad_mode.no_grad():
+    with grad_mode.recording_off():
         res = cls.jvp(ctx, *tangents)
     res = res if isinstance(res, tuple) else (res,)
     for o, t in zip(outs, res):

@@ -27,7 +27,8 @@ torch's keywords, all keyword-only as in torch:
                               Jacobian: J v by a central difference along a random v,
                               u^T J by one VJP (and u^T (J v) by one JVP in forward mode)
     masked=None               accepted; it concerns sparse tensors, which tapegrad lacks
-    raise_exception=True      False: print the report and return False
+    raise_exception=True      False: return False in silence, as torch does (the report
+                              is only in the exception)
 
 `gradgradcheck` checks the second derivative: it builds
     g(x, v) = VJP(fn, x, v) = autograd.grad(fn(x), x, v, create_graph=True)
@@ -36,6 +37,7 @@ over it, check_fwd_over_rev: forward mode over it).
 """
 import numpy as np
 
+from .. import dtypes as _dt
 from ..core import grad_mode
 from ..core.backward import grad as _grad
 from ..tensor import Tensor
@@ -54,7 +56,8 @@ def _diff_inputs(inputs):
         if isinstance(t, Tensor) and t.requires_grad:
             if t._data.dtype != np.float64:
                 raise ValueError(
-                    f"gradcheck: input {i} has dtype {t._data.dtype}; finite differences need "
+                    f"gradcheck: input {i} has dtype {_dt.name(t._data.dtype)}; finite "
+                    f"differences need "
                     f"float64 inputs (use x.double() or dtype=tg.float64), otherwise the "
                     f"rounding error of the difference quotient swamps the comparison")
             idx.append(i)
@@ -90,8 +93,9 @@ def _analytical(fn, inputs, diff_idx, check_grad_dtypes):
                                     f"but the input has shape {tuple(inputs[i].shape)}")
                     continue
                 if check_grad_dtypes and g._data.dtype != inputs[i]._data.dtype:
-                    problems.append(f"the gradient for input {i} has dtype {g._data.dtype}, "
-                                    f"but the input has dtype {inputs[i]._data.dtype}")
+                    problems.append(f"the gradient for input {i} has dtype "
+                                    f"{_dt.name(g._data.dtype)}, "
+                                    f"but the input has dtype {_dt.name(inputs[i]._data.dtype)}")
                 jac[k, i][r, :] = np.asarray(g._data, dtype=np.float64).reshape(-1)
     return jac, sorted(set(problems))
 
@@ -122,7 +126,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
     `inputs`: a Tensor or a tuple of arguments; the float64 Tensors with
     requires_grad=True are the ones checked. Returns True, or raises `GradcheckError`
-    with a per-input report (prints it and returns False if `raise_exception=False`).
+    with a per-input report (returns False, printing nothing, if `raise_exception=False`).
     """
     _check_flags(check_forward_ad, check_backward_ad, check_batched_grad,
                  check_batched_forward_grad)

@@ -13,6 +13,7 @@ the same tangent computed alone.
 """
 import numpy as np
 
+from .. import dtypes as _dt
 from ..tensor import Tensor
 from .._func.vmap import vmap
 from . import forward_ad as fwAD
@@ -64,8 +65,8 @@ def jacobian(fn, inputs, diff_idx, out_shapes, check_grad_dtypes):
                     continue
                 if check_grad_dtypes and t._data.dtype != base[i]._data.dtype:
                     problems.append(f"the forward gradient of output {k} has dtype "
-                                    f"{t._data.dtype}, but input {i} has dtype "
-                                    f"{base[i]._data.dtype}")
+                                    f"{_dt.name(t._data.dtype)}, but input {i} has dtype "
+                                    f"{_dt.name(base[i]._data.dtype)}")
                 jac[k, i][:, j] = np.asarray(t._data, dtype=np.float64).reshape(-1)
     return jac, sorted(set(problems))
 

@@ -39,6 +39,7 @@ import threading
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..core import grad_mode
 from ..core.backward import grad as _grad
 from ..core.engine import sum_to
@@ -179,7 +180,7 @@ def _check(node, i, g, gi):
 
 def _where(op, i, x):
     return (f"the backward rule of '{op.name}' for its argument {i} "
-            f"('{_arg_name(op, i)}', shape {tuple(x.shape)}, {x.dtype})")
+            f"('{_arg_name(op, i)}', shape {tuple(x.shape)}, {_dt.name(x.dtype)})")
 
 
 def _check_shape_dtype(op, i, x, g_dtype, gi):
@@ -193,13 +194,14 @@ def _check_shape_dtype(op, i, x, g_dtype, gi):
             f"{tuple(gi.shape)}, which is not the input's shape or a broadcast of it")
     if gi.dtype.kind not in "fc":
         raise StrictModeError(f"strict mode: {_where(op, i, x)} returned a gradient of "
-                              f"dtype {gi.dtype}; gradients are floating point")
+                              f"dtype {_dt.name(gi.dtype)}; gradients are floating point")
     widest = np.result_type(x.dtype, g_dtype) if x.dtype.kind in "fc" else g_dtype
     if np.dtype(gi.dtype).itemsize > np.dtype(widest).itemsize:
         raise StrictModeError(
-            f"strict mode: {_where(op, i, x)} returned a {gi.dtype} gradient from a "
-            f"{g_dtype} incoming gradient: an upcast (a {gi.dtype} constant in the rule?); "
-            f"the engine would cast it back, at the cost of computing in {gi.dtype}")
+            f"strict mode: {_where(op, i, x)} returned a {_dt.name(gi.dtype)} gradient from "
+            f"a {_dt.name(g_dtype)} incoming gradient: an upcast (a {_dt.name(gi.dtype)} "
+            f"constant in the rule?); the engine would cast it back, at the cost of "
+            f"computing in {_dt.name(gi.dtype)}")
 
 
 def _per_output(node, g):

@@ -6,6 +6,8 @@ Layers (each imports only the ones listed before it):
     hooks.py        gradient hooks and the handles that remove them
     node.py         Node: the recipe of one recorded op (op, inputs, args, saved, outputs)
     rebase.py       in-place bookkeeping the walk needs: views, tensors that held old values
+    freed.py        the freed-graph error, naming the tensor carried over from a freed graph
+    cuts.py         where tensors requiring grad were cut (detach, item, no_grad, ...)
     record.py       apply(op, ...): run an op's forward and record its Node
     engine.py       the reverse topological walk and gradient accumulation
     backward.py     backward() / grad(): roots, seeds, then the walk

@@ -20,14 +20,9 @@ import numpy as np
 
 from . import hooks as _hooks
 from . import rebase
+from .freed import freed_message
 from .state import state
 from .tensor_base import TensorBase, like
-
-FREED = ("Trying to backward through the graph a second time (or directly access saved "
-         "tensors after they have already been freed). Saved intermediate values of the "
-         "graph are freed when you call .backward() or autograd.grad(). Specify "
-         "retain_graph=True if you need to backward through the graph a second time or if "
-         "you need to access saved tensors after calling backward.")
 
 _ndarray = np.ndarray
 _NONE = {}  # no tensor to capture (backward()); never written to
@@ -138,7 +133,7 @@ def _count_edges(roots):
     while stack:
         node = stack.pop()
         if node.freed:
-            raise RuntimeError(FREED + f" (op: {node.op.name})")
+            raise RuntimeError(freed_message(roots, node))
         i = -1
         for t in node.inputs:
             i += 1

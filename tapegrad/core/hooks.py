@@ -10,6 +10,7 @@
 import itertools
 import weakref
 
+from .. import dtypes as _dt
 from .tensor_base import TensorBase, like
 
 _ids = itertools.count()
@@ -128,7 +129,7 @@ def _check_replacement(h, g, out):
         raise RuntimeError(f"hook '{name}' has changed the size of value")
     if out.dtype != g.dtype:
         raise RuntimeError(f"hook '{name}' has changed the type of value (was "
-                           f"tapegrad.{g.dtype} got tapegrad.{out.dtype})")
+                           f"{_dt.name(g.dtype)} got {_dt.name(out.dtype)})")
 
 
 def run_node_hooks(node, g, like_t):

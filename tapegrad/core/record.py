@@ -15,6 +15,7 @@ the argmax indices its forward found).
 import numpy as np
 
 from .. import dtypes as _dt
+from . import cuts
 from .node import Node
 from .rebase import share_view_version
 from .state import anywhere, state
@@ -68,6 +69,8 @@ def apply(op, *inputs, **args):
             versions = tuple(t._version[0] if isinstance(t, TensorBase) else None
                              for t in inputs) + (res._version[0],)
         res.grad_fn = Node(op, inputs, args, saved, out, versions, res._version)
+    elif rg and state.no_grad_block is not None:  # the user's no_grad block cuts here
+        cuts.note_no_grad(inputs, state.no_grad_block)
     if anywhere.duals and state.dual is not None:
         state.dual.propagate(op, inputs, args, saved, res)
     return res

@@ -14,6 +14,9 @@ so each thread sees its own values and starts from the defaults below.
                    gradient a rule returns (anomaly mode, strict mode, explain)
     last_saved     the values the last op with extra=True saved (record.apply_saved
                    hands them to callers such as max(dim), which returns the indices)
+    no_grad_block  the user's `with no_grad():` now in force (cuts.NoGradBlock: its
+                   file:line), or None (also inside tapegrad's own no_grad blocks): ops on
+                   inputs that require grad note them for autograd.why_no_grad
 """
 import threading
 
@@ -38,6 +41,7 @@ class AutogradState(threading.local):
         self._record_sites = 0
         self.observers = {}
         self.last_saved = None
+        self.no_grad_block = None
 
     @property
     def dual(self):

@@ -62,7 +62,7 @@ class TensorBase:
         if flag and self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 f"only Tensors of floating point dtype can require gradients (this tensor "
-                f"is {self._data.dtype}); indices and masks never need a gradient")
+                f"is {_dt.name(self._data.dtype)}); indices and masks never need a gradient")
         self._rg = flag
 
     @property
@@ -123,7 +123,7 @@ def to_array(data, dtype=None):
         if arr.dtype == np.float64 and dtype is None:
             arr = arr.astype(_dt.get_default_dtype())  # Python floats: the default dtype
     if arr.dtype.kind not in "biuf":
-        raise TypeError(f"can't make a tensor of dtype {arr.dtype}: tapegrad supports "
+        raise TypeError(f"can't make a tensor of dtype {_dt.name(arr.dtype)}: tapegrad supports "
                         "bool, integer and floating point data")
     if dtype is not None and arr.dtype != dtype:
         arr = arr.astype(dtype)

@@ -11,6 +11,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes as _dt
+from ..core import cuts as _cuts
 from ..core.record import apply, apply_saved
 from ..core.tensor_base import TensorBase, like, to_array
 from . import elementwise as E
@@ -493,6 +494,8 @@ def cast(x, dtype):
     if x._data.dtype == dtype:
         return x
     if dtype.kind != "f":  # an integer or bool copy cuts the graph
+        if x._rg:
+            _cuts.note(x, f"an integer cast (to {_dt.name(dtype)})")
         return like(x, x._data.astype(dtype))
     return apply(S.cast, x, dtype=dtype)
 

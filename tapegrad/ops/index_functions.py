@@ -15,6 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
 from .. import random as _random
@@ -344,7 +345,8 @@ def index_add(input, dim, index, source, *, alpha=1):
     idx = _index_1d("index_add", index)
     s = F._tensor(source)
     if s._data.dtype != x._data.dtype:
-        raise RuntimeError(f"index_add_(): self ({x._data.dtype}) and source ({s._data.dtype}) "
+        raise RuntimeError(f"index_add_(): self ({_dt.name(x._data.dtype)}) and source "
+                           f"({_dt.name(s._data.dtype)}) "
                            "must have the same scalar type")
     ss = s._data.shape
     want = x._data.shape[:d] + (idx.size,) + x._data.shape[d + 1:]
@@ -377,7 +379,8 @@ def masked_fill(input, mask, value):
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value._data.ndim} dimension(s).")
         if value._rg and x._data.dtype.kind not in "fc":
-            raise RuntimeError(f"masked_fill: an integer tensor ({x._data.dtype}) cannot be "
+            raise RuntimeError(f"masked_fill: an integer tensor ({_dt.name(x._data.dtype)}) "
+                               "cannot be "
                                "filled with a value that requires grad (autograd does not "
                                "support integer results)")
     elif isinstance(value, np.generic):

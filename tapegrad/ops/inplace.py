@@ -103,7 +103,7 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
                 raise _fast_error(self, others, e) from None
             self._version[0] += 1
             return self
-        with grad_mode.no_grad():
+        with grad_mode.recording_off():
             res = compute(self)
         _store(self, res, casting)
         self._version[0] += 1
@@ -505,7 +505,7 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
 def _random_fill(self, arr):
     if self._data.dtype.kind != "f":
         raise RuntimeError(f"random fill expects a floating point tensor, got "
-                           f"{self._data.dtype}")
+                           f"{_dt.name(self._data.dtype)}")
     arr = arr.astype(self._data.dtype, copy=False)
 
     def fast(out):

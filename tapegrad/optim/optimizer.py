@@ -17,7 +17,8 @@ import warnings
 
 import numpy as np
 
-from ..core.grad_mode import enable_grad, no_grad
+from ..autograd.why_no_grad import warn_on_first_step
+from ..core.grad_mode import enable_grad, recording_off
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -232,14 +233,20 @@ def _no_grad_step(step):
     It also records that step() was called (`_opt_called`, torch's name), so a scheduler
     stepped before its optimizer can warn as torch's does; the mark on the wrapper tells
     the scheduler this optimizer's calls are being recorded (a user subclass whose step
-    is not decorated is never warned about)."""
+    is not decorated is never warned about). After the FIRST step it warns once about
+    parameters that require grad but got no gradient (autograd/why_no_grad.py); later
+    steps pay one dict lookup for that."""
     import functools
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
         self._opt_called = True
-        with no_grad():
-            return step(self, *args, **kwargs)
+        with recording_off():
+            out = step(self, *args, **kwargs)
+        if "_none_grads_checked" not in self.__dict__:
+            self._none_grads_checked = True
+            warn_on_first_step(self)
+        return out
 
     wrapper._records_calls = True
     return wrapper
