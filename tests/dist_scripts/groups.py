@@ -48,6 +48,12 @@ if r in (0, 2):
     dist.all_gather_object(objs, f"rank{r}", group=sub)
     assert objs == ["rank0", "rank2"]
     dist.barrier(group=sub)
+    # DDP over the subgroup averages over its two ranks only: grad of sum(w . x_r)
+    # is x_r = [r + 1, 1], averaged over ranks 0 and 2
+    lin = tg.nn.Linear(2, 1, bias=False)
+    ddp = tg.nn.parallel.DistributedDataParallel(lin, process_group=sub)
+    ddp(tg.tensor([[r + 1.0, 1.0]])).sum().backward()
+    np.testing.assert_array_equal(lin.weight.grad.numpy(), [[2.0, 1.0]])
     try:
         dist.broadcast(tg.zeros(1), src=1, group=sub)
     except ValueError as e:
@@ -68,6 +74,12 @@ else:
         warnings.simplefilter("always")
         assert dist.all_reduce(t, group=sub) is None
     assert t.item() == 5.0
+    try:
+        tg.nn.parallel.DistributedDataParallel(tg.nn.Linear(2, 1), process_group=sub)
+    except ValueError as e:
+        assert "global rank 1 is not a member of the given group" in str(e), e
+    else:
+        raise AssertionError("DDP on a group this rank is not in")
     assert any("Running all_reduce on global rank 1 which does not belong to the given "
                "group." in str(w.message) for w in caught), [str(w.message) for w in caught]
 
