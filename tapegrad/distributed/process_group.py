@@ -178,7 +178,7 @@ def wait_all(requests, what="a collective", timeout=None):
         if deadline is not None and time.monotonic() > deadline:
             raise DistBackendError(
                 f"{what}: timed out after {timeout:g} s waiting for the other ranks (the "
-                f"process group's timeout, init_process_group(timeout=...)): another rank "
+                f"group's timeout, from init_process_group or new_group): another rank "
                 f"failed, hangs, or never reached this {what}")
         if yield_ is not None:
             yield_()
