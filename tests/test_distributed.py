@@ -10,7 +10,6 @@ own DDP over gloo with a file store in the test's tmp dir: no fixed ports) and p
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -20,28 +19,7 @@ import tapegrad as tg
 import tapegrad.distributed as dist
 from tapegrad.utils.data import DistributedSampler
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPTS = os.path.join(ROOT, "tests", "dist_scripts")
-TIMEOUT = 240      # generous: 3 ranks + another xdist worker on 2 cores
-
-
-def launch(nproc, script, *args, cwd, timeout=TIMEOUT, module=False):
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               PYTHONWARNINGS="ignore::FutureWarning")
-    target = script if module else os.path.join(SCRIPTS, script)
-    cmd = [sys.executable, "-m", "tapegrad", "launch", "--nproc", str(nproc)]
-    cmd += (["-m"] if module else []) + [target, *map(str, args)]
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
-                       timeout=timeout)
-    p.seconds = time.perf_counter() - t0
-    return p
-
-
-def assert_ok(p, nproc):
-    assert p.returncode == 0, f"exit {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
-    for r in range(nproc):
-        assert f"OK {r}" in p.stdout, p.stdout + p.stderr
+from _dist_launch import ROOT, TIMEOUT, assert_ok, launch
 
 
 @pytest.mark.parametrize("nproc", [2, 3])
@@ -106,24 +84,6 @@ def test_torch_style_script_runs_under_launch(tmp_path):
     snap = tg.load(str(tmp_path / "snapshot.pt"))
     assert snap["EPOCHS_RUN"] == 2 and sorted(snap["MODEL_STATE"]) == ["bias", "weight"]
     assert snap["LOSSES"][-1] < snap["LOSSES"][0]
-
-
-def test_nanogpt_style_ddp_path_runs_under_launch(tmp_path):
-    rng = np.random.default_rng(0)
-    tokens = np.tile(np.arange(32), 300)
-    noisy = np.where(rng.random(tokens.size) < 0.1, rng.integers(0, 32, tokens.size), tokens)
-    noisy.astype(np.uint16)[:8000].tofile(tmp_path / "train.bin")
-    noisy.astype(np.uint16)[8000:].tofile(tmp_path / "val.bin")
-    p = launch(2, "nanogpt_style_train.py", f"--data_dir={tmp_path}",
-               f"--out_dir={tmp_path / 'out'}", "--max_iters=20", cwd=tmp_path)
-    assert p.returncode == 0, p.stderr
-    # master process only logs: 2 ranks x 2 accumulation steps x 4 x 16 tokens
-    assert p.stdout.count("tokens per iteration will be: 256") == 1
-    assert p.stdout.count("step 0: train loss") == 1
-    assert "saving checkpoint" in p.stdout
-    ck = tg.load(str(tmp_path / "out" / "ckpt.pt"))
-    assert "lm_head.weight" in ck["model"] and not any(k.startswith("module.")
-                                                       for k in ck["model"])
 
 
 def test_launch_bad_input(tmp_path):

@@ -3,6 +3,7 @@
     import tapegrad.distributed as dist
     dist.init_process_group(backend="gloo")      # "mpi" or "gloo": both mean MPI on CPU
     dist.all_reduce(t, op=dist.ReduceOp.SUM)     # in place, on every rank
+    g = dist.new_group([0, 2])                   # every rank calls it; its own communicator
 
 Ranks are MPI processes started by `tapegrad launch --nproc N script.py` (or by
 `mpiexec` directly). The transport is MPI's: nothing here opens sockets. Without the
@@ -12,8 +13,10 @@ Ranks are MPI processes started by `tapegrad launch --nproc N script.py` (or by
 from .collectives import (ReduceOp, Work, all_gather, all_gather_into_tensor,
                           all_gather_object, all_reduce, barrier, broadcast,
                           broadcast_object_list, reduce_scatter, reduce_scatter_tensor)
-from .process_group import (GroupMember, destroy_process_group, get_backend, get_rank,
-                            get_world_size, init_process_group, is_available, is_initialized,
+from .groups import get_global_rank, get_group_rank, get_process_group_ranks, new_group
+from .process_group import (DistBackendError, DistError, GroupMember, ProcessGroup,
+                            destroy_process_group, get_backend, get_rank, get_world_size,
+                            group, init_process_group, is_available, is_initialized,
                             is_mpi_available, is_nccl_available, is_gloo_available)
 
 __all__ = ["init_process_group", "destroy_process_group", "is_available", "is_initialized",
@@ -21,4 +24,5 @@ __all__ = ["init_process_group", "destroy_process_group", "is_available", "is_in
            "get_world_size", "get_backend", "GroupMember", "barrier", "all_reduce",
            "broadcast", "all_gather", "all_gather_into_tensor", "all_gather_object",
            "broadcast_object_list", "reduce_scatter", "reduce_scatter_tensor", "ReduceOp",
-           "Work"]
+           "Work", "new_group", "group", "ProcessGroup", "get_group_rank", "get_global_rank",
+           "get_process_group_ranks", "DistError", "DistBackendError"]

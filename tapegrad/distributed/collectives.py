@@ -3,13 +3,15 @@ all_gather, reduce_scatter, barrier; `async_op=True` returns a Work to `.wait()`
 
 Each works on the tensor's NumPy array: MPI reads and writes a contiguous buffer, the
 result is written back with `copy_` under no_grad (so the tensor's version counter
-moves, as torch's in-place collectives do).
+moves, as torch's in-place collectives do). `group` is None (the world) or a group
+from new_group; `src` is a global rank, as in torch. On a rank outside `group` a
+collective warns and does nothing. Every wait is bounded by the group's timeout.
 """
 import numpy as np
 
 import tapegrad as tg
 
-from .process_group import comm_for, mpi, wait_all
+from .process_group import arrive, comm_for, mpi, resolve, timeout_of, wait_all
 
 __all__ = ["ReduceOp", "Work", "all_reduce", "broadcast", "all_gather",
            "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor", "barrier",
@@ -50,12 +52,16 @@ def _write(t, arr):
 
 class Work:
     """The handle of an asynchronous collective: `wait()` finishes it (and writes the
-    result into the tensor), `is_completed()` polls."""
+    result into the tensor), `is_completed()` polls. `wait(timeout=timedelta)` bounds
+    the wait (default: the group's timeout); past it, a RuntimeError (DistBackendError)
+    names the collective."""
 
-    def __init__(self, requests, finish=None):
+    def __init__(self, requests, finish=None, what="a collective", comm=None):
         self._requests = list(requests)
         self._finish = finish
         self._done = False
+        self._what = what
+        self._comm = comm
 
     def is_completed(self):
         if self._done:
@@ -64,7 +70,9 @@ class Work:
 
     def wait(self, timeout=None):
         if not self._done:
-            wait_all(self._requests)
+            seconds = (timeout.total_seconds() if timeout is not None
+                       else timeout_of(self._comm) if self._comm is not None else None)
+            wait_all(self._requests, self._what, seconds)
             self._done = True
             if self._finish is not None:
                 self._finish()
@@ -82,7 +90,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce `tensor` across ranks; every rank ends with the result, in place."""
     what = "all_reduce"
     _check_tensor(tensor, what)
-    comm = comm_for(group, what)
+    comm = comm_for(group, what, non_member_ok=True)
+    if comm is None:
+        return None
     name, mop = _mpi_op(op, what)
     buf = np.array(tensor._data, order="C", copy=True)
     if name == "AVG" and buf.dtype.kind not in "fc":
@@ -91,31 +101,48 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
     def finish():
         _write(tensor, buf / comm.Get_size() if name == "AVG" else buf)
-    return _done(Work([req], finish), async_op)
+    return _done(Work([req], finish, what, comm), async_op)
 
 
-def _check_src(src, comm, what):
-    if not isinstance(src, (int, np.integer)) or not 0 <= src < comm.Get_size():
-        raise ValueError(f"{what}: src={src!r} is not a rank of this group (world size "
-                         f"{comm.Get_size()})")
+def _root(src, group, comm, what, group_src=None):
+    """The group rank of global rank `src` (or `group_src` itself), checked."""
+    if group_src is not None:
+        if src is not None:
+            raise ValueError(f"{what}: give src or group_src, not both")
+        if not isinstance(group_src, (int, np.integer)) or not 0 <= group_src < comm.Get_size():
+            raise ValueError(f"{what}: group_src={group_src!r} is not a rank of this group "
+                             f"(size {comm.Get_size()})")
+        return int(group_src)
+    ranks = resolve(group, what)._ranks
+    if not isinstance(src, (int, np.integer)) or int(src) not in ranks:
+        if len(ranks) == mpi().COMM_WORLD.Get_size():
+            raise ValueError(f"{what}: src={src!r} is not a rank of this group (world size "
+                             f"{comm.Get_size()})")
+        raise ValueError(f"{what}: src={src!r} is not a rank of this group (its global "
+                         f"ranks are {list(ranks)})")
+    return ranks.index(int(src))
 
 
-def broadcast(tensor, src, group=None, async_op=False):
+def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     """Copy rank `src`'s tensor into the same-shaped tensor of every rank, in place."""
     what = "broadcast"
     _check_tensor(tensor, what)
-    comm = comm_for(group, what)
-    _check_src(src, comm, what)
+    comm = comm_for(group, what, non_member_ok=True)
+    if comm is None:
+        return None
+    root = _root(src, group, comm, what, group_src)
     buf = np.array(tensor._data, order="C", copy=True)
-    req = comm.Ibcast(buf, root=int(src))
-    return _done(Work([req], lambda: _write(tensor, buf)), async_op)
+    req = comm.Ibcast(buf, root=root)
+    return _done(Work([req], lambda: _write(tensor, buf), what, comm), async_op)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """tensor_list[r] <- rank r's `tensor` (all the same shape and dtype), on every rank."""
     what = "all_gather"
     _check_tensor(tensor, what)
-    comm = comm_for(group, what)
+    comm = comm_for(group, what, non_member_ok=True)
+    if comm is None:
+        return None
     n = comm.Get_size()
     if not isinstance(tensor_list, (list, tuple)) or len(tensor_list) != n:
         raise ValueError(f"all_gather: tensor_list must be a list of world_size={n} tensors, "
@@ -133,7 +160,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     def finish():
         for t, part in zip(tensor_list, recv):
             _write(t, part)
-    return _done(Work([req], finish), async_op)
+    return _done(Work([req], finish, what, comm), async_op)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -141,7 +168,9 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     what = "all_gather_into_tensor"
     _check_tensor(output_tensor, what, "output_tensor")
     _check_tensor(input_tensor, what, "input_tensor")
-    comm = comm_for(group, what)
+    comm = comm_for(group, what, non_member_ok=True)
+    if comm is None:
+        return None
     n = comm.Get_size()
     if output_tensor._data.size != n * input_tensor._data.size:
         raise ValueError(f"{what}: output_tensor has {output_tensor._data.size} elements; "
@@ -149,14 +178,16 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     send = np.ascontiguousarray(input_tensor._data)
     recv = np.empty(n * send.size, dtype=send.dtype)
     req = comm.Iallgather(send, recv)
-    return _done(Work([req], lambda: _write(output_tensor, recv)), async_op)
+    return _done(Work([req], lambda: _write(output_tensor, recv), what, comm), async_op)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
     """output on rank r <- the reduction over ranks of input_list[r]."""
     what = "reduce_scatter"
     _check_tensor(output, what, "output")
-    comm = comm_for(group, what)
+    comm = comm_for(group, what, non_member_ok=True)
+    if comm is None:
+        return None
     n = comm.Get_size()
     name, mop = _mpi_op(op, what)
     if not isinstance(input_list, (list, tuple)) or len(input_list) != n:
@@ -174,7 +205,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
 
     def finish():
         _write(output, recv / n if name == "AVG" else recv)
-    return _done(Work([req], finish), async_op)
+    return _done(Work([req], finish, what, comm), async_op)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -182,7 +213,9 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     what = "reduce_scatter_tensor"
     _check_tensor(output, what, "output")
     _check_tensor(input, what, "input")
-    comm = comm_for(group, what)
+    comm = comm_for(group, what, non_member_ok=True)
+    if comm is None:
+        return None
     n = comm.Get_size()
     name, mop = _mpi_op(op, what)
     if input._data.size != n * output._data.size:
@@ -191,19 +224,24 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     send = np.ascontiguousarray(input._data).astype(output._data.dtype, copy=False)
     recv = np.empty(output._data.shape, dtype=send.dtype)
     req = comm.Ireduce_scatter_block(send, recv, op=mop)
-    return _done(Work([req], lambda: _write(output, recv / n if name == "AVG" else recv)),
-                 async_op)
+    return _done(Work([req], lambda: _write(output, recv / n if name == "AVG" else recv),
+                      what, comm), async_op)
 
 
 def barrier(group=None, async_op=False, device_ids=None):
     """Wait until every rank got here."""
-    comm = comm_for(group, "barrier")
-    return _done(Work([comm.Ibarrier()]), async_op)
+    comm = comm_for(group, "barrier", non_member_ok=True)
+    if comm is None:
+        return None
+    return _done(Work([comm.Ibarrier()], None, "barrier", comm), async_op)
 
 
 def all_gather_object(object_list, obj, group=None):
     """object_list[r] <- rank r's picklable `obj`."""
-    comm = comm_for(group, "all_gather_object")
+    comm = comm_for(group, "all_gather_object", non_member_ok=True)
+    if comm is None:
+        return None
+    arrive(comm, "all_gather_object")
     gathered = comm.allgather(obj)
     if len(object_list) != len(gathered):
         raise ValueError(f"all_gather_object: object_list must have world_size="
@@ -211,8 +249,14 @@ def all_gather_object(object_list, obj, group=None):
     object_list[:] = gathered
 
 
-def broadcast_object_list(object_list, src=0, group=None, device=None):
-    """Replace object_list's items on every rank by rank `src`'s."""
-    comm = comm_for(group, "broadcast_object_list")
-    _check_src(src, comm, "broadcast_object_list")
-    object_list[:] = comm.bcast(list(object_list), root=int(src))
+def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
+    """Replace object_list's items on every rank by rank `src`'s (default 0)."""
+    what = "broadcast_object_list"
+    comm = comm_for(group, what, non_member_ok=True)
+    if comm is None:
+        return None
+    if src is None and group_src is None:
+        src = 0
+    root = _root(src, group, comm, what, group_src)
+    arrive(comm, what)
+    object_list[:] = comm.bcast(list(object_list), root=root)

@@ -1,4 +1,7 @@
-"""The one process group (MPI's COMM_WORLD): init, destroy, rank, world size.
+"""The process groups: the default (world) group, MPI's COMM_WORLD, made by
+init_process_group; `new_group` (groups.py) makes others, each on its own MPI
+communicator. Also the one wait loop every collective ends in, which enforces the
+group's timeout (init_process_group(timeout=...) / new_group(timeout=...)).
 
 mpi4py is imported only by `init_process_group` (importing `mpi4py.MPI` initialises
 MPI), so `import tapegrad.distributed` costs nothing on a machine without MPI.
@@ -9,25 +12,65 @@ import os
 import sys
 import time
 import traceback
+import warnings
 
 __all__ = ["init_process_group", "destroy_process_group", "is_available", "is_initialized",
-           "get_rank", "get_world_size", "get_backend", "GroupMember"]
+           "get_rank", "get_world_size", "get_backend", "GroupMember", "group",
+           "ProcessGroup", "DistError", "DistBackendError"]
 
 _BACKENDS = ("mpi", "gloo")
 _INSTALL = "pip install 'tapegrad[distributed]' (mpi4py and the mpich wheel)"
+# torch's default for gloo (and MPI): 30 minutes
+DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
 
 
 class _State:
     comm = None          # mpi4py.MPI.Comm once initialised
+    world = None         # the world ProcessGroup
+    groups = []          # groups made by new_group (freed by destroy_process_group)
     backend = None
     MPI = None           # the mpi4py.MPI module
     prev_excepthook = None
 
 
-class GroupMember:
-    """torch.distributed.GroupMember: `WORLD` is the only group (None means it too)."""
-    WORLD = "WORLD"
-    NON_GROUP_MEMBER = "NON_GROUP_MEMBER"
+class ProcessGroup:
+    """A set of ranks with its own MPI communicator (torch's ProcessGroup): `rank()` is
+    this process's rank in the group, `size()` the group's size. Collectives on
+    different groups never mix, as each group has its own communicator."""
+
+    def __init__(self, comm, ranks, timeout, name):
+        self._comm = comm
+        self._ranks = tuple(ranks)          # global ranks, sorted: group rank = index
+        self._timeout = timeout
+        self.group_name = name
+
+    def rank(self):
+        return self._comm.Get_rank()
+
+    def size(self):
+        return self._comm.Get_size()
+
+    def __repr__(self):
+        return f"ProcessGroup(name={self.group_name!r}, ranks={list(self._ranks)})"
+
+
+class _WorldMeta(type):
+    """`GroupMember.WORLD` / `group.WORLD`: the default group (None before init), as
+    torch's."""
+
+    @property
+    def WORLD(cls):
+        return _State.world
+
+
+class GroupMember(metaclass=_WorldMeta):
+    """torch.distributed.GroupMember: WORLD (the default group) and NON_GROUP_MEMBER,
+    what new_group returns on a rank outside the new group."""
+    NON_GROUP_MEMBER = -100
+
+
+class group(metaclass=_WorldMeta):
+    """torch.distributed.group: `group.WORLD`."""
 
 
 def is_available():
@@ -59,13 +102,42 @@ def _require_init(what):
     return _State.comm
 
 
-def comm_for(group, what):
-    """The MPI communicator of `group` (only the world group exists)."""
-    comm = _require_init(what)
-    if group is not None and group != GroupMember.WORLD:
-        raise ValueError(f"{what}: only the default (world) group is supported, got "
-                         f"group={group!r}")
-    return comm
+def resolve(group, what):
+    """The ProcessGroup meant by `group` (None: the world), or None if this rank is not
+    a member (new_group returned GroupMember.NON_GROUP_MEMBER here)."""
+    _require_init(what)
+    if group is None:
+        return _State.world
+    if isinstance(group, ProcessGroup):
+        if group._comm is None:
+            raise ValueError(f"{what}: {group!r} was destroyed (destroy_process_group)")
+        return group
+    if isinstance(group, int) and group == GroupMember.NON_GROUP_MEMBER:
+        return None
+    raise ValueError(f"{what}: group must be None or a group made by new_group, got "
+                     f"{group!r}")
+
+
+def comm_for(group, what, non_member_ok=False):
+    """The MPI communicator of `group`. On a rank outside the group: with
+    `non_member_ok` (the collectives), None after torch's warning; else a ValueError."""
+    pg = resolve(group, what)
+    if pg is None:
+        if non_member_ok:
+            warnings.warn(f"Running {what} on global rank {_State.comm.Get_rank()} which "
+                          "does not belong to the given group.", stacklevel=3)
+            return None
+        raise ValueError(f"{what}: global rank {_State.comm.Get_rank()} is not a member "
+                         "of the given group")
+    return pg._comm
+
+
+def timeout_of(comm):
+    """The timeout (seconds) of the group whose communicator is `comm`."""
+    for pg in [_State.world] + _State.groups:
+        if pg is not None and pg._comm is comm:
+            return pg._timeout
+    return DEFAULT_TIMEOUT.total_seconds()
 
 
 def mpi():
@@ -74,20 +146,50 @@ def mpi():
     return _State.MPI
 
 
-def wait_all(requests):
-    """MPI Waitall that gives the CPU away while it waits. MPICH's Waitall spins; on a
-    machine with more busy processes than cores the spinning rank steals the core from
-    the very rank it waits for. Test + sched_yield keeps MPI progressing and lets the
-    others run (measured below in bench/bench_ddp.py)."""
+class DistError(RuntimeError):
+    """torch.distributed.DistError: a failure of the distributed runtime."""
+    __module__ = "tapegrad.distributed"
+
+
+class DistBackendError(DistError):
+    """torch.distributed.DistBackendError: raised here when a collective times out."""
+    __module__ = "tapegrad.distributed"
+
+
+def wait_all(requests, what="a collective", timeout=None):
+    """MPI Waitall that gives the CPU away while it waits, and gives up after `timeout`
+    seconds (default: the world group's) with an error naming the collective.
+
+    Why not MPI's Waitall: MPICH's spins; on a machine with more busy processes than
+    cores the spinning rank steals the core from the very rank it waits for.
+    Test + sched_yield keeps MPI progressing and lets the others run (measured in
+    bench/bench_ddp.py). MPI cannot cancel a collective, so after a timeout the
+    group is unusable: the error, uncaught, ends the whole job (abort_job)."""
     MPI = _State.MPI
     if not requests:
         return
     if MPI.Request.Testall(requests):
         return
+    if timeout is None:
+        timeout = _State.world._timeout if _State.world is not None else None
+    deadline = None if timeout is None else time.monotonic() + timeout
     yield_ = getattr(os, "sched_yield", None)
     while not MPI.Request.Testall(requests):
+        if deadline is not None and time.monotonic() > deadline:
+            raise DistBackendError(
+                f"{what}: timed out after {timeout:g} s waiting for the other ranks (the "
+                f"group's timeout, from init_process_group or new_group): another rank "
+                f"failed, hangs, or never reached this {what}")
         if yield_ is not None:
             yield_()
+
+
+def arrive(comm, what):
+    """Wait (with the group's timeout) until every rank of `comm` reached this call; the
+    blocking MPI calls that follow (pickled objects, communicator splits) then cannot
+    hang on a rank that never comes."""
+    if comm.Get_size() > 1:
+        wait_all([comm.Ibarrier()], what, timeout_of(comm))
 
 
 def _env_int(name):
@@ -104,9 +206,11 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     """Join the job's process group: every MPI rank of the launch.
 
     backend: "mpi", or "gloo" (torch's CPU backend name, accepted and run on MPI), or None
-    (= "mpi"). "nccl" is a clear error: tapegrad runs on CPUs. `init_method`, `store` and
-    `timeout` are accepted for torch compatibility: MPI's launcher already wired the
-    ranks together. `world_size` / `rank`, if given, must agree with MPI's.
+    (= "mpi"). "nccl" is a clear error: tapegrad runs on CPUs. `init_method` and `store`
+    are accepted for torch compatibility: MPI's launcher already wired the ranks
+    together. `world_size` / `rank`, if given, must agree with MPI's. `timeout` (a
+    timedelta, default 30 minutes as torch's gloo) bounds every wait of a collective:
+    a rank that waits longer raises a RuntimeError naming the collective.
     Sets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE as torchrun does, if unset.
     """
     name = "mpi" if backend is None else str(backend).lower()
@@ -121,8 +225,10 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if _State.comm is not None:
         raise ValueError("trying to initialize the default process group twice!")
     if timeout is not None and not isinstance(timeout, datetime.timedelta):
-        raise TypeError(f"init_process_group: timeout must be a datetime.timedelta, got "
-                        f"{type(timeout).__name__}")
+        raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got "
+                        f"{timeout}")
+    if timeout is not None and timeout.total_seconds() <= 0:
+        raise ValueError(f"init_process_group: timeout must be positive, got {timeout}")
     if not is_available():
         raise RuntimeError(f"init_process_group: tapegrad.distributed needs mpi4py and an "
                            f"MPI library: {_INSTALL}")
@@ -140,6 +246,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise ValueError(f"init_process_group: WORLD_SIZE={env_ws} but the MPI job has "
                          f"{comm.Get_size()} ranks")
     _State.comm, _State.backend, _State.MPI = comm, name, MPI
+    _State.world = ProcessGroup(comm, range(comm.Get_size()),
+                                (timeout or DEFAULT_TIMEOUT).total_seconds(), "0")
+    _State.groups = []
     os.environ.setdefault("RANK", str(comm.Get_rank()))
     os.environ.setdefault("WORLD_SIZE", str(comm.Get_size()))
     os.environ.setdefault("LOCAL_RANK", os.environ.get("MPI_LOCALRANKID", "0"))
@@ -148,12 +257,25 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
 
 
 def destroy_process_group(group=None):
-    """Leave the process group (MPI itself is finalised at exit by mpi4py)."""
-    if group is not None and group != GroupMember.WORLD:
-        raise ValueError(f"destroy_process_group: only the world group exists, got {group!r}")
+    """Leave the process group: None (or the world group) ends every group; a group
+    from new_group frees only that one. MPI itself is finalised at exit by mpi4py."""
     if _State.comm is None:
         return
-    _State.comm = None
+    if group is not None and group is not _State.world:
+        if isinstance(group, int) and group == GroupMember.NON_GROUP_MEMBER:
+            return
+        pg = resolve(group, "destroy_process_group")
+        pg._comm.Free()
+        pg._comm = None
+        _State.groups.remove(pg)
+        return
+    for pg in _State.groups:
+        pg._comm.Free()
+        pg._comm = None
+    if _State.world is not None:
+        _State.world._comm = None
+    _State.comm = _State.world = None
+    _State.groups = []
     _State.backend = None
     if _State.prev_excepthook is not None:
         sys.excepthook = _State.prev_excepthook
@@ -161,16 +283,20 @@ def destroy_process_group(group=None):
 
 
 def get_rank(group=None):
-    """This process's rank (a RuntimeError before init_process_group, as torch)."""
-    return comm_for(group, "get_rank").Get_rank()
+    """This process's rank in `group` (default: the world); -1 outside the group. A
+    RuntimeError before init_process_group, as torch."""
+    pg = resolve(group, "get_rank")
+    return -1 if pg is None else pg.rank()
 
 
 def get_world_size(group=None):
-    return comm_for(group, "get_world_size").Get_size()
+    """The size of `group` (default: the world); -1 on a rank outside it."""
+    pg = resolve(group, "get_world_size")
+    return -1 if pg is None else pg.size()
 
 
 def get_backend(group=None):
-    comm_for(group, "get_backend")
+    resolve(group, "get_backend")
     return _State.backend
 
 

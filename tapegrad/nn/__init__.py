@@ -35,4 +35,5 @@ from .upsample import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .parameter_containers import ParameterDict, ParameterList
 from .parallel import DataParallel
 from . import parallel  # noqa: F401  (torch.nn.parallel)
+from .sync_batchnorm import SyncBatchNorm
 from . import modules  # noqa: F401  (torch.nn.modules.* import paths)

@@ -168,6 +168,7 @@ class DistributedDataParallel(Module):
         """Every rank must wrap the same parameter list (names, shapes, dtypes): else the
         flat buffers would not line up and the allreduce would hang or mix values."""
         mine = [(n, tuple(p._data.shape), str(p._data.dtype)) for n, p in self._named_params]
+        _pg.arrive(self._comm, "DistributedDataParallel's model check at construction")
         everyone = self._comm.allgather(mine)
         ref = everyone[0]
         for r, theirs in enumerate(everyone[1:], start=1):
@@ -196,7 +197,8 @@ class DistributedDataParallel(Module):
             buf = np.array(t._data, order="C", copy=True)
             reqs.append(self._comm.Ibcast(buf, root=0))
             bufs.append(buf)
-        _pg.wait_all(reqs)
+        _pg.wait_all(reqs, "DistributedDataParallel's broadcast of parameters and buffers",
+                     _pg.timeout_of(self._comm))
         with tg.no_grad():
             for t, buf in zip(tensors, bufs):
                 t.copy_(tg.from_numpy(buf))
@@ -303,10 +305,12 @@ class DistributedDataParallel(Module):
 
     def _finalize(self):
         self._expect_hooks = False
-        _pg.wait_all([b.req for b in self._buckets])
+        what = "DistributedDataParallel's gradient all_reduce"
+        timeout = _pg.timeout_of(self._comm)
+        _pg.wait_all([b.req for b in self._buckets], what, timeout)
         globally_used = None
         if self._used_req is not None:
-            _pg.wait_all([self._used_req])
+            _pg.wait_all([self._used_req], what, timeout)
             globally_used = {id(p): bool(c) for (_, p), c in zip(self._named_params,
                                                                  self._used_counts)}
             self._used_req = None
