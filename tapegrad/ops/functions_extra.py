@@ -312,9 +312,8 @@ def meshgrid(*tensors, indexing=None):
         view = [1] * n
         view[i] = shape[i]
         out.append(F.expand(F.reshape(t, tuple(view)), shape))
-    if swap:
+    if swap:  # 'xy' is 'ij' of (y, x, ...) with the first two grids swapped back
         out[0], out[1] = out[1], out[0]
-        out = [F.transpose(o, 0, 1) for o in out]
     return tuple(out)
 
 
