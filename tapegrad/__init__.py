@@ -23,6 +23,10 @@ from .ops.functions import (abs, absolute, add, allclose, amax, amin, argmax, ar
 from .ops.functions import (all, any, ceil, clamp_max, clamp_min, cumsum, expm1, fix,  # noqa: E402
                             floor, floor_divide, fmod, log1p, log2, log10, outer, remainder,
                             trunc)
+from .ops.functions_extra import (bernoulli, diag, diag_embed, diagonal, einsum,  # noqa: E402
+                                  erf, erfc, erfinv, histc, histogram, median, meshgrid,
+                                  nan_to_num, nanmedian, relu_, trace)
+from .ops.linalg_functions import norm  # noqa: E402
 from .ops.shape_functions import (cat, chunk, concat, concatenate, flatten, flip, fliplr,
                                   flipud, hstack, moveaxis, movedim, narrow, repeat, roll,
                                   select, split, squeeze, stack, tensor_split, tril, triu,
@@ -34,6 +38,14 @@ from .ops.index_functions import (argsort, argwhere, gather, index_add, index_pu
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, ones, ones_like, rand, rand_like, randint, randint_like,
                        randn, randn_like, randperm, tensor, zeros, zeros_like)
+from .out_functions import (abs, add, arange, bmm, cat, ceil, clamp, clip,  # noqa: E402,F811
+                            concat, concatenate, cos, cumprod, cumsum, div, divide, einsum,
+                            empty, erf, erfc, erfinv, exp, expm1, eye, floor, fmod, full, histc,
+                            linspace, log, log1p, log2, log10, logsumexp, matmul, maximum, mean,
+                            minimum, mm, mul, multiply, nan_to_num, neg, ones, pow, prod, rand,
+                            randint, randn, randperm, remainder, round, sigmoid, sin, sqrt,
+                            stack, sub, subtract, sum, tanh, true_divide, trunc, where, zeros)
+from . import linalg  # noqa: E402  tg.linalg: norm, vector_norm, matrix_norm, svdvals
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
 from . import autograd

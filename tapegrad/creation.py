@@ -138,13 +138,18 @@ def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
     return _finish(_rng(generator).standard_normal(_size(size)).astype(d), None, requires_grad)
 
 
-def randint(low, high=None, size=None, generator=None, dtype=None, requires_grad=False,
+def randint(low=None, high=None, size=None, generator=None, dtype=None, requires_grad=False,
             device=None):
+    """randint(high, size), randint(low, high, size) (positional or keyword), as torch."""
     _check_device(device, "randint()")
     if size is None and isinstance(high, (tuple, list)):
         low, high, size = 0, low, high          # torch's randint(high, size) overload
     if high is None:
         low, high = 0, low
+    if low is None:
+        low = 0                                 # randint(high=10, size=(3,))
+    if high is None:
+        raise TypeError("randint() missing required argument 'high'")
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
     arr = _rng(generator).integers(low, high, size=tuple(size))

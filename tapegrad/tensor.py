@@ -19,8 +19,10 @@ from .core import cuts as _cuts
 from .core import hooks as _hooks
 from .core.tensor_base import TensorBase, like
 from .ops import functions as F
+from .ops import functions_extra as FX
 from .ops import index_functions as I
 from .ops import inplace as IP
+from .ops import linalg_functions as LF
 from .ops import shape_functions as S
 from .ops.xp import namespace as _namespace
 
@@ -389,6 +391,23 @@ class Tensor(TensorBase):
         return F.floor_divide(other, self)
 
     any = F.any
+    erf = FX.erf
+    erfc = FX.erfc
+    erfinv = FX.erfinv
+    round = FX.round
+    nan_to_num = FX.nan_to_num
+    histc = FX.histc
+    histogram = FX.histogram
+    cumprod = FX.cumprod
+    median = FX.median
+    nanmedian = FX.nanmedian
+    bernoulli = FX.bernoulli
+    bernoulli_ = FX.bernoulli_
+    norm = LF.norm
+    diag = FX.diag
+    diagonal = FX.diagonal
+    diag_embed = FX.diag_embed
+    trace = FX.trace
 
     # ---- reductions --------------------------------------------------------------------
     sum = F.sum

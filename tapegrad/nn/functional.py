@@ -12,6 +12,7 @@ import numpy as np
 from .. import ops as _ops_pkg  # noqa: F401  (make sure the ops package is loaded)
 from ..core.record import apply, apply_saved
 from ..ops import functions as _F
+from ..ops import inplace as _IP
 from ..ops import nn_ops as _K
 from ..tensor import Tensor
 
@@ -68,7 +69,12 @@ def bilinear(*args, **kwargs):
 # ---- activations ----------------------------------------------------------------------------
 def relu(input, inplace=False):
     """max(x, 0); the gradient passes where x > 0 (NOTE: relu'(0) = 0, as in PyTorch)."""
-    return _F.relu(input)
+    return relu_(input) if inplace else _F.relu(input)
+
+
+def relu_(input):
+    """max(x, 0) in place (torch.nn.functional.relu_)."""
+    return _IP.relu_(input)
 
 
 def relu6(input, inplace=False):

@@ -1,0 +1,28 @@
+"""The public functions that take PyTorch's `out=` keyword (ops/out_arg.with_out).
+
+tapegrad/__init__.py takes these names from here, so `tg.add(a, b, out=c)` works while
+the op functions themselves (and the Tensor methods, which have no `out=`) stay as
+they are.
+"""
+from . import creation as _C
+from .ops import functions as _F
+from .ops import functions_extra as _FX
+from .ops import shape_functions as _S
+from .ops.out_arg import with_out
+
+_FUNCTIONS = {
+    **{n: getattr(_F, n) for n in (
+        "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+        "matmul", "mm", "bmm", "sum", "mean", "prod", "exp", "log", "sqrt", "abs", "neg",
+        "pow", "clamp", "clip", "where", "cumsum", "maximum", "minimum", "sigmoid", "tanh",
+        "log1p", "expm1", "log2", "log10", "sin", "cos", "floor", "ceil", "trunc",
+        "logsumexp", "remainder", "fmod")},
+    **{n: getattr(_S, n) for n in ("cat", "concat", "concatenate", "stack")},
+    **{n: getattr(_FX, n) for n in ("erf", "erfc", "erfinv", "round", "cumprod", "einsum",
+                                    "nan_to_num", "histc")},
+    **{n: getattr(_C, n) for n in ("zeros", "ones", "empty", "full", "arange", "linspace",
+                                   "eye", "rand", "randn", "randint", "randperm")},
+}
+
+globals().update({n: with_out(f, n) for n, f in _FUNCTIONS.items()})
+__all__ = sorted(_FUNCTIONS)
