@@ -235,8 +235,8 @@ def _const(c):
 # ---- the walk ---------------------------------------------------------------------
 
 def topo_order(root):
-    """Every Value reachable from `root`, root first: the reverse of micrograd's
-    depth-first `build_topo` (same order), on an explicit stack."""
+    """Every Value reachable from `root`, root first: the op nodes in the order backward
+    visits them (the reverse of micrograd's depth-first `build_topo`), then the leaves."""
     order, seen, stack = [], set(), [root]
     while stack:
         v = stack.pop()
@@ -245,7 +245,8 @@ def topo_order(root):
         elif v not in seen:
             seen.add(v)
             stack += (v, None, *reversed(v._children))
-    return order[::-1]
+    order.reverse()
+    return [v for v in order if v._a is not None] + [v for v in order if v._a is None]
 
 
 def run_backward(root, observer=None):
