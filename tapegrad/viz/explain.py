@@ -166,9 +166,10 @@ def _explain_value(root, given):
                   "x": names[ch[0]], "xd": ch[0].data}
         if len(ch) > 1:
             fields.update(y=names[ch[1]], yd=ch[1].data, ym1=ch[1].data - 1)
-        if _value_key(v) == "**c":
-            e = float(v._op[2:])
-            fields.update(c=e, cm1=e - 1)
+        if _value_key(v) == "**c":   # the exponent as micrograd's label writes it
+            k = v._op[2:]
+            e = float(k) - 1
+            fields.update(c=k, cm1=int(e) if e.is_integer() and "." not in k else e)
         form, numbers = tmpl[i]
         lines.append(f"{cname}.grad += {_fill(form, fields)} = {_fill(numbers, fields)}"
                      f" -> {num(c.grad)}")
