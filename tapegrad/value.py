@@ -6,24 +6,19 @@
     loss.backward()
     w.grad, x.grad, b.grad          # (2.0, 0.5, 1.0)
 
-The graph is micrograd's (karpathy/micrograd, engine.py) node for node, so micrograd's
-`draw_dot` and the lectures' pictures come out the same: `_op` is micrograd's label
-('+', '*', '**2', 'ReLU', the lectures' 'tanh', 'exp'; also 'log', 'sqrt', 'abs',
-'sigmoid', 'sin', 'cos', '**' for a Value exponent); a number operand becomes a Value
-node (`(Value(1.0) * 2 + 1).relu()` has 6 nodes); `-x` is `x * -1`, `a - b` is
-`a + (-b)`, `a / b` is `a * b**-1`; `_prev` is the set of children, `_children` in order.
+The graph is micrograd's (karpathy/micrograd, engine.py) node for node, so its
+`draw_dot` pictures come out the same: `_op` is micrograd's label ('+', '*', '**2',
+'ReLU', the lectures' 'tanh', 'exp'; also 'log', 'sqrt', 'abs', 'sigmoid', 'sin', 'cos',
+'**' for a Value exponent), a number operand becomes a Value node, `-x` is `x * -1`,
+`a - b` is `a + (-b)`, `a / b` is `a * b**-1`; `_prev` is the set of children.
 
-Inside: each op stores its LOCAL derivatives (d out / d child) as it runs, as karpathy's
-microgpt does, and backward multiplies them by the gradient arriving. No closure per node,
-so a node points only at its children and a dropped graph is freed by reference counting
-(a micrograd closure captures its own output: a cycle). The walk is micrograd's
-depth-first topological sort, children in order, on an explicit stack (no recursion: a
-1,000,000-node chain works); same order and formulas, so the same sums: bit for bit
-microgpt's gradients. Edge cases follow IEEE / PyTorch instead of raising
-(_scalar_math.py). Leaf gradients accumulate across backward calls (as in PyTorch);
-interior ones are reset by each backward (micrograd double-counts on a second call).
-`run_backward(root, observer)` reports each contribution to `observer`: tg.explain
-narrates the real pass through it (this module imports no viz).
+Inside, each op stores its LOCAL derivatives (d out / d child), as karpathy's microgpt
+does; backward multiplies them by the gradient arriving. No closure per node, so a graph
+is freed by reference counting (a micrograd closure captures its own output: a cycle).
+The walk is micrograd's depth-first sort on an explicit stack (no recursion): the same
+sums in the same order, bit for bit microgpt's gradients. Edge cases follow PyTorch
+(_scalar_math.py); leaf gradients accumulate across backward calls, interior ones are
+reset. tg.explain narrates the real pass through `run_backward`'s observer (no viz here).
 """
 import math
 import numbers
@@ -39,11 +34,9 @@ _MANY = object()  # `_a` of a hand-built node whose children are the tuple in `_
 class Value:
     """A scalar that remembers how it was computed, so `backward()` can fill `.grad`."""
 
-    # The children `_a`, `_b` (None: none) and their local derivatives `_da`, `_db` live in
-    # slots, not tuples: one object per node, not three, so Python's cyclic collector,
-    # which runs as the graph grows, has a third of the objects to walk.
-    __slots__ = ("data", "grad", "_a", "_b", "_da", "_db", "_op", "_label", "_bw",
-                 "__weakref__")
+    # Children `_a`, `_b` (None: none) and their local derivatives `_da`, `_db` are slots,
+    # not tuples: one object per node, not three, for Python's cyclic collector to walk.
+    __slots__ = ("data", "grad", "_a", "_b", "_da", "_db", "_op", "_label", "_bw", "__weakref__")
 
     def __init__(self, data, _children=(), _op="", label=""):
         self.data = data if type(data) is float else float(data)
@@ -61,26 +54,10 @@ class Value:
     @property
     def _children(self):
         """The children in order (micrograd's `_children` argument)."""
-        a = self._a
-        if a is None:
-            return ()
-        b = self._b
-        return b if a is _MANY else (a,) if b is None else (a, b)
+        a, b = self._a, getattr(self, "_b", None)
+        return () if a is None else b if a is _MANY else (a,) if b is None else (a, b)
 
-    @property
-    def _prev(self):
-        """micrograd's name: the set of children (the Values this one was computed from)."""
-        return set(self._children)
-
-    @property
-    def _local(self):
-        """The local derivatives d self / d child, in the children's order (None: a
-        micrograd-style `_backward` closure, or no rule)."""
-        if self._a is None:
-            return ()
-        if self._a is _MANY:
-            return None
-        return (self._da,) if self._b is None else (self._da, self._db)
+    _prev = property(lambda self: set(self._children), doc="micrograd's: the set of children")
 
     @property
     def _backward(self):
@@ -90,7 +67,7 @@ class Value:
             return getattr(self, "_bw", None) or (lambda: None)
 
         def _backward():
-            for c, d in zip(self._children, self._local):
+            for c, d in zip(self._children, (self._da, getattr(self, "_db", None))):
                 c.grad += d * self.grad
         return _backward
 
@@ -104,36 +81,29 @@ class Value:
         lab = f", label={self.label!r}" if self.label else ""
         return f"Value(data={self.data}, grad={self.grad}{lab})"
 
-    def __float__(self): return self.data
     def item(self): return self.data
+    __float__ = item
 
     # ---- micrograd's ops: + and * build their node inline (most of a graph) -----------
     def __add__(self, other):
-        if type(other) is not Value and not isinstance(other, Value):
-            other = _const(other)
-            if other is NotImplemented:
-                return other
+        if type(other) is not Value and (other := _operand(other)) is NotImplemented:
+            return other
         out = _new(Value)
         out.data = self.data + other.data
         out.grad = 0.0
-        out._a = self
-        out._b = other
+        out._a, out._b = self, other
         out._da = out._db = 1.0
         out._op = "+"
         return out
 
     def __mul__(self, other):
-        if type(other) is not Value and not isinstance(other, Value):
-            other = _const(other)
-            if other is NotImplemented:
-                return other
+        if type(other) is not Value and (other := _operand(other)) is NotImplemented:
+            return other
         out = _new(Value)
         out.data = self.data * other.data
         out.grad = 0.0
-        out._a = self
-        out._b = other
-        out._da = other.data
-        out._db = self.data
+        out._a, out._b = self, other
+        out._da, out._db = other.data, self.data
         out._op = "*"
         return out
 
@@ -158,36 +128,23 @@ class Value:
     def __rtruediv__(self, other): return self ** -1 * other  # other / self
     def __pos__(self): return self
 
-    def __truediv__(self, other):   # self / other
-        if isinstance(other, Value):
-            return self * other ** -1
-        c = _number(other)          # micrograd: a number's **-1 is a number, then a node
-        return c if c is NotImplemented else self * sm.pow(c, -1)
+    def __truediv__(self, other):   # self / other; a number's **-1 is a number (micrograd)
+        if isinstance(other, Value) or not isinstance(other, numbers.Real):
+            return self * other ** -1 if isinstance(other, Value) else NotImplemented
+        return self * sm.pow(float(other), -1)
 
     def __rpow__(self, other):      # other ** self (not in micrograd): Value(other) ** self
-        other = _const(other)
+        other = _operand(other)
         return other if other is NotImplemented else other ** self
 
     # ---- functions: the forward value and its local derivative ------------------------
-    def exp(self):
-        e = sm.exp(self.data)
-        return _node(e, self, e, "exp")
-
-    def tanh(self):                 # from the output: 1 - tanh(x)**2
-        t = math.tanh(self.data)
-        return _node(t, self, 1.0 - t * t, "tanh")
-
-    def sigmoid(self):
-        s = sm.sigmoid(self.data)
-        return _node(s, self, s * (1.0 - s), "sigmoid")
-
-    def sqrt(self):                 # NOTE: sqrt'(0) = 0.5/0 = inf (lesson 5)
-        r = sm.sqrt(self.data)
-        return _node(r, self, sm.div(0.5, r), "sqrt")
-
-    def relu(self):                 # NOTE: relu'(0) is taken as 0, as PyTorch
-        return _node(sm.relu(self.data), self, 1.0 if self.data > 0 else 0.0, "ReLU")
-
+    # (the arguments run left to right: the walrus names the output for its derivative)
+    def exp(self): return _node(e := sm.exp(self.data), self, e, "exp")
+    def tanh(self): return _node(t := math.tanh(self.data), self, 1.0 - t * t, "tanh")
+    def sigmoid(self): return _node(s := sm.sigmoid(self.data), self, s * (1.0 - s), "sigmoid")
+    # NOTE: sqrt'(0) = 0.5/0 = inf (lesson 5); relu'(0) is taken as 0, as PyTorch
+    def sqrt(self): return _node(r := sm.sqrt(self.data), self, sm.div(0.5, r), "sqrt")
+    def relu(self): return _node(sm.relu(x := self.data), self, float(x > 0), "ReLU")
     def log(self): return _node(sm.log(self.data), self, sm.div(1.0, self.data), "log")
     def abs(self): return _node(abs(self.data), self, sm.sign(self.data), "abs")
     def sin(self): return _node(sm.sin(self.data), self, sm.cos(self.data), "sin")
@@ -202,9 +159,8 @@ class Value:
     def __ge__(self, other): return self.data >= getattr(other, "data", other)
 
     def backward(self):
-        """Fill `.grad` of every Value this one depends on (d self / d that value).
-        Leaves accumulate (set `.grad = 0` between steps); interior values hold this
-        pass's gradient. `tapegrad.explain(v)` runs the same pass and narrates it."""
+        """Fill `.grad` of every Value this one depends on (d self / d that value); leaves
+        accumulate (set `.grad = 0` between steps). `tg.explain(v)` narrates the pass."""
         run_backward(self)
 
 
@@ -215,21 +171,12 @@ def _node(data, child, local, op):
     return out
 
 
-def _number(c):
-    """A number operand as a float; NotImplemented for anything else."""
-    if type(c) is float:
+def _operand(c):
+    """The other operand of + or *: a Value as it is, a number as a new leaf Value
+    (micrograd's `Value(other)`), NotImplemented for anything else."""
+    if isinstance(c, Value):
         return c
-    return float(c) if isinstance(c, numbers.Real) else NotImplemented
-
-
-def _const(c):
-    """A number operand as a leaf Value (micrograd's `Value(other)`)."""
-    c = _number(c)
-    if c is NotImplemented:
-        return c
-    out = _new(Value)
-    out.data, out.grad, out._a, out._op = c, 0.0, None, ""
-    return out
+    return _node(float(c), None, None, "") if isinstance(c, numbers.Real) else NotImplemented
 
 
 # ---- the walk ---------------------------------------------------------------------
@@ -237,33 +184,29 @@ def _const(c):
 def topo_order(root):
     """Every Value reachable from `root`, root first: the op nodes in the order backward
     visits them (the reverse of micrograd's depth-first `build_topo`), then the leaves."""
-    order, seen, stack = [], set(), [root]
-    while stack:
-        v = stack.pop()
-        if v is None:                 # the node below has all its children done
-            order.append(stack.pop())
-        elif v not in seen:
-            seen.add(v)
-            stack += (v, None, *reversed(v._children))
-    order.reverse()
-    return [v for v in order if v._a is not None] + [v for v in order if v._a is None]
+    ops, leaves, seen = _op_nodes(root), [], set()
+    for v in ops or [root]:
+        for c in v._children or [v]:
+            if c._a is None and c not in seen:
+                seen.add(c)
+                leaves.append(c)
+    return ops + leaves
 
 
-def run_backward(root, observer=None):
-    """micrograd's sweep, root first: each op node adds `local * grad` into each child's
-    `.grad`. The order is topo_order's without the leaves (they pass nothing on)."""
+def _op_nodes(root):
+    """The op nodes reachable from `root` in micrograd's backward order (its recursive
+    depth-first sort, reversed) on an explicit stack; no leaves: they pass nothing on."""
     order, seen, stack = [], set(), [root]
     push, pop, add, emit = stack.append, stack.pop, seen.add, order.append
     while stack:
         v = pop()
-        if v is None:
+        if v is None:                 # the node below has all its children done
             emit(pop())
             continue
         a = v._a
         if a is None or v in seen:
             continue
         add(v)
-        v.grad = 0.0                  # interior: this pass's gradient only
         push(v)
         push(None)
         b = v._b
@@ -273,34 +216,34 @@ def run_backward(root, observer=None):
         if b is not None:
             push(b)
         push(a)
-    root.grad = 1.0 if root._a is not None else root.grad + 1.0
     order.reverse()
-    if observer is not None:
-        return _observed(order, observer)
+    return order
+
+
+def run_backward(root, observer=None):
+    """micrograd's sweep: each op node, root first, adds `local * grad` into each child's
+    `.grad`. Returns the op nodes in the order visited."""
+    order = _op_nodes(root)
+    for v in order:
+        v.grad = 0.0                  # interior: this pass's gradient only
+    root.grad = 1.0 if order else root.grad + 1.0
     for v in order:
         a = v._a
         if a is _MANY:                # a micrograd-style `_backward` closure (or none)
             if getattr(v, "_bw", None):
                 v._bw()
+                if observer is not None:
+                    observer(v, -1, None, None)
             continue
         g = v.grad
-        a.grad += v._da * g
+        d = v._da * g
+        a.grad += d
+        if observer is not None:
+            observer(v, 0, a, d)
         b = v._b
         if b is not None:
-            b.grad += v._db * g
-    return order
-
-
-def _observed(order, observer):
-    """The same sweep, telling `observer` about each contribution (for tg.explain)."""
-    for v in order:
-        if v._a is _MANY:
-            if getattr(v, "_bw", None):
-                v._bw()
-                observer(v, -1, None, None)
-            continue
-        g = v.grad
-        for i, (c, d) in enumerate(zip(v._children, v._local)):
-            c.grad += d * g
-            observer(v, i, c, d * g)
+            d = v._db * g
+            b.grad += d
+            if observer is not None:
+                observer(v, 1, b, d)
     return order

@@ -83,8 +83,9 @@ def test_readme_example_same_graph_and_numbers_as_micrograd():
     gm.backward()
     assert g.data == gm.data
     # micrograd sums in the order of its sets: the same numbers up to rounding
-    assert a.grad == pytest.approx(am.grad, rel=1e-12) and a.grad == pytest.approx(138.83381924198252)
-    assert b.grad == pytest.approx(bm.grad, rel=1e-12) and b.grad == pytest.approx(645.5772594752186)
+    # (and the README's numbers: 138.8338 and 645.5773)
+    assert a.grad == pytest.approx(am.grad, rel=1e-12) and abs(a.grad - 138.8338) < 1e-4
+    assert b.grad == pytest.approx(bm.grad, rel=1e-12) and abs(b.grad - 645.5773) < 1e-4
 
 
 @pytest.mark.parametrize("expr", [
@@ -121,7 +122,8 @@ def test_lecture_graphs_by_hand():
     a, b, c, f = Value(2.0, label="a"), Value(-3.0, label="b"), Value(10.0, label="c"), \
         Value(-2.0, label="f")
     L = (a * b + c) * f
-    assert len(topo_order(L)) == 7 and [v._op for v in topo_order(L)] == ["*", "+", "*", "", "", "", ""]
+    assert len(topo_order(L)) == 7
+    assert [v._op for v in topo_order(L)] == ["*", "+", "*", "", "", "", ""]
     x1, x2, w1, w2, bias = (Value(v) for v in (2.0, 0.0, -3.0, 1.0, 6.8813735870195432))
     n = x1 * w1 + x2 * w2 + bias
     o = n.tanh()
