@@ -190,3 +190,32 @@ def test_explain_repr_is_short_in_a_repl():
     assert repr(lines) == "<tg.explain: 2 lines>"
     assert lines == ["w.grad += v1.data * v2.grad = 2.0 * 1.0 -> 2.0",
                      "v1.grad += w.data * v2.grad = 0.5 * 1.0 -> 0.5"]
+
+
+def test_value_module_is_small_and_imports_no_viz():
+    """value.py reads top to bottom as micrograd's engine: at most 250 lines, and the
+    pictures/narration observe it from outside (it imports nothing of viz)."""
+    import ast
+    from pathlib import Path
+    src = Path(tg.value.__file__).read_text()
+    assert len(src.splitlines()) <= 250
+    imported = [n.module or "" for n in ast.walk(ast.parse(src)) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Import)
+                 for a in n.names]
+    assert not [m for m in imported if "viz" in m], imported
+
+
+def test_microgpt_shaped_training_is_bit_identical_to_a_microgpt_style_value():
+    """bench/bench_microgpt_value.py's GPT, 2 Adam steps and 2 samples: tg.Value gives
+    exactly (==) the losses and samples of the microgpt-style reference Value written in
+    the benchmark (same graph, same order of the sums, same formulas)."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "bench" / "bench_microgpt_value.py"
+    spec = importlib.util.spec_from_file_location("_bench_microgpt_value", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    docs = ["emma", "olivia", "ava", "isabella", "sophia", "mia"]
+    ours = bench.train(Value, docs, steps=2, n_samples=2)
+    ref = bench.train(bench.LocalValue, docs, steps=2, n_samples=2)
+    assert ours == ref and len(ours[0]) == 2 and len(ours[1]) == 2
