@@ -128,9 +128,11 @@ class Value:
     def __rtruediv__(self, other): return self ** -1 * other  # other / self
     def __pos__(self): return self
 
-    def __truediv__(self, other):   # self / other; a number's **-1 is a number (micrograd)
-        if isinstance(other, Value) or not isinstance(other, numbers.Real):
-            return self * other ** -1 if isinstance(other, Value) else NotImplemented
+    def __truediv__(self, other):   # self / other; micrograd: a number's **-1 is a number
+        if isinstance(other, Value):
+            return self * other ** -1
+        if not isinstance(other, numbers.Real):
+            return NotImplemented
         return self * sm.pow(float(other), -1)
 
     def __rpow__(self, other):      # other ** self (not in micrograd): Value(other) ** self
@@ -151,8 +153,7 @@ class Value:
     def cos(self): return _node(sm.cos(self.data), self, -sm.sin(self.data), "cos")
     __abs__ = abs
 
-    # ---- comparisons on .data return bool (for branching code); == and hash stay
-    # identity-based, so Values can live in sets and dicts
+    # ---- comparisons on .data, as bools (== and hash stay identity: sets, dict keys)
     def __lt__(self, other): return self.data < getattr(other, "data", other)
     def __le__(self, other): return self.data <= getattr(other, "data", other)
     def __gt__(self, other): return self.data > getattr(other, "data", other)
