@@ -81,9 +81,10 @@ def main():
     print(f"|reverse mode - exact| = {float(err):.1e}")
 
     print("== the tape ==")
-    ops = [v for v in topo_order(y) if v._parents]
-    print(f"recorded operations: {len(ops)} ({len(ops) // K} per iteration: "
-          f"{', '.join(v._op for v in sorted(ops, key=lambda v: v._id)[:3])})")
+    ops = [v for v in topo_order(y) if v._op]
+    first = [v._op for v in reversed(ops)][:len(ops) // K]
+    print(f"recorded operations (micrograd's graph): {len(ops)} ({len(ops) // K} per "
+          f"iteration: {', '.join(first)} for 4*x, -x = x*-1, 1 + (-x), the product)")
     mults = sum(1 for line in trace if " * " in line.split(" = ", 1)[1].split(" -> ")[0])
     print(f"backward: {len(trace)} local rules applied, {mults} of them a multiplication")
     xt = tg.tensor(X0, dtype=tg.float64, requires_grad=True)
@@ -129,10 +130,11 @@ def main():
         tangent = fwAD.unpack_dual(f(xd)).tangent.item()
     print(f"f'(0.3) by forward mode = {tangent:.10f}")
 
-    print(f"== k = {BIG_K}: a {3 * BIG_K}-node graph ==")
     xb = Value(X0)
     yb = f(xb, BIG_K)
-    n_big = sum(1 for v in topo_order(yb) if v._parents)
+    n_values = len(topo_order(yb))
+    n_big = sum(1 for v in topo_order(yb) if v._op)
+    print(f"== k = {BIG_K}: a {n_values}-value graph ==")
     yb.backward()
     print(f"recorded operations: {n_big}; backward finished (no recursion)")
     return {"grad": x.grad, "exact": exact, "err": float(err), "n_ops": len(ops),

@@ -29,16 +29,19 @@ def test_value_graph_every_node_and_edge():
     dot = tg.viz.to_dot(loss)
     decl, edges = _ids(dot)
     values = topo_order(loss)
-    n_ops = sum(1 for v in values if v._parents)
+    n_ops = sum(1 for v in values if v._op)
+    assert len(values) == 8                   # w, x, b, u, u + b, tanh, 3.0, loss
     assert sum(1 for k in decl if k.startswith("v")) == len(values)
-    assert sum(1 for k in decl if k.startswith("op")) == n_ops
-    # each op: one edge out, one edge in per parent
-    assert len(edges) == n_ops + sum(len(v._parents) for v in values)
+    assert sum(1 for k in decl if k.startswith("op")) == n_ops == 4
+    # each op: one edge out, one edge in per child
+    assert len(edges) == n_ops + sum(len(v._children) for v in values)
     ends = {e for pair in edges for e in pair}
     assert ends <= set(decl)
     labels = "\n".join(decl.values())
-    for text in ("w\\ndata 0.5\\ngrad 6.0", "x\\ndata 2.0", "* 3.0", "tanh"):
+    for text in ("{ w | data 0.5 | grad 6.0 }", "{ x | data 2.0 |", "| data 3.0 |"):
         assert text in labels
+    assert sorted(lab for k, lab in decl.items() if k.startswith("op")) == \
+        ["*", "*", "+", "tanh"]
     _parse_ok(dot)
 
 
@@ -87,7 +90,7 @@ def test_large_graph_is_capped_with_a_note():
     dot = tg.viz.to_dot(y, max_nodes=50)
     decl, edges = _ids(dot)
     assert sum(1 for k in decl if k.startswith("v")) == 50
-    assert "note" in decl and "2001 values" in decl["note"]
+    assert "note" in decl and "4001 values" in decl["note"]  # and 2000 constants
     assert {e for pair in edges for e in pair} <= set(decl)
     _parse_ok(dot)
 

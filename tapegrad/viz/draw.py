@@ -4,11 +4,15 @@ One box per value and one ellipse per op, edges in the direction of the forward 
 
     value box   label (or op name / leaf), then `data 0.5` (Value) or `(3, 4) float32`
                 (Tensor), then `grad 2.0` / `grad |g|=...` once a gradient is there
-    op ellipse  the op: `*`, `+`, `tanh`, `matmul`, ... (`* 2.0` for a number operand);
-                a Tensor op's tooltip (hover in SVG) is its local rule, the `text` of
-                its table entry, e.g. mul: "dx = g*y ; dy = g*x"
+    op ellipse  the op: `*`, `+`, `tanh`, `matmul`, ...; a Tensor op's tooltip (hover in
+                SVG) is its local rule, the `text` of its table entry, e.g. mul:
+                "dx = g*y ; dy = g*x"
 
-Value graphs: every Value reachable through `_parents`. Tensor graphs: the tensors reached
+Value graphs are micrograd's `draw_dot` picture (its lectures and trace_graph.ipynb): a
+record `{ name | data 0.5 | grad 2.0 }` per Value (every Value reachable through
+`_prev`, the number operands included), an ellipse per `_op` ('+', '*', '**2', 'ReLU')
+with an edge to its output, and an edge from each child to the op that read it. The name
+is the label (or v1, v2, ... as in tg.explain). Tensor graphs: the tensors reached
 through `grad_fn` (`Node.inputs` holds the input tensors); draw BEFORE `backward()` (or
 use `retain_graph=True`): a freed node no longer knows its inputs and is drawn alone with
 a note. Large graphs: only the `max_nodes` values nearest the output are drawn and a note
@@ -22,13 +26,9 @@ from collections import deque
 
 from ..tensor import Tensor
 from ..value import Value
-from .explain import value_names
+from .explain import param_names, value_names
 
 __all__ = ["to_dot", "draw", "to_svg", "graph_items"]
-
-_SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "neg": "neg"}
-_RSYM = {"rsub": "-", "rdiv": "/", "rpow": "**"}
-
 
 def _num(x):
     x = float(x)
@@ -52,21 +52,22 @@ class _Ids:
         return got
 
 
-def graph_items(x, max_nodes=150):
+def graph_items(x, max_nodes=150, model=None, params=None):
     """The picture as data: (nodes, edges, note).
 
-    nodes: list of (id, kind, label lines) with kind "value" | "op" | "const" | "note";
-    edges: list of (from id, to id). Breadth-first from `x`, at most `max_nodes` values.
+    nodes: list of (id, kind, label lines) with kind "record" (a Value: its fields) |
+    "value" | "op" | "const" | "note"; edges: list of (from id, to id). Breadth-first
+    from `x`, at most `max_nodes` values. `model=` / `params=` name leaves as tg.explain.
     """
-    return _items(x, max_nodes)[:3]
+    return _items(x, max_nodes, param_names(params, model))[:3]
 
 
-def _items(x, max_nodes):
+def _items(x, max_nodes, names):
     """graph_items plus the tooltips: {op node id: the op's local rule (`Op.text`)}."""
     if isinstance(x, Value):
-        return _value_items(x, max_nodes) + ({},)
+        return _value_items(x, max_nodes, names) + ({},)
     if isinstance(x, Tensor):
-        return _tensor_items(x, max_nodes)
+        return _tensor_items(x, max_nodes, names)
     raise TypeError(f"draw: expected a Value or a Tensor, got {type(x).__name__}")
 
 
@@ -75,8 +76,8 @@ def _note(total, drawn):
             f"(pass max_nodes= to draw more)")
 
 
-def _value_items(root, max_nodes):
-    names = value_names(root)
+def _value_items(root, max_nodes, given):
+    names = value_names(root, given)
     total = len(names)
     nodes, edges = [], []
     ids = _Ids()
@@ -89,20 +90,13 @@ def _value_items(root, max_nodes):
         drawn += 1
         vid = ids("v", v)
         lines = [names[v], f"data {_num(v.data)}", f"grad {_num(v.grad)}"]
-        nodes.append((vid, "value", lines))
-        if not v._parents:
+        nodes.append((vid, "record", lines))
+        if not v._op:       # micrograd: an op node only where `_op` is set
             continue
         oid = ids("op", v)
-        op = v._op
-        if op in _SYM:
-            text = _SYM[op] if v._arg is None else f"{_SYM[op]} {_num(v._arg)}"
-        elif op in _RSYM:
-            text = f"{_num(v._arg)} {_RSYM[op]}"
-        else:
-            text = op or "?"
-        nodes.append((oid, "op", [text]))
+        nodes.append((oid, "op", [v._op]))
         edges.append((oid, vid))
-        for p in v._parents:
+        for p in v._children:
             if p in seen:
                 edges.append((ids("v", p), oid))
                 continue
@@ -116,7 +110,7 @@ def _value_items(root, max_nodes):
     return nodes, edges, note
 
 
-def _tensor_items(root, max_nodes):
+def _tensor_items(root, max_nodes, given):
     nodes, edges = [], []
     ids = _Ids()
     seen = {id(root): root}
@@ -127,8 +121,8 @@ def _tensor_items(root, max_nodes):
     total_seen = 1
 
     def tlabel(t):
-        if t.name:
-            head = t.name
+        if t.name or id(t) in given:
+            head = t.name or given[id(t)]
         elif t.grad_fn is None:
             head = "leaf" if t.requires_grad else "input"
         else:
@@ -198,7 +192,14 @@ def _esc(s):
     return s.replace("\\", "\\\\").replace('"', '\\"')
 
 
+def _record(lines):
+    """A graphviz record label `{ a | b | c }` (its special characters escaped)."""
+    esc = str.maketrans({c: "\\" + c for c in "{}|<>"})
+    return "{ " + " | ".join(line.translate(esc) for line in lines) + " }"
+
+
 _STYLE = {
+    "record": 'shape=record style=filled fillcolor="#eef4ff"',
     "value": 'shape=box style="rounded,filled" fillcolor="#eef4ff"',
     "op": 'shape=ellipse style=filled fillcolor="#fff3d6"',
     "const": 'shape=plaintext',
@@ -206,13 +207,13 @@ _STYLE = {
 }
 
 
-def to_dot(x, max_nodes=150, rankdir="LR"):
+def to_dot(x, max_nodes=150, rankdir="LR", model=None, params=None):
     """DOT text of the graph of `x` (a Value or a Tensor). Needs nothing installed."""
-    nodes, edges, note, tips = _items(x, max_nodes)
+    nodes, edges, note, tips = _items(x, max_nodes, param_names(params, model))
     out = ["digraph tapegrad {", f"  rankdir={rankdir};",
            '  node [fontname="Helvetica" fontsize=11];']
     for nid, kind, lines in nodes:
-        label = "\\n".join(_esc(line) for line in lines)
+        label = _esc(_record(lines)) if kind == "record" else "\\n".join(map(_esc, lines))
         tip = f' tooltip="{_esc(tips[nid])}"' if nid in tips else ""
         out.append(f'  {nid} [label="{label}" {_STYLE[kind]}{tip}];')
     for a, b in edges:
@@ -223,19 +224,21 @@ def to_dot(x, max_nodes=150, rankdir="LR"):
     return "\n".join(out) + "\n"
 
 
-def draw(x, max_nodes=150, rankdir="LR", format="svg"):
+def draw(x, max_nodes=150, rankdir="LR", format="svg", model=None, params=None):
     """A `graphviz.Digraph` of the graph of `x` (needs `pip install graphviz`; rendering
-    it to a picture also needs the `dot` program). In Jupyter it shows itself."""
+    it to a picture also needs the `dot` program). In Jupyter it shows itself.
+    `model=` / `params=` name the leaves (parameter names), as tg.explain."""
     try:
         import graphviz
     except ImportError as e:
         raise ImportError("tg.viz.draw needs the graphviz Python package: "
                           "pip install 'tapegrad[viz]' (tg.viz.to_dot needs nothing)") from e
-    nodes, edges, note, tips = _items(x, max_nodes)
+    nodes, edges, note, tips = _items(x, max_nodes, param_names(params, model))
     dot = graphviz.Digraph("tapegrad", format=format,
                            graph_attr={"rankdir": rankdir},
                            node_attr={"fontname": "Helvetica", "fontsize": "11"})
     attrs = {
+        "record": {"shape": "record", "style": "filled", "fillcolor": "#eef4ff"},
         "value": {"shape": "box", "style": "rounded,filled", "fillcolor": "#eef4ff"},
         "op": {"shape": "ellipse", "style": "filled", "fillcolor": "#fff3d6"},
         "const": {"shape": "plaintext"},
@@ -243,7 +246,8 @@ def draw(x, max_nodes=150, rankdir="LR", format="svg"):
     }
     for nid, kind, lines in nodes:
         tip = {"tooltip": tips[nid]} if nid in tips else {}
-        dot.node(nid, "\n".join(lines), **attrs[kind], **tip)
+        label = _record(lines) if kind == "record" else "\n".join(lines)
+        dot.node(nid, label, **attrs[kind], **tip)
     for a, b in edges:
         dot.edge(a, b)
     if note:
@@ -256,9 +260,9 @@ def has_dot():
     return shutil.which("dot") is not None
 
 
-def to_svg(x, max_nodes=150, rankdir="LR"):
+def to_svg(x, max_nodes=150, rankdir="LR", model=None, params=None):
     """SVG text of the graph (needs the graphviz package and the `dot` program)."""
     if not has_dot():
         raise RuntimeError("to_svg needs the graphviz `dot` program (apt-get install "
                            "graphviz); tg.viz.to_dot(x) gives the DOT text without it")
-    return draw(x, max_nodes, rankdir, format="svg").pipe(format="svg").decode()
+    return draw(x, max_nodes, rankdir, "svg", model, params).pipe(format="svg").decode()

@@ -8,8 +8,9 @@ with the numbers, e.g. (worked example 2)
     w.grad += x.data * u.grad = 2.0 * 1.0 -> 2.0
     x.grad += w.data * u.grad = 0.5 * 1.0 -> 0.5
 
-(`-> ` shows the parent's `.grad` after the addition; unlabeled values are named v1, v2,
-... in creation order.)
+(`-> ` shows the child's `.grad` after the addition; unlabeled values are named v1, v2,
+... children first. The graph is micrograd's, so a number operand is a value too: `x * 2`
+narrates the gradient its constant 2.0 receives, as micrograd computes it.)
 
 For a `Tensor` graph: a header, then one row per node in the order the engine ran it:
 op, where it was created (file:line; build the graph inside `tg.autograd.record_sites()`
@@ -17,10 +18,16 @@ to record it), input and output shapes, the norm of the upstream gradient, the l
 (the op's `text`, from its table entry), the axes summed to undo broadcasting, and how many uses
 (consumers) had their gradients summed into this node's output; then one row per leaf.
 
+Leaf names: a Value's `label`, a Tensor's `name`; a leaf that is a parameter of the module
+passed as `model=` is named as in `model.named_parameters()` (`leaf fc1.weight`), and
+`params=` takes torchviz's `dict(model.named_parameters())` (name -> tensor or Value).
+Other leaves are numbered (`leaf 0`, `leaf 1`).
+
 Nothing is re-implemented: the Value engine calls an observer after each contribution
 (`value.run_backward(root, observer)`), and the Tensor engine calls the checker slot that
 anomaly mode also uses (`autograd.backward_checks`, `engine._anomaly_hook`) once per
-input gradient a rule computes. Returns the printed lines as a list of strings.
+input gradient a rule computes. Returns the lines as an `Explanation` (a list of strings
+whose repr is one short line, so a REPL does not echo the trace a second time).
 """
 import string
 import sys
@@ -29,24 +36,47 @@ import numpy as np
 
 from ..autograd import backward_checks
 from ..tensor import Tensor
-from ..value import Value, _formula, run_backward, topo_order
+from ..value import Value, run_backward, topo_order
 from .rules_text import VALUE_TEXT
 
-__all__ = ["explain"]
+__all__ = ["explain", "Explanation", "param_names"]
 
 _FMT = string.Formatter()
 
 
-def explain(root, gradient=None, retain_graph=None, file=None, quiet=False, limit=200):
-    """Run backward from `root` and narrate it. Returns ALL the lines; prints them unless
-    `quiet` (at most `limit` lines, then a count of the rest; `limit=None`: no cap).
-    `gradient`/`retain_graph` are passed to Tensor.backward."""
+class Explanation(list):
+    """The narrated lines (a list of str). Its repr is short: the lines were printed."""
+
+    def __repr__(self):
+        return f"<tg.explain: {len(self)} lines>"
+
+
+def param_names(params=None, model=None):
+    """{id(leaf): name} from `model.named_parameters()` and/or a name -> leaf mapping."""
+    names = {}
+    if model is not None:
+        if not hasattr(model, "named_parameters"):
+            raise TypeError(f"model= must have named_parameters() (a tg.nn.Module), got "
+                            f"{type(model).__name__}")
+        names.update((id(p), n) for n, p in model.named_parameters())
+    if params is not None:
+        names.update((id(p), n) for n, p in dict(params).items())
+    return names
+
+
+def explain(root, gradient=None, retain_graph=None, file=None, quiet=False, limit=200,
+            model=None, params=None):
+    """Run backward from `root` and narrate it. Returns ALL the lines (an `Explanation`);
+    prints them unless `quiet` (at most `limit` lines, then a count of the rest;
+    `limit=None`: no cap). `gradient`/`retain_graph` are passed to Tensor.backward;
+    `model=` / `params=` name the leaves (see the module docstring)."""
+    names = param_names(params, model)
     if isinstance(root, Value):
         if gradient is not None:
             raise TypeError("explain: a Value root takes no gradient (it is seeded with 1)")
-        lines = _explain_value(root)
+        lines = _explain_value(root, names)
     else:
-        lines = _explain_tensor(root, gradient, retain_graph)
+        lines = _explain_tensor(root, gradient, retain_graph, names)
     if not quiet:
         out = sys.stdout if file is None else file
         shown = lines if limit is None else lines[:limit]
@@ -55,7 +85,7 @@ def explain(root, gradient=None, retain_graph=None, file=None, quiet=False, limi
         if len(shown) < len(lines):
             print(f"... {len(lines) - len(shown)} more lines (explain(..., limit=None) "
                   "prints all; the returned list has them all)", file=out)
-    return lines
+    return Explanation(lines)
 
 
 # ---- Value -----------------------------------------------------------------------------
@@ -67,24 +97,34 @@ def num(x):
     return r if len(r) <= 10 else f"{x:.6g}"
 
 
-def value_names(root):
-    """Labels where set; v1, v2, ... (creation order) for the unlabeled values."""
+def value_names(root, given=None):
+    """Labels where set (or a name from `given`, {id: name}); v1, v2, ... for the others,
+    children first (topological order)."""
+    given = given or {}
     names = {}
     k = 0
     for v in reversed(topo_order(root)):
-        if v.label:
-            names[v] = v.label
-        else:
+        name = v.label or given.get(id(v))
+        if not name:
             k += 1
-            names[v] = f"v{k}"
+            name = f"v{k}"
+        names[v] = name
     return names
+
+
+def formula(v, names):
+    """`w * x`, `v3 + v4`, `u**2`, `tanh(u)`, ... in terms of the children's names."""
+    op, args = v._op, [names[c] for c in v._children]
+    if op in ("+", "*", "**"):
+        return f" {op} ".join(args)
+    if op.startswith("**"):
+        return f"{args[0]}{op}"
+    return f"{op}({', '.join(args)})"
 
 
 def _value_key(v):
     op = v._op
-    if v._arg is not None and op in ("add", "sub", "mul", "div", "pow"):
-        return op + "_c"
-    return op
+    return "**c" if op.startswith("**") and len(op) > 2 else op
 
 
 def _fill(template, fields):
@@ -107,42 +147,44 @@ def _fill(template, fields):
     return "".join(out)
 
 
-def _explain_value(root):
-    names = value_names(root)
+def _explain_value(root, given):
+    names = value_names(root, given)
     lines = []
 
-    def observer(v, i, p, contribution):
-        if p is None:
+    def observer(v, i, c, contribution):
+        if c is None:
             lines.append(f"{names[v]}: custom _backward ran (not narrated)")
             return
         tmpl = VALUE_TEXT.get(_value_key(v))
-        pname = names[p]
+        cname = names[c]
         if tmpl is None:
-            lines.append(f"{pname}.grad += d({names[v]})/d({pname}) * {names[v]}.grad "
-                         f"= {num(contribution)} -> {num(p.grad)}")
+            lines.append(f"{cname}.grad += d({names[v]})/d({cname}) * {names[v]}.grad "
+                         f"= {num(contribution)} -> {num(c.grad)}")
             return
-        ps = v._parents
+        ch = v._children
         fields = {"out": names[v], "g": v.grad, "ans": v.data,
-                  "x": names[ps[0]], "xd": ps[0].data}
-        if len(ps) > 1:
-            fields.update(y=names[ps[1]], yd=ps[1].data, ym1=ps[1].data - 1)
-        if v._arg is not None:
-            fields.update(c=v._arg, cm1=v._arg - 1)
-        formula, numbers = tmpl[i]
-        lines.append(f"{pname}.grad += {_fill(formula, fields)} = {_fill(numbers, fields)}"
-                     f" -> {num(p.grad)}")
+                  "x": names[ch[0]], "xd": ch[0].data}
+        if len(ch) > 1:
+            fields.update(y=names[ch[1]], yd=ch[1].data, ym1=ch[1].data - 1)
+        if _value_key(v) == "**c":   # the exponent as micrograd's label writes it
+            k = v._op[2:]
+            e = float(k) - 1
+            fields.update(c=k, cm1=int(e) if e.is_integer() and "." not in k else e)
+        form, numbers = tmpl[i]
+        lines.append(f"{cname}.grad += {_fill(form, fields)} = {_fill(numbers, fields)}"
+                     f" -> {num(c.grad)}")
 
     run_backward(root, observer)
     return lines
 
 
-def recipe_lines(root):
-    """The forward recipe of a Value graph, one line per value in creation order."""
-    names = value_names(root)
+def recipe_lines(root, given=None):
+    """The forward recipe of a Value graph, one line per value, children first."""
+    names = value_names(root, given)
     out = []
     for v in reversed(topo_order(root)):
-        if v._parents:
-            out.append(f"{names[v]} = {_formula(v, names)} = {num(v.data)}")
+        if v._op or v._children:
+            out.append(f"{names[v]} = {formula(v, names)} = {num(v.data)}")
         else:
             out.append(f"{names[v]} = {num(v.data)}")
     return out
@@ -184,7 +226,7 @@ def rule_text(op):
     return op.text or f"vjp of {op.name} (its entry has no text)"
 
 
-def _explain_tensor(root, gradient, retain_graph):
+def _explain_tensor(root, gradient, retain_graph, given):
 
     if not isinstance(root, Tensor):
         raise TypeError(f"explain: expected a Value or a Tensor, got {type(root).__name__}")
@@ -232,7 +274,7 @@ def _explain_tensor(root, gradient, retain_graph):
         lines.append("  (created at '?': build the graph inside tg.autograd.record_sites() "
                      "to record where each op was created)")
     for j, t in enumerate(leaf_order):
-        name = t.name or str(j)
+        name = t.name or given.get(id(t)) or str(j)
         gn = _norm(t.grad) if t.grad is not None else float("nan")
         lines.append(f"{'':>3}  {'leaf ' + name:<12} {'':<24} {_shape(t.shape):<26} "
                      f"{gn:>10.4g}  {'.grad += the sum of the incoming':<44} {'-':<22} "
