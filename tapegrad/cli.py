@@ -226,10 +226,11 @@ def main(argv=None):
         import numpy as np
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             return int(args.func(args) or 0)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         if debug:
             raise
-        return _fail("interrupted", 130)
+        # a trainer adds how to continue the run (its last checkpoint and --resume)
+        return _fail("interrupted" + (f"; {e}" if str(e) else ""), 130)
     except Exception as e:  # noqa: BLE001 - the point: no traceback without --debug
         if debug:
             raise

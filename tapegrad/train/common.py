@@ -77,6 +77,12 @@ def _bar(iterable, total, desc, enabled, initial=0):
     return None
 
 
+def closing_bar(bar):
+    """Context manager closing `bar` (if any) however the block ends."""
+    import contextlib
+    return contextlib.closing(bar) if bar is not None else contextlib.nullcontext()
+
+
 def progress_bar(iterable, total, desc, enabled=True, initial=0):
     """(iterable to loop over, bar or None): the loop runs the same with or without it."""
     bar = _bar(iterable, total, desc, enabled, initial)
@@ -107,27 +113,25 @@ def train_epoch(model, loader, optimizer, loss_fn, desc, progress=True, clip=Non
     the running values. A non-finite loss stops the run (CLIError naming the step)."""
     model.train()
     total_loss, correct, seen = 0.0, 0, 0
-    bar = _bar(loader, len(loader), desc, progress)
-    it = bar if bar is not None else loader
-    for i, (xb, yb) in enumerate(it):
-        optimizer.zero_grad()
-        logits = model(xb)                       # (B, classes)
-        loss = loss_fn(logits, yb)               # mean over the batch
-        value = float(loss.item())               # fetched anyway for the epoch mean
-        check_loss(value, f"{desc}, step {i + 1}", optimizer)
-        loss.backward()
-        if clip:
-            tg.nn.utils.clip_grad_norm_(model.parameters(), clip)
-        optimizer.step()
-        n = yb.shape[0]
-        total_loss += value * n
-        correct += int((logits.data.argmax(axis=1) == yb.data).sum())
-        seen += n
-        if bar is not None and (i % 10 == 0 or i == len(loader) - 1):
-            bar.set_postfix(loss=f"{total_loss / seen:.4f}", acc=f"{correct / seen:.2%}",
-                            refresh=False)
-    if bar is not None:
-        bar.close()
+    it, bar = progress_bar(loader, len(loader), desc, progress)
+    with closing_bar(bar):   # closed (its line cleared) before an error is printed too
+        for i, (xb, yb) in enumerate(it):
+            optimizer.zero_grad()
+            logits = model(xb)                       # (B, classes)
+            loss = loss_fn(logits, yb)               # mean over the batch
+            value = float(loss.item())               # fetched anyway for the epoch mean
+            check_loss(value, f"{desc}, step {i + 1}", optimizer)
+            loss.backward()
+            if clip:
+                tg.nn.utils.clip_grad_norm_(model.parameters(), clip)
+            optimizer.step()
+            n = yb.shape[0]
+            total_loss += value * n
+            correct += int((logits.data.argmax(axis=1) == yb.data).sum())
+            seen += n
+            if bar is not None and (i % 10 == 0 or i == len(loader) - 1):
+                bar.set_postfix(loss=f"{total_loss / seen:.4f}",
+                                acc=f"{correct / seen:.2%}", refresh=False)
     return total_loss / max(seen, 1), correct / max(seen, 1)
 
 

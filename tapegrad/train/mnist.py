@@ -259,31 +259,34 @@ def _train(args):
     paths = {"metrics": os.path.join(out, "metrics.json"),
              "curves": os.path.join(out, "curves.png"),
              "checkpoint": os.path.join(out, "checkpoint.safetensors")}
-    for epoch in range(start + 1, config["epochs"] + 1):
-        if sampler is not None:
-            sampler.set_epoch(epoch)             # a new shuffle, the same on every rank
-        with common.Timer() as t:
-            tr_loss, tr_acc = common.train_epoch(
-                net, loader, optimizer, loss_fn, f"epoch {epoch}/{config['epochs']}",
-                progress=not args.no_progress and dp.is_main)
-            tr_loss, tr_acc = dp.mean([tr_loss, tr_acc])   # equal shard sizes: exact
-            te_loss, te_acc = common.evaluate(model, Xte, Yte, loss_fn)
-        for k, v in (("train_loss", tr_loss), ("train_accuracy", tr_acc),
-                     ("test_loss", te_loss), ("test_accuracy", te_acc),
-                     ("seconds", round(t.seconds, 3))):
-            metrics[k].append(v)
-        dp.print(f"epoch {epoch:>2}/{config['epochs']}  train loss {tr_loss:.4f}  "
-                 f"acc {tr_acc:6.2%}  |  test loss {te_loss:.4f}  acc {te_acc:6.2%}  |  "
-                 f"{t.seconds:.1f}s", flush=True)
-        if dp.is_main:   # after every epoch: a stopped run resumes from here (atomic write)
-            tg.save({"format": "tapegrad-train", "task": NAME, "config": config,
-                     "data_source": source["name"], "epochs_done": epoch,
-                     "test_accuracy": metrics["test_accuracy"][-1],
-                     "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                     resume.KEY: resume.state(epoch, sum(metrics["seconds"]),
-                                              {k: metrics[k] for k in HISTORY},
-                                              _generators(loader))},
-                    paths["checkpoint"])
+    last = ({"path": args.resume, "n": start, "unit": "epoch"} if ck is not None else {})
+    with resume.note_on_interrupt(last):
+        for epoch in range(start + 1, config["epochs"] + 1):
+            if sampler is not None:
+                sampler.set_epoch(epoch)             # a new shuffle, the same on every rank
+            with common.Timer() as t:
+                tr_loss, tr_acc = common.train_epoch(
+                    net, loader, optimizer, loss_fn, f"epoch {epoch}/{config['epochs']}",
+                    progress=not args.no_progress and dp.is_main)
+                tr_loss, tr_acc = dp.mean([tr_loss, tr_acc])   # equal shard sizes: exact
+                te_loss, te_acc = common.evaluate(model, Xte, Yte, loss_fn)
+            for k, v in (("train_loss", tr_loss), ("train_accuracy", tr_acc),
+                         ("test_loss", te_loss), ("test_accuracy", te_acc),
+                         ("seconds", round(t.seconds, 3))):
+                metrics[k].append(v)
+            dp.print(f"epoch {epoch:>2}/{config['epochs']}  train loss {tr_loss:.4f}  "
+                     f"acc {tr_acc:6.2%}  |  test loss {te_loss:.4f}  acc {te_acc:6.2%}  |  "
+                     f"{t.seconds:.1f}s", flush=True)
+            if dp.is_main:   # after every epoch, atomically: a stopped run resumes from here
+                tg.save({"format": "tapegrad-train", "task": NAME, "config": config,
+                         "data_source": source["name"], "epochs_done": epoch,
+                         "test_accuracy": metrics["test_accuracy"][-1],
+                         "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                         resume.KEY: resume.state(epoch, sum(metrics["seconds"]),
+                                                  {k: metrics[k] for k in HISTORY},
+                                                  _generators(loader))},
+                        paths["checkpoint"])
+                last.update(path=paths["checkpoint"], n=epoch, unit="epoch")
 
     if not dp.is_main:                           # rank 0 writes every file
         return 0
@@ -292,7 +295,8 @@ def _train(args):
     if common.plot_curves(metrics, paths["curves"], title) is None:
         paths["curves"] = None
     if monitor is not None:
-        paths["grad_health"] = monitor.plot(os.path.join(out, "grad_health"))
+        paths["grad_health"] = monitor.plot(os.path.join(out, "grad_health"),
+                                            title=f"MNIST {config['model']}")
         metrics["grad_health"] = {
             "steps": monitor.steps,
             "findings": [{"step": st, "kind": k, "message": m}

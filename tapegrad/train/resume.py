@@ -18,6 +18,8 @@ Resuming checks that the command describes the same run (`check_config`): every 
 value but the ones a task lets differ (mnist: --epochs, --threads) must match, else one
 line names the checkpoint and the flag.
 """
+import contextlib
+
 import numpy as np
 
 from .common import CLIError, bad_checkpoint, load_checkpoint
@@ -125,3 +127,17 @@ def restore_optimizer(ck, path, optimizer):
     except Exception as e:  # noqa: BLE001 - wrong groups/shapes/keys: all one message
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise bad_checkpoint(path, f"its optimizer state does not fit: {first}") from None
+
+
+@contextlib.contextmanager
+def note_on_interrupt(last):
+    """Ctrl-C in the block: re-raise KeyboardInterrupt with a note on how to continue.
+    `last` is a dict the loop fills with the latest checkpoint: {"path", "n", "unit"}."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if not last:
+            raise
+        raise KeyboardInterrupt(
+            f"{last['path']} holds the run after {last['unit']} {last['n']}; continue it "
+            f"with the same flags and --resume {last['path']}") from None
