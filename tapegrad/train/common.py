@@ -177,8 +177,8 @@ def plot_panels(panels, path, title):
     plt = _pyplot()
     if plt is None:
         return None
-    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.2), dpi=100,
-                             squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(6, 4 * len(panels)), 3.2),
+                             dpi=100, squeeze=False)
     for ax, (xlabel, ylabel, x, lines) in zip(axes[0], panels):
         for label, values, marker in lines:
             ax.plot(x, values, marker, label=label)

@@ -351,6 +351,11 @@ def _model_from_checkpoint(ck, path):
     return common.load_weights(model, ck, path, model_name), config
 
 
+def model_from_checkpoint(ck, path):
+    """The model of a loaded checkpoint `ck` (read from `path`), weights loaded."""
+    return _model_from_checkpoint(ck, path)[0]
+
+
 def evaluate(ck, args):
     """Rebuild the model from the checkpoint's config, load its weights, report test
     accuracy on the data source it was trained on (or --data)."""

@@ -342,6 +342,11 @@ def load_model(ck, path="checkpoint"):
     return model
 
 
+def model_from_checkpoint(ck, path):
+    """The model of a loaded checkpoint `ck` (read from `path`), weights loaded."""
+    return load_model(ck, path)
+
+
 def evaluate(ck, args):
     """`tapegrad eval`: the loss on the test split of the data the model was trained on."""
     path = getattr(args, "checkpoint", "checkpoint")

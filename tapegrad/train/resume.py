@@ -41,8 +41,8 @@ def add_argument(p, unit):
 def refuse_with_ranks(args):
     """--resume restores one process's generators: refuse it with --nproc N > 1."""
     if getattr(args, "resume", None) and getattr(args, "nproc", 1) > 1:
-        raise CLIError("--resume works with one process; it cannot be combined with "
-                       f"--nproc {args.nproc}")
+        raise CLIError(f"--resume {args.resume}: resuming works with one process; it "
+                       f"cannot be combined with --nproc {args.nproc}")
 
 
 def generator_state(gen):
@@ -98,7 +98,8 @@ def check_config(ck, path, config, free=()):
     """CLIError unless `config` (this command's) equals the checkpoint's on every key
     but `free`: a resumed run must be the same run."""
     old = ck["config"]
-    for key in sorted(set(old) | set(config)):
+    keys = sorted(set(old) | set(config), key=lambda k: (k != "model", k))  # model first
+    for key in keys:
         if key in free:
             continue
         a, b = old.get(key, "<missing>"), config.get(key, "<missing>")
