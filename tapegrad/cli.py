@@ -2,6 +2,7 @@
 
     tapegrad train mnist [--model mlp] [--epochs N] [--batch-size B] [--lr LR]
                          [--optimizer sgd|adam|adamw] [--seed S] [--data-dir DIR] [--out DIR]
+                         [--resume CKPT]   (continue a stopped run; also for train names)
     tapegrad eval CHECKPOINT
     tapegrad train names [--model mlp|gpt] [--data first|last|FILE] [--steps N] ...
     tapegrad sample CHECKPOINT [-n 20] [--temperature T] [--top-k K] [--seed S]

@@ -254,3 +254,26 @@ def test_load_model_bad_file_names_it(cks, tmp_path):
     for bad in (cks["truncated"], cks["weights_only"], str(tmp_path / "nope")):
         with pytest.raises(CLIError, match=os.path.basename(bad)):
             load_model(bad)
+
+
+def test_mnist_ctrl_c_names_the_checkpoint_and_resume_finishes_the_run(tmp_path, monkeypatch,
+                                                                       capsys):
+    from tapegrad.train import common
+    real, calls = common.train_epoch, {"n": 0}
+
+    def epoch(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+    argv = MNIST + ["--epochs", "2"]
+    ck = tmp_path / "b" / "checkpoint.safetensors"
+    with monkeypatch.context() as m:
+        m.setattr(common, "train_epoch", epoch)
+        capsys.readouterr()
+        code = run(argv + ["--out", tmp_path / "b"])
+    line = assert_one_line_error(code, capsys.readouterr().err, str(ck))
+    assert code == 130 and "after epoch 1" in line and f"--resume {ck}" in line, line
+    assert run(argv + ["--out", tmp_path / "b", "--resume", ck]) == 0
+    assert run(argv + ["--out", tmp_path / "a"]) == 0
+    assert_same_state(tmp_path / "a" / "checkpoint.safetensors", ck)
