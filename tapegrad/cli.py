@@ -2,6 +2,7 @@
 
     tapegrad train mnist [--model mlp] [--epochs N] [--batch-size B] [--lr LR]
                          [--optimizer sgd|adam|adamw] [--seed S] [--data-dir DIR] [--out DIR]
+                         [--resume CKPT]   (continue a stopped run; also for train names)
     tapegrad eval CHECKPOINT
     tapegrad train names [--model mlp|gpt] [--data first|last|FILE] [--steps N] ...
     tapegrad sample CHECKPOINT [-n 20] [--temperature T] [--top-k K] [--seed S]
@@ -226,10 +227,11 @@ def main(argv=None):
         import numpy as np
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             return int(args.func(args) or 0)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         if debug:
             raise
-        return _fail("interrupted", 130)
+        # a trainer adds how to continue the run (its last checkpoint and --resume)
+        return _fail("interrupted" + (f"; {e}" if str(e) else ""), 130)
     except Exception as e:  # noqa: BLE001 - the point: no traceback without --debug
         if debug:
             raise

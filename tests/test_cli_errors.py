@@ -272,7 +272,7 @@ def test_nonfinite_loss_from_weight_decay_says_so(tmp_path, capsys):
 def test_nonfinite_loss_stops_names_naming_the_step(model, cks, tmp_path, capsys):
     code = run(["train", "names", "--model", model, "--data", cks["words"], "--steps", "200",
                 "--lr", "1e30", "--samples", "0", "--n-embd", "8", "--n-head", "2",
-                "--out", tmp_path / "out"])
+                "--no-progress", "--out", tmp_path / "out"])
     line = assert_one_line_error(code, capsys.readouterr().err)
     assert "/200" in line and "at step " in line and "lower --lr" in line, line
     assert not (tmp_path / "out" / "checkpoint.safetensors").exists()

@@ -66,6 +66,8 @@ TABLE = [
     ("mnist", "--nproc", NUMBERS + ["0", "-1", "100000"], None),
     ("mnist", "--no-progress=yes", [None], "--no-progress"),
     ("mnist", "--monitor=1", [None], "--monitor"),
+    ("mnist", "--resume", ["{missing}", "{dir}", "{file}", "{empty}", "{binary}",
+                           "{names_ck}", "{mnist_ck}"], "{value}"),  # mnist_ck: 1 epoch done
     ("mnist", "--force=1", [None], "--force"),
     ("mnist", "--epoch", ["2"], None),        # abbreviations are refused
     ("mnist", "--hid", ["32"], None),
@@ -84,6 +86,9 @@ TABLE = [
     ("names", "--nproc", NUMBERS + ["0", "-1", "100000"], None),
     ("names", "--samples", NUMBERS + ["-1", "1000001"], None),
     ("names", "--force=1", [None], "--force"),
+    ("names", "--no-progress=1", [None], "--no-progress"),
+    ("names", "--resume", ["{missing}", "{dir}", "{file}", "{empty}", "{binary}",
+                           "{mnist_ck}"], "{value}"),
     ("names", "--step", ["5"], None),
     ("eval", "CHECKPOINT", ["{missing}", "{dir}", "{file}", "{empty}", "{binary}",
                             "{names_ck}/x"], "{value}"),

@@ -45,7 +45,7 @@ def _can_cast(src, dst):
 def _set_array(t, arr):
     # NOTE: the one place a tensor gets a new array (a resize). Written against the
     # array slot of TensorBase: follow its name if it is renamed.
-    t.data = arr
+    t._data = arr
 
 
 def write_out(name, out, res):

@@ -64,15 +64,29 @@ def make_optimizer(name, params, lr, weight_decay=0.0):
     raise CLIError(f"unknown optimizer {name!r} (choose sgd, adam, adamw)")
 
 
-def _bar(iterable, total, desc, enabled):
+def _bar(iterable, total, desc, enabled, initial=0):
+    """A tqdm bar on stderr over `iterable` (None when disabled or tqdm is missing);
+    `initial`: the position a resumed run starts at."""
     if enabled:
         try:
             from tqdm import tqdm
             return tqdm(iterable, total=total, desc=desc, leave=False, dynamic_ncols=True,
-                        file=sys.stderr)
+                        file=sys.stderr, initial=initial)
         except ImportError:
             pass
     return None
+
+
+def closing_bar(bar):
+    """Context manager closing `bar` (if any) however the block ends."""
+    import contextlib
+    return contextlib.closing(bar) if bar is not None else contextlib.nullcontext()
+
+
+def progress_bar(iterable, total, desc, enabled=True, initial=0):
+    """(iterable to loop over, bar or None): the loop runs the same with or without it."""
+    bar = _bar(iterable, total, desc, enabled, initial)
+    return (bar if bar is not None else iterable), bar
 
 
 def check_loss(value, where, optimizer, lr=None):
@@ -99,27 +113,25 @@ def train_epoch(model, loader, optimizer, loss_fn, desc, progress=True, clip=Non
     the running values. A non-finite loss stops the run (CLIError naming the step)."""
     model.train()
     total_loss, correct, seen = 0.0, 0, 0
-    bar = _bar(loader, len(loader), desc, progress)
-    it = bar if bar is not None else loader
-    for i, (xb, yb) in enumerate(it):
-        optimizer.zero_grad()
-        logits = model(xb)                       # (B, classes)
-        loss = loss_fn(logits, yb)               # mean over the batch
-        value = float(loss.item())               # fetched anyway for the epoch mean
-        check_loss(value, f"{desc}, step {i + 1}", optimizer)
-        loss.backward()
-        if clip:
-            tg.nn.utils.clip_grad_norm_(model.parameters(), clip)
-        optimizer.step()
-        n = yb.shape[0]
-        total_loss += value * n
-        correct += int((logits._data.argmax(axis=1) == yb._data).sum())
-        seen += n
-        if bar is not None and (i % 10 == 0 or i == len(loader) - 1):
-            bar.set_postfix(loss=f"{total_loss / seen:.4f}", acc=f"{correct / seen:.2%}",
-                            refresh=False)
-    if bar is not None:
-        bar.close()
+    it, bar = progress_bar(loader, len(loader), desc, progress)
+    with closing_bar(bar):   # closed (its line cleared) before an error is printed too
+        for i, (xb, yb) in enumerate(it):
+            optimizer.zero_grad()
+            logits = model(xb)                       # (B, classes)
+            loss = loss_fn(logits, yb)               # mean over the batch
+            value = float(loss.item())               # fetched anyway for the epoch mean
+            check_loss(value, f"{desc}, step {i + 1}", optimizer)
+            loss.backward()
+            if clip:
+                tg.nn.utils.clip_grad_norm_(model.parameters(), clip)
+            optimizer.step()
+            n = yb.shape[0]
+            total_loss += value * n
+            correct += int((logits._data.argmax(axis=1) == yb._data).sum())
+            seen += n
+            if bar is not None and (i % 10 == 0 or i == len(loader) - 1):
+                bar.set_postfix(loss=f"{total_loss / seen:.4f}",
+                                acc=f"{correct / seen:.2%}", refresh=False)
     return total_loss / max(seen, 1), correct / max(seen, 1)
 
 
@@ -145,9 +157,8 @@ def write_json(path, obj):
     os.replace(tmp, path)
 
 
-def plot_curves(metrics, path, title):
-    """Loss (left) and accuracy (right) per epoch, train and test, as a PNG. Returns the
-    path, or None (with a notice) if matplotlib is missing."""
+def _pyplot():
+    """matplotlib.pyplot with the file-only Agg backend, or None (with a notice)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -156,27 +167,52 @@ def plot_curves(metrics, path, title):
         notice("matplotlib is not installed; skipping the curves picture "
                "(pip install matplotlib)")
         return None
-    epochs = np.arange(1, len(metrics["train_loss"]) + 1)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3.2), dpi=100)
-    ax1.plot(epochs, metrics["train_loss"], "o-", label="train")
-    ax1.plot(epochs, metrics["test_loss"], "s-", label="test")
-    ax1.set_xlabel("epoch")
-    ax1.set_ylabel("cross-entropy loss")
-    ax1.legend()
-    ax1.grid(alpha=0.3)
-    ax2.plot(epochs, np.array(metrics["train_accuracy"]) * 100, "o-", label="train")
-    ax2.plot(epochs, np.array(metrics["test_accuracy"]) * 100, "s-", label="test")
-    ax2.set_xlabel("epoch")
-    ax2.set_ylabel("accuracy (%)")
-    ax2.legend()
-    ax2.grid(alpha=0.3)
-    for ax in (ax1, ax2):
+    return plt
+
+
+def plot_panels(panels, path, title):
+    """One PNG of side-by-side panels, the style of every trainer's curves.png.
+    `panels`: [(xlabel, ylabel, x, [(label, values, marker), ...]), ...]. Returns the
+    path, or None (with a notice) if matplotlib is missing."""
+    plt = _pyplot()
+    if plt is None:
+        return None
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(6, 4 * len(panels)), 3.2),
+                             dpi=100, squeeze=False)
+    for ax, (xlabel, ylabel, x, lines) in zip(axes[0], panels):
+        for label, values, marker in lines:
+            ax.plot(x, values, marker, label=label)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.legend()
+        ax.grid(alpha=0.3)
         ax.xaxis.get_major_locator().set_params(integer=True)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def plot_curves(metrics, path, title):
+    """Loss (left) and accuracy (right) per epoch, train and test, as a PNG. Returns the
+    path, or None (with a notice) if matplotlib is missing."""
+    epochs = np.arange(1, len(metrics["train_loss"]) + 1)
+    pct = lambda k: np.array(metrics[k]) * 100  # noqa: E731
+    return plot_panels(
+        [("epoch", "cross-entropy loss", epochs,
+          [("train", metrics["train_loss"], "o-"), ("test", metrics["test_loss"], "s-")]),
+         ("epoch", "accuracy (%)", epochs,
+          [("train", pct("train_accuracy"), "o-"), ("test", pct("test_accuracy"), "s-")])],
+        path, title)
+
+
+def files_written(paths):
+    """"a, b, c": the files a run wrote (`paths`: strings, lists of them, Nones)."""
+    flat = []
+    for p in paths:
+        flat += [q for q in p if q] if isinstance(p, (list, tuple)) else [p] if p else []
+    return ", ".join(flat)
 
 
 def bad_checkpoint(path, reason):

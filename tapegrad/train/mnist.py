@@ -9,7 +9,8 @@ Pipeline: pixels / 255, then standardised with MNIST's mean 0.1307 and std 0.308
 images (N, 1, 28, 28) float32, labels (N,) int64. A TensorDataset + DataLoader (shuffled
 by a generator seeded with --seed) feeds minibatches; loss = cross-entropy on logits.
 Outputs in --out: metrics.json, curves.png, checkpoint.safetensors (tg.save: model state dict,
-optimizer state and config; `tapegrad eval` reloads it).
+optimizer state, config and the resume state; `tapegrad eval` reloads it). The checkpoint
+is rewritten after every epoch, so `--resume` continues a stopped run from its last epoch.
 """
 import os
 import zlib
@@ -18,10 +19,11 @@ import numpy as np
 
 import tapegrad as tg
 from tapegrad import nn
+from tapegrad import random as tg_random
 from tapegrad.data import mnist as mnist_data
 from tapegrad.utils.data import DataLoader, TensorDataset
 
-from . import common, flags, memory, mnist_models, rundir
+from . import common, flags, memory, mnist_models, resume, rundir
 from . import distributed as data_parallel
 from .common import CLIError, notice
 
@@ -78,6 +80,7 @@ def add_arguments(p):
                    help="watch gradient health (tg.utils.GradMonitor): per-layer gradient "
                         "norms, update/data ratios, dead or saturated units; warns on "
                         "vanishing/exploding gradients; writes grad_health_*.png to --out")
+    resume.add_argument(p, "epoch")
     data_parallel.add_arguments(p)
 
 
@@ -168,7 +171,13 @@ def check_memory(config, n_train=60000):
     memory.check_fits(nbytes, what)
 
 
+# config values a resumed run may change: how long to train, and BLAS threads; the data
+# flag is compared as the source it resolved to (auto may have fallen back to the sample)
+RESUME_FREE = ("epochs", "threads", "data")
+
+
 def train(args):
+    resume.refuse_with_ranks(args)
     code = data_parallel.maybe_relaunch(args)    # --nproc N: run this command on N ranks
     if code is not None:
         return code
@@ -182,6 +191,14 @@ def _train(args):
     dp = data_parallel.setup()                   # one process, or this rank of the job
     config["world_size"] = dp.world_size
     config["global_batch_size"] = config["batch_size"] * dp.world_size
+    ck = None
+    if getattr(args, "resume", None):           # checked before any data is loaded
+        ck = resume.load(args.resume, NAME)
+        resume.check_config(ck, args.resume, config, free=RESUME_FREE)
+        done = ck[resume.KEY]["counter"]
+        if config["epochs"] <= done:
+            raise CLIError(f"{args.resume} has trained {done} epochs already; pass --epochs "
+                           f"N with N > {done} to train more")
     out = args.out or rundir.default_out(NAME, config["model"], "mlp")
     if dp.is_main:
         rundir.claim(out, NAME, config["model"], getattr(args, "force", False))
@@ -211,6 +228,16 @@ def _train(args):
                             generator=tg.Generator().manual_seed(seed))
     else:
         loader = DataLoader(train_set, batch_size=config["batch_size"], sampler=sampler)
+    start = 0
+    if ck is not None:
+        if ck.get("data_source") != source["name"]:
+            raise CLIError(f"cannot resume from {args.resume}: it was trained on "
+                           f"{ck.get('data_source')}, this command uses {source['name']}; "
+                           "give the same --data")
+        common.load_weights(model, ck, args.resume, config["model"])
+        resume.restore_optimizer(ck, args.resume, optimizer)
+        resume.restore_rng(ck, args.resume, _generators(loader))
+        start = ck[resume.KEY]["counter"]
     n_params = sum(p.numel() for p in model.parameters())
     batch = (f"batch {config['batch_size']}" if dp.world_size == 1 else
              f"batch {config['batch_size']} per rank x {dp.world_size} ranks = global batch "
@@ -218,44 +245,58 @@ def _train(args):
     dp.print(f"training {config['model']} ({n_params:,} parameters) on {source['name']}: "
              f"{source['n_train']:,} train / {source['n_test']:,} test images, "
              f"{config['optimizer']} lr={config['lr']:g}, {batch}, "
-             f"{config['epochs']} epochs", flush=True)
+             f"{config['epochs']} epochs"
+             + (f", resuming after epoch {start} of {args.resume}" if ck is not None else ""),
+             flush=True)
 
     metrics = {"config": config, "data_source": source, "train_loss": [],
                "train_accuracy": [], "test_loss": [], "test_accuracy": [], "seconds": [],
                "world_size": dp.world_size}
-    for epoch in range(1, config["epochs"] + 1):
-        if sampler is not None:
-            sampler.set_epoch(epoch)             # a new shuffle, the same on every rank
-        with common.Timer() as t:
-            tr_loss, tr_acc = common.train_epoch(
-                net, loader, optimizer, loss_fn, f"epoch {epoch}/{config['epochs']}",
-                progress=not args.no_progress and dp.is_main)
-            tr_loss, tr_acc = dp.mean([tr_loss, tr_acc])   # equal shard sizes: exact
-            te_loss, te_acc = common.evaluate(model, Xte, Yte, loss_fn)
-        for k, v in (("train_loss", tr_loss), ("train_accuracy", tr_acc),
-                     ("test_loss", te_loss), ("test_accuracy", te_acc),
-                     ("seconds", round(t.seconds, 3))):
-            metrics[k].append(v)
-        dp.print(f"epoch {epoch:>2}/{config['epochs']}  train loss {tr_loss:.4f}  "
-                 f"acc {tr_acc:6.2%}  |  test loss {te_loss:.4f}  acc {te_acc:6.2%}  |  "
-                 f"{t.seconds:.1f}s", flush=True)
-
-    if not dp.is_main:                           # rank 0 writes every file
-        return 0
+    if ck is not None:
+        for k in HISTORY:
+            metrics[k] = list(ck[resume.KEY]["history"].get(k, []))[:start]
+        metrics["resumed_from"] = {"checkpoint": args.resume, "epoch": start}
     paths = {"metrics": os.path.join(out, "metrics.json"),
              "curves": os.path.join(out, "curves.png"),
              "checkpoint": os.path.join(out, "checkpoint.safetensors")}
-    tg.save({"format": "tapegrad-train", "task": NAME, "config": config,
-             "data_source": source["name"], "epochs_done": config["epochs"],
-             "test_accuracy": metrics["test_accuracy"][-1],
-             "model": model.state_dict(), "optimizer": optimizer.state_dict()},
-            paths["checkpoint"])
+    last = ({"path": args.resume, "n": start, "unit": "epoch"} if ck is not None else {})
+    with resume.note_on_interrupt(last):
+        for epoch in range(start + 1, config["epochs"] + 1):
+            if sampler is not None:
+                sampler.set_epoch(epoch)             # a new shuffle, the same on every rank
+            with common.Timer() as t:
+                tr_loss, tr_acc = common.train_epoch(
+                    net, loader, optimizer, loss_fn, f"epoch {epoch}/{config['epochs']}",
+                    progress=not args.no_progress and dp.is_main)
+                tr_loss, tr_acc = dp.mean([tr_loss, tr_acc])   # equal shard sizes: exact
+                te_loss, te_acc = common.evaluate(model, Xte, Yte, loss_fn)
+            for k, v in (("train_loss", tr_loss), ("train_accuracy", tr_acc),
+                         ("test_loss", te_loss), ("test_accuracy", te_acc),
+                         ("seconds", round(t.seconds, 3))):
+                metrics[k].append(v)
+            dp.print(f"epoch {epoch:>2}/{config['epochs']}  train loss {tr_loss:.4f}  "
+                     f"acc {tr_acc:6.2%}  |  test loss {te_loss:.4f}  acc {te_acc:6.2%}  |  "
+                     f"{t.seconds:.1f}s", flush=True)
+            if dp.is_main:   # after every epoch, atomically: a stopped run resumes from here
+                tg.save({"format": "tapegrad-train", "task": NAME, "config": config,
+                         "data_source": source["name"], "epochs_done": epoch,
+                         "test_accuracy": metrics["test_accuracy"][-1],
+                         "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                         resume.KEY: resume.state(epoch, sum(metrics["seconds"]),
+                                                  {k: metrics[k] for k in HISTORY},
+                                                  _generators(loader))},
+                        paths["checkpoint"])
+                last.update(path=paths["checkpoint"], n=epoch, unit="epoch")
+
+    if not dp.is_main:                           # rank 0 writes every file
+        return 0
     title = (f"tapegrad MNIST {config['model']} on {source['name']} "
              f"({source['n_train']:,} train / {source['n_test']:,} test)")
     if common.plot_curves(metrics, paths["curves"], title) is None:
         paths["curves"] = None
     if monitor is not None:
-        paths["grad_health"] = monitor.plot(os.path.join(out, "grad_health"))
+        paths["grad_health"] = monitor.plot(os.path.join(out, "grad_health"),
+                                            title=f"MNIST {config['model']}")
         metrics["grad_health"] = {
             "steps": monitor.steps,
             "findings": [{"step": st, "kind": k, "message": m}
@@ -266,9 +307,22 @@ def _train(args):
     metrics["total_seconds"] = round(sum(metrics["seconds"]), 3)
     common.write_json(paths["metrics"], metrics)
     print(f"final test accuracy {metrics['test_accuracy'][-1]:.2%} in "
-          f"{metrics['total_seconds']:.1f}s; wrote {paths['metrics']}, "
-          + (f"{paths['curves']}, " if paths["curves"] else "") + paths["checkpoint"])
+          f"{metrics['total_seconds']:.1f}s; wrote "
+          + common.files_written([paths["metrics"], paths["curves"],
+                                  paths.get("grad_health"), paths["checkpoint"]]))
     return 0
+
+
+HISTORY = ("train_loss", "train_accuracy", "test_loss", "test_accuracy", "seconds")
+
+
+def _generators(loader):
+    """Every generator the epoch loop draws from: the loader's (shuffling; none with a
+    DistributedSampler) and tapegrad's global one (dropout)."""
+    gens = {"tapegrad": tg_random.default_generator}
+    if loader.generator is not None:
+        gens["loader"] = loader.generator
+    return gens
 
 
 def add_eval_arguments(p):
@@ -295,6 +349,11 @@ def _model_from_checkpoint(ck, path):
                       f"but it holds {common.state_numel(ck['model']):,} values")
     model = mnist_models.build(model_name, config)
     return common.load_weights(model, ck, path, model_name), config
+
+
+def model_from_checkpoint(ck, path):
+    """The model of a loaded checkpoint `ck` (read from `path`), weights loaded."""
+    return _model_from_checkpoint(ck, path)[0]
 
 
 def evaluate(ck, args):

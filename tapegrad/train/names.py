@@ -13,20 +13,26 @@ Models (`--model`):
        (fused scaled-dot-product primitive) and GELU MLP with LayerNorm and residual
        connections; AdamW with linear warmup then cosine decay; gradient clipping at 1.0.
        Each example is a whole word: input `.emma`, targets `emma.` (padding ignored).
-Losses are mean cross-entropy in nats per character. Outputs in --out: metrics.json
-(config and the loss curve), checkpoint.safetensors (`tapegrad sample` reads it).
+Losses are mean cross-entropy in nats per character. A tqdm bar (stderr) shows the mean
+loss since the last evaluation. Outputs in --out: metrics.json (config, the per-evaluation
+lists step, train_loss, val_loss, seconds, and the final test_loss), curves.png (train
+and val loss per evaluation), checkpoint.safetensors (`tapegrad sample` reads it;
+rewritten at every evaluation with the optimizer and generator states, so `--resume`
+continues a stopped run from its last evaluation).
 """
 import math
 import os
+import sys
 import time
 
 import numpy as np
 
 import tapegrad as tg
+from tapegrad import random as tg_random
 from tapegrad.data.names import Names, build_windows, decode, encode
 from tapegrad.nn import functional as F
 
-from . import char_models, common, flags, memory, rundir
+from . import char_models, common, flags, memory, resume, rundir
 from . import distributed as data_parallel
 from .common import CLIError
 
@@ -72,6 +78,9 @@ def add_arguments(p):
                    help="write into --out even if it holds a run of another model")
     p.add_argument("--samples", type=flags.integer(0, MAX_SAMPLES), default=10, metavar="N",
                    help="names to print after training (default: 10)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (the evaluation lines are still printed)")
+    resume.add_argument(p, "evaluation (the checkpoint is written at every one)")
     data_parallel.add_arguments(p)
 
 
@@ -157,6 +166,7 @@ def _lr_at(kind, step, steps, lr):
 
 
 def train(args):
+    resume.refuse_with_ranks(args)
     code = data_parallel.maybe_relaunch(args)    # --nproc N: run this command on N ranks
     if code is not None:
         return code
@@ -172,12 +182,27 @@ def train(args):
         raise CLIError(f"--n-head {args.n_head} must divide --n-embd {args.n_embd} (each "
                        f"head gets n_embd / n_head channels)")
     out = args.out or rundir.default_out(NAME, kind, "mlp")
+    ck = resume.load(args.resume, NAME) if getattr(args, "resume", None) else None
     data = _names(args.data)
     dp = data_parallel.setup()                   # one process, or this rank of the job
     block = args.block_size if kind == "mlp" else data.max_len + 1
     n_windows = sum(len(w) + 1 for w in data.splits["train"])
     check_sizes(kind, args.n_layer, args.n_embd, args.n_head, block, args.batch_size,
                 n_windows)
+    eval_every = args.eval_every or max(1, steps // 10)
+    config = {"task": NAME, "model": kind, "data": args.data, "block_size": block,
+              "steps": steps, "batch_size": args.batch_size, "lr": lr, "seed": args.seed,
+              "n_layer": args.n_layer, "n_embd": args.n_embd, "n_head": args.n_head,
+              "eval_every": eval_every, "world_size": dp.world_size,
+              "global_batch_size": args.batch_size * dp.world_size}
+    start = 0
+    if ck is not None:
+        # every value counts, --steps too: the learning-rate schedule depends on it
+        resume.check_config(ck, args.resume, config)
+        start = ck[resume.KEY]["counter"]
+        if start >= steps:
+            raise CLIError(f"{args.resume} has done all {steps} steps of its run; there is "
+                           "nothing to resume")
     out_dir = None
     if dp.is_main:                               # rank 0 writes every file
         rundir.claim(out, NAME, kind, getattr(args, "force", False))
@@ -198,55 +223,96 @@ def train(args):
     # each rank draws its own minibatches; the evaluation subsample uses the shared seed
     rng = np.random.default_rng(seed + 1000003 * dp.rank)
     eval_rng = rng if dp.world_size == 1 else np.random.default_rng(seed)
-    eval_every = args.eval_every or max(1, steps // 10)
+    generators = {"tapegrad": tg_random.default_generator, "numpy": rng}
+    history = {"step": [], "train_loss": [], "val_loss": [], "seconds": []}
+    elapsed = 0.0                                # training time of the run before --resume
+    if ck is not None:
+        common.load_weights(model, ck, args.resume, kind)
+        resume.restore_optimizer(ck, args.resume, opt)
+        resume.restore_rng(ck, args.resume, generators)
+        history = {k: list(ck[resume.KEY]["history"].get(k, [])) for k in history}
+        elapsed = ck[resume.KEY]["elapsed"]
     nparams = sum(p.numel() for p in model.parameters())
     batch = (f"{args.batch_size}" if dp.world_size == 1 else
              f"{args.batch_size} per rank x {dp.world_size} ranks = global batch "
              f"{args.batch_size * dp.world_size}")
     dp.print(f"{data}; model {kind} with {nparams:,} parameters; {steps} steps of batch "
-             f"{batch}")
-    history = {"step": [], "train_loss": [], "val_loss": [], "seconds": []}
+             f"{batch}" + (f"; resuming after step {start} of {args.resume}"
+                           if ck is not None else ""))
+    ck_path = os.path.join(out_dir, "checkpoint.safetensors") if dp.is_main else None
+    paths_ck = os.path.join(out, "checkpoint.safetensors")     # as the user gave --out
     t0 = time.perf_counter()
     model.train()
-    for step in range(steps):
-        ix = rng.integers(0, len(Xtr), size=args.batch_size)
-        loss = _loss(net, kind, Xtr[ix], Ytr[ix])
-        common.check_loss(float(loss.item()), f"step {step + 1}/{steps}", opt, lr=lr)
-        opt.zero_grad()
-        loss.backward()
-        if kind == "gpt":
-            tg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        for group in opt.param_groups:
-            group["lr"] = _lr_at(kind, step, steps, lr)
-        opt.step()
-        if (step + 1) % eval_every == 0 or step + 1 == steps:
-            sub = eval_rng.choice(len(Xtr), size=min(len(Xtr), 20000), replace=False)
-            tr = split_loss(model, kind, Xtr[sub], Ytr[sub])
-            va = split_loss(model, kind, Xva, Yva)
-            history["step"].append(step + 1)
-            history["train_loss"].append(tr)
-            history["val_loss"].append(va)
-            history["seconds"].append(time.perf_counter() - t0)
-            dp.print(f"step {step + 1:6d}/{steps}: train loss {tr:.4f}  val loss {va:.4f}  "
-                     f"({time.perf_counter() - t0:.1f}s)", flush=True)
-    config = {"task": NAME, "model": kind, "data": args.data, "block_size": block,
-              "steps": steps, "batch_size": args.batch_size, "lr": lr, "seed": args.seed,
-              "n_layer": args.n_layer, "n_embd": args.n_embd, "n_head": args.n_head,
-              "world_size": dp.world_size,
-              "global_batch_size": args.batch_size * dp.world_size}
+    it, bar = common.progress_bar(range(start, steps), steps, "steps",
+                                  not getattr(args, "no_progress", False) and dp.is_main,
+                                  initial=start)
+    run_loss, run_n = 0.0, 0                     # the bar's mean loss since the last eval
+    last = ({"path": args.resume, "n": start, "unit": "step"} if ck is not None else {})
+    # the bar is closed (its line cleared) before an error or Ctrl-C message is printed
+    with resume.note_on_interrupt(last), common.closing_bar(bar):
+        for step in it:
+            ix = rng.integers(0, len(Xtr), size=args.batch_size)
+            loss = _loss(net, kind, Xtr[ix], Ytr[ix])
+            value = float(loss.item())
+            common.check_loss(value, f"step {step + 1}/{steps}", opt, lr=lr)
+            opt.zero_grad()
+            loss.backward()
+            if kind == "gpt":
+                tg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            for group in opt.param_groups:
+                group["lr"] = _lr_at(kind, step, steps, lr)
+            opt.step()
+            run_loss, run_n = run_loss + value, run_n + 1
+            if bar is not None and (run_n == 1 or step % 10 == 0):
+                bar.set_postfix(loss=f"{run_loss / run_n:.4f}", refresh=False)
+            if (step + 1) % eval_every == 0 or step + 1 == steps:
+                sub = eval_rng.choice(len(Xtr), size=min(len(Xtr), 20000), replace=False)
+                tr = split_loss(model, kind, Xtr[sub], Ytr[sub])
+                va = split_loss(model, kind, Xva, Yva)
+                seconds = elapsed + time.perf_counter() - t0
+                for k, v in (("step", step + 1), ("train_loss", tr), ("val_loss", va),
+                             ("seconds", round(seconds, 3))):
+                    history[k].append(v)
+                line = (f"step {step + 1:6d}/{steps}: train loss {tr:.4f}  "
+                        f"val loss {va:.4f}  ({seconds:.1f}s)")
+                if bar is not None:              # above the bar, which stays at the bottom
+                    bar.write(line, file=sys.stdout)
+                else:
+                    dp.print(line, flush=True)
+                run_loss, run_n = 0.0, 0
+                if dp.is_main:   # a stopped run resumes from its last evaluation
+                    tg.save({"format": "tapegrad-train", "task": NAME, "config": config,
+                             "model": model.state_dict(), "optimizer": opt.state_dict(),
+                             resume.KEY: resume.state(step + 1, seconds, history,
+                                                      generators)},
+                            ck_path)
+                    last.update(path=paths_ck, n=step + 1, unit="step")
     if not dp.is_main:                           # rank 0 writes every file
         return 0
-    common.write_json(os.path.join(out_dir, "metrics.json"),
-                      {"config": config, "parameters": nparams, "world_size": dp.world_size,
-                       **history})
-    ck_path = os.path.join(out_dir, "checkpoint.safetensors")
-    tg.save({"format": "tapegrad-train", "task": NAME, "config": config,
-             "model": model.state_dict()}, ck_path)
-    print(f"wrote {os.path.join(out_dir, 'metrics.json')} and {ck_path}")
+    Xte, Yte = _arrays(data, kind, block, "test")
+    test = split_loss(model, kind, Xte, Yte) if len(Xte) else None
+    paths = {"metrics": os.path.join(out, "metrics.json"),   # as the user gave --out
+             "curves": os.path.join(out, "curves.png"),
+             "checkpoint": os.path.join(out, "checkpoint.safetensors")}
+    title = f"tapegrad names {kind} on {args.data} ({len(data.splits['train']):,} train words)"
+    paths["curves"] = common.plot_panels(
+        [("step", "cross-entropy loss (nats / character)", history["step"],
+          [("train", history["train_loss"], "o-"), ("val", history["val_loss"], "s-")])],
+        paths["curves"], title)
+    total = history["seconds"][-1]
+    metrics = {"config": config, "parameters": nparams, "world_size": dp.world_size,
+               **history, "test_loss": test, "total_seconds": total, "files": paths}
+    if ck is not None:
+        metrics["resumed_from"] = {"checkpoint": args.resume, "step": start}
+    common.write_json(paths["metrics"], metrics)
     if args.samples:
         words = char_models.sample(model, args.samples, block,
                                    tg.Generator().manual_seed(seed))
         print("samples: " + " ".join(decode(w) for w in words))
+    print(f"final val loss {history['val_loss'][-1]:.4f}"
+          + (f", test loss {test:.4f}" if test is not None else "")
+          + f" in {total:.1f}s; wrote "
+          + common.files_written([paths["metrics"], paths["curves"], paths["checkpoint"]]))
     return 0
 
 
@@ -274,6 +340,11 @@ def load_model(ck, path="checkpoint"):
     common.load_weights(model, ck, path, kind)
     model.eval()
     return model
+
+
+def model_from_checkpoint(ck, path):
+    """The model of a loaded checkpoint `ck` (read from `path`), weights loaded."""
+    return load_model(ck, path)
 
 
 def evaluate(ck, args):

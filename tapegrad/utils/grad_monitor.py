@@ -71,6 +71,7 @@ class GradMonitor:
         self.update_ratio = {n: [] for n, _ in self.params}
         self.activation = {}                                  # layer -> one value per step
         self.activation_kind = {}                             # layer -> "dead"/"saturated"
+        self.activation_type = {}                             # layer -> "ReLU", "Tanh", ...
         self.findings = []                                    # (step, kind, message)
         self._warned = set()
         self._act_sum = {}
@@ -85,6 +86,7 @@ class GradMonitor:
                     label = name or type(mod).__name__
                     self.activation[label] = []
                     self.activation_kind[label] = kind
+                    self.activation_type[label] = type(mod).__name__
                     self._handles.append(mod.register_forward_hook(self._act_hook(label, mod)))
         self.optimizer = None
         self.auto_step = auto_step
@@ -216,16 +218,28 @@ class GradMonitor:
                 warnings.warn(f"step {self.steps}: {msg}", GradHealthWarning, stacklevel=3)
         return out
 
+    def layer_label(self, label):
+        """An activation layer as plots and tables name it: `2 (ReLU)` (a Sequential's
+        child is named by its index alone, which says nothing)."""
+        kind = self.activation_type.get(label)
+        return label if kind is None or kind == label else f"{label} ({kind})"
+
     def summary(self):
-        """A text table of the latest step."""
+        """Text tables of the latest step: one row per parameter, then (under a header
+        of their own columns) one row per activation layer."""
         norms, ratios = self.last(self.grad_norm), self.last(self.update_ratio)
-        w = max([len(n) for n, _ in self.params] + [9])
+        acts = self.last(self.activation)
+        labels = {a: self.layer_label(a) for a in acts}
+        w = max([len(n) for n, _ in self.params] + [len(x) for x in labels.values()] + [10])
         lines = [f"{'parameter':<{w}} {'shape':>14} {'grad norm':>10} {'update/data':>12}"]
         for n, p in self.params:
             lines.append(f"{n:<{w}} {str(tuple(p.shape)):>14} {norms.get(n, math.nan):10.3g} "
                          f"{ratios.get(n, math.nan):12.3g}")
-        for label, v in self.last(self.activation).items():
-            lines.append(f"{label:<{w}} {self.activation_kind[label]:>14} {v:10.1%}")
+        if acts:
+            lines.append(f"{'activation':<{w}} {'measure':>14} {'fraction':>10}")
+            for label, v in acts.items():
+                lines.append(f"{labels[label]:<{w}} {self.activation_kind[label]:>14} "
+                             f"{v:10.1%}")
         return "\n".join(lines)
 
     def remove(self):
@@ -238,9 +252,11 @@ class GradMonitor:
             self.optimizer = None
 
     # ---- plots -----------------------------------------------------------------------------
-    def plot(self, prefix="grad_health"):
+    def plot(self, prefix="grad_health", title=None):
         """Write `<prefix>_grad_norm.png`, `<prefix>_update_ratio.png` and (when there are
-        activation layers) `<prefix>_activations.png`; returns the paths."""
+        activation layers) `<prefix>_activations.png`; returns the paths. Each plot has a
+        title (after `title`, e.g. the model's name, when given); lines are labelled by
+        parameter name, activation layers by name and type (`2 (ReLU)`)."""
         import os
 
         import matplotlib
@@ -250,20 +266,27 @@ class GradMonitor:
         if d:
             os.makedirs(d, exist_ok=True)
         paths = []
-        series = [("grad_norm", self.grad_norm, "gradient norm ||grad||", True),
-                  ("update_ratio", self.update_ratio, "update / data  ||dp|| / ||p||", True)]
+        series = [("grad_norm", self.grad_norm, "gradient norm ||grad||", True,
+                   "gradient norm per parameter"),
+                  ("update_ratio", self.update_ratio, "update / data  ||dp|| / ||p||", True,
+                   "update-to-data ratio per parameter (about 1e-3 is healthy)")]
         if self.activation:
             series.append(("activations", self.activation,
-                           "dead (ReLU) / saturated (tanh, sigmoid) fraction", False))
-        for key, data, ylabel, log in series:
+                           "dead (ReLU) / saturated (tanh, sigmoid) fraction", False,
+                           "dead or saturated units per activation layer"))
+        for key, data, ylabel, log, what in series:
             if not any(len(v) for v in data.values()):
                 continue
             fig, ax = plt.subplots(figsize=(8, 4.5))
             for name, vals in data.items():
                 if vals:
-                    ax.plot(np.arange(1, len(vals) + 1), vals, label=name)
+                    label = self.layer_label(name) if data is self.activation else name
+                    ax.plot(np.arange(1, len(vals) + 1), vals, label=label)
+            ax.set_title(f"{title}: {what}" if title else what, fontsize=10)
             if log:
                 ax.set_yscale("log")
+            else:                             # a fraction: 0..1, never a negative axis
+                ax.set_ylim(-0.02, 1.02)
             ax.set_xlabel("step")
             ax.set_ylabel(ylabel)
             ax.legend(fontsize=7, ncol=2)
