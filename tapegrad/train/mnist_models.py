@@ -3,7 +3,7 @@
 Every builder takes the run's config dict and returns a Module mapping a batch of images
 (B, 1, 28, 28) float32 to logits (B, 10). To add a model:
 
-    @register("lenet", "LeNet-style conv net", recipe={"lr": 3e-3, "batch_size": 128})
+    @register("lenet", "LeNet-style conv net", recipe={"lr": 3e-3, "batch_size": 32})
     def lenet(config):
         return nn.Sequential(...)
 
@@ -82,8 +82,8 @@ def cnn_param_count(arch):
 
 @register("cnn", "conv net: 2x (3x3 conv + ReLU + 2x2 max-pool), 16/32 channels, "
                  "Linear(1568, 128) + ReLU, linear head; adam with a one-cycle lr "
-                 "schedule peaking at 3e-3, batch 128",
-          recipe={"lr": 3e-3, "batch_size": 128, "schedule": "onecycle", "arch": CNN_ARCH})
+                 "schedule peaking at 3e-3",
+          recipe={"lr": 3e-3, "schedule": "onecycle", "arch": CNN_ARCH})
 def cnn(config):
     """(B, 1, 28, 28) -> conv 1->16 -> pool -> conv 16->32 -> pool -> Linear(1568, 128)
     -> ReLU -> Linear(128, 10); defined in tapegrad/train/cnn.py (issues 6 and 17)."""
