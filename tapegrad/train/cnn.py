@@ -7,14 +7,14 @@
       -> Linear(128, 10)                                          # (N, 10) logits
 
 206,922 parameters. Its recipe (tapegrad/train/mnist_models.py): Adam with a one-cycle
-schedule peaking at lr 3e-3, batch 64. On the full MNIST it reaches 99.2% test accuracy
-in 3 epochs at about 35 s per epoch on one core (runs: docs/models/cnn.md).
+schedule peaking at lr 3e-3, batch 64. On the full MNIST it reaches 99.20% test accuracy
+in 3 epochs at about 26 s per epoch on this 2-core machine (runs: docs/models/cnn.md).
 
-Why this shape: the hidden layer is nearly free here (one 1568x128 GEMM per step, about
-2% of the step) and, with the schedule, takes the 3-epoch accuracy from 98.7% to 99.2%
-(PyTorch prototypes of the same recipes, 3 seeds). Wider convolutions or BatchNorm2d
-also help but cost 40-160% more time per epoch in tapegrad (BatchNorm's per-channel
-reductions over (N, H, W) are slow in NumPy); the time budget is 60 s per epoch.
+Why this shape: the hidden layer is nearly free here (one 1568x128 GEMM per step: no
+measurable change in the step time) and, with the schedule, takes the 3-epoch accuracy from 98.7% to 99.2%
+(PyTorch prototypes of the candidate recipes, seed 0). BatchNorm2d or wider or extra
+convolutions also help but cost 40-150% more time per step in tapegrad (BatchNorm's
+per-channel reductions over (N, H, W) are slow in NumPy); the budget is 60 s per epoch.
 
 `hidden=0` is the issue-6 model (20,490 parameters, Flatten -> Linear(1568, 10)), which
 checkpoints written before issue 17 hold (their config has no "arch").
