@@ -151,7 +151,8 @@ def _help(argv, capsys):
 
 def test_help_documents_every_flag(capsys):
     text = _help(["train", "mnist"], capsys)
-    for flag in ["--model", "--hidden", "--epochs", "--batch-size", "--lr", "--optimizer",
+    for flag in ["--model", "--hidden", "--epochs", "--batch-size", "--lr", "--schedule",
+                 "--optimizer",
                  "--weight-decay", "--seed", "--data", "--data-dir", "--out",
                  "--no-progress", "--threads"]:
         assert flag in text, flag

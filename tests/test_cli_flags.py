@@ -59,6 +59,7 @@ TABLE = [
     ("mnist", "--batch-size", NUMBERS + ["0", "-1", str(2 ** 31)], None),
     ("mnist", "--lr", REALS + ["0", "-1", "-0.0"], None),
     ("mnist", "--optimizer", ["lbfgs", "", "ADAM"], None),
+    ("mnist", "--schedule", ["cosine", "", "OneCycle"], None),
     ("mnist", "--weight-decay", REALS + ["-1", "-1e-300"], None),
     ("mnist", "--seed", SEEDS, None),
     ("mnist", "--data", ["bogus", "", "MNIST"], None),

@@ -188,18 +188,21 @@ def test_dropout2d_drops_whole_channels():
 
 
 # ---- the MNIST CNN ----------------------------------------------------------------------
-def _torch_cnn():
+def _torch_cnn(hidden):
+    head = ([torch.nn.Linear(32 * 7 * 7, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 10)]
+            if hidden else [torch.nn.Linear(32 * 7 * 7, 10)])
     return torch.nn.Sequential(
         torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
         torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-        torch.nn.Flatten(), torch.nn.Linear(32 * 7 * 7, 10))
+        torch.nn.Flatten(), *head)
 
 
-def test_cnn_steps_match_torch():
+@pytest.mark.parametrize("hidden", [None, 0])   # the default (128), the issue-6 model
+def test_cnn_steps_match_torch(hidden):
     from tapegrad.train.cnn import MnistCNN
-    model = MnistCNN()
+    model = MnistCNN() if hidden is None else MnistCNN(hidden=hidden)
     model.double()
-    th = _torch_cnn().double()
+    th = _torch_cnn(128 if hidden is None else hidden).double()
     tg_params = list(model.parameters())
     th_params = list(th.parameters())
     assert [tuple(p.shape) for p in tg_params] == [tuple(p.shape) for p in th_params]
@@ -238,7 +241,7 @@ def test_cnn_learns_on_a_slice_of_the_mnist_sample():
 
     Xtr, ytr, Xte, yte = prep(Xtr[tr]), ytr[tr], prep(Xte[:500]), yte[:500]
     tg.manual_seed(0)
-    model = MnistCNN(channels=(8, 16))
+    model = MnistCNN(channels=(8, 16), hidden=0)   # the conv stack alone (issue 6)
     opt = tg.optim.Adam(model.parameters(), lr=2e-3)
     for epoch in range(2):
         perm = rng.permutation(len(Xtr))
@@ -264,12 +267,13 @@ def test_cli_trains_and_evaluates_the_cnn(tmp_path, capsys):
     from tapegrad.train import mnist_models
     from tapegrad.train.cnn import MnistCNN
     assert "cnn" in mnist_models.MODELS
-    assert isinstance(mnist_models.build("cnn", {}), MnistCNN)
+    assert isinstance(mnist_models.build("cnn", {}), MnistCNN)   # issue 6's, no "arch"
     argv = ["train", "mnist", "--model", "cnn", "--data", "sample", "--epochs", "1",
             "--out", str(tmp_path), "--no-progress", "--seed", "0"]
     assert cli.main(argv) == 0
     m = json.loads((tmp_path / "metrics.json").read_text())
-    assert m["config"]["model"] == "cnn"
+    assert m["config"]["model"] == "cnn" and m["config"]["schedule"] == "onecycle"
+    assert m["config"]["arch"] == {"channels": [16, 32], "hidden": 128}
     assert m["test_accuracy"][-1] > 0.80
     capsys.readouterr()
     assert cli.main(["eval", str(tmp_path / "checkpoint.safetensors")]) == 0

@@ -8,7 +8,9 @@ Files live in `root/MNIST/raw/` (root defaults to `$TAPEGRAD_DATA`, else
 `~/.cache/tapegrad`). Missing files are fetched, with `download=True`, from the mirrors
 torchvision uses, each checked against its MD5 before it is renamed into place; a
 mismatch deletes the download and raises. With `download=True` a cached archive whose MD5
-is wrong (truncated, damaged) is fetched again, as torchvision does, and `.part` files
+is wrong (truncated, damaged) is fetched again, as torchvision does, unless its content
+is the official IDX file (`RAW_MD5S`: the same data gzipped by another tool, as
+`scripts/prepare_mnist.py` writes it offline), and `.part` files
 left by a killed download are removed; a read-only cache that holds every file is fine.
 Both gzipped (`.gz`) and raw IDX files are read; anything damaged is an `MNISTError`
 naming the file.
@@ -39,7 +41,7 @@ import numpy as np
 from ..tensor import Tensor
 from ..utils.data import Dataset
 
-__all__ = ["MNIST", "MNISTError", "MNISTDownloadError", "read_idx", "default_root",
+__all__ = ["MNIST", "MNISTError", "MNISTDownloadError", "read_idx", "default_root", "RAW_MD5S",
            "load_mnist_sample", "SAMPLE_SPLIT_SEED"]
 
 MIRRORS = [
@@ -53,6 +55,14 @@ RESOURCES = [
     ("t10k-images-idx3-ubyte.gz", "9fb629c4189551a2d022fa330f9573f3"),
     ("t10k-labels-idx1-ubyte.gz", "ec29112dd5afa0611ce80d1b7f02629c"),
 ]
+# MD5 of each uncompressed IDX file. A .gz holding exactly this content is accepted
+# although its archive bytes differ from the official .gz (other gzip header/level).
+RAW_MD5S = {
+    "train-images-idx3-ubyte": "6bbc9ace898e44ae57da46a324031adb",
+    "train-labels-idx1-ubyte": "a25bea736e30d166cdddb491f175f624",
+    "t10k-images-idx3-ubyte": "2646ac647ad5339dbf082846283269ea",
+    "t10k-labels-idx1-ubyte": "27ae3e4e09519cfbb04c329615203637",
+}
 _FILES = {True: ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
           False: ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
 _COUNTS = {True: 60000, False: 10000}
@@ -186,6 +196,26 @@ def _md5_or_none(path):
         return None
 
 
+def _gunzip_md5_or_none(path):
+    """MD5 of a .gz file's uncompressed content; None if it cannot be decompressed."""
+    h = hashlib.md5()
+    try:
+        with gzip.open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except (OSError, EOFError, zlib.error):  # gzip.BadGzipFile is an OSError
+        return None
+    return h.hexdigest()
+
+
+def cached_archive_ok(path, stem, archive_md5):
+    """True if the cached `path` (STEM.gz) is the official archive byte for byte, or an
+    archive whose uncompressed content is the official IDX file (checked only when the
+    first test fails, so the downloaded archives cost one MD5 of the .gz as before)."""
+    return (_md5_or_none(path) == archive_md5
+            or (stem in RAW_MD5S and _gunzip_md5_or_none(path) == RAW_MD5S[stem]))
+
+
 def download_file(filename, md5, raw_dir, mirrors=None, progress=True):
     """Download one file into `raw_dir`, trying each mirror; verify MD5; rename into place
     atomically. A checksum mismatch deletes the download and raises MNISTError."""
@@ -264,10 +294,11 @@ class MNIST(Dataset):
         if download:
             for i, stem in enumerate((img_stem, lbl_stem)):
                 clean_partial_downloads(self.raw_folder, stem + ".gz")
-                # As torchvision: a cached archive must match its known MD5, else it is
-                # fetched again (a truncated or damaged cache heals itself).
+                # As torchvision: a cached archive must match its known MD5 (or hold
+                # the official content), else it is fetched again (a truncated or
+                # damaged cache heals itself).
                 if paths[i] is not None and paths[i].endswith(".gz") and \
-                        _md5_or_none(paths[i]) != md5s[stem + ".gz"]:
+                        not cached_archive_ok(paths[i], stem, md5s[stem + ".gz"]):
                     paths[i] = None
         if None in paths:
             if not download:

