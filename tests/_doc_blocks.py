@@ -15,7 +15,8 @@ the others, so `pytest -n 2` may run them on different workers):
 - `<!-- excerpt: PATH -->` before a block: the block must appear verbatim (up to its
   indentation) in the file PATH (a snippet quoted from a script or a module).
 - `<!-- not-run: REASON -->` before a block: not executed; REASON says why on the page.
-- anything else fails ("unmarked code block"), so a new block cannot slip in unchecked.
+- anything else fails ("unmarked code block"), so a new block cannot slip in unchecked;
+  an indented (4-space) code block fails too: it must be fenced.
 
 Expected output is compared exactly, except for two documented markers:
 `...` matches any text (doctest's ELLIPSIS; also across lines), and `~` before a number
@@ -208,3 +209,18 @@ def parse_blocks(document):
         if evaluator is not None:
             yield Region(region.start, end, source, evaluator)
         i += 1
+    yield from _indented_blocks(text, name, [(f.start, f.end) for f in fences])
+
+
+def _indented_blocks(text, name, spans):
+    """Markdown's indented code blocks are code blocks too: each one fails, asking for a
+    fence (so that it is run, or marked with the reason it is not)."""
+    offset, previous_blank = 0, True
+    for number, line in enumerate(text.splitlines(True), 1):
+        inside = any(a <= offset < b for a, b in spans)
+        if not inside and previous_blank and re.match(r" {4,}\S", line):
+            yield Region(offset, offset + len(line.rstrip("\n")), line, _fail(
+                f"{name}:{number}: an indented code block: write it as a fenced block "
+                "(```python / `$ command` lines, or with <!-- not-run: reason -->)"))
+        previous_blank = not line.strip()
+        offset += len(line)

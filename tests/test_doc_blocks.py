@@ -92,3 +92,10 @@ def test_shell_session(tmp_path):
     assert "-42" in _outcome(bad) and "+41" in _outcome(bad)
     with pytest.raises(ValueError, match="unknown command 'ls'"):
         unknown.evaluate()
+
+
+def test_indented_code_block_fails(tmp_path):
+    (indented,) = _examples(tmp_path, (
+        "text\n\n    pip install tapegrad\n\n- a list item\n  continued\n\n"
+        f"<!-- not-run: an example -->\n{FENCE}text\n\n    inside a fence\n{FENCE}\n"))
+    assert "page.md:3: an indented code block" in _outcome(indented)
