@@ -99,3 +99,20 @@ def test_indented_code_block_fails(tmp_path):
         "text\n\n    pip install tapegrad\n\n- a list item\n  continued\n\n"
         f"<!-- not-run: an example -->\n{FENCE}text\n\n    inside a fence\n{FENCE}\n"))
     assert "page.md:3: an indented code block" in _outcome(indented)
+
+
+def test_readme_names_every_flag_of_train_mnist():
+    """The README's flag list of `tapegrad train mnist` is complete (it once lacked
+    --model, --weight-decay, --no-progress and --monitor)."""
+    import argparse
+    import os
+    from tapegrad.cli import build_parser
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    train = next(a for a in sub.choices["train"]._actions
+                 if isinstance(a, argparse._SubParsersAction))
+    flags = {opt for action in train.choices["mnist"]._actions
+             for opt in action.option_strings if opt.startswith("--")} - {"--help", "--debug"}
+    assert {"--model", "--weight-decay", "--no-progress", "--monitor"} <= flags
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    assert not [f for f in sorted(flags) if f"`{f}" not in readme]
