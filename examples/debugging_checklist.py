@@ -142,7 +142,7 @@ def mlp(depth, width, act, gain=1.0, he_init=False, seed=SEED):
             nn.init.kaiming_normal_(lin.weight, nonlinearity="relu")
             nn.init.zeros_(lin.bias)
         with tg.no_grad():
-            lin.weight.mul_(gain)
+            lin.weight.data *= gain
         layers += [lin, act()]
     return nn.Sequential(*layers, nn.Linear(width, 1))
 

@@ -54,14 +54,13 @@ print(f"nodes recorded: fused {count_nodes(loss)}, composite {count_nodes(loss_c
 loss.backward()
 logp.retain_grad()
 loss_c.backward()
-picked = logp.grad.numpy()[np.arange(N), y.numpy()]
+picked = logp.grad.data[np.arange(N), y.data]
 print(f"loss fused {loss.item():.6f}   composite {loss_c.item():.6f}")
-others = np.delete(logp.grad.numpy().ravel(),
-                   np.ravel_multi_index((np.arange(N), y.numpy()), (N, C)))
+others = np.delete(logp.grad.data.ravel(), np.ravel_multi_index((np.arange(N), y.data), (N, C)))
 print(f"d loss / d picked log-probs: {np.unique(picked)} (-1/32 = {-1 / 32}); "
       f"elsewhere: max |.| = {np.abs(others).max()}")
-print(f"rows of dlogits sum to: max |row sum| = {np.abs(x.grad.numpy().sum(1)).max():.1e}")
-print(f"max |dlogits fused - composite| = {np.abs(x.grad.numpy() - xc.grad.numpy()).max():.1e}")
+print(f"rows of dlogits sum to: max |row sum| = {np.abs(x.grad.data.sum(1)).max():.1e}")
+print(f"max |dlogits fused - composite| = {np.abs(x.grad.data - xc.grad.data).max():.1e}")
 
 
 def ce_fused():
@@ -90,7 +89,7 @@ for correction, label in ((0, "PyTorch: normalize with biased var (n), default")
             out = (F.batch_norm(x, None, None, w, b, training=True, correction=correction)
                    if fused else R.batch_norm(x, w, b, correction=correction))
             out.backward(tg.tensor(cot.astype(dtype)))
-            grads.append((out.detach().numpy(), x.grad.numpy(), w.grad.numpy(), b.grad.numpy()))
+            grads.append((out.data, x.grad.data, w.grad.data, b.grad.data))
         err = max(np.abs(a - c).max() for a, c in zip(*grads))
         print(f"{label:<50} {np.dtype(dtype).name}: max |fused - composite| = {err:.1e}")
 

@@ -25,29 +25,29 @@ def show(name, ours, formula):
 # Linear Y = X W^T + b
 x, w, bias = (tg.tensor(a, requires_grad=True) for a in (X, W, b))
 F.linear(x, w, bias).backward(tg.tensor(dY))
-show("Linear  dX = dY W", x.grad.numpy(), dY @ W)
-show("Linear  dW = dY^T X", w.grad.numpy(), dY.T @ X)
-show("Linear  db = dY.sum(0)", bias.grad.numpy(), dY.sum(0))
+show("Linear  dX = dY W", x.grad.data, dY @ W)
+show("Linear  dW = dY^T X", w.grad.data, dY.T @ X)
+show("Linear  db = dY.sum(0)", bias.grad.data, dY.sum(0))
 
 # ReLU: the gradient passes where the input was > 0 (relu'(0) is taken as 0)
 x = tg.tensor([-1.0, 0.0, 2.0], requires_grad=True)
 F.relu(x).backward(tg.tensor([5.0, 5.0, 5.0]))
-show("ReLU    dx = dy * (x > 0)", x.grad.numpy(), [0.0, 0.0, 5.0])
+show("ReLU    dx = dy * (x > 0)", x.grad.data, [0.0, 0.0, 5.0])
 
 # sigmoid and tanh: from the saved OUTPUT
 x = tg.tensor(X, requires_grad=True)
 s = F.sigmoid(x)
 s.backward(tg.ones_like(s))
-show("sigmoid dx = s (1 - s)", x.grad.numpy(), s.detach().numpy() * (1 - s.detach().numpy()))
+show("sigmoid dx = s (1 - s)", x.grad.data, s.data * (1 - s.data))
 x = tg.tensor(X, requires_grad=True)
 t = F.tanh(x)
 t.backward(tg.ones_like(t))
-show("tanh    dx = 1 - out^2", x.grad.numpy(), 1 - t.detach().numpy() ** 2)
+show("tanh    dx = 1 - out^2", x.grad.data, 1 - t.data ** 2)
 
 # Broadcasting in forward is a sum in backward
 bb = tg.tensor(b, requires_grad=True)
 (tg.tensor(dY) * 1.0 + bb).backward(tg.tensor(dY))
-show("broadcast (N,4)+(4,): db = dY.sum(0)", bb.grad.numpy(), dY.sum(0))
+show("broadcast (N,4)+(4,): db = dY.sum(0)", bb.grad.data, dY.sum(0))
 
 # Embedding: repeated indices ADD (scatter-add)
 E = tg.tensor(W, requires_grad=True)
@@ -56,13 +56,12 @@ G = rng.standard_normal((4, IN))
 F.embedding(tg.tensor(idx), E).backward(tg.tensor(G))
 expected = np.zeros_like(W)
 np.add.at(expected, idx, G)
-show("Embedding dW[i] = sum of dY rows with idx==i", E.grad.numpy(), expected)
-print("   row 2 was used 3 times:", np.round(E.grad.numpy()[2], 4), "=",
-      np.round(G[[0, 2, 3]].sum(0), 4))
+show("Embedding dW[i] = sum of dY rows with idx==i", E.grad.data, expected)
+print("   row 2 was used 3 times:", np.round(E.grad.data[2], 4), "=", np.round(G[[0, 2, 3]].sum(0), 4))
 
 # Residual y = x + f(x): dx = dy + (gradient through f)
 x = tg.tensor(X, requires_grad=True)
 y = x + F.tanh(x)
 y.backward(tg.ones_like(y))
-show("Residual dx = dy + dy * (1 - tanh(x)^2)", x.grad.numpy(), 1 + (1 - np.tanh(X) ** 2))
+show("Residual dx = dy + dy * (1 - tanh(x)^2)", x.grad.data, 1 + (1 - np.tanh(X) ** 2))
 print("all layer rules agree")

@@ -22,7 +22,7 @@ SEED = 0
 
 
 def grads(model):
-    return np.concatenate([p.grad.numpy().reshape(-1).astype(np.float64)
+    return np.concatenate([p.grad.data.reshape(-1).astype(np.float64)
                            for p in model.parameters()])
 
 
@@ -32,8 +32,7 @@ def run(dtype):
     X = tg.randn(BATCH, 2).to(dtype)
     y = (X @ tg.tensor([[1.5], [-2.0]]).to(dtype) + 0.3 + 0.1 * tg.randn(BATCH, 1).to(dtype))
     # one backward on the full batch
-    data = (X.numpy().copy(), y.numpy().copy(), model.weight.detach().numpy().copy(),
-            model.bias.detach().numpy().copy())
+    data = (X.data.copy(), y.data.copy(), model.weight.data.copy(), model.bias.data.copy())
     model.zero_grad()
     tg.nn.functional.mse_loss(model(X), y).backward()
     full = grads(model)

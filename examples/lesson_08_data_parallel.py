@@ -39,7 +39,7 @@ def problem():
 
 
 def grads(model):
-    return [float(g) for p in model.parameters() for g in p.grad.numpy().reshape(-1)]
+    return [float(g) for p in model.parameters() for g in p.grad.data.reshape(-1)]
 
 
 def rank_main():

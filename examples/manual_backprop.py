@@ -74,10 +74,10 @@ def forward(p, Xb, Yb):
 
 def manual_backward(p, v, Xb, Yb):
     """Every gradient by hand (NumPy arrays), from the loss back to the embedding."""
-    a = {k: t.detach().numpy() for k, t in v.items()}
-    P = {k: t.detach().numpy() for k, t in p.items()}
+    a = {k: t.data for k, t in v.items()}
+    P = {k: t.data for k, t in p.items()}
     n = Xb.shape[0]
-    rows, Y = np.arange(n), Yb.numpy()
+    rows, Y = np.arange(n), Yb.data
     d = {}
     d["logprobs"] = np.zeros_like(a["logprobs"])
     d["logprobs"][rows, Y] = -1.0 / n                       # loss = -mean of picked entries
@@ -109,7 +109,7 @@ def manual_backward(p, v, Xb, Yb):
     d["b1"] = d["hprebn"].sum(0)
     d["emb"] = d["embcat"].reshape(a["emb"].shape)
     d["C"] = np.zeros_like(P["C"])
-    np.add.at(d["C"], Xb.numpy(), d["emb"])                    # repeated characters ADD
+    np.add.at(d["C"], Xb.data, d["emb"])                    # repeated characters ADD
     return d
 
 
@@ -145,12 +145,12 @@ def check_exercise(data, verbose=True):
         t = p[name] if name in p else v[name]
         results[name] = compare(name, d[name], t, verbose=verbose)
     # the fused forms
-    dl = fused_dlogits(v["logits"].detach().numpy(), Yb.numpy())
+    dl = fused_dlogits(v["logits"].data, Yb.data)
     results["logits (fused)"] = compare("logits (fused)", dl, v["logits"], verbose=verbose)
-    dh = fused_dhprebn(p["bngain"].detach().numpy(), v["bnvar_inv"].detach().numpy(),
-                       v["bnraw"].detach().numpy(), v["hpreact"].grad.numpy())
+    dh = fused_dhprebn(p["bngain"].data, v["bnvar_inv"].data, v["bnraw"].data,
+                       v["hpreact"].grad.data)
     results["hprebn (fused)"] = compare("hprebn (fused)", dh, v["hprebn"], verbose=verbose)
-    picked = v["logprobs"].grad.numpy()[np.arange(BATCH), Yb.numpy()]
+    picked = v["logprobs"].grad.data[np.arange(BATCH), Yb.data]
     return results, loss.item(), picked
 
 
@@ -159,7 +159,7 @@ def _logits_and_targets(data):
     ix = np.random.default_rng(SEED).integers(0, len(Xtr), BATCH)
     with tg.no_grad():
         _, v = forward(make_params(), tg.tensor(Xtr[ix]), tg.tensor(Ytr[ix]))
-    return v["logits"].detach().numpy(), Ytr[ix]
+    return v["logits"].data, Ytr[ix]
 
 
 def train(data, manual, steps=TRAIN_STEPS):
@@ -181,11 +181,11 @@ def train(data, manual, steps=TRAIN_STEPS):
             for t in p.values():
                 t.grad = None
             loss.backward()
-            grads = {k: t.grad.numpy() for k, t in p.items()}
+            grads = {k: t.grad.data for k, t in p.items()}
         lr = LR if step < steps * 3 // 4 else LR / 10
         with tg.no_grad():
             for k, t in p.items():
-                t.sub_(tg.tensor(lr * grads[k].reshape(t.shape)))
+                t.data -= lr * grads[k].reshape(t.shape)
         losses.append(loss.item())
     return losses
 
