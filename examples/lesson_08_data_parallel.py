@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tapegrad as tg  # noqa: E402
+import tapegrad.nn.functional as F  # noqa: E402
 
 BATCH = 32
 RANKS = 2
@@ -45,17 +46,19 @@ def rank_main():
     """One rank: its local gradient (no_sync: no communication), then the all-reduced one."""
     import tapegrad.distributed as dist
     from tapegrad.nn.parallel import DistributedDataParallel as DDP
-    dist.init_process_group("mpi")
+
+    dist.init_process_group("mpi")           # "gloo" works too: both run on MPI
     rank, world = dist.get_rank(), dist.get_world_size()
-    model, X, y = problem()
-    ddp = DDP(model)
+    model, X, y = problem()                  # the same model and data on every rank
+    ddp = DDP(model)                         # broadcasts rank 0's weights to everyone
     rows = slice(rank * BATCH // world, (rank + 1) * BATCH // world)
-    with ddp.no_sync():
-        tg.nn.functional.mse_loss(ddp(X[rows]), y[rows]).backward()
-    local = grads(model)
-    model.zero_grad()
-    tg.nn.functional.mse_loss(ddp(X[rows]), y[rows]).backward()     # all-reduce inside
+    F.mse_loss(ddp(X[rows]), y[rows]).backward()   # the all-reduce runs inside backward
+    # model's .grad is now the gradient of F.mse_loss(model(X), y), on every rank
     reduced = grads(model)
+    model.zero_grad()
+    with ddp.no_sync():                      # no communication: this rank's own gradient
+        F.mse_loss(ddp(X[rows]), y[rows]).backward()
+    local = grads(model)
     everyone = [None] * world
     dist.all_gather_object(everyone, {"local": local, "reduced": reduced})
     if rank == 0:

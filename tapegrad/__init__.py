@@ -55,6 +55,7 @@ from . import func  # noqa: E402  function transforms: jvp, vjp, grad
 from .func import vmap  # noqa: E402  torch.vmap is torch.func.vmap
 from .value import Value
 from . import viz  # noqa: E402  graph pictures (draw, to_dot), narrated backward
+from . import testing  # noqa: E402  tg.testing.compare: the manual-backprop check
 from .viz.explain import explain  # noqa: E402
 from . import nn  # noqa: E402  tg.nn: Module, layers, losses, functional, init
 from . import optim, utils, data  # noqa: E402  optimizers, tg.utils.data, tg.data.MNIST

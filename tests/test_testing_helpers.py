@@ -32,3 +32,18 @@ def test_assert_close():
     assert_close(np.ones(3), np.ones(3) + 1e-9)
     with pytest.raises(AssertionError, match="max abs diff"):
         assert_close(np.ones(3), np.array([1.0, 1.0, 2.0]))
+
+
+def test_tg_testing_is_an_attribute_after_import_tapegrad():
+    """`import tapegrad as tg; tg.testing.compare(...)` works, as torch.testing does after
+    `import torch` (a fresh interpreter: here tapegrad.testing is imported already)."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ("import tapegrad as tg, torch; "
+            "print(tg.testing.compare.__name__, torch.testing.assert_close.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=root,
+                         env=dict(os.environ, PYTHONPATH=root)).stdout
+    assert out.split() == ["compare", "assert_close"]
