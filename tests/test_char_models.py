@@ -130,6 +130,43 @@ def test_gpt_matches_torch(dtype, tol):
     _compare_grads(ours, theirs, tol, tol)
 
 
+@pytest.mark.parametrize("dtype,rtol", [("float64", 1e-9), ("float32", 1e-4)])
+def test_gpt_adamw_loss_trajectory_matches_torch(dtype, rtol):
+    """The benchmarked GPT step (bench/bench_char.py: 2 layers, n_embd 64, 4 heads, T 16,
+    batch 32, cross-entropy, clip_grad_norm_ 1.0, AdamW) for 5 steps from identical
+    weights: the same losses as PyTorch's, step by step (gelu's float32 kernel, linear,
+    layer norm and attention kernels all take part)."""
+    tg.manual_seed(3)
+    ours = char_models.GPT(27, 16, n_layer=2, n_embd=64, n_head=4).to(getattr(tg, dtype))
+    theirs = TorchGPT(27, 16, n_layer=2, n_embd=64, n_head=4).to(getattr(torch, dtype))
+    _copy_weights(ours, theirs)
+    rng = np.random.default_rng(5)
+    opt = tg.optim.AdamW(ours.parameters(), lr=1e-2)
+    topt = torch.optim.AdamW(theirs.parameters(), lr=1e-2)
+    losses, tlosses = [], []
+    x = rng.integers(0, 27, (32, 16))
+    y = rng.integers(0, 27, (32, 16)).reshape(-1)
+    for _ in range(5):  # one fixed batch: the loss must fall
+        loss = tg.nn.functional.cross_entropy(ours(tg.tensor(x)).reshape(-1, 27), tg.tensor(y))
+        opt.zero_grad()
+        loss.backward()
+        tg.nn.utils.clip_grad_norm_(ours.parameters(), 1.0)
+        opt.step()
+        tloss = TF.cross_entropy(theirs(torch.tensor(x)).reshape(-1, 27), torch.tensor(y))
+        topt.zero_grad()
+        tloss.backward()
+        torch.nn.utils.clip_grad_norm_(theirs.parameters(), 1.0)
+        topt.step()
+        losses.append(loss.item())
+        tlosses.append(tloss.item())
+    np.testing.assert_allclose(losses, tlosses, rtol=rtol)
+    assert losses[-1] < losses[0] - 0.05  # it trains (lr 1e-2: a visible step each time)
+    _compare_params = {k: v.detach().numpy() for k, v in ours.state_dict().items()}
+    for k, v in theirs.state_dict().items():
+        np.testing.assert_allclose(_compare_params[k], v.detach().numpy(), rtol=rtol * 10,
+                                   atol=rtol * 10, err_msg=k)
+
+
 def _load_example(name):
     spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "examples",
                                                                      f"{name}.py"))

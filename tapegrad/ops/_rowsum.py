@@ -1,0 +1,55 @@
+"""Reductions over an array's trailing axes, faster than ndarray.sum/max on short rows.
+
+NumPy reduces along a short contiguous last axis one row at a time: on the tiny GPT's
+attention scores (32, 4, 16, 16) float32, `s.sum(-1)` takes ~52 us and `s.max(-1)` ~96 us
+(1 thread, measured), against ~6 us for the same sum as one BLAS matrix-vector
+product and ~31 us for the max over a transposed copy (the max then runs across
+contiguous rows). Used inside NumPy kernels only (forward functions), never in
+xp-rules; the sums differ from ndarray.sum in the last bits (summation order), the
+max is exact.
+"""
+import numpy as np
+
+_ONES = {}
+
+
+def _ones(k, dtype):
+    key = (k, dtype)
+    one = _ONES.get(key)
+    if one is None:
+        one = _ONES[key] = np.ones(k, dtype=dtype)
+        one.flags.writeable = False
+    return one
+
+
+def _trailing(a, axes):
+    """k = size of the trailing `axes` when they are the last ones of a float32/float64
+    array, else None (the caller falls back to ndarray methods)."""
+    nd = a.ndim
+    if a.dtype.kind != "f" or a.dtype.itemsize < 4 or not axes:
+        return None
+    axes = tuple(ax % nd for ax in axes)
+    if sorted(axes) != list(range(nd - len(axes), nd)):
+        return None
+    k = 1
+    for ax in axes:
+        k *= a.shape[ax]
+    return k if k > 1 and a.size else None
+
+
+def sum_trailing(a, axes=(-1,)):
+    """a.sum(axis=axes, keepdims=True) for trailing axes, as a matrix-vector product."""
+    k = _trailing(a, axes)
+    if k is None:
+        return a.sum(axis=axes, keepdims=True)
+    kept = tuple(1 if i >= a.ndim - len(axes) else n for i, n in enumerate(a.shape))
+    return np.matmul(a.reshape(-1, k), _ones(k, a.dtype)).reshape(kept)
+
+
+def max_last(a):
+    """a.max(axis=-1, keepdims=True) (exact), over a transposed copy for short rows."""
+    k = _trailing(a, (-1,))
+    if k is None or k > 64:
+        return a.max(axis=-1, keepdims=True)
+    rows = np.ascontiguousarray(a.reshape(-1, k).T)          # (k, rows)
+    return rows.max(axis=0).reshape(a.shape[:-1] + (1,))
