@@ -256,8 +256,9 @@ def test_load_model_bad_file_names_it(cks, tmp_path):
             load_model(bad)
 
 
-def test_mnist_ctrl_c_names_the_checkpoint_and_resume_finishes_the_run(tmp_path, monkeypatch,
-                                                                       capsys):
+@pytest.mark.parametrize("model", ["mlp", "cnn"])   # cnn: a one-cycle lr schedule
+def test_mnist_ctrl_c_names_the_checkpoint_and_resume_finishes_the_run(model, tmp_path,
+                                                                       monkeypatch, capsys):
     from tapegrad.train import common
     real, calls = common.train_epoch, {"n": 0}
 
@@ -266,7 +267,7 @@ def test_mnist_ctrl_c_names_the_checkpoint_and_resume_finishes_the_run(tmp_path,
         if calls["n"] == 2:
             raise KeyboardInterrupt
         return real(*a, **k)
-    argv = MNIST + ["--epochs", "2"]
+    argv = MNIST + ["--epochs", "2", "--model", model]
     ck = tmp_path / "b" / "checkpoint.safetensors"
     with monkeypatch.context() as m:
         m.setattr(common, "train_epoch", epoch)
@@ -277,3 +278,14 @@ def test_mnist_ctrl_c_names_the_checkpoint_and_resume_finishes_the_run(tmp_path,
     assert run(argv + ["--out", tmp_path / "b", "--resume", ck]) == 0
     assert run(argv + ["--out", tmp_path / "a"]) == 0
     assert_same_state(tmp_path / "a" / "checkpoint.safetensors", ck)
+
+
+def test_one_cycle_run_refuses_a_different_epoch_count(tmp_path, capsys):
+    """The one-cycle schedule spans --epochs: resuming with another count is another run."""
+    argv = MNIST + ["--model", "cnn"]
+    assert run(argv + ["--epochs", "1", "--out", tmp_path / "b"]) == 0
+    ck = tmp_path / "b" / "checkpoint.safetensors"
+    capsys.readouterr()
+    code = run(argv + ["--epochs", "2", "--out", tmp_path / "b", "--resume", ck])
+    line = assert_one_line_error(code, capsys.readouterr().err, str(ck))
+    assert "epochs" in line, line

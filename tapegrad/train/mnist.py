@@ -225,7 +225,10 @@ def _train(args):
     ck = None
     if getattr(args, "resume", None):           # checked before any data is loaded
         ck = resume.load(args.resume, NAME)
-        resume.check_config(ck, args.resume, config, free=RESUME_FREE)
+        # a one-cycle schedule spans the run's epochs: a different --epochs is another run
+        free = RESUME_FREE if config["schedule"] == "constant" else (
+            tuple(k for k in RESUME_FREE if k != "epochs"))
+        resume.check_config(ck, args.resume, config, free=free)
         done = ck[resume.KEY]["counter"]
         if config["epochs"] <= done:
             raise CLIError(f"{args.resume} has trained {done} epochs already; pass --epochs "
