@@ -92,9 +92,11 @@ def bench_mlp(reps):
         loss.backward()
         opt.step()
 
-    P = {"C": model.C.weight.data.copy(), "W1": model.hidden.weight.data.copy(),
-         "gamma": model.bn.weight.data.copy(), "beta": model.bn.bias.data.copy(),
-         "W2": model.out.weight.data.copy(), "b2": model.out.bias.data.copy()}
+    def arr(p):
+        return p.detach().numpy().copy()
+    P = {"C": arr(model.C.weight), "W1": arr(model.hidden.weight),
+         "gamma": arr(model.bn.weight), "beta": arr(model.bn.bias),
+         "W2": arr(model.out.weight), "b2": arr(model.out.bias)}
     t_tg = best_time(tg_step, reps)
     t_np = best_time(lambda: numpy_mlp_step(P, X, Y), reps)
     return t_tg, t_np
@@ -109,7 +111,7 @@ def bench_gpt(reps):
     Y = rng.integers(0, V, (B, T))
     ours = GPT(V, T, n_layer=2, n_embd=64, n_head=4)
     theirs = TorchGPT(V, T, n_layer=2, n_embd=64, n_head=4)
-    theirs.load_state_dict({k: torch.tensor(np.array(v.data))
+    theirs.load_state_dict({k: torch.tensor(v.detach().numpy().copy())
                             for k, v in ours.state_dict().items()})
     opt = tg.optim.AdamW(ours.parameters(), lr=1e-3)
     topt = torch.optim.AdamW(theirs.parameters(), lr=1e-3)
