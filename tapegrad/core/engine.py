@@ -209,18 +209,25 @@ def _input_grads(node, g, xp, create_graph):
     and whether anything was changed in place since the node was recorded (versions
     None = all were 0 then): only then is the detailed check worth its cost."""
     op, ins, vers = node.op, node.inputs, node.versions
-    changed = node.out_version[0] != (0 if vers is None else vers[-1])
-    arrays = []
-    k = 0
-    for t in ins:  # a loop, not a comprehension: in Python 3.11 that is a call more
-        if isinstance(t, TensorBase):
-            arrays.append(t._data)
-            v = t._version[0]
-            if v and (vers is None or v != vers[k]):
-                changed = True
-        else:
-            arrays.append(t)
-        k += 1
+    n = len(ins)
+    if n == 1 and isinstance(ins[0], TensorBase):  # unary nodes (tanh, sum, reshape, ...)
+        x = ins[0]
+        arrays = (x._data,)
+        changed = (x._version[0] != (0 if vers is None else vers[0])
+                   or node.out_version[0] != (0 if vers is None else vers[1]))
+    else:
+        changed = node.out_version[0] != (0 if vers is None else vers[-1])
+        arrays = []
+        k = 0
+        for t in ins:  # a loop, not a comprehension: in Python 3.11 that is a call more
+            if isinstance(t, TensorBase):
+                arrays.append(t._data)
+                v = t._version[0]
+                if v and (vers is None or v != vers[k]):
+                    changed = True
+            else:
+                arrays.append(t)
+            k += 1
     if changed:
         _check_versions(node)
     saved = node.saved
@@ -231,14 +238,20 @@ def _input_grads(node, g, xp, create_graph):
         ans = node.ans
     if op.backward is not None:  # one backward for all inputs (custom Functions,
         return op.backward(xp, g, ans, *arrays, **kw)  # checkpoint, cat/stack: linear in N
+    # Only the rules of inputs that require grad run (`a / 2` never runs the divisor's).
+    # One and two inputs, nearly every node, are spelled out: no loop, no list.
     vjps = op.vjps  # indexed, not iterated: a variadic op makes rule i on demand
-    if k == 1:  # one input (tanh, sum, ...), the commonest node: no loop
-        return (vjps[0](xp, g, ans, *arrays, **kw) if ins[0]._rg else None,)
+    if n == 1:
+        return (vjps[0](xp, g, ans, *arrays, **kw) if getattr(ins[0], "_rg", False)
+                else None,)
+    if n == 2:
+        x, y = ins
+        return (vjps[0](xp, g, ans, *arrays, **kw) if getattr(x, "_rg", False) else None,
+                vjps[1](xp, g, ans, *arrays, **kw) if getattr(y, "_rg", False) else None)
     out = []
     k = 0
     for t in ins:
-        rule = vjps[k] if getattr(t, "_rg", False) else None
-        out.append(None if rule is None else rule(xp, g, ans, *arrays, **kw))
+        out.append(vjps[k](xp, g, ans, *arrays, **kw) if getattr(t, "_rg", False) else None)
         k += 1
     return out
 
