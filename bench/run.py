@@ -33,6 +33,11 @@ _p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 _p.add_argument("--threads", type=int, default=THREADS)
 _p.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
 _p.add_argument("--no-save", action="store_true", help="do not write bench/RESULTS.md")
+_p.add_argument("--cpu-time", action="store_true",
+                help="time with this thread's CPU time (time.thread_time) instead of the wall "
+                     "clock: on a machine shared with other jobs the wall clock counts their "
+                     "time slices too (measured: torch's W2 row 41-55 us on one loaded machine "
+                     "within minutes). Only meaningful with --threads 1.")
 _p.add_argument("--mlp-worker", help=argparse.SUPPRESS)  # internal: time one MLP, print ms
 ARGS = _p.parse_args()
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -65,14 +70,15 @@ def blas_threads():
 
 def best(fn, number, rounds=None):
     """Seconds per call: min over rounds of (round time / number)."""
+    clock = time.thread_time if ARGS.cpu_time else time.perf_counter
     fn()  # warm up
     t = float("inf")
     for _ in range(rounds or ROUNDS):
         gc.collect()
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(number):
             fn()
-        t = min(t, (time.perf_counter() - t0) / number)
+        t = min(t, (clock() - t0) / number)
     return t
 
 
@@ -214,7 +220,8 @@ def mlp_in_subprocess(name):
     """Best ms per step of one implementation, timed in a fresh process."""
     import subprocess
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--threads", str(ARGS.threads),
-                        "--mlp-worker", name] + (["--quick"] if ARGS.quick else []),
+                        "--mlp-worker", name] + (["--quick"] if ARGS.quick else [])
+                       + (["--cpu-time"] if ARGS.cpu_time else []),
                        capture_output=True, text=True, check=True)
     return float(r.stdout.strip().splitlines()[-1])
 
@@ -278,7 +285,8 @@ def w4_times():
     """(tapegrad, numpy) seconds per makemore step, bench_char.py's two implementations."""
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     import bench_char
-    return bench_char.bench_mlp(TINY_CALLS // 4)
+    tg_step, np_step = bench_char.mlp_steps()
+    return best(tg_step, TINY_CALLS // 4), best(np_step, TINY_CALLS // 4)
 
 
 # ---- run and report ------------------------------------------------------------------------------
@@ -297,7 +305,8 @@ def main():
     out(f"python {platform.python_version()}, numpy {np.__version__}, torch {torch.__version__}, "
         f"tapegrad {tg.__version__}; {os.cpu_count()} CPUs; load average before: "
         f"{os.getloadavg()[0]:.1f}  ")
-    out(f"timing: best of {ROUNDS} rounds" + (" (--quick)" if ARGS.quick else ""))
+    out(f"timing: best of {ROUNDS} rounds" + (" (--quick)" if ARGS.quick else "")
+        + (", thread CPU time (--cpu-time)" if ARGS.cpu_time else ", wall clock"))
     if os.getloadavg()[0] > (os.cpu_count() or 1) - 1 and ARGS.threads > 1:
         out()
         out(f"WARNING: the machine is loaded (load {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
