@@ -84,11 +84,12 @@ def _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_n
     """Phase 2: run each node whose gradient is complete; send its inputs their shares."""
     observe = _observer()
     rebased = rebase.used.any
+    capturing = at_node[1]
     while ready:
         node = ready.pop()
         g = pending.pop(node, None)
         if g is not None:
-            if node.hooks or at_node[1]:
+            if node.hooks or capturing:
                 g = _at_node(node, g, at_node)
             grads = _input_grads(node, g, xp, create_graph)
         i = -1
@@ -115,11 +116,12 @@ def _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_n
                         _pend_output(pending, p, t._out - 1, gi)
                     else:
                         pending[p] = pending[p] + gi if p in pending else gi
-            if p is not None:
-                d = deps[p] - 1
-                deps[p] = d
-                if d == 0:
+            if p is not None:  # one edge less to wait for; the last one makes p ready
+                d = deps[p]
+                if d == 1:  # (nothing reads deps[p] again: no need to store the 0)
                     ready.append(p)
+                else:
+                    deps[p] = d - 1
         if not retain_graph:  # drop what backward needed; the recipe stays
             node.inputs = node.ans = node.saved = None
             node.freed = True
