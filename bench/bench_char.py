@@ -78,7 +78,8 @@ def numpy_mlp_step(P, X, Y, lr=0.1, eps=1e-5):
     return loss
 
 
-def bench_mlp(reps):
+def mlp_steps():
+    """(tapegrad step, hand-written NumPy step) of the makemore MLP, same weights and data."""
     rng = np.random.default_rng(0)
     X = rng.integers(0, V, (B, BLOCK))
     Y = rng.integers(0, V, B)
@@ -92,12 +93,17 @@ def bench_mlp(reps):
         loss.backward()
         opt.step()
 
-    P = {"C": model.C.weight.data.copy(), "W1": model.hidden.weight.data.copy(),
-         "gamma": model.bn.weight.data.copy(), "beta": model.bn.bias.data.copy(),
-         "W2": model.out.weight.data.copy(), "b2": model.out.bias.data.copy()}
-    t_tg = best_time(tg_step, reps)
-    t_np = best_time(lambda: numpy_mlp_step(P, X, Y), reps)
-    return t_tg, t_np
+    def arr(p):
+        return p.detach().numpy().copy()
+    P = {"C": arr(model.C.weight), "W1": arr(model.hidden.weight),
+         "gamma": arr(model.bn.weight), "beta": arr(model.bn.bias),
+         "W2": arr(model.out.weight), "b2": arr(model.out.bias)}
+    return tg_step, lambda: numpy_mlp_step(P, X, Y)
+
+
+def bench_mlp(reps):
+    tg_step, np_step = mlp_steps()
+    return best_time(tg_step, reps), best_time(np_step, reps)
 
 
 # ---- tiny GPT ----------------------------------------------------------------------------
@@ -109,7 +115,7 @@ def bench_gpt(reps):
     Y = rng.integers(0, V, (B, T))
     ours = GPT(V, T, n_layer=2, n_embd=64, n_head=4)
     theirs = TorchGPT(V, T, n_layer=2, n_embd=64, n_head=4)
-    theirs.load_state_dict({k: torch.tensor(np.array(v.data))
+    theirs.load_state_dict({k: torch.tensor(v.detach().numpy().copy())
                             for k, v in ours.state_dict().items()})
     opt = tg.optim.AdamW(ours.parameters(), lr=1e-3)
     topt = torch.optim.AdamW(theirs.parameters(), lr=1e-3)

@@ -4,7 +4,10 @@
 
   (a) per-op forward+backward overhead on tiny 8x8 float32 tensors (us per op call);
   (b) one training step of a 784-256-128-10 ReLU MLP, batch 128, cross-entropy, SGD;
-  (c) a 100,000-op scalar chain, forward + backward (float64 0-d tensors).
+  (c) a 100,000-op scalar chain, forward + backward (float64 0-d tensors);
+  (d) W2: `tanh(a*b+c).sum()` on 8x8 float32, forward+backward, us per recorded op;
+  (e) W4: one makemore MLP+BatchNorm training step, batch 32 (bench/bench_char.py's
+      model and hand-written NumPy step), us per step.
 
 Timing: each case runs `number` times per round; the reported time is the best round
 (min of repeats: the least disturbed by other processes). Every library gets the same
@@ -30,6 +33,11 @@ _p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 _p.add_argument("--threads", type=int, default=THREADS)
 _p.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
 _p.add_argument("--no-save", action="store_true", help="do not write bench/RESULTS.md")
+_p.add_argument("--cpu-time", action="store_true",
+                help="time with this thread's CPU time (time.thread_time) instead of the wall "
+                     "clock: on a machine shared with other jobs the wall clock counts their "
+                     "time slices too (measured: torch's W2 row 41-55 us on one loaded machine "
+                     "within minutes). Only meaningful with --threads 1.")
 _p.add_argument("--mlp-worker", help=argparse.SUPPRESS)  # internal: time one MLP, print ms
 ARGS = _p.parse_args()
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -62,14 +70,15 @@ def blas_threads():
 
 def best(fn, number, rounds=None):
     """Seconds per call: min over rounds of (round time / number)."""
+    clock = time.thread_time if ARGS.cpu_time else time.perf_counter
     fn()  # warm up
     t = float("inf")
     for _ in range(rounds or ROUNDS):
         gc.collect()
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(number):
             fn()
-        t = min(t, (time.perf_counter() - t0) / number)
+        t = min(t, (clock() - t0) / number)
     return t
 
 
@@ -211,7 +220,8 @@ def mlp_in_subprocess(name):
     """Best ms per step of one implementation, timed in a fresh process."""
     import subprocess
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--threads", str(ARGS.threads),
-                        "--mlp-worker", name] + (["--quick"] if ARGS.quick else []),
+                        "--mlp-worker", name] + (["--quick"] if ARGS.quick else [])
+                       + (["--cpu-time"] if ARGS.cpu_time else []),
                        capture_output=True, text=True, check=True)
     return float(r.stdout.strip().splitlines()[-1])
 
@@ -249,6 +259,36 @@ def chain_numpy(n):
     return run
 
 
+# ---- (d) W2 and (e) W4 ------------------------------------------------------------------------
+C8 = rng.standard_normal((8, 8)).astype(np.float32)
+
+
+def w2_step(lib):
+    """tanh(a*b+c).sum(), forward and backward: four recorded ops per call."""
+    if lib == "numpy":
+        def step():
+            t = np.tanh(A * B + C8)
+            s = t.sum()
+            d = 1 - t * t                      # d tanh, times the seed 1 broadcast back
+            return s, d * B, d * A, d
+        return step
+    mod = tg if lib == "tapegrad" else torch
+    a, b, c = (mod.tensor(v, requires_grad=True) for v in (A, B, C8))
+
+    def step():
+        (a * b + c).tanh().sum().backward()
+        a.grad = b.grad = c.grad = None
+    return step
+
+
+def w4_times():
+    """(tapegrad, numpy) seconds per makemore step, bench_char.py's two implementations."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import bench_char
+    tg_step, np_step = bench_char.mlp_steps()
+    return best(tg_step, TINY_CALLS // 4), best(np_step, TINY_CALLS // 4)
+
+
 # ---- run and report ------------------------------------------------------------------------------
 def main():
     t_start = time.perf_counter()
@@ -265,7 +305,8 @@ def main():
     out(f"python {platform.python_version()}, numpy {np.__version__}, torch {torch.__version__}, "
         f"tapegrad {tg.__version__}; {os.cpu_count()} CPUs; load average before: "
         f"{os.getloadavg()[0]:.1f}  ")
-    out(f"timing: best of {ROUNDS} rounds" + (" (--quick)" if ARGS.quick else ""))
+    out(f"timing: best of {ROUNDS} rounds" + (" (--quick)" if ARGS.quick else "")
+        + (", thread CPU time (--cpu-time)" if ARGS.cpu_time else ", wall clock"))
     if os.getloadavg()[0] > (os.cpu_count() or 1) - 1 and ARGS.threads > 1:
         out()
         out(f"WARNING: the machine is loaded (load {os.getloadavg()[0]:.1f} on {os.cpu_count()} "
@@ -320,6 +361,28 @@ def main():
         out(f"| {name} | {t*1e3:.0f} | {t/CHAIN_OPS*1e6:.2f} | {t/t_th:.2f} |")
     out()
     out("Target: tapegrad faster than torch (ratio < 1).")
+    out()
+
+    out("## (d) W2: tanh(a*b+c).sum() on 8x8 float32, forward+backward (us per op, 4 ops)")
+    out()
+    w2 = {lib: best(w2_step(lib), TINY_CALLS) / 4 for lib in ("tapegrad", "torch", "numpy")}
+    out("| implementation | us / op | vs torch |")
+    out("|---|---:|---:|")
+    for name, t in w2.items():
+        out(f"| {name} | {t*1e6:.2f} | {t/w2['torch']:.2f} |")
+    out()
+    out("Target (issue 15): tapegrad <= 0.5x torch.")
+    out()
+
+    out("## (e) W4: makemore MLP + BatchNorm training step, batch 32 (us per step)")
+    out()
+    t_tg, t_np = w4_times()
+    out("| implementation | us / step | vs numpy |")
+    out("|---|---:|---:|")
+    out(f"| numpy (hand-written fwd/bwd) | {t_np*1e6:.0f} | 1.00 |")
+    out(f"| tapegrad | {t_tg*1e6:.0f} | {t_tg/t_np:.2f} |")
+    out()
+    out("Target (issue 15): tapegrad <= 1.3x hand-written NumPy.")
     out()
     out(f"Total bench time: {time.perf_counter() - t_start:.0f} s; load average after: "
         f"{os.getloadavg()[0]:.1f}")

@@ -67,7 +67,8 @@ class Tensor(TensorBase):
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Backpropagate from this tensor; leaves accumulate into `.grad`."""
-        _backward.backward([self], None if gradient is None else [gradient],
+        _backward.backward(self if gradient is None else [self],  # the bare tensor:
+                           None if gradient is None else [gradient],  # backward's fast path
                            retain_graph=retain_graph, create_graph=create_graph,
                            inputs=inputs)
 

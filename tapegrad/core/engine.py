@@ -14,6 +14,7 @@ node (`_at_node`), the rules (`_input_grads`, with the in-place version check), 
 observers (anomaly, strict, explain: `state.observers`), in-place rebasing
 (`rebase.resolve`), freeing (`_free`), accumulation (`accumulate`).
 """
+import gc
 import sys
 
 import numpy as np
@@ -22,11 +23,12 @@ from . import hooks as _hooks
 from . import rebase
 from .freed import freed_message
 from .state import state
-from .tensor_base import TensorBase, like
+from .tensor_base import TensorBase, like, make as _make
 
 _ndarray = np.ndarray
 _NONE = {}  # no tensor to capture (backward()); never written to
 _getrefcount = sys.getrefcount
+_gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 
 
 def sum_to(xp, g, shape):
@@ -54,10 +56,20 @@ def run(roots, seeds, retain_graph, create_graph, capture=None):
     xp = seeds[0].__array_namespace__() if create_graph else np
     prev = state.grad_enabled
     state.grad_enabled = bool(create_graph)
+    # The cyclic GC is paused for the walk: the graph has no cycles (nodes never point
+    # at their outputs), but the walk frees nodes and makes containers in large numbers,
+    # so the collector would run again and again over every live graph object (with a
+    # 100,000-node graph, most of the walk's time). Reference counting frees the graph;
+    # a GC the user switched off stays off.
+    gc_was_on = _gc_isenabled()
+    if gc_was_on:
+        _gc_disable()
     try:
         _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_node)
     finally:
         state.grad_enabled = prev
+        if gc_was_on:
+            _gc_enable()
     if capture is not None:
         _capture_leaves(capture, leaf_grads, at_node[2])
     return leaf_grads, at_node[2]
@@ -67,11 +79,12 @@ def _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_n
     """Phase 2: run each node whose gradient is complete; send its inputs their shares."""
     observe = _observer()
     rebased = rebase.used.any
+    capturing = at_node[1]
     while ready:
         node = ready.pop()
         g = pending.pop(node, None)
         if g is not None:
-            if node.hooks or at_node[1]:
+            if node.hooks or capturing:
                 g = _at_node(node, g, at_node)
             grads = _input_grads(node, g, xp, create_graph)
         i = -1
@@ -98,11 +111,12 @@ def _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_n
                         _pend_output(pending, p, t._out - 1, gi)
                     else:
                         pending[p] = pending[p] + gi if p in pending else gi
-            if p is not None:
-                d = deps[p] - 1
-                deps[p] = d
-                if d == 0:
+            if p is not None:  # one edge less to wait for; the last one makes p ready
+                d = deps[p]
+                if d == 1:  # (nothing reads deps[p] again: no need to store the 0)
                     ready.append(p)
+                else:
+                    deps[p] = d - 1
         if not retain_graph:  # drop what backward needed; the recipe stays
             node.inputs = node.ans = node.saved = None
             node.freed = True
@@ -126,10 +140,9 @@ def _observer():
 
 def _count_edges(roots):
     """Phase 1: how many edges from reachable nodes point at each node."""
-    deps = {}
     rebased = rebase.used.any
     stack = [r.grad_fn for r in roots if r.grad_fn is not None]
-    seen = set(stack)
+    deps = dict.fromkeys(stack, 0)  # a node enters `deps` when first seen: pushed once
     while stack:
         node = stack.pop()
         if node.freed:
@@ -142,9 +155,10 @@ def _count_edges(roots):
                     t = rebase.resolve(node, i, t)
                 p = t.grad_fn
                 if p is not None and t._rg:
-                    deps[p] = deps.get(p, 0) + 1
-                    if p not in seen:
-                        seen.add(p)
+                    if p in deps:
+                        deps[p] += 1
+                    else:
+                        deps[p] = 1
                         stack.append(p)
     return deps
 
@@ -192,18 +206,25 @@ def _input_grads(node, g, xp, create_graph):
     and whether anything was changed in place since the node was recorded (versions
     None = all were 0 then): only then is the detailed check worth its cost."""
     op, ins, vers = node.op, node.inputs, node.versions
-    changed = node.out_version[0] != (0 if vers is None else vers[-1])
-    arrays = []
-    k = 0
-    for t in ins:
-        if isinstance(t, TensorBase):
-            arrays.append(t._data)
-            v = t._version[0]
-            if v and (vers is None or v != vers[k]):
-                changed = True
-        else:
-            arrays.append(t)
-        k += 1
+    n = len(ins)
+    if n == 1 and isinstance(ins[0], TensorBase):  # unary nodes (tanh, sum, reshape, ...)
+        x = ins[0]
+        arrays = (x._data,)
+        changed = (x._version[0] != (0 if vers is None else vers[0])
+                   or node.out_version[0] != (0 if vers is None else vers[1]))
+    else:
+        changed = node.out_version[0] != (0 if vers is None else vers[-1])
+        arrays = []
+        k = 0
+        for t in ins:  # a loop, not a comprehension: in Python 3.11 that is a call more
+            if isinstance(t, TensorBase):
+                arrays.append(t._data)
+                v = t._version[0]
+                if v and (vers is None or v != vers[k]):
+                    changed = True
+            else:
+                arrays.append(t)
+            k += 1
     if changed:
         _check_versions(node)
     saved = node.saved
@@ -214,12 +235,20 @@ def _input_grads(node, g, xp, create_graph):
         ans = node.ans
     if op.backward is not None:  # one backward for all inputs (custom Functions,
         return op.backward(xp, g, ans, *arrays, **kw)  # checkpoint, cat/stack: linear in N
+    # Only the rules of inputs that require grad run (`a / 2` never runs the divisor's).
+    # One and two inputs, nearly every node, are spelled out: no loop, no list.
     vjps = op.vjps  # indexed, not iterated: a variadic op makes rule i on demand
+    if n == 1:
+        return (vjps[0](xp, g, ans, *arrays, **kw) if getattr(ins[0], "_rg", False)
+                else None,)
+    if n == 2:
+        x, y = ins
+        return (vjps[0](xp, g, ans, *arrays, **kw) if getattr(x, "_rg", False) else None,
+                vjps[1](xp, g, ans, *arrays, **kw) if getattr(y, "_rg", False) else None)
     out = []
     k = 0
     for t in ins:
-        rule = vjps[k] if getattr(t, "_rg", False) else None
-        out.append(None if rule is None else rule(xp, g, ans, *arrays, **kw))
+        out.append(vjps[k](xp, g, ans, *arrays, **kw) if getattr(t, "_rg", False) else None)
         k += 1
     return out
 
@@ -314,11 +343,14 @@ def accumulate(t, g, create_graph, exclusive=False):
     elif t.grad is None:
         if isinstance(g, TensorBase):
             g = g._data
-        if (exclusive and type(g) is _ndarray and g.flags.owndata and g.flags.writeable
-                and g.dtype == t._data.dtype and g.shape == t._data.shape):
-            t.grad = like(t, g)
+        data = t._data
+        # `g.base is None`: g owns its memory (not a view of something else); one
+        # `flags` object, not two (each `.flags` access builds a new one)
+        if (exclusive and type(g) is _ndarray and g.base is None and g.flags.writeable
+                and g.dtype == data.dtype and g.shape == data.shape):
+            t.grad = _make(t._result_type, g)
         else:
-            t.grad = like(t, np.array(g, dtype=t._data.dtype, copy=True))
+            t.grad = _make(t._result_type, np.array(g, dtype=data.dtype, copy=True))
     elif t.grad.grad_fn is not None or t.grad._data.shape != t._data.shape:
         t.grad = like(t, t.grad._data + (g._data if isinstance(g, TensorBase) else g))
     else:  # `.grad += g` in place
@@ -335,9 +367,11 @@ def accumulate(t, g, create_graph, exclusive=False):
 
 def accumulate_all(leaf_grads, create_graph):
     """Phase 3: every leaf's total into its `.grad`, stealing gradients nobody else holds."""
-    for t in list(leaf_grads):
-        g = leaf_grads.pop(t)
-        # references: this variable and getrefcount's argument, nothing else
+    pop = leaf_grads.pop
+    for t in list(leaf_grads):  # in the order the leaves got their first gradient
+        g = pop(t)
+        # references: this variable and getrefcount's argument, nothing else (counted
+        # before the call: inside its argument list, g is on the stack once more)
         exclusive = _getrefcount(g) <= 2
         accumulate(t, g, create_graph, exclusive)
         g = None

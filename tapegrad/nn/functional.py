@@ -6,6 +6,7 @@ or composes existing ops. Names, arguments and defaults are PyTorch's.
 """
 import math
 import warnings
+from math import prod as _prod
 
 import numpy as np
 
@@ -206,7 +207,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError(f"batch_norm: {name} should contain {C} elements not "
                                f"{t.numel()} (input shape {tuple(x.shape)})")
     axes = (0,) if ndim == 2 else (0,) + tuple(range(2, ndim))
-    n = xshape[0] * int(np.prod(xshape[2:]))  # values per channel (not size // C: C may be 0)
+    n = xshape[0] * _prod(xshape[2:])  # per channel (not size // C: C may be 0)
     if x._data.size == 0:
         # NOTE: PyTorch: an empty input gives an empty output (x * w + b, so that weight
         # and bias get zero gradients) and leaves the running statistics alone.

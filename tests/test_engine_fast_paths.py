@@ -1,0 +1,120 @@
+"""The engine's fast paths (issue 15) behave as the general paths and as PyTorch do.
+
+`loss.backward()` takes a shortcut (one scalar root, the implicit seed); one- and
+two-input nodes skip the rule loop; the cyclic GC is paused during the walk. Each test
+would fail if a shortcut changed what the user sees: gradients, errors, the in-place
+version check, the GC's state afterwards.
+"""
+import gc
+
+import numpy as np
+import pytest
+import torch
+
+import tapegrad as tg
+
+
+def _both(fn, *arrays):
+    """fn on tapegrad and torch tensors made from `arrays` (requiring grad): their grads."""
+    ours = [tg.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    fn(tg, *ours).backward()
+    fn(torch, *theirs).backward()
+    def grads(ts):
+        return [None if t.grad is None else t.grad.numpy() for t in ts]
+    return grads(ours), grads(theirs)
+
+
+def _arr(*shape, seed=0):
+    return np.random.default_rng(seed).uniform(0.5, 1.5, shape)
+
+
+@pytest.mark.parametrize("name,fn,n", [
+    ("unary", lambda m, x: x.tanh().sum(), 1),
+    ("binary, both require grad", lambda m, x, y: (x * y / (y + 1)).sum(), 2),
+    ("binary, one constant", lambda m, x: (2.0 / x - x / 3.0).sum(), 1),
+    ("three inputs", lambda m, x, y, z: m.where(x > 1, y, z).sum(), 3),
+    ("shared subexpression", lambda m, x: ((x * x).exp() * (x * x)).sum(), 1),
+])
+def test_gradients_match_torch(name, fn, n):
+    ours, theirs = _both(fn, *[_arr(3, 4, seed=k) for k in range(n)])
+    for a, b in zip(ours, theirs):
+        assert (a is None) == (b is None), name  # where's condition input gets none
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+def _error(lib, fn):
+    with pytest.raises(Exception) as e:
+        fn(lib)
+    return e.type, str(e.value)
+
+
+def test_fast_path_errors_as_torch():
+    # no grad: torch's message, word for word
+    t_ours, m_ours = _error(tg, lambda m: m.tensor(1.0).backward())
+    t_theirs, m_theirs = _error(torch, lambda m: m.tensor(1.0).backward())
+    assert t_ours is t_theirs is RuntimeError
+    assert m_ours == m_theirs
+    # non-scalar root without a gradient: a RuntimeError in both
+    t_ours, m_ours = _error(tg, lambda m: (m.ones(3, requires_grad=True) * 2).backward())
+    t_theirs, _ = _error(torch, lambda m: (m.ones(3, requires_grad=True) * 2).backward())
+    assert t_ours is t_theirs is RuntimeError
+    assert "grad can be implicitly created only for scalar outputs" in m_ours
+
+
+def test_fast_path_retain_graph_and_second_backward():
+    x = tg.tensor(_arr(3), requires_grad=True)
+    tx = torch.tensor(_arr(3), requires_grad=True)
+    y, ty = (x * x).sum(), (tx * tx).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    ty.backward(retain_graph=True)
+    ty.backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+
+
+@pytest.mark.parametrize("case", ["output of a unary node", "input of a unary node"])
+def test_unary_version_check_as_torch(case):
+    def run(m):
+        x = m.tensor(_arr(3), requires_grad=True)
+        if case == "output of a unary node":
+            y = x.exp()          # exp's rule reads its output
+            y.add_(1)
+            return y.sum().backward()
+        x2 = x * 1
+        y = x2.sin()             # sin's rule reads its input
+        x2.add_(1)
+        return y.sum().backward()
+    t_ours, m_ours = _error(tg, run)
+    t_theirs, m_theirs = _error(torch, run)
+    assert t_ours is t_theirs is RuntimeError
+    assert "modified by an inplace operation" in m_ours
+    assert "modified by an inplace operation" in m_theirs
+
+
+def test_gc_state_restored_after_backward():
+    x = tg.tensor(_arr(3), requires_grad=True)
+    assert gc.isenabled()
+    (x * 2).sum().backward()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        (x * 2).sum().backward()
+        assert not gc.isenabled()  # a GC the user switched off stays off
+    finally:
+        gc.enable()
+
+
+def test_gc_reenabled_when_a_hook_raises():
+    x = tg.tensor(_arr(3), requires_grad=True)
+    y = x * 2
+
+    def boom(g):
+        raise ValueError("hook failed")
+    y.register_hook(boom)
+    with pytest.raises(ValueError, match="hook failed"):
+        y.sum().backward()
+    assert gc.isenabled()
