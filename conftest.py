@@ -8,7 +8,9 @@ Show every drift between the pages and the code (a unified diff per block):
 A page shows real output. Where a number depends on the machine (timings, speed-ups),
 write `~` before it (`~0.6s`); `...` stands for any text. A block that cannot run here
 (installs, network, several machines, > 30 s) gets `<!-- not-run: reason -->` before it;
-a snippet quoted from a file gets `<!-- excerpt: path -->` and is checked against it.
+a snippet quoted from a file gets `<!-- excerpt: path -->` and is checked against it; a
+python block that uses what the `$` session above it wrote (a checkpoint) gets
+`<!-- after-session: reason -->` and runs in that session's directory.
 """
 import os
 import sys

@@ -11,10 +11,16 @@ the others, so `pytest -n 2` may run them on different workers):
   up to the next `$`. `python ...` runs in the repository root with this checkout's
   tapegrad; `tapegrad ...` runs in a fresh temporary directory shared by the block's
   commands (so `runs/...` never lands in the repository), offline (downloads fail at once,
-  so the run is the same with or without network), with progress bars off.
+  so the run is the same with or without network), with progress bars off. A command
+  line ending in `\\` goes on on the next line, as in a shell.
 - `<!-- excerpt: PATH -->` before a block: the block must appear verbatim (up to its
   indentation) in the file PATH (a snippet quoted from a script or a module).
 - `<!-- not-run: REASON -->` before a block: not executed; REASON says why on the page.
+- `<!-- after-session: REASON -->` before a python block: it continues the page's `$`
+  session above it (the nearest one), so it runs in that session's directory, after it
+  (e.g. it loads the checkpoint the session's `tapegrad train` wrote). When this process
+  has not run that session (another xdist worker did, or `-k` left it out), it is run
+  first; its output is checked by its own test, not here.
 - anything else fails ("unmarked code block"), so a new block cannot slip in unchecked;
   an indented (4-space) code block fails too: it must be fenced.
 
@@ -23,12 +29,14 @@ Expected output is compared exactly, except for two documented markers:
 (`~0.6s`, `~114 us`, `~1.7x`) marks a timing or machine-dependent number: any number
 matches there.
 """
+import atexit
 import contextlib
 import difflib
 import io
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,13 +47,14 @@ from sybil import Region
 from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 
 ROOT = Path(__file__).resolve().parents[1]
-MARKER = re.compile(r"<!--\s*(not-run|excerpt):\s*(.*?)\s*-->\s*\Z", re.S)
+MARKER = re.compile(r"<!--\s*(not-run|excerpt|after-session):\s*(.*?)\s*-->\s*\Z", re.S)
 # `...` (any text) or `~` followed by a number (any number)
 WILDCARD = re.compile(r"(\.\.\.|~-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?)")
 NUMBER = r"-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?"
 COMMAND_TIMEOUT = 300  # seconds; the slowest block (a 10-epoch MNIST run) takes ~10 s
 _LEXER = RawFencedCodeBlockLexer(info_pattern=re.compile(r"(?P<info>[^\n]*)\n"))
 _output_cache = {}     # python commands run in the repository root are deterministic
+_session_dirs = {}     # (page, line) of a `$` session -> the directory it ran in
 
 
 def matches(expected, actual):
@@ -66,28 +75,40 @@ def _mismatch(what, expected, actual):
 
 
 # ---- evaluators: each returns None (pass) or the failure message ----------------------
-def _run_python(code, expected, where):
+def _run_python(code, expected, where, cwd=None):
     import numpy as np
     import tapegrad as tg
     tg.manual_seed(0)
     np.random.seed(0)
     buf = io.StringIO()
     namespace = {"__name__": "__doc_block__"}
-    with contextlib.redirect_stdout(buf):
-        exec(compile(code, where, "exec"), namespace)
+    before = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)       # contextlib.chdir is 3.11+; the project supports 3.10
+        with contextlib.redirect_stdout(buf):
+            exec(compile(code, where, "exec"), namespace)
+    finally:
+        os.chdir(before)
     if not matches(expected, buf.getvalue()):
         return _mismatch(f"{where} (python block)", expected, buf.getvalue())
     return None
 
 
 def _session(text):
-    """[(command, expected output)] from a `$ ...` block."""
-    steps = []
+    """[(command, expected output)] from a `$ ...` block; a command line that ends in a
+    backslash continues on the next line (the two are joined with a space, as a shell
+    does)."""
+    steps, continued = [], False
     for line in text.splitlines(True):
-        if line.startswith("$ "):
+        if continued:
+            steps[-1][0] = steps[-1][0][:-1].rstrip() + " " + line.strip()
+        elif line.startswith("$ "):
             steps.append([line[2:].strip(), ""])
         else:
             steps[-1][1] += line
+            continue
+        continued = steps[-1][0].endswith("\\")
     return steps
 
 
@@ -132,12 +153,26 @@ def _run_command(command, tmp):
 
 
 def _run_session(text, where):
-    with tempfile.TemporaryDirectory(prefix="tapegrad-doc-") as tmp:
-        for command, expected in _session(text):
-            actual = _run_command(command, tmp)
-            if not matches(expected, actual):
-                return _mismatch(f"{where}: $ {command}", expected, actual)
+    """Run the block's commands in a fresh directory, kept (until the test run ends) for
+    an `after-session` python block that continues the session."""
+    tmp = tempfile.mkdtemp(prefix="tapegrad-doc-")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+    _session_dirs[where] = tmp
+    for command, expected in _session(text):
+        actual = _run_command(command, tmp)
+        if not matches(expected, actual):
+            return _mismatch(f"{where}: $ {command}", expected, actual)
     return None
+
+
+def _run_after_session(code, expected, where, session):
+    """A python block that continues the session `session` = (its text, its where)."""
+    if session is None:
+        return f"{where}: after-session, but no `$` session comes before this block on the page"
+    text, session_where = session
+    if session_where not in _session_dirs:
+        _run_session(text, session_where)       # its own test reports a mismatch
+    return _run_python(code, expected, where, cwd=_session_dirs[session_where])
 
 
 def _check_excerpt(block, rel, where):
@@ -177,6 +212,7 @@ def parse_blocks(document):
     """Sybil parser: one Region per code block (a python block and its output: one)."""
     text, name = document.text, os.path.relpath(document.path, ROOT)
     fences = list(_LEXER(document))
+    session = None      # the last `$` session above: (its text, its where)
     i = 0
     while i < len(fences):
         region = fences[i]
@@ -192,6 +228,8 @@ def parse_blocks(document):
                 i += 1  # its output block is not run either
         elif kind == "excerpt":
             evaluator = (lambda ex, s=source, a=arg, w=where: _check_excerpt(s, a, w))
+        elif kind == "after-session" and (info != "python" or not arg):
+            evaluator = _fail(f"{where}: after-session marks a python block, with a reason")
         elif info == "python":
             expected = ""
             nxt = fences[i + 1] if i + 1 < len(fences) else None
@@ -199,9 +237,14 @@ def parse_blocks(document):
                     and _is_output(nxt.lexemes["info"], str(nxt.lexemes["source"]))):
                 expected, end = str(nxt.lexemes["source"]), nxt.end
                 i += 1
-            evaluator = (lambda ex, s=source, e=expected, w=where: _run_python(s, e, w))
+            if kind == "after-session":
+                evaluator = (lambda ex, s=source, e=expected, w=where, p=session:
+                             _run_after_session(s, e, w, p))
+            else:
+                evaluator = (lambda ex, s=source, e=expected, w=where: _run_python(s, e, w))
         elif source.startswith("$ "):
             evaluator = (lambda ex, s=source, w=where: _run_session(s, w))
+            session = (source, where)
         else:
             evaluator = _fail(f"{where}: unmarked code block: make it runnable (```python, "
                               "or `$ command` lines with their output) or put "

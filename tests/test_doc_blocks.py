@@ -3,10 +3,14 @@
 The pages themselves are tested by Sybil through ../conftest.py; this file checks that
 the checks can fail: a drifted output, an unmarked block, a stale excerpt.
 """
+import os
+from pathlib import Path
+
 import pytest
 from sybil import Document
 from sybil.example import SybilFailure
 
+import _doc_blocks
 from _doc_blocks import matches, parse_blocks
 
 FENCE = "```"
@@ -92,6 +96,53 @@ def test_shell_session(tmp_path):
     assert "-42" in _outcome(bad) and "+41" in _outcome(bad)
     with pytest.raises(ValueError, match="unknown command 'ls'"):
         unknown.evaluate()
+
+
+def test_shell_line_continuation(tmp_path):
+    """`$ cmd \\` goes on on the next line (once shlex failed: "No escaped character")."""
+    good, bad = _examples(tmp_path, (
+        f"{FENCE}text\n$ python -c \"import sys; print(sys.argv[1:])\" --a=1 \\\n"
+        f"    --b=2 \\\n    --c=3\n['--a=1', '--b=2', '--c=3']\n{FENCE}\n\n"
+        f"{FENCE}text\n$ python -c \"import sys; print(sys.argv[1:])\" x \\\n"
+        f"    y\n['x']\n{FENCE}\n"))
+    assert _outcome(good) is None
+    msg = _outcome(bad)
+    assert "+['x', 'y']" in msg and "$ python -c" in msg and "x y" in msg
+
+
+def test_after_session_runs_in_the_sessions_directory(tmp_path, monkeypatch):
+    """An `after-session` python block sees the files its page's session wrote, and runs
+    that session first when this process has not (another xdist worker ran it)."""
+    ran = []
+
+    def fake_command(command, cwd):         # a `tapegrad train` that writes into its cwd
+        ran.append(command)
+        (Path(cwd) / "made_by_session").write_text(command)
+        return ""
+    monkeypatch.setattr(_doc_blocks, "_run_command", fake_command)
+    before, orphan, session, after, no_reason = _examples(tmp_path, (
+        f"{FENCE}python\nimport os\nprint(os.path.exists('made_by_session'))\n{FENCE}\n"
+        f"{FENCE}text\nFalse\n{FENCE}\n\n"
+        "<!-- after-session: no session above -->\n"
+        f"{FENCE}python\nprint(1)\n{FENCE}\n\n"
+        f"{FENCE}text\n$ tapegrad train\n{FENCE}\n\n"
+        "<!-- after-session: reads the session's file -->\n"
+        f"{FENCE}python\nprint(open('made_by_session').read())\n{FENCE}\n"
+        f"{FENCE}text\ntapegrad train\n{FENCE}\n\n"
+        "<!-- after-session: -->\n"
+        f"{FENCE}python\nprint(1)\n{FENCE}\n"))
+    cwd = os.getcwd()
+    assert _outcome(before) is None                 # other blocks: not in its directory
+    assert "no `$` session comes before" in _outcome(orphan)
+    assert "with a reason" in _outcome(no_reason)
+    assert _outcome(after) is None and ran == ["tapegrad train"]   # ran the session first
+    assert os.getcwd() == cwd                       # and came back
+    assert _outcome(session) is None and len(ran) == 2
+    assert _outcome(after) is None and len(ran) == 2   # the session's directory is reused
+    wrong = _examples(tmp_path, (f"{FENCE}text\n$ tapegrad train\n{FENCE}\n\n"
+                                 "<!-- after-session: its output is compared -->\n"
+                                 f"{FENCE}python\nprint(2)\n{FENCE}\n{FENCE}\n3\n{FENCE}\n"))
+    assert "-3" in _outcome(wrong[1]) and "+2" in _outcome(wrong[1])
 
 
 def test_indented_code_block_fails(tmp_path):
