@@ -9,11 +9,18 @@ Per parameter p, gradient g, step t = 1, 2, ... (PyTorch's formulation):
     v <- beta2 * v + (1 - beta2) * g * g      second moment
     vmax <- max(vmax, v); use vmax for v      if amsgrad
     p <- p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+
+`adam` is that math per parameter (the reference). With `foreach` None (the default) or
+True, a group whose state is a `FlatPack` (_flat.py) is updated by `adam_flat`: the same
+operations in the same order on whole buffers, so the same bits, several times faster
+for many small parameters. `foreach=False` always takes the per-parameter loop. `fused`
+is accepted for torch's signature; it selects nothing more.
 """
 import numpy as np
 
 from ..tensor import Tensor
 from ._arrays import lerp_
+from ._flat import FlatPack
 from .optimizer import Optimizer, _no_grad_step
 
 __all__ = ["Adam", "AdamW", "adam"]
@@ -34,8 +41,19 @@ class Adam(Optimizer):
     def step(self, closure=None):
         """One update of every parameter that has a gradient. Returns closure() if given."""
         loss = self._closure_loss(closure)
-        for group in self.param_groups:
+        for gi, group in enumerate(self.param_groups):
             params = [p for p in group["params"] if p.grad is not None]
+            beta1, beta2 = group["betas"]
+            pack = (self._pack(gi, group, params) if group.get("foreach") is not False
+                    else None)
+            if pack is not None:
+                adam_flat(pack, [p._data for p in params], [p.grad._data for p in params],
+                          amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2,
+                          lr=group["lr"], weight_decay=group["weight_decay"],
+                          eps=group["eps"], maximize=group["maximize"],
+                          decoupled_weight_decay=group.get("decoupled_weight_decay", False))
+                self._bump(params)
+                continue
             for p in params:
                 st = self.state.setdefault(p, {})
                 if len(st) == 0:  # lazy state init at the first step
@@ -45,7 +63,6 @@ class Adam(Optimizer):
                     if group["amsgrad"]:
                         st["max_exp_avg_sq"] = Tensor(np.zeros_like(p._data))
             states = [self.state[p] for p in params]
-            beta1, beta2 = group["betas"]
             adam([p._data for p in params], [p.grad._data for p in params],
                  [s["exp_avg"]._data for s in states], [s["exp_avg_sq"]._data for s in states],
                  [s["max_exp_avg_sq"]._data for s in states] if group["amsgrad"] else [],
@@ -56,6 +73,38 @@ class Adam(Optimizer):
                  decoupled_weight_decay=group.get("decoupled_weight_decay", False))
             self._bump(params)
         return loss
+
+    def _names(self, group):
+        return ("step", "exp_avg", "exp_avg_sq") + (
+            ("max_exp_avg_sq",) if group["amsgrad"] else ())
+
+    def _pack(self, gi, group, params):
+        """Group gi's FlatPack when this step can use it (made for fresh state), else None."""
+        packs = self.__dict__.setdefault("_packs", {})
+        pack = packs.get(gi)
+        if (pack is not None and pack.holds(params, self.state)
+                and len(pack.views) == len(self._names(group))):  # amsgrad unchanged
+            steps = pack.flat["step"]
+            # one bias correction for the whole buffer: every parameter at the same step
+            return pack if steps.min() == steps.max() else None
+        if not FlatPack.fits(params) or any(self.state.get(p) for p in params):
+            return None
+        pack = packs[gi] = FlatPack(params, self._names(group), params[0]._data.dtype)
+        pack.install(self.state)
+        return pack
+
+    def load_state_dict(self, state_dict):
+        super().load_state_dict(state_dict)
+        # the loaded buffers are fresh copies: move them into flat packs at once
+        packs = self.__dict__["_packs"] = {}
+        for gi, group in enumerate(self.param_groups):
+            params = group["params"]
+            names = self._names(group)
+            if (group.get("foreach") is False or not FlatPack.fits(params)
+                    or not all(set(names) <= set(self.state.get(p, ())) for p in params)):
+                continue
+            pack = packs[gi] = FlatPack(params, names, params[0]._data.dtype)
+            pack.install(self.state, copy_from_state=True)
 
 
 class AdamW(Adam):
@@ -103,3 +152,52 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
         else:
             denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
         param += (-step_size) * exp_avg / denom
+
+
+def adam_flat(pack, params, grads, *, amsgrad, beta1, beta2, lr, weight_decay, eps, maximize,
+              decoupled_weight_decay=False):
+    """`adam` on a FlatPack's whole buffers: the reference's operations, in its order
+    (so the same bits), into the pack's scratch arrays (no fresh temporaries)."""
+    g, tmp, upd = pack.grad, pack.tmp, pack.upd
+    m, v = pack.flat["exp_avg"], pack.flat["exp_avg_sq"]
+    steps = pack.flat["step"]
+    np.concatenate(grads, axis=None, out=g)
+    if maximize:
+        np.negative(g, out=g)
+    steps += 1
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            for p in params:
+                p *= 1 - lr * weight_decay
+        else:  # g <- g + wd * p
+            np.concatenate(params, axis=None, out=tmp)
+            tmp *= weight_decay
+            g += tmp
+    w = 1 - beta1  # lerp_(m, g, w), its two branches
+    np.subtract(g, m, out=tmp)
+    if abs(w) < 0.5:
+        tmp *= w
+        m += tmp
+    else:
+        tmp *= 1 - w
+        np.subtract(g, tmp, out=m)
+    v *= beta2
+    np.multiply(g, 1 - beta2, out=tmp)  # (1 - beta2) * g * g, left to right
+    tmp *= g
+    v += tmp
+    step = float(steps[0])
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2 = 1 - beta2 ** step
+    step_size = lr / bias_correction1
+    bias_correction2_sqrt = bias_correction2 ** 0.5
+    if amsgrad:
+        vmax = pack.flat["max_exp_avg_sq"]
+        np.maximum(vmax, v, out=vmax)
+        v = vmax
+    np.sqrt(v, out=tmp)
+    tmp /= bias_correction2_sqrt
+    tmp += eps                                   # denom
+    np.multiply(m, -step_size, out=upd)          # (-step_size) * m / denom
+    upd /= tmp
+    for p, u in zip(params, pack.upd_views):
+        p += u
