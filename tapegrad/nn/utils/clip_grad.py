@@ -7,6 +7,12 @@ clip_grad_norm_: treat all gradients as one long vector g and compute its p-norm
 then, if total > max_norm, scale every gradient by max_norm / (total + 1e-6). The 1e-6
 keeps the scale finite for zero gradients and makes the clipped norm slightly below
 max_norm, exactly as PyTorch does. Returns `total` (the norm BEFORE clipping) as a Tensor.
+
+The common case (p = 2, one real floating dtype) is one pass per gradient: its sum of
+squares as a BLAS dot product, the total the square root of their sum (torch's
+sqrt(sum ||g_i||^2) up to rounding; ~0.55 -> ~0.15 ms on the tiny GPT's 29 gradients).
+A scale of exactly 1 (the norm already small enough) leaves the gradients untouched:
+multiplying by 1.0 changes no bit.
 """
 import math
 
@@ -46,14 +52,29 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     norm_type = float(norm_type)
     if not tensors:
         return Tensor(np.zeros((), np.float32))
+    arrays = [t._data for t in tensors]
+    if norm_type == 2.0 and _one_real_dtype(arrays):
+        total = np.sqrt(np.asarray(sum(float(np.dot(a.ravel(), a.ravel())) for a in arrays),
+                                   dtype=arrays[0].dtype))
+        _check_finite(total, norm_type, error_if_nonfinite)
+        return Tensor(np.asarray(total))  # 0-d array: a NumPy scalar would become float32
     norms = np.stack([_vector_norm(t._data, norm_type) for t in tensors])
     total = _vector_norm(norms, norm_type)
+    _check_finite(total, norm_type, error_if_nonfinite)
+    return Tensor(np.asarray(total))
+
+
+def _one_real_dtype(arrays):
+    dtype = arrays[0].dtype
+    return dtype.kind == "f" and all(a.dtype == dtype for a in arrays)
+
+
+def _check_finite(total, norm_type, error_if_nonfinite):
     if error_if_nonfinite and not np.isfinite(total):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "
             "non-finite, so it cannot be clipped. To disable this error and scale the "
             "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`")
-    return Tensor(np.asarray(total))
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
@@ -66,8 +87,14 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
     coef = float(max_norm) / (total._data + 1e-6)
     coef = np.minimum(coef, 1.0)  # never scale up; nan stays nan (as torch.clamp)
+    scale = {}
     for g in grads:
-        g._data *= coef.astype(g._data.dtype)
+        if not coef == 1.0:  # x * 1.0 == x bit for bit: skip the pass (nan coef scales)
+            c = scale.get(g._data.dtype)
+            if c is None:
+                c = scale[g._data.dtype] = coef.astype(g._data.dtype)
+            with np.errstate(invalid="ignore"):  # inf * 0 -> nan, silently as torch
+                g._data *= c
         g._version[0] += 1
     return total
 
