@@ -7,6 +7,10 @@ product and ~31 us for the max over a transposed copy (the max then runs across
 contiguous rows). Used inside NumPy kernels only (forward functions), never in
 xp-rules; the sums differ from ndarray.sum in the last bits (summation order), the
 max is exact.
+
+`sum_leading` is the same trick over the LEADING axes (a bias or norm-weight gradient:
+(32, 16, 192) f32 -> (192,)): ones @ a as a vector-matrix product, ~7.5 vs ~19.5 us
+(1 thread, measured), and closer to the float64 sum (max error 1.3e-5 vs 4.1e-5 there).
 """
 import numpy as np
 
@@ -53,3 +57,15 @@ def max_last(a):
         return a.max(axis=-1, keepdims=True)
     rows = np.ascontiguousarray(a.reshape(-1, k).T)          # (k, rows)
     return rows.max(axis=0).reshape(a.shape[:-1] + (1,))
+
+
+def sum_leading(a, nlead):
+    """a.sum(axis=tuple(range(nlead))) as ones @ a (a C-contiguous float32/float64 array;
+    others, and nothing to sum, fall back to ndarray.sum)."""
+    k = 1
+    for n in a.shape[:nlead]:
+        k *= n
+    if (a.dtype.kind != "f" or a.dtype.itemsize < 4 or nlead < 1 or k < 2 or not a.size
+            or not a.flags.c_contiguous):
+        return a.sum(axis=tuple(range(nlead)))
+    return np.matmul(_ones(k, a.dtype), a.reshape(k, -1)).reshape(a.shape[nlead:])

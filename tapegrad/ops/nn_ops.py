@@ -33,7 +33,7 @@ import numpy as np
 from ._within_rule import within_rule as _call
 from . import elementwise as E
 from .indexing import add_rows
-from ._rowsum import sum_trailing as _sum_trailing
+from ._rowsum import sum_leading as _sum_leading_arr, sum_trailing as _sum_trailing
 from .registry import defop
 
 
@@ -44,8 +44,11 @@ def _const(a):
 
 # ---- sums of a gradient over the batch axes (bias / weight gradients) -------------------
 def _sum_to_forward(a, *, axes, shape):
-    # ndarray methods: ~1.9 us less than np.sum + np.reshape on (32, 200) (their Python
-    # wrappers), measured; values identical
+    # leading axes (bias / layer-norm weight gradients): a vector-matrix product with
+    # ones (ops/_rowsum.py: ~2.5x faster on the GPT's (32, 16, C) gradients); other
+    # axes: ndarray methods (~1.9 us less than np.sum + np.reshape on (32, 200))
+    if axes == tuple(range(len(axes))):
+        return _sum_leading_arr(a, len(axes)).reshape(shape)
     return a.sum(axis=axes).reshape(shape)
 
 
