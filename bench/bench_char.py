@@ -5,7 +5,11 @@
   tiny GPT (2 layers, n_embd 64, 4 heads, T 16, batch 32, AdamW):
       tapegrad vs the same model in PyTorch CPU (target: <= 2x)
 
-Usage: python bench/bench_char.py [--threads 1] [--reps 200]
+Usage: python bench/bench_char.py [--threads 1] [--reps 200] [--keep-freed-memory]
+
+--keep-freed-memory applies tapegrad._alloc.keep_freed_memory() (glibc's mmap and trim
+thresholds raised) to the whole process before anything runs, so BOTH columns use it:
+PyTorch's CPU allocator gets its memory from the same glibc malloc.
 """
 import argparse
 import os
@@ -14,6 +18,8 @@ import sys
 _p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 _p.add_argument("--threads", type=int, default=1)
 _p.add_argument("--reps", type=int, default=200)
+_p.add_argument("--keep-freed-memory", action="store_true",
+                help="tune glibc malloc for the whole process (both columns)")
 ARGS = _p.parse_args() if __name__ == "__main__" else _p.parse_args([])
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = str(ARGS.threads)
@@ -29,6 +35,9 @@ import tapegrad as tg  # noqa: E402
 from tapegrad.train.char_models import GPT, MakemoreMLP  # noqa: E402
 
 torch.set_num_threads(ARGS.threads)
+if ARGS.keep_freed_memory:
+    from tapegrad._alloc import keep_freed_memory
+    keep_freed_memory()
 B, BLOCK, EMB, HID, V = 32, 3, 10, 200, 27
 
 
@@ -140,7 +149,8 @@ def bench_gpt(reps):
 
 
 def main():
-    print(f"threads: {ARGS.threads} (numpy BLAS and torch)")
+    print(f"threads: {ARGS.threads} (numpy BLAS and torch); keep_freed_memory: "
+          f"{ARGS.keep_freed_memory}")
     t_tg, t_np = bench_mlp(ARGS.reps)
     print(f"makemore MLP step: tapegrad {t_tg * 1e6:8.1f} us | hand-written NumPy "
           f"{t_np * 1e6:8.1f} us | ratio {t_tg / t_np:.2f}x (target <= 1.3x)")
