@@ -68,3 +68,4 @@ from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor,  # noqa
                      DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
                      ShortTensor)
 from .printing import get_printoptions, printoptions, set_printoptions  # noqa: E402
+from .ops.functions import can_cast, promote_types, result_type  # noqa: E402

@@ -311,6 +311,8 @@ class Tensor(TensorBase):
     __isub__ = IP.sub_
     __imul__ = IP.mul_
     __itruediv__ = IP.div_
+    __ifloordiv__ = IP.floor_divide_
+    __imod__ = IP.remainder_
 
     # ---- elementwise -------------------------------------------------------------------
     add = F.add
@@ -466,6 +468,9 @@ class Tensor(TensorBase):
     sub_ = subtract_ = IP.sub_
     mul_ = multiply_ = IP.mul_
     div_ = divide_ = true_divide_ = IP.div_
+    floor_divide_ = IP.floor_divide_
+    remainder_ = IP.remainder_
+    fmod_ = IP.fmod_
     pow_ = IP.pow_
     exp_ = IP.exp_
     log_ = IP.log_
