@@ -40,6 +40,18 @@ class Tensor(TensorBase):
         data, dtype = _legacy.legacy_data(args, _dt.as_dtype(dtype))
         TensorBase.__init__(self, data, requires_grad=requires_grad, dtype=dtype)
 
+    @classmethod
+    def _of(cls, data, requires_grad=False, dtype=None):
+        """The library's own constructor: an ndarray (or a tensor's array) keeps its dtype
+        and memory. The public `Tensor(ndarray)` converts to the default dtype, as torch's."""
+        if isinstance(data, TensorBase):
+            data = data._data
+        elif not isinstance(data, np.ndarray):
+            return cls(data, requires_grad=requires_grad, dtype=dtype)
+        t = cls.__new__(cls)
+        TensorBase.__init__(t, data, requires_grad=requires_grad, dtype=dtype)
+        return t
+
     # ---- autograd ------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
