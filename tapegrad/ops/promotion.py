@@ -49,6 +49,22 @@ def result_type(*operands):
 def operands(mode, a, b):
     """(a, b), each tensor operand cast to the dtype torch computes `a op b` in when
     NumPy would compute in another; raises what torch raises for dtypes it refuses."""
+    # The hot path without a lookup: a floating tensor with a Python int/float or with
+    # a tensor of its own dtype is computed in that dtype by both libraries, in every mode.
+    if isinstance(a, TensorBase):
+        d = a._data.dtype
+        if d.kind == "f":
+            tb = type(b)
+            if tb is float or tb is int or (isinstance(b, TensorBase) and b._data.dtype is d):
+                return a, b
+    elif isinstance(b, TensorBase):
+        ta = type(a)
+        if (ta is float or ta is int) and b._data.dtype.kind == "f":
+            return a, b
+    return _planned(mode, a, b)
+
+
+def _planned(mode, a, b):
     ka, za = key_of(a)
     kb, zb = key_of(b)
     key = (mode, ka, za, kb, zb, _default["float"])  # Python floats follow the default
@@ -67,6 +83,11 @@ def inplace_other(mode, x, o):
     """`o` as `x op= o` needs it (cast like `operands` would); raises torch's errors,
     among them "result type Float can't be cast to the desired output type Long" when
     the result dtype is of a higher category than x's."""
+    d = x._data.dtype
+    if d.kind == "f":  # the hot path, as in `operands`
+        to = type(o)
+        if to is float or to is int or (isinstance(o, TensorBase) and o._data.dtype is d):
+            return o
     kx, zx = key_of(x)
     ko, zo = key_of(o)
     key = ("=", mode, kx, zx, ko, zo, _default["float"])
