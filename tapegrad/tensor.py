@@ -325,6 +325,7 @@ class Tensor(TensorBase):
     __itruediv__ = IP.div_
     __ifloordiv__ = IP.floor_divide_
     __imod__ = IP.remainder_
+    __ipow__ = IP.pow_
 
     # ---- elementwise -------------------------------------------------------------------
     add = F.add

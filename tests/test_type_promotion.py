@@ -54,7 +54,8 @@ OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": opera
              "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
              ">": operator.gt, ">=": operator.ge}
 INPLACE = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.imul,
-           "/=": operator.itruediv, "//=": operator.ifloordiv, "%=": operator.imod}
+           "/=": operator.itruediv, "//=": operator.ifloordiv, "%=": operator.imod,
+           "**=": operator.ipow}
 FUNCTIONS = ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum",
              "minimum", "eq", "lt", "ge"]
 
@@ -146,12 +147,7 @@ def test_reduction_dtypes_match_torch():
 
 
 def test_promotion_computes_in_the_result_dtype():
-    # torch casts the 0-d float64 operand to float32 before multiplying
-    x64 = 0.1
-    for a, b in [(torch.tensor([1.0]), torch.tensor(x64, dtype=torch.float64))]:
-        want = (a == b).item()
-        got = (tg.tensor([1.0]) == tg.tensor(x64, dtype=tg.float64)).item()
-        assert got == want
+    # torch casts the 0-d float64 operand to float32 before comparing (NumPy would not)
     t = torch.tensor([0.1], dtype=torch.float32) == torch.tensor(0.1, dtype=torch.float64)
     g = tg.tensor([0.1], dtype=tg.float32) == tg.tensor(0.1, dtype=tg.float64)
     assert g.tolist() == t.tolist() == [True]
@@ -267,6 +263,25 @@ def _ctor_cases():
         ("full((2,), 7.0)", lambda: torch.full((2,), 7.0), lambda: tg.full((2,), 7.0)),
         ("full((2,), True)", lambda: torch.full((2,), True), lambda: tg.full((2,), True)),
     ]
+
+
+def test_legacy_constructor_shares_an_array_of_the_default_dtype_like_torch():
+    for lib in (torch, tg):
+        a = np.ones(2, np.float32)
+        t = lib.Tensor(a)
+        a[0] = 5
+        b = np.ones(2)
+        u = lib.Tensor(b)
+        b[0] = 5
+        assert t.tolist() == [5.0, 1.0] and u.tolist() == [1.0, 1.0], lib
+
+
+def test_python_ints_wrap_like_torch_scalars():
+    t = torch.tensor([1, 250], dtype=torch.uint8)
+    g = tg.tensor([1, 250], dtype=tg.uint8)
+    for f in (lambda x: x + 300, lambda x: x * 300, lambda x: x - 300):
+        want, got = f(t), f(g)
+        assert str(got.dtype) == "uint8" and got.tolist() == want.tolist()
 
 
 def test_constructor_dtypes_match_torch():

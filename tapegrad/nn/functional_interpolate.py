@@ -129,7 +129,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         i0, i1, l1 = _linear_weights(n_in, n_out, scales[k], bool(align_corners), x.dtype)
         w1 = Tensor._of(l1.reshape(_bshape(x.ndim, axis, n_out)))
         w0 = Tensor._of((1 - l1).reshape(_bshape(x.ndim, axis, n_out)))
-        x = tg.index_select(x, axis, Tensor._of(i0)) * w0 + tg.index_select(x, axis, Tensor._of(i1)) * w1
+        x = (tg.index_select(x, axis, Tensor._of(i0)) * w0
+             + tg.index_select(x, axis, Tensor._of(i1)) * w1)
     return x
 
 

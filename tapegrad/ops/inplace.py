@@ -365,8 +365,8 @@ def div_(self, other, *, rounding_mode=None):
 
 
 def pow_(self, exponent):
-    o = _other(exponent)
-    return _inplace(self, lambda x: F.pow(x, o), (o,), needs_old=True)
+    o = P.inplace_other("pow", self, _other(exponent))
+    return _inplace(self, lambda x: F.pow(x, o), (o,), needs_old=True, casting="unsafe")
 
 
 def _unary_inplace(op, fname):

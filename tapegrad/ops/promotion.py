@@ -135,7 +135,8 @@ def _make_plan(mode, ka, za, kb, zb):
     if mode == SUB and any(is_bool):
         return RuntimeError(_SUB_BOOLS if all(is_bool) and za != _dt.NUMBER != zb
                             else _SUB_BOOL)
-    if mode in NO_BOOL and rt.kind == "b":
+    if mode in NO_BOOL and rt.kind == "b" and not (mode == "pow" and zb == _dt.NUMBER):
+        # (torch's pow has a bool kernel for a Python-bool exponent only: F.pow does it)
         return NotImplementedError(f"\"{NO_BOOL[mode]}\" not implemented for 'Bool'")
     if mode == DIV and rt.kind != "f":
         rt = _dt.get_default_dtype()  # true division of integers gives the default dtype

@@ -50,7 +50,8 @@ class Adagrad(Optimizer):
         st = self.state.setdefault(p, {})
         if len(st) == 0:
             st["step"] = Tensor._of(np.zeros((), np.float32))
-            st["sum"] = Tensor._of(np.full_like(p._data, self.defaults["initial_accumulator_value"]))
+            st["sum"] = Tensor._of(
+                np.full_like(p._data, self.defaults["initial_accumulator_value"]))
         return st
 
     @_no_grad_step
