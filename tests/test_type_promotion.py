@@ -309,3 +309,25 @@ if __name__ == "__main__":
         print(f"{gname}: {len(bad)} of {len(cases)} combinations differ from torch")
         if "-v" in sys.argv:
             print("\n".join("  " + b for b in bad))
+
+
+def test_library_code_keeps_array_dtypes_with_tensor_of():
+    """`Tensor(ndarray)` converts to the default dtype (torch's legacy constructor); the
+    library's own code must build tensors of arrays with `Tensor._of`, which keeps the
+    dtype (an int64 index array silently becoming float32 is the bug this prevents)."""
+    import io
+    import pathlib
+    import tokenize
+    root = pathlib.Path(tg.__file__).parent
+    allowed = {"tensor.py", "legacy.py"}  # the constructor itself and the legacy types
+    calls = []
+    for p in root.rglob("*.py"):
+        if p.name in allowed:
+            continue
+        toks = list(tokenize.generate_tokens(io.StringIO(p.read_text()).readline))
+        for i, t in enumerate(toks[1:-2], 1):
+            if (t.type == tokenize.NAME and t.string == "Tensor" and toks[i + 1].string == "("
+                    and toks[i + 2].string != ")" and toks[i - 1].string not in ("class", "def")
+                    and not (toks[i - 1].string == "." and toks[i - 2].string == "torch")):
+                calls.append(f"{p.relative_to(root)}:{t.start[0]}")
+    assert not calls, calls
