@@ -70,7 +70,12 @@ def _binary(op, mode=P.ARITH, tensors_only=False):
             if not isinstance(b, TensorBase):
                 raise TypeError(f"{op.name}(): argument 'other' (position 2) must be Tensor, "
                                 f"not {type(other).__name__}")
-        a, b = P.operands(mode, a, b)
+        # P.operands' hot path inlined (a float tensor with a Python number or a tensor
+        # of its dtype: nothing to cast), saving a call on every arithmetic op
+        if not (isinstance(a, TensorBase) and a._data.dtype.kind == "f" and (
+                type(b) is float or type(b) is int
+                or (isinstance(b, TensorBase) and b._data.dtype is a._data.dtype))):
+            a, b = P.operands(mode, a, b)
         try:
             return apply(op, a, b)
         except ValueError:
