@@ -331,3 +331,42 @@ def test_library_code_keeps_array_dtypes_with_tensor_of():
                     and not (toks[i - 1].string == "." and toks[i - 2].string == "torch")):
                 calls.append(f"{p.relative_to(root)}:{t.start[0]}")
     assert not calls, calls
+
+
+def _makemore_bigram(lib):
+    """makemore part 1's counting model and PyTorch's tutorial accuracy line, verbatim
+    but for the library: int32 counts, in-place int += 1, float conversions, a Python
+    float accumulating 0-d tensors, an int mask summed."""
+    words = ["emma", "olivia", "ava", "isabella", "sophia"]
+    chars = sorted(set("".join(words)))
+    stoi = {s: i + 1 for i, s in enumerate(chars)}
+    stoi["."] = 0
+    V = len(stoi)
+    N = lib.zeros((V, V), dtype=lib.int32)
+    for w in words:
+        chs = ["."] + list(w) + ["."]
+        for ch1, ch2 in zip(chs, chs[1:]):
+            N[stoi[ch1], stoi[ch2]] += 1
+    P = (N + 1).float()
+    P /= P.sum(1, keepdims=True)
+    log_likelihood = 0.0
+    n = 0
+    for w in words:
+        chs = ["."] + list(w) + ["."]
+        for ch1, ch2 in zip(chs, chs[1:]):
+            log_likelihood += lib.log(P[stoi[ch1], stoi[ch2]])
+            n += 1
+    nll = -log_likelihood
+    pred, y = N.argmax(1), lib.arange(V) % 3
+    correct = (pred == y).type(lib.float).sum().item()
+    return N, P, nll / n, correct / V, N.sum() / 2, (N > 0).sum()
+
+
+def test_real_program_dtypes_and_values_match_torch():
+    want, got = _makemore_bigram(torch), _makemore_bigram(tg)
+    for w, g in zip(want, got):
+        if isinstance(w, torch.Tensor):
+            assert str(g.dtype) == str(w.dtype).replace("torch.", "")
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+        else:
+            assert g == pytest.approx(w)
