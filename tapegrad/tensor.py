@@ -313,10 +313,34 @@ class Tensor(TensorBase):
     __le__ = F.le
     __gt__ = F.gt
     __ge__ = F.ge
-    __and__ = F.logical_and
-    __or__ = F.logical_or
-    __xor__ = F.logical_xor
-    __invert__ = F.logical_not
+    __and__ = F.bitwise_and  # logical on bool tensors, bitwise on integers (torch)
+    __or__ = F.bitwise_or
+    __xor__ = F.bitwise_xor
+    __iand__ = IP.bitwise_and_
+    __ior__ = IP.bitwise_or_
+    __ixor__ = IP.bitwise_xor_
+    bitwise_and = F.bitwise_and
+    bitwise_or = F.bitwise_or
+    bitwise_xor = F.bitwise_xor
+    bitwise_not = F.bitwise_not
+    bitwise_and_ = IP.bitwise_and_
+    bitwise_or_ = IP.bitwise_or_
+    bitwise_xor_ = IP.bitwise_xor_
+
+    def __rand__(self, other):
+        return F.bitwise_and(other, self)
+
+    def __ror__(self, other):
+        return F.bitwise_or(other, self)
+
+    def __rxor__(self, other):
+        return F.bitwise_xor(other, self)
+
+    def __invert__(self):
+        if self._data.dtype.kind == "f":
+            raise TypeError("~ (operator.invert) is only implemented on integer and "
+                            "Boolean-type tensors")
+        return F.bitwise_not(self)
     __getitem__ = I.getitem
     __setitem__ = I.setitem
     __iadd__ = IP.add_

@@ -51,13 +51,15 @@ OPERANDS = _operands()
 
 OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
              "//": operator.floordiv, "%": operator.mod, "**": operator.pow,
+             "&": operator.and_, "|": operator.or_, "^": operator.xor,
              "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
              ">": operator.gt, ">=": operator.ge}
 INPLACE = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.imul,
            "/=": operator.itruediv, "//=": operator.ifloordiv, "%=": operator.imod,
-           "**=": operator.ipow}
-FUNCTIONS = ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum",
-             "minimum", "eq", "lt", "ge"]
+           "**=": operator.ipow, "&=": operator.iand, "|=": operator.ior,
+           "^=": operator.ixor}
+FUNCTIONS = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow",
+             "maximum", "minimum", "eq", "lt", "ge", "bitwise_and", "bitwise_xor"]
 
 
 def _outcome(fn):
@@ -103,7 +105,10 @@ REDUCTIONS = {"sum": lambda t: t.sum(), "sum(0)": lambda t: t.sum(0),
               "max": lambda t: t.max(), "amax": lambda t: t.amax(0),
               "argmax": lambda t: t.argmax(), "argmin(0)": lambda t: t.argmin(0),
               "std": lambda t: t.std(), "var(0)": lambda t: t.var(0),
-              "prod(0)": lambda t: t.prod(0), "sum(dtype=f64)": None}
+              "prod(0)": lambda t: t.prod(0), "~": lambda t: ~t,
+              "bitwise_not": lambda t: t.bitwise_not(), "neg": lambda t: -t,
+              "exp": lambda t: t.exp(), "abs": lambda t: t.abs(),
+              "sum(dtype=f64)": None}
 
 
 def _reduction_cases():
@@ -140,7 +145,7 @@ def test_binary_promotion_table_matches_torch():
     assert not bad, f"{len(bad)} of {len(BINARY)} differ from torch:\n" + "\n".join(bad[:60])
 
 
-def test_reduction_dtypes_match_torch():
+def test_unary_and_reduction_dtypes_match_torch():
     cases = list(_reduction_cases())
     bad = mismatches(cases)
     assert not bad, f"{len(bad)} of {len(cases)} differ from torch:\n" + "\n".join(bad)
@@ -302,7 +307,7 @@ def test_constructors_follow_the_default_dtype():
 
 
 if __name__ == "__main__":
-    groups = {"binary": BINARY, "reductions": list(_reduction_cases()),
+    groups = {"binary": BINARY, "unary and reductions": list(_reduction_cases()),
               "constructors": _ctor_cases()}
     for gname, cases in groups.items():
         bad = mismatches(cases)

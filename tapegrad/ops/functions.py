@@ -159,7 +159,17 @@ log10 = _unary(E.log10)
 log1p = _unary(E.log1p)
 expm1 = _unary(E.expm1)
 rsqrt = _unary(E.rsqrt)
-abs = absolute = _unary(E.abs)
+_abs = _unary(E.abs)
+
+
+def abs(input):
+    x = _tensor(input, "abs")
+    if x._data.dtype == np.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return _abs(x)
+
+
+absolute = abs
 sign = _unary(E.sign)
 sin = _unary(E.sin)
 cos = _unary(E.cos)
@@ -570,6 +580,41 @@ ge = greater_equal = _compare(np.greater_equal, "ge")
 logical_and = _compare(np.logical_and, "logical_and", promote=False)
 logical_or = _compare(np.logical_or, "logical_or", promote=False)
 logical_xor = _compare(np.logical_xor, "logical_xor", promote=False)
+
+
+def _bitwise(ufunc, name):
+    """bitwise_and/or/xor (`&`, `|`, `^`): integer and bool tensors, torch's promotion;
+    on bool tensors they are the logical ops. Not differentiable."""
+    def f(input, other):
+        a, b = _arg(input), _arg(other)
+        like_t = a if isinstance(a, TensorBase) else _tensor(b, name)
+        a, b = P.operands(name, a, b)
+        av = a._data if isinstance(a, TensorBase) else a
+        bv = b._data if isinstance(b, TensorBase) else b
+        try:
+            out = ufunc(av, bv)
+        except OverflowError:
+            out = ufunc(*_wrapped_ints(av, bv))
+        except ValueError:
+            raise RuntimeError(f"{name}: the shapes {np.shape(av)} and {np.shape(bv)} cannot "
+                               "be broadcast together") from None
+        return like(like_t, np.asarray(out))
+    f.__name__ = name
+    return f
+
+
+bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
+
+
+def bitwise_not(input):
+    """~x: bitwise NOT of an integer tensor, logical NOT of a bool tensor."""
+    x = _tensor(input, "bitwise_not")
+    if x._data.dtype.kind == "f":
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
+                                  f"'{_dt.torch_name(x._data.dtype)}'")
+    return like(x, np.invert(x._data))
 
 
 def logical_not(input):

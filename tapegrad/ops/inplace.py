@@ -329,13 +329,24 @@ remainder_ = _binary_inplace(E.remainder, np.remainder, "remainder_", "remainder
 fmod_ = _binary_inplace(E.fmod, np.fmod, "fmod_", "fmod")
 
 
-def floor_divide_(self, other):
-    """self //= other (not differentiable, as floor_divide)."""
-    o = P.inplace_other("floor_divide", self, _other(other))
-    arr = o._data if isinstance(o, TensorBase) else o
-    return _inplace(self, lambda x: F.floor_divide(x, o), (o,), needs_old=False,
-                    fast=lambda out: np.floor_divide(out, arr, out=out, casting="unsafe"),
-                    casting="unsafe")
+def _nondiff_inplace(f, ufunc, fname):
+    """The in-place form of a function without a gradient (floor_divide, bitwise_and...),
+    with torch's promotion and output-dtype check (its mode is the function's name)."""
+    def method(self, other):
+        o = P.inplace_other(f.__name__, self, _other(other))
+        arr = o._data if isinstance(o, TensorBase) else o
+        return _inplace(self, lambda x: f(x, o), (o,), needs_old=False,
+                        fast=lambda out: ufunc(out, arr, out=out, casting="unsafe"),
+                        casting="unsafe")
+    method.__name__ = fname
+    method.__doc__ = f"In-place {f.__name__}; returns self."
+    return method
+
+
+floor_divide_ = _nondiff_inplace(F.floor_divide, np.floor_divide, "floor_divide_")
+bitwise_and_ = _nondiff_inplace(F.bitwise_and, np.bitwise_and, "bitwise_and_")
+bitwise_or_ = _nondiff_inplace(F.bitwise_or, np.bitwise_or, "bitwise_or_")
+bitwise_xor_ = _nondiff_inplace(F.bitwise_xor, np.bitwise_xor, "bitwise_xor_")
 
 
 def mul_(self, other):

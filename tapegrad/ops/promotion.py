@@ -24,6 +24,10 @@ ARITH, SUB, DIV, COMPARE = "arith", "sub", "div", "compare"
 NO_BOOL = {"floor_divide": "div_floor_cpu", "remainder": "remainder_cpu",
            "fmod": "fmod_cpu", "pow": "pow"}
 
+# integer-only ops (bool included): a floating result dtype has no kernel
+NO_FLOAT = {"bitwise_and": "bitwise_and_cpu", "bitwise_or": "bitwise_or_cpu",
+            "bitwise_xor": "bitwise_xor_cpu"}
+
 _PLANS = {}
 _NOTHING = ()  # the plan "no cast needed"
 _SUB_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use "
@@ -102,15 +106,15 @@ def inplace_other(mode, x, o):
 
 
 def _make_inplace_plan(mode, kx, zx, ko, zo):
-    plan = _make_plan(mode, kx, zx, ko, zo)
-    if isinstance(plan, Exception):
-        return plan
     rt = _dt.result_type((kx, zx), (ko, zo))
     if mode == DIV and rt.kind != "f":
         rt = _dt.get_default_dtype()
-    if not _dt.can_cast(rt, kx):
+    if not _dt.can_cast(rt, kx):  # torch checks the output's dtype first
         return RuntimeError(f"result type {_dt.torch_name(rt)} can't be cast to the desired "
                             f"output type {_dt.torch_name(kx)}")
+    plan = _make_plan(mode, kx, zx, ko, zo)
+    if isinstance(plan, Exception):
+        return plan
     return _NOTHING if plan is _NOTHING or plan[1] is None else plan[1]
 
 
@@ -138,6 +142,9 @@ def _make_plan(mode, ka, za, kb, zb):
     if mode in NO_BOOL and rt.kind == "b" and not (mode == "pow" and zb == _dt.NUMBER):
         # (torch's pow has a bool kernel for a Python-bool exponent only: F.pow does it)
         return NotImplementedError(f"\"{NO_BOOL[mode]}\" not implemented for 'Bool'")
+    if mode in NO_FLOAT and rt.kind == "f":
+        return NotImplementedError(f"\"{NO_FLOAT[mode]}\" not implemented for "
+                                   f"'{_dt.torch_name(rt)}'")
     if mode == DIV and rt.kind != "f":
         rt = _dt.get_default_dtype()  # true division of integers gives the default dtype
     sa, sb = _sample(ka, za), _sample(kb, zb)
