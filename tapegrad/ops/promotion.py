@@ -6,8 +6,9 @@ float16 with an integer array (float32/float64; torch: float16) and an integer a
 with a Python float (float64; torch: the default dtype). `operands(mode, a, b)` returns
 a and b with the operands cast that need it, so the op's forward runs in torch's dtype
 and its rules see inputs of that dtype (the engine casts each gradient back to its
-input's dtype). The decision is cached per (mode, dtype, kind, dtype, kind, default
-dtype): the hot path is one dict lookup when nothing needs a cast.
+input's dtype). The common case (a floating tensor with a Python number or a tensor of
+its dtype) is decided without a lookup; any other is cached per (mode, dtype, kind,
+dtype, kind, default dtype): one dict lookup.
 """
 import numpy as np
 
