@@ -81,3 +81,6 @@ from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor,  # noqa
                      DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
                      ShortTensor)
 from .printing import get_printoptions, printoptions, set_printoptions  # noqa: E402
+from .ops.functions import can_cast, promote_types, result_type  # noqa: E402
+from .ops.functions import (bitwise_and, bitwise_not, bitwise_or,  # noqa: E402
+                            bitwise_xor)

@@ -43,6 +43,18 @@ class Tensor(TensorBase):
         data, dtype = _legacy.legacy_data(args, _dt.as_dtype(dtype))
         TensorBase.__init__(self, data, requires_grad=requires_grad, dtype=dtype)
 
+    @classmethod
+    def _of(cls, data, requires_grad=False, dtype=None):
+        """The library's own constructor: an ndarray (or a tensor's array) keeps its dtype
+        and memory. The public `Tensor(ndarray)` converts to the default dtype, as torch's."""
+        if isinstance(data, TensorBase):
+            data = data._data
+        elif not isinstance(data, np.ndarray):
+            return cls(data, requires_grad=requires_grad, dtype=dtype)
+        t = cls.__new__(cls)
+        TensorBase.__init__(t, data, requires_grad=requires_grad, dtype=dtype)
+        return t
+
     # ---- autograd ------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
@@ -334,16 +346,43 @@ class Tensor(TensorBase):
     __le__ = F.le
     __gt__ = F.gt
     __ge__ = F.ge
-    __and__ = F.logical_and
-    __or__ = F.logical_or
-    __xor__ = F.logical_xor
-    __invert__ = F.logical_not
+    __and__ = F.bitwise_and  # logical on bool tensors, bitwise on integers (torch)
+    __or__ = F.bitwise_or
+    __xor__ = F.bitwise_xor
+    __iand__ = IP.bitwise_and_
+    __ior__ = IP.bitwise_or_
+    __ixor__ = IP.bitwise_xor_
+    bitwise_and = F.bitwise_and
+    bitwise_or = F.bitwise_or
+    bitwise_xor = F.bitwise_xor
+    bitwise_not = F.bitwise_not
+    bitwise_and_ = IP.bitwise_and_
+    bitwise_or_ = IP.bitwise_or_
+    bitwise_xor_ = IP.bitwise_xor_
+
+    def __rand__(self, other):
+        return F.bitwise_and(other, self)
+
+    def __ror__(self, other):
+        return F.bitwise_or(other, self)
+
+    def __rxor__(self, other):
+        return F.bitwise_xor(other, self)
+
+    def __invert__(self):
+        if self._data.dtype.kind == "f":
+            raise TypeError("~ (operator.invert) is only implemented on integer and "
+                            "Boolean-type tensors")
+        return F.bitwise_not(self)
     __getitem__ = I.getitem
     __setitem__ = I.setitem
     __iadd__ = IP.add_
     __isub__ = IP.sub_
     __imul__ = IP.mul_
     __itruediv__ = IP.div_
+    __ifloordiv__ = IP.floor_divide_
+    __imod__ = IP.remainder_
+    __ipow__ = IP.pow_
 
     # ---- elementwise -------------------------------------------------------------------
     add = F.add
@@ -516,6 +555,9 @@ class Tensor(TensorBase):
     sub_ = subtract_ = IP.sub_
     mul_ = multiply_ = IP.mul_
     div_ = divide_ = true_divide_ = IP.div_
+    floor_divide_ = IP.floor_divide_
+    remainder_ = IP.remainder_
+    fmod_ = IP.fmod_
     pow_ = IP.pow_
     exp_ = IP.exp_
     log_ = IP.log_

@@ -45,7 +45,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     tensors = list(tensors)
     norm_type = float(norm_type)
     if not tensors:
-        return Tensor(np.zeros((), np.float32))
+        return Tensor._of(np.zeros((), np.float32))
     norms = np.stack([_vector_norm(t._data, norm_type) for t in tensors])
     total = _vector_norm(norms, norm_type)
     if error_if_nonfinite and not np.isfinite(total):
@@ -53,7 +53,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
             f"The total norm of order {norm_type} for gradients from `parameters` is "
             "non-finite, so it cannot be clipped. To disable this error and scale the "
             "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`")
-    return Tensor(np.asarray(total))
+    return Tensor._of(np.asarray(total))
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
@@ -62,7 +62,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     `max_norm`. Returns the total norm before clipping (a 0-d Tensor)."""
     grads = _grads(parameters)
     if not grads:
-        return Tensor(np.zeros((), np.float32))
+        return Tensor._of(np.zeros((), np.float32))
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
     coef = float(max_norm) / (total._data + 1e-6)
     coef = np.minimum(coef, 1.0)  # never scale up; nan stays nan (as torch.clamp)
