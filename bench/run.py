@@ -22,8 +22,11 @@ thread count (set below BEFORE NumPy is imported, so that OpenBLAS reads it).
 (b) times each implementation in its own process: in one process torch's OpenMP
 workers and OpenBLAS's threads spin against each other on 2 cores (measured: 80 ms
 instead of 1 ms per step).
-(f) and (h) run in subprocesses too: (f) with 1 thread, (h) so that each measures only
-its own allocations (the peak is reset through /proc/self/clear_refs: Linux only).
+(f) and (h) run in subprocesses too: (f) with 1 thread (timed by bench_char's own
+best_time: best of 5 rounds, wall clock even with --cpu-time), (h) so that each measures
+only its own allocations (the peak is reset through /proc/self/clear_refs: Linux only).
+(g) is the median CPU time (time.process_time) of interleaved rounds, as
+bench_microgpt_value.py measures it.
 The table is printed and saved to bench/RESULTS.md (not with --quick or --no-save).
 Targets: issue 2 for (a) <= 5 us/op and (c) faster than PyTorch; issue 15 for the rest.
 """
@@ -380,7 +383,9 @@ def _proc_status_kib(field):
 def rss_growth_mib(lib):
     """MiB by which the peak RSS rises over RSS_STEPS training steps of the (b) MLP at batch
     RSS_BATCH (weights and data allocated before the peak is reset). Linux only: the peak
-    (VmHWM) is reset by writing 5 to /proc/self/clear_refs."""
+    (VmHWM) is reset by writing 5 to /proc/self/clear_refs. No warm-up step: after one step
+    glibc keeps the freed blocks mapped, so a warm process shows ~0 growth (measured); the
+    growth is the same for 1, 5 or 20 steps (33.6 MiB, 2 threads)."""
     data = mlp_data(RSS_BATCH)
     step = mlp_numpy(data) if lib == "numpy" else mlp_tg(True, data)
     gc.collect()
