@@ -121,6 +121,20 @@ linear = defop("linear", _linear_forward, inputs=("x", "weight", "bias"),
                      "finite inputs (very large values can overflow)"))
 
 
+_ARANGE = {}
+
+
+def _arange(n):
+    """np.arange(n), made once per n and read-only (the row index of a pick: ~0.5 us)."""
+    a = _ARANGE.get(n)
+    if a is None:
+        if len(_ARANGE) > 64:  # many batch sizes: keep the cache small
+            _ARANGE.clear()
+        a = _ARANGE[n] = np.arange(n)
+        a.flags.writeable = False
+    return a
+
+
 # ---- cross entropy and nll (class-index targets, rows = samples, last axis = classes) ----
 def _log_softmax_rows(x):
     # ndarray methods and in-place updates of the fresh `z`: same values as
@@ -149,12 +163,20 @@ def _row_weights(target, weight, ignore_index, dtype):
 
 
 def _targets(target, weight, ignore_index, C, dtype):
-    """(wy, keep, safe) of `_row_weights`, with the targets checked against C classes."""
+    """(wy, keep, safe) of `_row_weights`, with the targets checked against C classes.
+    keep None: every row is kept (the common case; rules treat None as all True)."""
     if weight is None and target.size:
-        lo, hi = target.min(), target.max()
-        if 0 <= lo and hi < C and not lo <= ignore_index <= hi:
-            # the common case in two reductions: every target valid, none ignored
-            return None, np.ones(target.shape, dtype=bool), target.copy()
+        if target.dtype.kind == "i" and not 0 <= ignore_index < C:
+            # the common case in ONE reduction (~1.5 us less than min and max, measured
+            # on 32 targets): a negative target viewed as unsigned is >= C, and an
+            # ignore_index outside [0, C) cannot equal a valid target
+            if target.view(f"u{target.itemsize}").max() < C:
+                return None, None, target.copy()
+        else:
+            lo, hi = target.min(), target.max()
+            if 0 <= lo and hi < C and not lo <= ignore_index <= hi:
+                # every target valid, none ignored
+                return None, None, target.copy()
     wy, keep, safe = _row_weights(target, weight, ignore_index, dtype)
     _check_targets(safe, keep, C)
     return wy, keep, safe
@@ -175,12 +197,22 @@ def _ce_forward(x, target, weight=None, *, ignore_index=-100, label_smoothing=0.
     n, C = x.shape
     lsm = _log_softmax_rows(x)
     wy, keep, safe = _targets(target, weight, ignore_index, C, x.dtype)
-    picked = lsm[np.arange(n), safe]
-    loss = -picked if wy is None else -wy * picked        # (n,)
+    picked = lsm[_arange(n), safe]
     eps = label_smoothing
+    if eps == 0 and wy is None and reduction != "none":
+        # the common case: -(sum picked) is sum(-picked) bit for bit (negation is exact),
+        # one array op less
+        denom = 1.0 if reduction == "sum" else x.dtype.type(n)
+        out = -picked.sum()
+        if reduction == "mean":
+            out = out / denom
+        return out.astype(x.dtype, copy=False), {"lsm": lsm, "wy": wy, "keep": keep,
+                                                 "safe": safe, "denom": denom}
+    loss = -picked if wy is None else -wy * picked        # (n,)
     if eps > 0:
         smooth = -(lsm.sum(1) if weight is None else lsm @ weight.astype(x.dtype))
-        smooth = np.where(keep, smooth, 0)
+        if keep is not None:
+            smooth = np.where(keep, smooth, 0)
         loss = (1 - eps) * loss + (eps / C) * smooth
     if reduction == "none":
         out = loss
@@ -208,7 +240,9 @@ def _ce_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, label_smoot
         # d(-sum_c w_c log p_c)/dx = (sum_c w_c) p - w
         wv = np.ones(C, dtype=x.dtype) if weight is None else _const(weight).astype(x.dtype)
         p = _call(xp, softmax_rows, x, lsm=lsm)
-        ds = (p * float(wv.sum()) - wv) * keep[:, None].astype(x.dtype)
+        ds = p * float(wv.sum()) - wv
+        if keep is not None:
+            ds = ds * keep[:, None].astype(x.dtype)
         d = d * (1 - eps) + ds * (eps / C)
     if reduction == "none":
         return d * xp.reshape(g, (n, 1))
@@ -240,7 +274,7 @@ def _softmax_minus_onehot_forward(x, *, lsm=None, safe):
     # in place on the fresh softmax: ~2 us less than p - onehot with its zeros and
     # scatter on (32, 27) (measured); the same values
     p = _softmax_rows_forward(x, lsm=lsm)
-    p[np.arange(p.shape[0]), safe] -= 1.0
+    p[_arange(p.shape[0]), safe] -= 1.0
     return p
 
 
