@@ -25,6 +25,8 @@ its own with differentiable rules, and the rule calls it the same way:
 `normalized_grad` (the norms' dx), `softmax_minus_onehot` (cross-entropy's dx),
 `sum_over_axes` (bias and norm-weight sums), `embedding_backward` (the scatter-add;
 its adjoint is the row read). Each keeps the figure that justified it in a comment.
+batch_norm also has a `backward=` (ops/registry.py): dx, dw and db in one call sharing
+their sums, equal bit for bit to its per-input rules (tests/test_bn_fused_backward.py).
 """
 import math
 
