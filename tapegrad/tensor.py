@@ -22,6 +22,7 @@ from .ops import functions as F
 from .ops import functions_extra as FX
 from .ops import index_functions as I
 from .ops import inplace as IP
+from .ops import inplace_more as IM
 from .ops import linalg_functions as LF
 from .ops import shape_functions as S
 from .ops.xp import namespace as _namespace
@@ -397,6 +398,8 @@ class Tensor(TensorBase):
     erfinv = FX.erfinv
     round = FX.round
     nan_to_num = FX.nan_to_num
+    square = FX.square
+    reciprocal = FX.reciprocal
     histc = FX.histc
     histogram = FX.histogram
     cumprod = FX.cumprod
@@ -545,6 +548,27 @@ class Tensor(TensorBase):
     scatter_ = I.scatter_
     scatter_add_ = I.scatter_add_
     index_add_ = I.index_add_
+    erf_ = IM.erf_
+    erfc_ = IM.erfc_
+    erfinv_ = IM.erfinv_
+    round_ = IM.round_
+    nan_to_num_ = IM.nan_to_num_
+    square_ = IM.square_
+    reciprocal_ = IM.reciprocal_
+    floor_ = IM.floor_
+    ceil_ = IM.ceil_
+    trunc_ = fix_ = IM.trunc_
+    log1p_ = IM.log1p_
+    expm1_ = IM.expm1_
+    log2_ = IM.log2_
+    log10_ = IM.log10_
+    fmod_ = IM.fmod_
+    remainder_ = __imod__ = IM.remainder_
+    floor_divide_ = __ifloordiv__ = IM.floor_divide_
+    cumsum_ = IM.cumsum_
+    cumprod_ = IM.cumprod_
+    tril_ = IM.tril_
+    triu_ = IM.triu_
 
 
 def _to_args(args, kwargs):
