@@ -93,3 +93,4 @@ from .ops.inplace_more import (ceil_, erf_, erfc_, expm1_, floor_, log1p_,  # no
                                log2_, log10_, nan_to_num_, reciprocal_, round_, square_,
                                trunc_)
 fix_, negative_, clip_ = trunc_, neg_, clamp_  # noqa: E305  torch's aliases
+from . import return_types  # noqa: E402  torch.return_types: max, sort, topk, ... (+ _out)

@@ -568,6 +568,10 @@ class Tensor(TensorBase):
     cumsum_ = IM.cumsum_
     cumprod_ = IM.cumprod_
     tril_ = IM.tril_
+    t_ = IM.t_
+    transpose_ = swapaxes_ = swapdims_ = IM.transpose_
+    squeeze_ = IM.squeeze_
+    unsqueeze_ = IM.unsqueeze_
     triu_ = IM.triu_
 
 

@@ -9,7 +9,6 @@ differentiable because their parts are.
 """
 import builtins
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from ..core.tensor_base import TensorBase, like
 from . import einsum as ES
 from . import elementwise as E
 from . import functions as F
+from .return_types import structseq
 from . import indexing as IX
 from . import inplace as IP
 from . import linalg_extra as LX
@@ -73,7 +73,7 @@ def reciprocal(input):
 
 
 # ---- histograms (no gradient) -------------------------------------------------------------
-histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
+histogram_result = structseq("histogram", ["hist", "bin_edges"])
 
 
 def _float_input(name, x, kernel):
@@ -253,8 +253,8 @@ def cumprod(input, dim, *, dtype=None):
 
 
 # ---- median ---------------------------------------------------------------------------------
-median_result = namedtuple("median", ["values", "indices"])
-nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
+median_result = structseq("median", ["values", "indices"])
+nanmedian_result = structseq("nanmedian", ["values", "indices"])
 
 
 def _median(name, x, dim, keepdim, skip_nan):

@@ -1,5 +1,6 @@
 """In-place variants of op functions that have no NumPy fast path: `erf_`, `round_`,
-`cumprod_`, `nan_to_num_`, `square_`, `floor_`, `fmod_`, `tril_`, ...
+`cumprod_`, `nan_to_num_`, `square_`, `floor_`, `fmod_`, `tril_`, ...; and the in-place
+shape changes `t_`, `transpose_`, `squeeze_`, `unsqueeze_`.
 
 Each one is `_inplace(self, lambda x: f(x, ...))` (ops/inplace.py): the out-of-place
 function computes the result with its table entries, so the derivative is the one
@@ -10,11 +11,13 @@ read their input. A result torch would not cast into self's dtype (a float resul
 integer tensor) is refused with torch's message ("result type Float can't be cast to
 the desired output type Long").
 """
-from ..core.tensor_base import TensorBase
+from ..core import grad_mode
+from ..core.state import state
+from ..core.tensor_base import TensorBase, like
 from . import functions as F
 from . import functions_extra as FX
 from . import shape_functions as S
-from .inplace import _inplace, _other
+from .inplace import LEAF_ERROR, _inplace, _other, _rebase
 
 
 def _unary(fn, name):
@@ -80,3 +83,46 @@ def tril_(self, diagonal=0):
 def triu_(self, diagonal=0):
     """In place: zero below the diagonal; returns self."""
     return _inplace(self, lambda x: S.triu(x, diagonal), (), needs_old=True)
+
+
+# ---- in-place shape changes: the tensor becomes a view of its own memory -----------------
+def _restride(self, view):
+    """`self` takes the shape `view(self)` gives (a view: no data moves). Under grad mode
+    a tensor with history gets the view's node with the old value as its input (as
+    torch's TBackward1 / UnsqueezeBackward1); that node is linear and shares memory with
+    its input, so a later in-place change follows it back to the memory's owner."""
+    tracked = state.grad_enabled and self._rg
+    if tracked and self.grad_fn is None:
+        raise RuntimeError(LEAF_ERROR)
+    if not tracked:
+        with grad_mode.recording_off():
+            self._data = view(self)._data
+        self._version[0] += 1
+        return self
+    old = like(self, self._data, self._rg, self.grad_fn)
+    old._out, old._fw = self._out, self._fw
+    res = view(old)
+    self._data = res._data
+    self._version[0] += 1
+    _rebase(self, old, res.grad_fn, res)
+    return self
+
+
+def t_(self):
+    """In-place t(): self becomes its transpose (a 0-d, 1-d or 2-d tensor)."""
+    return _restride(self, F.t)
+
+
+def transpose_(self, dim0, dim1):
+    """In-place transpose of dims dim0, dim1."""
+    return _restride(self, lambda x: F.transpose(x, dim0, dim1))
+
+
+def squeeze_(self, dim=None):
+    """In-place squeeze (all size-1 dims, or the given dim(s))."""
+    return _restride(self, lambda x: S.squeeze(x, dim))
+
+
+def unsqueeze_(self, dim):
+    """In-place unsqueeze: a size-1 dim at `dim`."""
+    return _restride(self, lambda x: S.unsqueeze(x, dim))

@@ -21,6 +21,7 @@ from ..core import grad_mode
 from ..core.state import state
 from ..core.tensor_base import TensorBase
 from .inplace import _cast_error
+from .return_types import out_type
 
 _RESIZE = ("An output with one or more elements was resized since it had shape {old}, which "
            "does not match the required output shape {new}. This behavior is deprecated, and "
@@ -97,7 +98,7 @@ def with_out(fn, name=None):
 def _write_outs(name, out, res):
     """A function returning (values, indices) (max/min/sort/topk ... with a dim): `out`
     is a tuple of as many tensors; the result is the function's own namedtuple of them
-    (torch's `torch.return_types.max_out`)."""
+    (torch's `torch.return_types.max_out`: its `_out` twin)."""
     if not isinstance(out, (tuple, list)) or not all(isinstance(o, TensorBase) for o in out):
         raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
                         f"{type(out).__name__}")
@@ -105,4 +106,4 @@ def _write_outs(name, out, res):
         raise TypeError(f"{name}(): argument 'out' must be tuple of {len(res)} Tensors, "
                         f"not {len(out)}")
     written = [write_out(name, o, r) for o, r in zip(out, res)]
-    return type(res)(*written) if hasattr(res, "_fields") else tuple(written)
+    return out_type(type(res))(*written) if hasattr(res, "_fields") else tuple(written)
