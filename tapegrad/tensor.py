@@ -7,6 +7,7 @@ are those of `core.tensor_base.TensorBase`; a tensor made by an op carries its
 recipe in `grad_fn` (core/node.py), a leaf has none.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -197,6 +198,7 @@ class Tensor(TensorBase):
     def __float__(self):
         if self._rg:
             _cuts.note(self, "float()")
+            _warn_scalar_once()
         return float(self._scalar())
 
     def __int__(self):
@@ -573,6 +575,19 @@ class Tensor(TensorBase):
     squeeze_ = IM.squeeze_
     unsqueeze_ = IM.unsqueeze_
     triu_ = IM.triu_
+
+
+_SCALAR_WARNED = []
+
+
+def _warn_scalar_once():
+    # torch 2.13 warns (once per process) when float() of a tensor requiring grad drops
+    # its history silently: `'%.2f' % loss`, `math.log(p)`; .item() does not warn
+    if not _SCALAR_WARNED:
+        _SCALAR_WARNED.append(True)
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                      "unexpected behavior.\nConsider using tensor.detach() first.",
+                      UserWarning, stacklevel=3)
 
 
 def _to_args(args, kwargs):

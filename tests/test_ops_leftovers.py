@@ -241,3 +241,63 @@ _MODULES = [
 @pytest.mark.parametrize("make", _MODULES, ids=[str(i) for i in range(len(_MODULES))])
 def test_module_repr_matches_torch(make):
     assert repr(make(tg.nn)) == repr(make(torch.nn))
+
+
+# ---- t_ / transpose_ / squeeze_ / unsqueeze_ ------------------------------------------------
+def test_inplace_shape_changes_values_gradients_and_views():
+    res = {}
+    for lib in (tg, torch):
+        x = lib.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        y = x * 2
+        v0 = _version(y)
+        assert y.t_() is y and tuple(y.shape) == (3, 2) and _version(y) == v0 + 1
+        y.unsqueeze_(0)
+        shapes = [tuple(y.shape)]
+        y.squeeze_()
+        y.transpose_(0, 1)
+        shapes.append(tuple(y.shape))
+        (y * lib.arange(6.0, dtype=lib.float64).view(2, 3)).sum().backward()
+        b = lib.zeros(2, 3, dtype=lib.float64) * x.sum()  # an in-place change through a view
+        r = b[0]
+        r.unsqueeze_(0)
+        r.add_(1)
+        with lib.no_grad():
+            z = lib.ones(2, 3)
+            z.t_()
+        res[lib] = (shapes, y, x.grad, b, tuple(z.shape))
+    assert res[tg][0] == res[torch][0] and res[tg][4] == res[torch][4]
+    for a, b in zip(res[tg][1:4], res[torch][1:4]):
+        _same(a, b)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        tg.ones(2, 3, requires_grad=True).t_()
+
+
+# ---- torch.return_types ---------------------------------------------------------------------
+def test_return_types_print_as_torch():
+    x = [[0.1, 0.3], [0.5, 0.2]]
+    calls = [lambda l, t: l.sort(t), lambda l, t: l.max(t, 1), lambda l, t: t.min(0),
+             lambda l, t: l.topk(t, 1), lambda l, t: l.kthvalue(t, 1), lambda l, t: t.median(0),
+             lambda l, t: l.nanmedian(t, 0), lambda l, t: l.histogram(t, 2),
+             lambda l, t: l.max(t, 1, out=(l.empty(0), l.empty(0, dtype=l.long)))]
+    for call in calls:
+        r_tg, r_th = call(tg, tg.tensor(x)), call(torch, torch.tensor(x))
+        assert repr(r_tg).replace("tapegrad.", "torch.") == repr(r_th)
+        assert str(r_tg).replace("tapegrad.", "torch.") == str(r_th)
+        assert type(r_tg).__name__ == type(r_th).__name__
+        assert isinstance(r_tg, tuple) and len(r_tg) == len(r_th)
+    assert tg.return_types.sort is type(tg.sort(tg.tensor(x)))
+    assert tg.return_types.max_out.__name__ == "max_out"
+
+
+# ---- the scalar-conversion warning ----------------------------------------------------------
+def test_float_of_a_tensor_requiring_grad_warns_once_as_torch(monkeypatch):
+    import sys
+    monkeypatch.setattr(sys.modules["tapegrad.tensor"], "_SCALAR_WARNED", [])
+    x = tg.tensor([1.5], requires_grad=True)
+    with pytest.warns(UserWarning, match="Converting a tensor with requires_grad=True to a "
+                                         "scalar may lead to unexpected behavior"):
+        assert "%.1f" % x == "1.5"
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        float(x), x.item(), float(tg.tensor(2.0)), int(x)  # once per process; item() never
