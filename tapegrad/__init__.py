@@ -93,4 +93,6 @@ from .ops.inplace_more import (ceil_, erf_, erfc_, expm1_, floor_, log1p_,  # no
                                log2_, log10_, nan_to_num_, reciprocal_, round_, square_,
                                trunc_)
 fix_, negative_, clip_ = trunc_, neg_, clamp_  # noqa: E305  torch's aliases
+from .ops.functions_composite import (addcdiv, addcmul, addmm, broadcast_tensors,  # noqa: E402
+                                      count_nonzero, isclose, lerp, mv, ravel, tile)
 from . import return_types  # noqa: E402  torch.return_types: max, sort, topk, ... (+ _out)

@@ -20,6 +20,7 @@ from .core import cuts as _cuts
 from .core import hooks as _hooks
 from .core.tensor_base import TensorBase, like
 from .ops import functions as F
+from .ops import functions_composite as FC
 from .ops import functions_extra as FX
 from .ops import index_functions as I
 from .ops import inplace as IP
@@ -401,6 +402,15 @@ class Tensor(TensorBase):
     round = FX.round
     nan_to_num = FX.nan_to_num
     square = FX.square
+    lerp = FC.lerp
+    addcmul = FC.addcmul
+    addcdiv = FC.addcdiv
+    addmm = FC.addmm
+    mv = FC.mv
+    ravel = FC.ravel
+    tile = FC.tile
+    isclose = FC.isclose
+    count_nonzero = FC.count_nonzero
     reciprocal = FX.reciprocal
     histc = FX.histc
     histogram = FX.histogram
