@@ -7,6 +7,7 @@ are those of `core.tensor_base.TensorBase`; a tensor made by an op carries its
 recipe in `grad_fn` (core/node.py), a leaf has none.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -19,9 +20,11 @@ from .core import cuts as _cuts
 from .core import hooks as _hooks
 from .core.tensor_base import TensorBase, like
 from .ops import functions as F
+from .ops import functions_composite as FC
 from .ops import functions_extra as FX
 from .ops import index_functions as I
 from .ops import inplace as IP
+from .ops import inplace_more as IM
 from .ops import linalg_functions as LF
 from .ops import shape_functions as S
 from .ops.xp import namespace as _namespace
@@ -208,6 +211,7 @@ class Tensor(TensorBase):
     def __float__(self):
         if self._rg:
             _cuts.note(self, "float()")
+            _warn_scalar_once()
         return float(self._scalar())
 
     def __int__(self):
@@ -436,6 +440,17 @@ class Tensor(TensorBase):
     erfinv = FX.erfinv
     round = FX.round
     nan_to_num = FX.nan_to_num
+    square = FX.square
+    lerp = FC.lerp
+    addcmul = FC.addcmul
+    addcdiv = FC.addcdiv
+    addmm = FC.addmm
+    mv = FC.mv
+    ravel = FC.ravel
+    tile = FC.tile
+    isclose = FC.isclose
+    count_nonzero = FC.count_nonzero
+    reciprocal = FX.reciprocal
     histc = FX.histc
     histogram = FX.histogram
     cumprod = FX.cumprod
@@ -587,6 +602,44 @@ class Tensor(TensorBase):
     scatter_ = I.scatter_
     scatter_add_ = I.scatter_add_
     index_add_ = I.index_add_
+    erf_ = IM.erf_
+    erfc_ = IM.erfc_
+    erfinv_ = IM.erfinv_
+    round_ = IM.round_
+    nan_to_num_ = IM.nan_to_num_
+    square_ = IM.square_
+    reciprocal_ = IM.reciprocal_
+    floor_ = IM.floor_
+    ceil_ = IM.ceil_
+    trunc_ = fix_ = IM.trunc_
+    log1p_ = IM.log1p_
+    expm1_ = IM.expm1_
+    log2_ = IM.log2_
+    log10_ = IM.log10_
+    fmod_ = IM.fmod_
+    remainder_ = __imod__ = IM.remainder_
+    floor_divide_ = __ifloordiv__ = IM.floor_divide_
+    cumsum_ = IM.cumsum_
+    cumprod_ = IM.cumprod_
+    tril_ = IM.tril_
+    t_ = IM.t_
+    transpose_ = swapaxes_ = swapdims_ = IM.transpose_
+    squeeze_ = IM.squeeze_
+    unsqueeze_ = IM.unsqueeze_
+    triu_ = IM.triu_
+
+
+_SCALAR_WARNED = []
+
+
+def _warn_scalar_once():
+    # torch 2.13 warns (once per process) when float() of a tensor requiring grad drops
+    # its history silently: `'%.2f' % loss`, `math.log(p)`; .item() does not warn
+    if not _SCALAR_WARNED:
+        _SCALAR_WARNED.append(True)
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                      "unexpected behavior.\nConsider using tensor.detach() first.",
+                      UserWarning, stacklevel=3)
 
 
 def _to_args(args, kwargs):

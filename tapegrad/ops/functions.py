@@ -6,7 +6,6 @@ No derivative code lives here: it is all in the table (elementwise.py, reduce.py
 linalg.py, softmax.py, shape.py).
 """
 import builtins
-from collections import namedtuple
 
 import numpy as np
 
@@ -18,6 +17,7 @@ from . import elementwise as E
 from . import linalg as L
 from . import promotion as P
 from . import reduce as R
+from .return_types import structseq
 from . import shape as S
 from . import softmax as SM
 from .registry import defop
@@ -363,10 +363,9 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=_UNSET, keepdims=_U
     return apply(R.prod, x, axis=dim, keepdims=bool(keepdim))
 
 
-values_indices = namedtuple("values_indices", ["values", "indices"])
-
-
 def _max_min(op_full, op_dim, pair):
+    result = structseq(op_full.name[:3], ["values", "indices"])  # torch.return_types.max
+
     def f(input, dim=None, keepdim=False, *, axis=_UNSET, keepdims=_UNSET):
         if axis is not _UNSET:  # NumPy's name given
             dim = _np_alias(op_dim.name[:3], dim, axis, "axis", None)
@@ -382,7 +381,7 @@ def _max_min(op_full, op_dim, pair):
             return apply(op_full, x, axis=None, keepdims=False)
         _check_dims(op_dim.name, x, dim)
         vals, saved = apply_saved(op_dim, x, axis=int(dim), keepdims=bool(keepdim))
-        return values_indices(vals, like(x, saved["indices"].astype(np.int64)))
+        return result(vals, like(x, saved["indices"].astype(np.int64)))
     return f
 
 
