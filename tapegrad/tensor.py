@@ -616,9 +616,6 @@ class Tensor(TensorBase):
     expm1_ = IM.expm1_
     log2_ = IM.log2_
     log10_ = IM.log10_
-    fmod_ = IM.fmod_
-    remainder_ = __imod__ = IM.remainder_
-    floor_divide_ = __ifloordiv__ = IM.floor_divide_
     cumsum_ = IM.cumsum_
     cumprod_ = IM.cumprod_
     tril_ = IM.tril_

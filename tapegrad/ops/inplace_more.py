@@ -13,11 +13,11 @@ the desired output type Long").
 """
 from ..core import grad_mode
 from ..core.state import state
-from ..core.tensor_base import TensorBase, like
+from ..core.tensor_base import like
 from . import functions as F
 from . import functions_extra as FX
 from . import shape_functions as S
-from .inplace import LEAF_ERROR, _inplace, _other, _rebase
+from .inplace import LEAF_ERROR, _inplace, _rebase
 
 
 def _unary(fn, name):
@@ -25,16 +25,6 @@ def _unary(fn, name):
         return _inplace(self, fn, (), needs_old=True)
     method.__name__ = name
     method.__doc__ = f"In-place {fn.__name__}; returns self."
-    return method
-
-
-def _binary(fn, name):
-    def method(self, other):
-        o = _other(other)
-        others = (o,) if isinstance(o, TensorBase) else ()
-        return _inplace(self, lambda x: fn(x, o), others, needs_old=True)
-    method.__name__ = name
-    method.__doc__ = f"In-place {fn.__name__} (self op other); returns self."
     return method
 
 
@@ -50,9 +40,8 @@ log1p_ = _unary(F.log1p, "log1p_")
 expm1_ = _unary(F.expm1, "expm1_")
 log2_ = _unary(F.log2, "log2_")
 log10_ = _unary(F.log10, "log10_")
-fmod_ = _binary(F.fmod, "fmod_")
-remainder_ = _binary(F.remainder, "remainder_")
-floor_divide_ = _binary(F.floor_divide, "floor_divide_")
+# fmod_, remainder_ and floor_divide_ (and %=, //=) live in ops/inplace.py with the
+# other binary in-place ops (they share its type-promotion check).
 
 
 def round_(self, *, decimals=0):
