@@ -7,7 +7,14 @@
   (c) a 100,000-op scalar chain, forward + backward (float64 0-d tensors);
   (d) W2: `tanh(a*b+c).sum()` on 8x8 float32, forward+backward, us per recorded op;
   (e) W4: one makemore MLP+BatchNorm training step, batch 32 (bench/bench_char.py's
-      model and hand-written NumPy step), us per step.
+      model and hand-written NumPy step), us per step;
+  (f) the tiny GPT training step (bench/bench_char.py's bench_gpt: 2 layers, n_embd 64,
+      AdamW, 1 thread as issue 15 measures it) vs the same model in PyTorch;
+  (g) the microgpt-shaped scalar GPT (bench/bench_microgpt_value.py's train) with tg.Value
+      vs its reference LocalValue (microgpt's design): CPU time, and the losses and samples
+      must be identical;
+  (h) peak RSS growth of W3 training (the (b) MLP) at batch 4096, tapegrad vs hand NumPy.
+  The last table collects issue 15's goals with this run's ratios and met / NOT met.
 
 Timing: each case runs `number` times per round; the reported time is the best round
 (min of repeats: the least disturbed by other processes). Every library gets the same
@@ -15,8 +22,13 @@ thread count (set below BEFORE NumPy is imported, so that OpenBLAS reads it).
 (b) times each implementation in its own process: in one process torch's OpenMP
 workers and OpenBLAS's threads spin against each other on 2 cores (measured: 80 ms
 instead of 1 ms per step).
-The table is printed and saved to bench/RESULTS.md. Targets (issue 2): (a) <= 5 us/op,
-(b) <= 1.05x hand-written NumPy, (c) faster than PyTorch.
+(f) and (h) run in subprocesses too: (f) with 1 thread (timed by bench_char's own
+best_time: best of 5 rounds, wall clock even with --cpu-time), (h) so that each measures
+only its own allocations (the peak is reset through /proc/self/clear_refs: Linux only).
+(g) is the median CPU time (time.process_time) of interleaved rounds, as
+bench_microgpt_value.py measures it.
+The table is printed and saved to bench/RESULTS.md (not with --quick or --no-save).
+Targets: issue 2 for (a) <= 5 us/op and (c) faster than PyTorch; issue 15 for the rest.
 """
 import argparse
 import os
@@ -28,10 +40,17 @@ ROUNDS = 7           # repeats; the min is reported (many short rounds: robust t
 TINY_CALLS = 1000    # (a) op calls per round
 MLP_STEPS = 3        # (b) training steps per round
 CHAIN_OPS = 100_000  # (c) length of the scalar chain
+GPT_REPS = 100       # (f) bench_char.bench_gpt(reps): 5 rounds of reps // 4 steps each
+VALUE_STEPS = 3      # (g) training steps per round
+VALUE_SAMPLES = 5    # (g) names sampled after training (as bench_microgpt_value does)
+VALUE_ROUNDS = 3     # (g) interleaved rounds; the median is reported
+RSS_BATCH = 4096     # (h) the W3 MLP's batch
+RSS_STEPS = 5        # (h) training steps after the peak is reset
 
 _p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 _p.add_argument("--threads", type=int, default=THREADS)
-_p.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
+_p.add_argument("--quick", action="store_true",
+                help="fewer repeats (a smoke run; its numbers are noise, so it saves nothing)")
 _p.add_argument("--no-save", action="store_true", help="do not write bench/RESULTS.md")
 _p.add_argument("--cpu-time", action="store_true",
                 help="time with this thread's CPU time (time.thread_time) instead of the wall "
@@ -39,11 +58,15 @@ _p.add_argument("--cpu-time", action="store_true",
                      "time slices too (measured: torch's W2 row 41-55 us on one loaded machine "
                      "within minutes). Only meaningful with --threads 1.")
 _p.add_argument("--mlp-worker", help=argparse.SUPPRESS)  # internal: time one MLP, print ms
+_p.add_argument("--worker", choices=("gpt", "rss-numpy", "rss-tapegrad"),
+                help=argparse.SUPPRESS)  # internal: one (f) or (h) measurement, printed
 ARGS = _p.parse_args()
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = str(ARGS.threads)  # must precede `import numpy`
 if ARGS.quick:
     ROUNDS, TINY_CALLS, MLP_STEPS, CHAIN_OPS = 2, 300, 2, 20_000
+    GPT_REPS, VALUE_STEPS, VALUE_ROUNDS, VALUE_SAMPLES, RSS_STEPS = 4, 1, 1, 1, 2
+    ARGS.no_save = True
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
@@ -52,12 +75,16 @@ import platform  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as TF  # noqa: E402
 
 import tapegrad as tg  # noqa: E402
 
-torch.set_num_threads(ARGS.threads)
+# A worker that times or measures NumPy or tapegrad alone does not import torch: its
+# OpenMP threads and memory are then not in the measurement, and on a loaded machine the
+# import alone costs seconds per worker.
+if (ARGS.mlp_worker or "torch") == "torch" and ARGS.worker in (None, "gpt"):
+    import torch  # noqa: E402
+    import torch.nn.functional as TF  # noqa: E402
+    torch.set_num_threads(ARGS.threads)
 
 
 def blas_threads():
@@ -74,7 +101,8 @@ def best(fn, number, rounds=None):
     fn()  # warm up
     t = float("inf")
     for _ in range(rounds or ROUNDS):
-        gc.collect()
+        if not ARGS.quick:  # a fair start for every round; up to 0.3 s on a loaded machine
+            gc.collect()
         t0 = clock()
         for _ in range(number):
             fn()
@@ -141,13 +169,23 @@ for fan_in, fan_out in zip(SIZES[:-1], SIZES[1:]):
              rng.uniform(-bound, bound, fan_out).astype(np.float32)]
 
 
-def mlp_numpy():
+def mlp_data(batch, seed=1):
+    """(inputs, targets, one-hot targets) of `batch` rows for the (b) MLP; (h) uses 4096."""
+    r = np.random.default_rng(seed)
+    y = r.integers(0, SIZES[-1], batch)
+    return (r.standard_normal((batch, SIZES[0])).astype(np.float32), y,
+            np.eye(SIZES[-1], dtype=np.float32)[y])
+
+
+def mlp_numpy(data=None):
     """Hand-written forward and backward (the reference a framework is compared with)."""
     P = [p.copy() for p in INIT]
+    xs, _, oh = data or (X, Y, ONEHOT)
+    n = xs.shape[0]
 
     def step():
         W1, b1, W2, b2, W3, b3 = P
-        z1 = X @ W1 + b1
+        z1 = xs @ W1 + b1
         h1 = np.maximum(z1, 0)
         z2 = h1 @ W2 + b2
         h2 = np.maximum(z2, 0)
@@ -156,23 +194,25 @@ def mlp_numpy():
         e = np.exp(z3 - m)
         s = e.sum(1, keepdims=True)
         logp = z3 - m - np.log(s)
-        loss = -(logp * ONEHOT).sum() / BATCH
-        dz3 = (e / s - ONEHOT) / BATCH                 # softmax - onehot, over n
+        loss = -(logp * oh).sum() / n
+        dz3 = (e / s - oh) / n                         # softmax - onehot, over n
         dW3, db3 = h2.T @ dz3, dz3.sum(0)
         dz2 = (dz3 @ W3.T) * (z2 > 0)
         dW2, db2 = h1.T @ dz2, dz2.sum(0)
         dz1 = (dz2 @ W2.T) * (z1 > 0)
-        dW1, db1 = X.T @ dz1, dz1.sum(0)
+        dW1, db1 = xs.T @ dz1, dz1.sum(0)
         for p, g in zip(P, (dW1, db1, dW2, db2, dW3, db3)):
             p -= LR * g
         return loss
     return step
 
 
-def mlp_tg(fused):
+def mlp_tg(fused, data=None):
     P = [tg.tensor(p.copy(), requires_grad=True) for p in INIT]
-    x, onehot = tg.tensor(X), tg.tensor(ONEHOT)
-    y = tg.tensor(Y)
+    X_, Y_, ONEHOT_ = data or (X, Y, ONEHOT)
+    x, onehot = tg.tensor(X_), tg.tensor(ONEHOT_)
+    y = tg.tensor(Y_)
+    n = X_.shape[0]
     F = tg.nn.functional if fused else None
 
     def step():
@@ -183,7 +223,7 @@ def mlp_tg(fused):
         if fused:
             loss = F.cross_entropy(z, y)
         else:  # op-by-op: log_softmax, pick the targets (a one-hot product), mean
-            loss = -(z.log_softmax(1) * onehot).sum() / BATCH
+            loss = -(z.log_softmax(1) * onehot).sum() / n
         loss.backward()
         for p in P:
             p.data -= LR * p.grad.data
@@ -216,14 +256,23 @@ MLP_IMPLS = {"numpy (hand-written fwd/bwd)": mlp_numpy,
              "torch": mlp_torch}
 
 
+def in_subprocess(*flags, threads=None):
+    """The numbers on the last stdout line of this script run with `flags` in a fresh
+    process (same --quick and --cpu-time; the worker's traceback shown if it fails)."""
+    import subprocess
+    r = subprocess.run([sys.executable, os.path.abspath(__file__),
+                        "--threads", str(threads or ARGS.threads), *flags]
+                       + (["--quick"] if ARGS.quick else [])
+                       + (["--cpu-time"] if ARGS.cpu_time else []),
+                       capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(f"bench worker {' '.join(flags)} failed:\n{r.stderr}")
+    return [float(v) for v in r.stdout.strip().splitlines()[-1].split()]
+
+
 def mlp_in_subprocess(name):
     """Best ms per step of one implementation, timed in a fresh process."""
-    import subprocess
-    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--threads", str(ARGS.threads),
-                        "--mlp-worker", name] + (["--quick"] if ARGS.quick else [])
-                       + (["--cpu-time"] if ARGS.cpu_time else []),
-                       capture_output=True, text=True, check=True)
-    return float(r.stdout.strip().splitlines()[-1])
+    return in_subprocess("--mlp-worker", name)[0]
 
 
 def check_mlp_agree():
@@ -283,16 +332,89 @@ def w2_step(lib):
 
 def w4_times():
     """(tapegrad, numpy) seconds per makemore step, bench_char.py's two implementations."""
-    sys.path.insert(0, os.path.join(ROOT, "bench"))
-    import bench_char
+    bench_char = _bench_module("bench_char")
     tg_step, np_step = bench_char.mlp_steps()
     return best(tg_step, TINY_CALLS // 4), best(np_step, TINY_CALLS // 4)
+
+
+def _bench_module(name):
+    """Import a sibling bench script as a module. bench_char sets torch's thread count to
+    its own default (1) when imported: this run's count is restored."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import importlib
+    mod = importlib.import_module(name)
+    torch.set_num_threads(ARGS.threads)
+    return mod
+
+
+# ---- (f) tiny GPT, (g) microgpt-shaped Value, (h) peak RSS -----------------------------------
+def gpt_times():
+    """(tapegrad, torch) seconds per tiny-GPT step: bench_char.bench_gpt, run by the worker."""
+    return _bench_module("bench_char").bench_gpt(GPT_REPS)
+
+
+def value_times():
+    """Median CPU seconds of bench_microgpt_value.train (VALUE_STEPS steps, then samples) per
+    engine over interleaved rounds, and whether the losses and samples are identical."""
+    import random
+    mv = _bench_module("bench_microgpt_value")
+    docs = mv.words()
+    random.Random(42).shuffle(docs)     # as bench_microgpt_value.main does
+    engines = {"tg.Value": mv.TGValue, "LocalValue": mv.LocalValue}
+    times, results = {k: [] for k in engines}, {}
+    for _ in range(VALUE_ROUNDS):
+        for name, V in engines.items():
+            gc.collect()
+            t0 = time.process_time()
+            results[name] = mv.train(V, docs, VALUE_STEPS, n_samples=VALUE_SAMPLES)
+            times[name].append(time.process_time() - t0)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    return med["tg.Value"], med["LocalValue"], results["tg.Value"] == results["LocalValue"]
+
+
+def _proc_status_kib(field):
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def rss_growth_mib(lib):
+    """MiB by which the peak RSS rises over RSS_STEPS training steps of the (b) MLP at batch
+    RSS_BATCH (weights and data allocated before the peak is reset). Linux only: the peak
+    (VmHWM) is reset by writing 5 to /proc/self/clear_refs. No warm-up step: after one step
+    glibc keeps the freed blocks mapped, so a warm process shows ~0 growth (measured); the
+    growth is the same for 1, 5 or 20 steps (33.6 MiB, 2 threads)."""
+    data = mlp_data(RSS_BATCH)
+    step = mlp_numpy(data) if lib == "numpy" else mlp_tg(True, data)
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    base = _proc_status_kib("VmRSS")
+    for _ in range(RSS_STEPS):
+        step()
+    return (_proc_status_kib("VmHWM") - base) / 1024
+
+
+def met(ok):
+    return "met" if ok else "NOT met"
+
+
+GOAL_ROWS = ("W2", "W3", "W4", "GPT", "Value", "RSS")  # issue 15's table, in its order
 
 
 # ---- run and report ------------------------------------------------------------------------------
 def main():
     t_start = time.perf_counter()
     lines = []
+    goals = {}  # issue-15 row -> (workload, setting, tapegrad, reference, ratio, goal, met)
+    starts = {}  # section letter -> start time (the run should stay under ~3 minutes)
+
+    def section(letter, title):
+        starts[letter] = time.perf_counter()
+        out(f"## ({letter}) {title}")
+        out()
 
     def out(s=""):
         print(s, flush=True)
@@ -313,8 +435,7 @@ def main():
             "CPUs): multi-threaded BLAS then waits for busy cores and (b) becomes noise "
             "(measured 80 ms instead of 1.5 ms per step); compare with --threads 1.")
     out()
-    out("## (a) per-op forward+backward on 8x8 float32 tensors (us per op call)")
-    out()
+    section("a", "per-op forward+backward on 8x8 float32 tensors (us per op call)")
     out("| op | tapegrad | torch | numpy (hand) | tg / torch | tg / numpy |")
     out("|---|---:|---:|---:|---:|---:|")
     tot = {"tapegrad": [], "torch": [], "numpy": []}
@@ -329,12 +450,13 @@ def main():
         f"{med['numpy']*1e6:.1f} | **{med['tapegrad']/med['torch']:.2f}** | "
         f"{med['tapegrad']/med['numpy']:.1f} |")
     out()
-    out("Target: <= 5 us per op for tapegrad (and below torch).")
+    out(f"Target (issue 2): <= 5 us per op for tapegrad (and below torch): median "
+        f"{med['tapegrad']*1e6:.1f} us, {med['tapegrad']/med['torch']:.2f}x torch: "
+        f"{met(med['tapegrad'] <= 5e-6 and med['tapegrad'] < med['torch'])}.")
     out()
 
-    out(f"## (b) MLP {'-'.join(map(str, SIZES))} ReLU, batch {BATCH}, cross-entropy, SGD step "
-        "(ms per step)")
-    out()
+    section("b", f"MLP {'-'.join(map(str, SIZES))} ReLU, batch {BATCH}, cross-entropy, SGD step "
+            "(ms per step)")
     check_mlp_agree()
     times = {name: mlp_in_subprocess(name) / 1e3 for name in MLP_IMPLS}
     ref = times["numpy (hand-written fwd/bwd)"]
@@ -343,11 +465,15 @@ def main():
     for name, t in times.items():
         out(f"| {name} | {t*1e3:.2f} | {t/ref:.3f} | {t/times['torch']:.3f} |")
     out()
-    out("Target: tapegrad within 1.05x of hand-written NumPy.")
+    w3 = times["tapegrad (F.cross_entropy)"] / ref
+    goals["W3"] = ("W3 MLP 784-256-128-10 step, batch 128", f"{ARGS.threads} threads",
+                   f"{times['tapegrad (F.cross_entropy)']*1e3:.2f} ms", f"NumPy {ref*1e3:.2f} ms",
+                   f"{w3:.2f}x NumPy", "<= 1.05x", w3 <= 1.05)
+    out(f"Target (issue 15): tapegrad (F.cross_entropy) <= 1.05x hand-written NumPy: "
+        f"{w3:.2f}x, {met(w3 <= 1.05)}.")
     out()
 
-    out(f"## (c) {CHAIN_OPS:,}-op scalar chain (y = y*c; y = y+d), forward + backward, float64")
-    out()
+    section("c", f"{CHAIN_OPS:,}-op scalar chain (y = y*c; y = y+d), forward + backward, float64")
     t_tg = best(chain(lambda v, requires_grad: tg.tensor(v, dtype=tg.float64,
                                                           requires_grad=requires_grad),
                       CHAIN_OPS), 1, rounds=min(ROUNDS, 3))
@@ -360,39 +486,115 @@ def main():
     for name, t in (("tapegrad", t_tg), ("torch", t_th), ("numpy scalars (hand)", t_np)):
         out(f"| {name} | {t*1e3:.0f} | {t/CHAIN_OPS*1e6:.2f} | {t/t_th:.2f} |")
     out()
-    out("Target: tapegrad faster than torch (ratio < 1).")
+    out(f"Target (issue 2): tapegrad faster than torch (ratio < 1): {t_tg/t_th:.2f}, "
+        f"{met(t_tg < t_th)}.")
     out()
 
-    out("## (d) W2: tanh(a*b+c).sum() on 8x8 float32, forward+backward (us per op, 4 ops)")
-    out()
+    section("d", "W2: tanh(a*b+c).sum() on 8x8 float32, forward+backward (us per op, 4 ops)")
     w2 = {lib: best(w2_step(lib), TINY_CALLS) / 4 for lib in ("tapegrad", "torch", "numpy")}
     out("| implementation | us / op | vs torch |")
     out("|---|---:|---:|")
     for name, t in w2.items():
         out(f"| {name} | {t*1e6:.2f} | {t/w2['torch']:.2f} |")
     out()
-    out("Target (issue 15): tapegrad <= 0.5x torch.")
+    r2 = w2["tapegrad"] / w2["torch"]
+    goals["W2"] = ("W2 tanh(a*b+c).sum() 8x8 f32, fwd+bwd per op", f"{ARGS.threads} threads",
+                   f"{w2['tapegrad']*1e6:.2f} us/op", f"torch {w2['torch']*1e6:.2f}",
+                   f"{r2:.2f}x torch", "<= 0.5x", r2 <= 0.5)
+    out(f"Target (issue 15): tapegrad <= 0.5x torch: {r2:.2f}x, {met(r2 <= 0.5)}.")
     out()
 
-    out("## (e) W4: makemore MLP + BatchNorm training step, batch 32 (us per step)")
-    out()
+    section("e", "W4: makemore MLP + BatchNorm training step, batch 32 (us per step)")
     t_tg, t_np = w4_times()
     out("| implementation | us / step | vs numpy |")
     out("|---|---:|---:|")
     out(f"| numpy (hand-written fwd/bwd) | {t_np*1e6:.0f} | 1.00 |")
     out(f"| tapegrad | {t_tg*1e6:.0f} | {t_tg/t_np:.2f} |")
     out()
-    out("Target (issue 15): tapegrad <= 1.3x hand-written NumPy.")
+    r4 = t_tg / t_np
+    goals["W4"] = ("W4 makemore MLP+BatchNorm step, batch 32", f"{ARGS.threads} threads",
+                   f"{t_tg*1e6:.0f} us", f"NumPy {t_np*1e6:.0f} us", f"{r4:.2f}x NumPy",
+                   "<= 1.3x", r4 <= 1.3)
+    out(f"Target (issue 15): tapegrad <= 1.3x hand-written NumPy: {r4:.2f}x, {met(r4 <= 1.3)}.")
     out()
-    out(f"Total bench time: {time.perf_counter() - t_start:.0f} s; load average after: "
-        f"{os.getloadavg()[0]:.1f}")
-    if not ARGS.no_save:
-        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "w") as fh:
+
+    section("f", "tiny GPT training step (bench/bench_char.py: 2 layers, n_embd 64, 4 heads, "
+            "T 16, batch 32, AdamW; 1 thread, own process; ms per step)")
+    g_tg, g_th = in_subprocess("--worker", "gpt", threads=1)
+    rg = g_tg / g_th
+    out("| implementation | ms / step | vs torch |")
+    out("|---|---:|---:|")
+    out(f"| torch | {g_th*1e3:.2f} | 1.00 |")
+    out(f"| tapegrad | {g_tg*1e3:.2f} | {rg:.2f} |")
+    out()
+    goals["GPT"] = ("tiny GPT step (bench_char.py)", "1 thread", f"{g_tg*1e3:.2f} ms",
+                    f"torch {g_th*1e3:.2f} ms", f"{rg:.2f}x torch", "<= 1.0x", rg <= 1.0)
+    out(f"Target (issue 15): tapegrad <= 1.0x torch: {rg:.2f}x, {met(rg <= 1.0)}.")
+    out()
+
+    section("g", f"microgpt-shaped scalar GPT (bench/bench_microgpt_value.py): {VALUE_STEPS} "
+            f"training step(s) + {VALUE_SAMPLES} sample(s), median CPU s of {VALUE_ROUNDS} "
+            "interleaved round(s)")
+    v_tg, v_ref, same = value_times()
+    rv = v_tg / v_ref
+    out("| engine | CPU s | vs LocalValue |")
+    out("|---|---:|---:|")
+    out(f"| LocalValue (microgpt's design) | {v_ref:.2f} | 1.00 |")
+    out(f"| tg.Value | {v_tg:.2f} | {rv:.2f} |")
+    out()
+    out(f"Losses and samples identical (==): {same}.")
+    goals["Value"] = ("microgpt-shaped Value GPT, tg.Value vs LocalValue", f"{VALUE_STEPS} step(s)",
+                      f"{v_tg:.2f} s", f"LocalValue {v_ref:.2f} s",
+                      f"{rv:.2f}x" + ("" if same else " (results differ)"),
+                      "<= 0.7x, same losses", rv <= 0.7 and same)
+    out(f"Target (issue 15): tg.Value <= 0.7x the reference, identical losses: {rv:.2f}x, "
+        f"{'identical' if same else 'DIFFERENT'}, {met(rv <= 0.7 and same)}.")
+    out()
+
+    section("h", f"peak RSS growth over {RSS_STEPS} W3 training steps (the (b) MLP), batch "
+            f"{RSS_BATCH} (MiB; each in its own process)")
+    m_np, m_tg = (in_subprocess("--worker", f"rss-{lib}")[0] for lib in ("numpy", "tapegrad"))
+    rm = m_tg / m_np
+    out("| implementation | peak RSS growth MiB | vs numpy |")
+    out("|---|---:|---:|")
+    out(f"| numpy (hand-written fwd/bwd) | {m_np:.1f} | 1.00 |")
+    out(f"| tapegrad (F.cross_entropy) | {m_tg:.1f} | {rm:.2f} |")
+    out()
+    goals["RSS"] = (f"peak RSS growth, W3 training, batch {RSS_BATCH}", f"{RSS_STEPS} steps",
+                    f"+{m_tg:.1f} MiB", f"NumPy +{m_np:.1f}", f"{rm:.2f}x", "<= 1.2x",
+                    rm <= 1.2)
+    out(f"Target (issue 15): tapegrad <= 1.2x NumPy: {rm:.2f}x, {met(rm <= 1.2)}.")
+    out()
+
+    summary_start = time.perf_counter()
+    out("## Issue 15's goals, this run")
+    out()
+    out("| workload | setting | tapegrad | reference | ratio | goal | |")
+    out("|---|---|---:|---:|---:|---|---|")
+    for name, setting, ours, ref_s, ratio, goal, ok in (goals[k] for k in GOAL_ROWS):
+        out(f"| {name} | {setting} | {ours} | {ref_s} | {ratio} | {goal} | {met(ok)} |")
+    out()
+    out(f"{sum(g[-1] for g in goals.values())} of {len(goals)} goals met"
+        + (" (--quick: the numbers are a smoke test, not a measurement)." if ARGS.quick
+           else "."))
+    out()
+    ends = list(starts.values())[1:] + [summary_start]
+    out(f"Total bench time: {time.perf_counter() - t_start:.0f} s ("
+        + ", ".join(f"{k} {e - t:.0f} s" for (k, t), e in zip(starts.items(), ends))
+        + f"); load average after: {os.getloadavg()[0]:.1f}")
+    if not ARGS.no_save:  # atomically: an interrupted run leaves the old file
+        path = os.path.join(ROOT, "bench", "RESULTS.md")
+        with open(path + ".tmp", "w") as fh:
             fh.write("\n".join(lines) + "\n")
+        os.replace(path + ".tmp", path)
 
 
 if __name__ == "__main__":
     if ARGS.mlp_worker:
         print(best(MLP_IMPLS[ARGS.mlp_worker](), MLP_STEPS) * 1e3)
+    elif ARGS.worker == "gpt":
+        print(*gpt_times())
+    elif ARGS.worker:
+        print(rss_growth_mib(ARGS.worker.split("-")[1]))
     else:
         main()

@@ -81,3 +81,21 @@ from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor,  # noqa
                      DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
                      ShortTensor)
 from .printing import get_printoptions, printoptions, set_printoptions  # noqa: E402
+from .ops.functions import can_cast, promote_types, result_type  # noqa: E402
+from .ops.functions import (bitwise_and, bitwise_not, bitwise_or,  # noqa: E402
+                            bitwise_xor)
+from .ops.functions_extra import reciprocal, square  # noqa: E402,F811
+from .out_functions import (amax, amin, argmax, argmin, argsort, gather,  # noqa: E402,F811
+                            index_select, kthvalue, masked_select, max, median, min,
+                            nanmedian, negative, reciprocal, relu, rsqrt, sign, sort,
+                            square, std, topk, var)
+# torch's in-place functions: torch.erf_(x) is x.erf_()
+from .ops.inplace import (abs_, clamp_, clamp_max_, clamp_min_, cos_, exp_,  # noqa: E402
+                          fill_, log_, neg_, sigmoid_, sin_, sqrt_, rsqrt_, tanh_, zero_)
+from .ops.inplace_more import (ceil_, erf_, erfc_, expm1_, floor_, log1p_,  # noqa: E402
+                               log2_, log10_, nan_to_num_, reciprocal_, round_, square_,
+                               trunc_)
+fix_, negative_, clip_ = trunc_, neg_, clamp_  # noqa: E305  torch's aliases
+from .ops.functions_composite import (addcdiv, addcmul, addmm, broadcast_tensors,  # noqa: E402
+                                      count_nonzero, isclose, lerp, mv, ravel, tile)
+from . import return_types  # noqa: E402  torch.return_types: max, sort, topk, ... (+ _out)

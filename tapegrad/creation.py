@@ -22,7 +22,7 @@ def _size(size):
 
 
 def _finish(arr, dtype, requires_grad):
-    return Tensor(arr, requires_grad=requires_grad, dtype=dtype)
+    return Tensor._of(arr, requires_grad=requires_grad, dtype=dtype)
 
 
 def _float_dtype(dtype):
@@ -36,7 +36,7 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
     if isinstance(data, np.ndarray):
         data = data.copy()  # a new leaf never shares memory with its source
     _check_device(device, "tensor()")
-    return Tensor(to_array(data, dtype), requires_grad=requires_grad)
+    return Tensor._of(to_array(data, dtype), requires_grad=requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -44,14 +44,14 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and (dtype is None or data.dtype == _dt.as_dtype(dtype)):
         return data
     _check_device(device, "as_tensor()")
-    return Tensor(to_array(data, dtype))
+    return Tensor._of(to_array(data, dtype))
 
 
 def from_numpy(arr):
     """Share memory with a NumPy array (its dtype is kept, float64 included)."""
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
-    return Tensor(arr)
+    return Tensor._of(arr)
 
 
 def zeros(*size, dtype=None, requires_grad=False, device=None):

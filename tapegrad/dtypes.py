@@ -10,6 +10,8 @@ NumPy compares fastest); `of(np_dtype)` gives the public object.
 The default floating dtype is float32, as in PyTorch; `set_default_dtype` changes it.
 Only floating tensors may require grad.
 """
+import builtins
+
 import numpy as np
 
 _np_dtype = np.dtype
@@ -124,6 +126,17 @@ LEGACY_TYPES = {"FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": f
 _LEGACY_NAMES = {d.dtype: n for n, d in LEGACY_TYPES.items()}
 
 
+# PyTorch's scalar-type names, as its error messages spell them
+_TORCH_NAMES = {float16: "Half", float32: "Float", float64: "Double", int8: "Char",
+                int16: "Short", int32: "Int", int64: "Long", uint8: "Byte", bool: "Bool"}
+
+
+def torch_name(d):
+    """'Float' for float32, ...: the name in PyTorch's messages."""
+    d = np.dtype(d)
+    return _TORCH_NAMES.get(d, str(d))
+
+
 def legacy_name(d):
     """'FloatTensor' for float32, ...: what `Tensor.type()` answers."""
     return _LEGACY_NAMES[np.dtype(d)]
@@ -174,3 +187,66 @@ def as_dtype(d):
 
 def is_floating(d):
     return np.dtype(d).kind == "f"
+
+
+# ---- type promotion: PyTorch's rules, in one place -------------------------------------
+# An operand is described by (dtype, kind): kind DIM (a tensor with dimensions), ZERO (a
+# 0-d tensor) or NUMBER (a Python number; its "dtype" is then the Python type bool, int
+# or float). PyTorch promotes within each kind, then lets the higher kind win unless a
+# lower kind has a higher CATEGORY (bool < integer < floating): float32 tensor * 0-d
+# float64 tensor is float32, int tensor * 2.5 is the default dtype, uint8 tensor + 0-d
+# int64 tensor is uint8 (c10's ResultTypeState and combine_categories).
+DIM, ZERO, NUMBER = 0, 1, 2
+
+
+def _cat(d):
+    """0 bool, 1 integer, 2 floating."""
+    k = d.kind
+    return 0 if k == "b" else 2 if k == "f" else 1
+
+
+def promote_types(type1, type2):
+    """torch.promote_types: the smallest dtype both can be cast to without leaving their
+    category (a floating dtype wins over any integer: float16 with int64 is float16)."""
+    a, b = as_dtype(type1), as_dtype(type2)
+    ca, cb = _cat(a), _cat(b)
+    if ca != cb and (ca == 2 or cb == 2):
+        return a if ca == 2 else b
+    return np.promote_types(a, b)  # within a category (and bool < int) NumPy agrees
+
+
+def can_cast(from_, to):
+    """torch.can_cast: casting may not lower the category (float -> int, int -> bool)."""
+    return _cat(as_dtype(from_)) <= _cat(as_dtype(to))
+
+
+def _number_dtype(t):
+    """A Python number's dtype in promotion: float -> the default dtype, int -> int64."""
+    if t is builtins.float:
+        return _default["float"]
+    return bool if t is builtins.bool else int64
+
+
+def result_type(*operands):
+    """The result dtype of operands given as (dtype, kind) pairs (kind DIM, ZERO or
+    NUMBER; a NUMBER's dtype is its Python type). The one promotion rule every binary
+    op, `where`, the in-place ops and torch.result_type use."""
+    best = [None, None, None]  # the promoted dtype within each kind
+    for d, kind in operands:
+        if kind == NUMBER:
+            d = _number_dtype(d)
+        cur = best[kind]
+        best[kind] = d if cur is None else promote_types(cur, d)
+    return _combine(best[DIM], _combine(best[ZERO], best[NUMBER]))
+
+
+def _combine(higher, lower):
+    """c10's combine_categories: the higher kind's dtype, unless the lower kind is of a
+    higher category (then both are promoted)."""
+    if higher is None:
+        return lower
+    if lower is None or _cat(higher) == 2:
+        return higher
+    if _cat(higher) == 0 or _cat(lower) == 2:
+        return promote_types(higher, lower)
+    return higher

@@ -180,7 +180,7 @@ def _jvp_leaves(f, primals, tangents, has_aux, head):
         out, aux = _split_aux(f(*xs), has_aux, head)
     outs, o_spec = _output_leaves(out, head)
     with grad_mode.enable_grad():
-        us = [Tensor(np.zeros_like(o._data), requires_grad=o._data.dtype.kind in "fc")
+        us = [Tensor._of(np.zeros_like(o._data), requires_grad=o._data.dtype.kind in "fc")
               for o in outs]
         g = _grads(outs, xs, us, create_graph=True)       # J^T u, recorded as a function of u
         tans = _grads(g, us, list(tangents), create_graph=nested)  # d<J^T u, v>/du = J v

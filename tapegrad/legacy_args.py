@@ -6,9 +6,9 @@ arguments (torch's `Tensor.new` rules), as (data, dtype) for TensorBase.__init__
                           uninitialised, and zeros are one valid such content)
     Tensor([1, 2])        the data, as the default dtype (torch.tensor would give int64)
     Tensor(t)             shares t's data and dtype
-    Tensor(ndarray)       shares the array and keeps its dtype (NOTE: torch converts to
-                          the default dtype; tapegrad keeps the array's, since the
-                          library's own code builds tensors of int64/float64 arrays so)
+    Tensor(ndarray)       the array as the default dtype (shared when it already is of
+                          it), as torch; the library's own code keeps an array's dtype
+                          with `Tensor._of(ndarray)`
 """
 import numpy as np
 
@@ -42,7 +42,7 @@ def legacy_data(args, dtype, name="Tensor"):
                             f"{_dt.name(x._data.dtype)} (use .to({_dt.name(dtype)}))")
         return x._data, None
     if isinstance(x, np.ndarray):
-        return x, dtype
+        return x, default
     if not isinstance(x, (list, tuple, np.generic)):
         raise TypeError(f"{name}(): data must be a sequence (got {type(x).__name__})")
     return x, default

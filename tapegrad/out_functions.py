@@ -7,6 +7,7 @@ they are.
 from . import creation as _C
 from .ops import functions as _F
 from .ops import functions_extra as _FX
+from .ops import index_functions as _I
 from .ops import shape_functions as _S
 from .ops.out_arg import with_out
 
@@ -19,7 +20,13 @@ _FUNCTIONS = {
         "logsumexp", "remainder", "fmod")},
     **{n: getattr(_S, n) for n in ("cat", "concat", "concatenate", "stack")},
     **{n: getattr(_FX, n) for n in ("erf", "erfc", "erfinv", "round", "cumprod", "einsum",
-                                    "nan_to_num", "histc")},
+                                    "nan_to_num", "histc", "square", "reciprocal", "median",
+                                    "nanmedian")},
+    # (values, indices) with a dim: out=(values, indices)
+    **{n: getattr(_F, n) for n in ("max", "min", "amax", "amin", "argmax", "argmin", "std",
+                                   "var", "rsqrt", "sign", "relu", "neg", "negative")},
+    **{n: getattr(_I, n) for n in ("sort", "topk", "kthvalue", "argsort", "gather",
+                                   "index_select", "masked_select")},
     **{n: getattr(_C, n) for n in ("zeros", "ones", "empty", "full", "arange", "linspace",
                                    "eye", "rand", "randn", "randint", "randperm")},
 }

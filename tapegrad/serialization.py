@@ -165,7 +165,7 @@ def _load_safetensors(raw):
     text, crc = metadata.get(_META_KEY), metadata.get(_CRC_KEY)
     if text is None and crc is None:  # a foreign safetensors file: its tensors in order
         order = sorted(arrays, key=lambda k: header[k]["data_offsets"][0])
-        return {k: Tensor(arrays[k]) for k in order}
+        return {k: Tensor._of(arrays[k]) for k in order}
     if text is None or crc is None:
         raise tree.TreeError("the metadata lacks its structure or its checksum")
     want = _crc32(text, {k: (info["dtype"], info["shape"], info["data"]) for k, info in entries})

@@ -7,6 +7,7 @@ are those of `core.tensor_base.TensorBase`; a tensor made by an op carries its
 recipe in `grad_fn` (core/node.py), a leaf has none.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -19,9 +20,11 @@ from .core import cuts as _cuts
 from .core import hooks as _hooks
 from .core.tensor_base import TensorBase, like
 from .ops import functions as F
+from .ops import functions_composite as FC
 from .ops import functions_extra as FX
 from .ops import index_functions as I
 from .ops import inplace as IP
+from .ops import inplace_more as IM
 from .ops import linalg_functions as LF
 from .ops import shape_functions as S
 from .ops.xp import namespace as _namespace
@@ -42,6 +45,18 @@ class Tensor(TensorBase):
             args = tuple(args[0])
         data, dtype = _legacy.legacy_data(args, _dt.as_dtype(dtype))
         TensorBase.__init__(self, data, requires_grad=requires_grad, dtype=dtype)
+
+    @classmethod
+    def _of(cls, data, requires_grad=False, dtype=None):
+        """The library's own constructor: an ndarray (or a tensor's array) keeps its dtype
+        and memory. The public `Tensor(ndarray)` converts to the default dtype, as torch's."""
+        if isinstance(data, TensorBase):
+            data = data._data
+        elif not isinstance(data, np.ndarray):
+            return cls(data, requires_grad=requires_grad, dtype=dtype)
+        t = cls.__new__(cls)
+        TensorBase.__init__(t, data, requires_grad=requires_grad, dtype=dtype)
+        return t
 
     # ---- autograd ------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):
@@ -196,6 +211,7 @@ class Tensor(TensorBase):
     def __float__(self):
         if self._rg:
             _cuts.note(self, "float()")
+            _warn_scalar_once()
         return float(self._scalar())
 
     def __int__(self):
@@ -334,16 +350,43 @@ class Tensor(TensorBase):
     __le__ = F.le
     __gt__ = F.gt
     __ge__ = F.ge
-    __and__ = F.logical_and
-    __or__ = F.logical_or
-    __xor__ = F.logical_xor
-    __invert__ = F.logical_not
+    __and__ = F.bitwise_and  # logical on bool tensors, bitwise on integers (torch)
+    __or__ = F.bitwise_or
+    __xor__ = F.bitwise_xor
+    __iand__ = IP.bitwise_and_
+    __ior__ = IP.bitwise_or_
+    __ixor__ = IP.bitwise_xor_
+    bitwise_and = F.bitwise_and
+    bitwise_or = F.bitwise_or
+    bitwise_xor = F.bitwise_xor
+    bitwise_not = F.bitwise_not
+    bitwise_and_ = IP.bitwise_and_
+    bitwise_or_ = IP.bitwise_or_
+    bitwise_xor_ = IP.bitwise_xor_
+
+    def __rand__(self, other):
+        return F.bitwise_and(other, self)
+
+    def __ror__(self, other):
+        return F.bitwise_or(other, self)
+
+    def __rxor__(self, other):
+        return F.bitwise_xor(other, self)
+
+    def __invert__(self):
+        if self._data.dtype.kind == "f":
+            raise TypeError("~ (operator.invert) is only implemented on integer and "
+                            "Boolean-type tensors")
+        return F.bitwise_not(self)
     __getitem__ = I.getitem
     __setitem__ = I.setitem
     __iadd__ = IP.add_
     __isub__ = IP.sub_
     __imul__ = IP.mul_
     __itruediv__ = IP.div_
+    __ifloordiv__ = IP.floor_divide_
+    __imod__ = IP.remainder_
+    __ipow__ = IP.pow_
 
     # ---- elementwise -------------------------------------------------------------------
     add = F.add
@@ -397,6 +440,17 @@ class Tensor(TensorBase):
     erfinv = FX.erfinv
     round = FX.round
     nan_to_num = FX.nan_to_num
+    square = FX.square
+    lerp = FC.lerp
+    addcmul = FC.addcmul
+    addcdiv = FC.addcdiv
+    addmm = FC.addmm
+    mv = FC.mv
+    ravel = FC.ravel
+    tile = FC.tile
+    isclose = FC.isclose
+    count_nonzero = FC.count_nonzero
+    reciprocal = FX.reciprocal
     histc = FX.histc
     histogram = FX.histogram
     cumprod = FX.cumprod
@@ -516,6 +570,9 @@ class Tensor(TensorBase):
     sub_ = subtract_ = IP.sub_
     mul_ = multiply_ = IP.mul_
     div_ = divide_ = true_divide_ = IP.div_
+    floor_divide_ = IP.floor_divide_
+    remainder_ = IP.remainder_
+    fmod_ = IP.fmod_
     pow_ = IP.pow_
     exp_ = IP.exp_
     log_ = IP.log_
@@ -545,6 +602,41 @@ class Tensor(TensorBase):
     scatter_ = I.scatter_
     scatter_add_ = I.scatter_add_
     index_add_ = I.index_add_
+    erf_ = IM.erf_
+    erfc_ = IM.erfc_
+    erfinv_ = IM.erfinv_
+    round_ = IM.round_
+    nan_to_num_ = IM.nan_to_num_
+    square_ = IM.square_
+    reciprocal_ = IM.reciprocal_
+    floor_ = IM.floor_
+    ceil_ = IM.ceil_
+    trunc_ = fix_ = IM.trunc_
+    log1p_ = IM.log1p_
+    expm1_ = IM.expm1_
+    log2_ = IM.log2_
+    log10_ = IM.log10_
+    cumsum_ = IM.cumsum_
+    cumprod_ = IM.cumprod_
+    tril_ = IM.tril_
+    t_ = IM.t_
+    transpose_ = swapaxes_ = swapdims_ = IM.transpose_
+    squeeze_ = IM.squeeze_
+    unsqueeze_ = IM.unsqueeze_
+    triu_ = IM.triu_
+
+
+_SCALAR_WARNED = []
+
+
+def _warn_scalar_once():
+    # torch 2.13 warns (once per process) when float() of a tensor requiring grad drops
+    # its history silently: `'%.2f' % loss`, `math.log(p)`; .item() does not warn
+    if not _SCALAR_WARNED:
+        _SCALAR_WARNED.append(True)
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                      "unexpected behavior.\nConsider using tensor.detach() first.",
+                      UserWarning, stacklevel=3)
 
 
 def _to_args(args, kwargs):

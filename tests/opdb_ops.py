@@ -148,6 +148,9 @@ ENTRIES = [
        lambda rng, info: [Sample((np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.0625, 0.1375]),),
                                  gradcheck=False, note="halves")],
        variant="half_even"),
+    # ---- bernoulli: probabilities 0 and 1 draw the same in both libraries; gradient 0 ----
+    op("bernoulli", lambda lib, x: lib.bernoulli(x) * x,
+       _fixed(np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 1.0]])), variant="certain"),
     # ---- nan_to_num (where) ----
     op("where", lambda lib, x: lib.nan_to_num(x), unary_samples([(3,), (2, 3)]),
        variant="nan_to_num"),

@@ -228,6 +228,15 @@ def test_loss_errors_match_torch():
     a, b = both(lambda: F.cross_entropy(tg.tensor(X), tg.tensor(bad)),
                 lambda: TF.cross_entropy(torch.tensor(X), torch.tensor(bad)), IndexError)
     assert "Target 7 is out of bounds" in a and "Target 7 is out of bounds" in b
+    bad[2] = -1  # a negative target (the one-reduction check views it as unsigned)
+    a, b = both(lambda: F.cross_entropy(tg.tensor(X), tg.tensor(bad)),
+                lambda: TF.cross_entropy(torch.tensor(X), torch.tensor(bad)), IndexError)
+    assert "Target -1 is out of bounds" in a and "Target -1 is out of bounds" in b
+    for ii in (-1, 2, 7):  # ignore_index inside / outside the class range, as torch does
+        bad[2] = ii
+        ours = F.cross_entropy(tg.tensor(X), tg.tensor(bad), ignore_index=ii).item()
+        theirs = TF.cross_entropy(torch.tensor(X), torch.tensor(bad), ignore_index=ii).item()
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
     a, b = both(lambda: F.binary_cross_entropy(tg.tensor([1.5]), tg.tensor([1.0])),
                 lambda: TF.binary_cross_entropy(torch.tensor([1.5]), torch.tensor([1.0])),
                 RuntimeError)

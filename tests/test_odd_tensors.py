@@ -282,3 +282,30 @@ def test_cat_stack_many_inputs_gradients_as_torch(op):
         (y * lib.tensor(w)).sum().backward()
         res.append(np.stack([x.grad.numpy() for x in xs]))
     np.testing.assert_allclose(res[0], res[1], rtol=1e-12)
+
+
+
+# ---- embedding: out-of-range (also negative) indices raise, as in torch ------------------
+_EMB_CASES = [(ix, dt) for ix in ([-1], [0, -3], [3], [0, 7], [[0, 2], [1, 0]])
+              for dt in (np.int64, np.int32, np.uint8)
+              if dt is not np.uint8 or min(np.ravel(ix)) >= 0]  # uint8 has no negatives
+
+
+@pytest.mark.parametrize("index,dtype", _EMB_CASES)
+def test_embedding_index_range_as_torch(index, dtype):
+    w = np.arange(6.0).reshape(3, 2)
+    idx = np.array(index, dtype=dtype)
+
+    def theirs():
+        return torch.nn.functional.embedding(torch.tensor(idx.astype(np.int64)),
+                                             torch.tensor(w))
+
+    def ours():
+        return tg.nn.functional.embedding(tg.tensor(idx), tg.tensor(w))
+    if idx.min() >= 0 and idx.max() < 3:
+        np.testing.assert_array_equal(ours().numpy(), theirs().numpy())
+        return
+    with pytest.raises(IndexError, match="index out of range in self"):
+        theirs()
+    with pytest.raises(IndexError, match="index out of range in self"):
+        ours()

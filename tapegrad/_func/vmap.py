@@ -134,7 +134,7 @@ def _slices(x, d, n):
     if n:
         return x.unbind(d)
     shape = x._data.shape[:d % x._data.ndim] + x._data.shape[d % x._data.ndim + 1:]
-    return (Tensor(np.zeros(shape, dtype=x._data.dtype)),)
+    return (Tensor._of(np.zeros(shape, dtype=x._data.dtype)),)
 
 
 def _same(values):
@@ -199,7 +199,7 @@ def _combine(func, outs, out_dims, n):
             if not -nd <= d < nd:
                 raise IndexError(f"Dimension out of range (expected to be in range of "
                                  f"[{-nd}, {nd - 1}], but got {d})")
-            result.append(Tensor(np.zeros(v.shape[:d % nd] + (0,) + v.shape[d % nd:],
+            result.append(Tensor._of(np.zeros(v.shape[:d % nd] + (0,) + v.shape[d % nd:],
                                           dtype=v.dtype)))
         else:
             result.append(_SF.stack(values, d))

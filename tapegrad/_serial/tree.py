@@ -217,7 +217,7 @@ def decode(root, take, legacy=False):
                 parent[slot] = same
                 continue
             if t == "tensor":
-                value = Tensor(arr)
+                value = Tensor._of(arr)
                 if rg:
                     value.requires_grad_(True)
             else:

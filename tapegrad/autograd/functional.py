@@ -70,7 +70,7 @@ def _one_hot_like(t, k):
     row k of a Jacobian (reverse mode) or column k (forward mode)."""
     e = np.zeros(t._data.size, dtype=t._data.dtype)
     e[k] = 1
-    return Tensor(e.reshape(t._data.shape))
+    return Tensor._of(e.reshape(t._data.shape))
 
 
 def _grads(outputs, inputs, seeds, create_graph):
@@ -90,7 +90,7 @@ def _grads(outputs, inputs, seeds, create_graph):
 def _stack(parts, shape):
     """Stack equally shaped tensors along a new first axis (differentiably), as `shape`."""
     if not parts:
-        return Tensor(np.zeros(shape))
+        return Tensor._of(np.zeros(shape))
     flat = [p.reshape(1, -1) for p in parts]
     return apply(_S.cat, *flat, axis=0).reshape(shape)
 
@@ -181,12 +181,12 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
             raise RuntimeError("The vector v can only be None if the input to the "
                                "user-provided function is a single Tensor with a single "
                                "element.")
-        vs = (Tensor(np.ones_like(ins[0]._data)),)
+        vs = (Tensor._of(np.ones_like(ins[0]._data)),)
     else:
         vs, _ = _as_tuple(v, "v", "jvp")
     xs, _, outs, out_tuple = _call(func, inputs, create_graph, "jvp")
     with grad_mode.enable_grad():
-        us = [Tensor(np.zeros_like(o._data), requires_grad=True) for o in outs]
+        us = [Tensor._of(np.zeros_like(o._data), requires_grad=True) for o in outs]
         gs = _grads(outs, xs, us, create_graph=True)
         tans = _grads(gs, us, list(vs), create_graph)
     value = tuple(_finish(o, create_graph) for o in outs)

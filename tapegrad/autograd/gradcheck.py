@@ -83,7 +83,7 @@ def _analytical(fn, inputs, diff_idx, check_grad_dtypes):
         for r in range(n):
             e = np.zeros(n, dtype=o._data.dtype)
             e[r] = 1.0
-            gs = _grad(o, diff_t, grad_outputs=Tensor(e.reshape(o.shape)), retain_graph=True,
+            gs = _grad(o, diff_t, grad_outputs=Tensor._of(e.reshape(o.shape)), retain_graph=True,
                        allow_unused=True)
             for i, g in zip(diff_idx, gs):
                 if g is None:
@@ -226,7 +226,7 @@ def _fast(fn, inputs, diff_idx, outs, eps, atol, rtol, raise_exception, check_fo
         ana = {i: 0.0 for i in diff_idx}
         if live:
             gs = _grad([o for _, o in live], diff_t,
-                       grad_outputs=[Tensor(us[k].astype(o._data.dtype)) for k, o in live],
+                       grad_outputs=[Tensor._of(us[k].astype(o._data.dtype)) for k, o in live],
                        allow_unused=True)
             for i, g in zip(diff_idx, gs):
                 if g is not None:
@@ -272,7 +272,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         outs = outputs(func(*inputs))
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(Tensor(rng.standard_normal(o.shape), requires_grad=True)
+        grad_outputs = tuple(Tensor._of(rng.standard_normal(o.shape), requires_grad=True)
                              for _, o in outs)
     grad_outputs = as_tuple(grad_outputs)
     if len(grad_outputs) != len(outs):

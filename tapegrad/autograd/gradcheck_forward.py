@@ -36,7 +36,7 @@ def _tangents_out(fn, base, diff_idx, tangents):
         res = {}
         for k, o in outputs(fn(*args)):
             t = fwAD.unpack_dual(o).tangent
-            res[k] = t if t is not None else Tensor(np.zeros_like(o._data))
+            res[k] = t if t is not None else Tensor._of(np.zeros_like(o._data))
         return res
 
 
@@ -44,7 +44,7 @@ def jacobian(fn, inputs, diff_idx, out_shapes, check_grad_dtypes):
     """Forward-mode Jacobians {(k, i): (out.size, in.size)} and a list of problems
     (tangents of the wrong shape or, with check_grad_dtypes, dtype)."""
     base = _base(inputs)
-    zeros = {m: Tensor(np.zeros_like(base[m]._data)) for m in diff_idx}
+    zeros = {m: Tensor._of(np.zeros_like(base[m]._data)) for m in diff_idx}
     jac, problems = {}, []
     for i in diff_idx:
         n = base[i]._data.size
@@ -54,7 +54,7 @@ def jacobian(fn, inputs, diff_idx, out_shapes, check_grad_dtypes):
             e = np.zeros(n, dtype=base[i]._data.dtype)
             e[j] = 1
             tangents = dict(zeros)
-            tangents[i] = Tensor(e.reshape(base[i]._data.shape))
+            tangents[i] = Tensor._of(e.reshape(base[i]._data.shape))
             for k, t in _tangents_out(fn, base, diff_idx, tangents).items():
                 if k not in out_shapes:
                     continue
@@ -77,7 +77,7 @@ def projections(fn, inputs, diff_idx, us, vs):
     base = _base(inputs)
     res = {}
     for i in diff_idx:
-        tangents = {m: Tensor(vs[i].astype(base[m]._data.dtype) if m == i
+        tangents = {m: Tensor._of(vs[i].astype(base[m]._data.dtype) if m == i
                               else np.zeros_like(base[m]._data)) for m in diff_idx}
         tans = _tangents_out(fn, base, diff_idx, tangents)
         res[i] = sum(float(np.sum(us[k] * np.asarray(t._data, dtype=np.float64)))
@@ -91,8 +91,8 @@ def check_batched(fn, inputs, diff_idx, batch=2):
     base = _base(inputs)
     rng = np.random.default_rng(1)
     for i in diff_idx:
-        zeros = {m: Tensor(np.zeros_like(base[m]._data)) for m in diff_idx}
-        ts = [Tensor(rng.standard_normal(base[i]._data.shape).astype(base[i]._data.dtype))
+        zeros = {m: Tensor._of(np.zeros_like(base[m]._data)) for m in diff_idx}
+        ts = [Tensor._of(rng.standard_normal(base[i]._data.shape).astype(base[i]._data.dtype))
               for _ in range(batch)]
 
         def along(t):
@@ -103,7 +103,7 @@ def check_batched(fn, inputs, diff_idx, batch=2):
 
         expected = [along(t) for t in ts]
         try:
-            got = vmap(along)(Tensor(np.stack([t._data for t in ts])))
+            got = vmap(along)(Tensor._of(np.stack([t._data for t in ts])))
         except (RuntimeError, ValueError, TypeError) as e:
             raise GradcheckError(f"While computing batched gradients (forward mode), got: "
                                  f"{type(e).__name__}: {e}") from e

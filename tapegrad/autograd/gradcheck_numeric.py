@@ -43,7 +43,7 @@ def fresh(inputs, arrays):
     """New leaf tensors holding `arrays` (same requires_grad as the originals)."""
     out = list(inputs)
     for i, a in arrays.items():
-        out[i] = Tensor(a, requires_grad=inputs[i].requires_grad)
+        out[i] = Tensor._of(a, requires_grad=inputs[i].requires_grad)
     return out
 
 

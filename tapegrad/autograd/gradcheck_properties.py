@@ -28,7 +28,7 @@ _NOTE = ' Please look at "Notes about undefined output gradients" in PyTorch\'s 
 
 
 def _zeros_like(ts):
-    return [Tensor(np.zeros_like(o._data)) for o in ts]
+    return [Tensor._of(np.zeros_like(o._data)) for o in ts]
 
 
 def check_mul_by_grad_output(live, diff_t):
@@ -91,16 +91,16 @@ def check_batched_grad(live, diff_t, batch=2):
     if not live:
         return None
     rng = np.random.default_rng(2)
-    us = [[Tensor(rng.standard_normal(o._data.shape).astype(o._data.dtype)) for o in live]
+    us = [[Tensor._of(rng.standard_normal(o._data.shape).astype(o._data.dtype)) for o in live]
           for _ in range(batch)]
 
     def vjp(*u):
         gs = _grad(live, diff_t, grad_outputs=list(u), retain_graph=True, allow_unused=True)
-        return tuple(Tensor(np.zeros_like(x._data)) if g is None else g
+        return tuple(Tensor._of(np.zeros_like(x._data)) if g is None else g
                      for x, g in zip(diff_t, gs))
 
     expected = [vjp(*u) for u in us]
-    stacked = [Tensor(np.stack([u[k]._data for u in us])) for k in range(len(live))]
+    stacked = [Tensor._of(np.stack([u[k]._data for u in us])) for k in range(len(live))]
     try:
         got = vmap(vjp)(*stacked)
     except (RuntimeError, ValueError, TypeError) as e:

@@ -23,6 +23,8 @@ from .tensor_base import TensorBase, make
 
 _ndarray = np.ndarray
 _float64 = np.dtype("float64")
+_float32 = np.dtype("float32")
+_float16 = np.dtype("float16")
 
 
 def apply_saved(op, *inputs, **args):
@@ -57,7 +59,7 @@ def apply(op, *inputs, **args):
         state.last_saved = saved  # for apply_saved (one slot per thread, read at once)
     if type(out) is not _ndarray:
         out = np.asarray(out)
-    if op.promote_default and out.dtype == _float64:
+    if op.promote_default and out.dtype is not _float32:
         out = _keep_default_dtype(out, arrays)
     record = rg and state.grad_enabled and op.differentiable
     res = make(first._result_type, out, record, None)
@@ -77,8 +79,17 @@ def apply(op, *inputs, **args):
 
 
 def _keep_default_dtype(out, arrays):
-    """An int tensor combined with a Python float gives the default float dtype, not float64."""
-    for a in arrays:
-        if type(a) is _ndarray and a.dtype == _float64:
-            return out
+    """Integer inputs computed to a float give the default float dtype, as PyTorch: NumPy
+    gives float64 (int64 with a Python float, exp of int32...) or float16 (exp of an
+    int8, uint8 or bool array)."""
+    if out.dtype == _float64:
+        for a in arrays:
+            if type(a) is _ndarray and a.dtype == _float64:
+                return out
+    elif out.dtype == _float16:
+        for a in arrays:
+            if type(a) is _ndarray and a.dtype.kind == "f":
+                return out
+    else:
+        return out
     return out.astype(_dt.get_default_dtype())

@@ -120,7 +120,7 @@ def to_array(data, dtype=None):
             raise TypeError(f"can't make a tensor from {type(data).__name__}: expected a "
                             "number, a (nested) list of numbers, or an array")
         arr = np.asarray(_unwrap_nested(data))
-        if arr.dtype == np.float64 and dtype is None:
+        if arr.dtype == np.float64 and dtype is None and not _has_numpy_float64(data):
             arr = arr.astype(_dt.get_default_dtype())  # Python floats: the default dtype
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"can't make a tensor of dtype {_dt.name(arr.dtype)}: tapegrad supports "
@@ -130,6 +130,21 @@ def to_array(data, dtype=None):
     elif arr.dtype not in _dt._SUPPORTED:
         arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else _dt.float64)
     return arr
+
+
+def _has_numpy_float64(data):
+    """Does (nested) data hold a NumPy float64 (or a float64 tensor)? torch keeps a NumPy
+    scalar's dtype: tensor(np.float64(1.5)) is float64, tensor(1.5) the default dtype."""
+    stack = [data]
+    while stack:
+        d = stack.pop()
+        if isinstance(d, (list, tuple)):
+            stack.extend(d)
+        elif isinstance(d, (np.float64, np.ndarray)) or (
+                isinstance(d, TensorBase) and d._data.dtype == np.float64):
+            if getattr(d, "dtype", None) == np.float64:
+                return True
+    return False
 
 
 def _unwrap_nested(data):

@@ -273,8 +273,8 @@ class MNIST(Dataset):
         self.transform = transform
         self.target_transform = target_transform
         images, labels = self._load(download)
-        self.data = Tensor(images)
-        self.targets = Tensor(labels.astype(np.int64))
+        self.data = Tensor._of(images)
+        self.targets = Tensor._of(labels.astype(np.int64))
 
     @property
     def raw_folder(self):
@@ -315,7 +315,7 @@ class MNIST(Dataset):
         return self.data._data.shape[0]
 
     def __getitem__(self, index):
-        img = Tensor(self.data._data[index][None].astype(np.float32) / 255.0)
+        img = Tensor._of(self.data._data[index][None].astype(np.float32) / 255.0)
         target = int(self.targets._data[index])
         if self.transform is not None:
             img = self.transform(img)
@@ -329,7 +329,7 @@ class MNIST(Dataset):
     def _get_batch(self, indices):
         # Vectorized: the same as collating __getitem__ over `indices`.
         imgs = self.data._data[indices][:, None].astype(np.float32) / np.float32(255.0)
-        return [Tensor(imgs), Tensor(self.targets._data[indices])]
+        return [Tensor._of(imgs), Tensor._of(self.targets._data[indices])]
 
     def __repr__(self):
         return (f"Dataset MNIST\n    Number of datapoints: {len(self)}\n    Root location: "

@@ -102,7 +102,7 @@ class Names:
         """A TensorDataset-like pair (X, Y) of tapegrad tensors for one split."""
         from ..tensor import Tensor
         X, Y = build_windows(self.splits[split], block_size)
-        return Tensor(X), Tensor(Y)
+        return Tensor._of(X), Tensor._of(Y)
 
     def __repr__(self):
         sizes = ", ".join(f"{k}={len(v)}" for k, v in self.splits.items())

@@ -42,7 +42,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         p = sdpa_reference(query, key, value, attn_mask, is_causal, scale, probs_only=True)
         keep = (rng(None).random(tuple(p.shape)) >= dropout_p).astype(p.dtype)
         keep *= np.asarray(0.0 if dropout_p >= 1 else 1.0 / (1.0 - dropout_p), dtype=p.dtype)
-        return F.matmul(p * Tensor(keep), value)
+        return F.matmul(p * Tensor._of(keep), value)
     return apply(_A.scaled_dot_product_attention, query, key, value,
                  attn_mask=_mask_array(attn_mask), is_causal=bool(is_causal), scale=scale)
 
@@ -59,6 +59,6 @@ def sdpa_reference(query, key, value, attn_mask=None, is_causal=False, scale=Non
         s = F.where(keep, s, float("-inf"))
     m = _mask_array(attn_mask)
     if m is not None:
-        s = F.where(m, s, float("-inf")) if m.dtype == np.bool_ else s + Tensor(m)
+        s = F.where(m, s, float("-inf")) if m.dtype == np.bool_ else s + Tensor._of(m)
     p = F.softmax(s, -1)
     return p if probs_only else F.matmul(p, value)                        # (..., T, Dv)

@@ -22,7 +22,7 @@ __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool
 
 
 def _tensor(x):
-    return x if isinstance(x, Tensor) else Tensor(x)
+    return x if isinstance(x, Tensor) else Tensor._of(x)
 
 
 def _pair(v, name="argument"):
@@ -238,7 +238,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                            dilation=dilation, ceil_mode=bool(ceil_mode))
     out = _unbatch(y, was)
     if return_indices:
-        idx = Tensor(saved["indices"].astype(np.int64))
+        idx = Tensor._of(saved["indices"].astype(np.int64))
         return out, _unbatch(idx, was)
     return out
 
@@ -380,4 +380,4 @@ def dropout2d(input, p=0.5, training=True, inplace=False, generator=None):
     else:
         keep = rng(generator).random(shape) >= p
         mask = keep.astype(x.dtype) * np.asarray(1.0 / (1.0 - p), dtype=x.dtype)
-    return _F.mul(x, Tensor(mask))
+    return _F.mul(x, Tensor._of(mask))

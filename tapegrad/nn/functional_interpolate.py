@@ -124,12 +124,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             if n_in == n_out:
                 continue
             idx = _nearest_index(n_in, n_out, scales[k], mode == "nearest-exact")
-            x = tg.index_select(x, axis, Tensor(idx))
+            x = tg.index_select(x, axis, Tensor._of(idx))
             continue
         i0, i1, l1 = _linear_weights(n_in, n_out, scales[k], bool(align_corners), x.dtype)
-        w1 = Tensor(l1.reshape(_bshape(x.ndim, axis, n_out)))
-        w0 = Tensor((1 - l1).reshape(_bshape(x.ndim, axis, n_out)))
-        x = tg.index_select(x, axis, Tensor(i0)) * w0 + tg.index_select(x, axis, Tensor(i1)) * w1
+        w1 = Tensor._of(l1.reshape(_bshape(x.ndim, axis, n_out)))
+        w0 = Tensor._of((1 - l1).reshape(_bshape(x.ndim, axis, n_out)))
+        x = (tg.index_select(x, axis, Tensor._of(i0)) * w0
+             + tg.index_select(x, axis, Tensor._of(i1)) * w1)
     return x
 
 

@@ -33,7 +33,7 @@ def canonical_mask(mask, mask_name, other_type, other_name, target_type, check_o
     if mask is None:
         return None
     if not isinstance(mask, Tensor):
-        mask = Tensor(np.asarray(mask))
+        mask = Tensor._of(np.asarray(mask))
     if mask.dtype != np.bool_ and not _is_float(mask):
         raise AssertionError(f"only bool and floating types of {mask_name} are supported "
                              f"(got {mask.dtype})")
@@ -41,7 +41,7 @@ def canonical_mask(mask, mask_name, other_type, other_name, target_type, check_o
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
                       "Use same type for both instead.", stacklevel=3)
     if mask.dtype == np.bool_:
-        return Tensor(np.where(mask._data, -np.inf, 0.0).astype(target_type))
+        return Tensor._of(np.where(mask._data, -np.inf, 0.0).astype(target_type))
     return mask
 
 

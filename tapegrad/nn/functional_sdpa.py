@@ -61,7 +61,7 @@ def _repeat_kv_heads(query, key, value):
 def _as_mask(attn_mask, query):
     if attn_mask is None:
         return None
-    m = attn_mask if isinstance(attn_mask, Tensor) else Tensor(np.asarray(attn_mask))
+    m = attn_mask if isinstance(attn_mask, Tensor) else Tensor._of(np.asarray(attn_mask))
     if m.dtype != np.bool_ and not m.is_floating_point():
         raise RuntimeError(
             "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
@@ -120,5 +120,5 @@ def _composite(query, key, value, mask, dropout_p, is_causal, sc):
         else:
             keep = (_rng(None).random(tuple(p.shape)) >= dropout_p).astype(p.dtype)
             keep *= np.asarray(1.0 / (1.0 - dropout_p), dtype=p.dtype)
-        p = p * Tensor(keep)
+        p = p * Tensor._of(keep)
     return p.matmul(value)

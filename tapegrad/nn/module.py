@@ -198,7 +198,7 @@ class Module:
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(tapegrad Tensor or None required)")
         if isinstance(tensor, Buffer):
-            tensor = Tensor(tensor._data)
+            tensor = Tensor._of(tensor._data)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -479,7 +479,7 @@ class Module:
                     mod._parameters[name] = Parameter(np.array(arr, copy=True),
                                                       requires_grad=cur.requires_grad)
                 else:
-                    mod._buffers[name] = Tensor(np.array(arr, copy=True))
+                    mod._buffers[name] = Tensor._of(np.array(arr, copy=True))
             else:
                 cur._data[...] = arr.astype(cur._data.dtype, copy=False)
         for k, mod in extra_keys.items():

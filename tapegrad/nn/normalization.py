@@ -45,9 +45,9 @@ class _NormBase(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", Tensor(np.zeros((num_features,), dtype=dt)))
-            self.register_buffer("running_var", Tensor(np.ones((num_features,), dtype=dt)))
-            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+            self.register_buffer("running_mean", Tensor._of(np.zeros((num_features,), dtype=dt)))
+            self.register_buffer("running_var", Tensor._of(np.ones((num_features,), dtype=dt)))
+            self.register_buffer("num_batches_tracked", Tensor._of(np.array(0, dtype=np.int64)))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)

@@ -6,6 +6,7 @@ Results of ops on a Parameter are plain Tensors, as in PyTorch.
 """
 import numpy as np
 
+from ..core.tensor_base import TensorBase
 from ..tensor import Tensor
 
 
@@ -24,7 +25,10 @@ class Parameter(Tensor, keep_type=False):
             data = np.empty((0,), dtype=get_default_dtype())
         if isinstance(data, Tensor):
             data = data._data
-        super().__init__(data, requires_grad=requires_grad)
+        if isinstance(data, np.ndarray):  # keeps its dtype (Tensor(ndarray) would not)
+            TensorBase.__init__(self, data, requires_grad=requires_grad)
+        else:
+            super().__init__(data, requires_grad=requires_grad)
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
@@ -48,5 +52,8 @@ class Buffer(Tensor, keep_type=False):
     def __init__(self, data, persistent=True):
         if isinstance(data, Tensor):
             data = data._data
-        super().__init__(data)
+        if isinstance(data, np.ndarray):  # keeps its dtype (Tensor(ndarray) would not)
+            TensorBase.__init__(self, data)
+        else:
+            super().__init__(data)
         self.persistent = persistent

@@ -17,7 +17,7 @@ def onehot(target, num_classes, dtype=np.float64):
     t = np.asarray(target._data if isinstance(target, Tensor) else target).reshape(-1)
     m = np.zeros((t.size, num_classes), dtype=dtype)
     m[np.arange(t.size), t] = 1.0
-    return Tensor(m)
+    return Tensor._of(m)
 
 
 def linear(x, w, b=None):

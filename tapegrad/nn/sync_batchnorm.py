@@ -102,7 +102,7 @@ def _sync_batch_norm(x, weight, bias, running_mean, running_var, eps, momentum, 
     n_local = x.numel() // C
     # one collective for the sums and the count (a constant: no gradient flows to it)
     sums = x.sum(axes)
-    count = Tensor(np.array([float(n_local)])).to(sums.dtype)
+    count = Tensor._of(np.array([float(n_local)])).to(sums.dtype)
     packed = all_reduce(cat([sums, count]), group=group)
     n = int(round(packed[C].item()))
     if n <= 1:

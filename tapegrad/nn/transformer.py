@@ -33,7 +33,7 @@ def generate_square_subsequent_mask(sz, device=None, dtype=None):
     """(sz, sz) float mask: -inf above the diagonal, 0 elsewhere (a causal mask)."""
     from .. import dtypes as _dt
     dt = _dt.as_dtype(dtype) or _dt.get_default_dtype()
-    return Tensor(np.triu(np.full((sz, sz), -np.inf), 1).astype(dt))
+    return Tensor._of(np.triu(np.full((sz, sz), -np.inf), 1).astype(dt))
 
 
 def _get_activation_fn(activation):

@@ -6,7 +6,6 @@ No derivative code lives here: it is all in the table (elementwise.py, reduce.py
 linalg.py, softmax.py, shape.py).
 """
 import builtins
-from collections import namedtuple
 
 import numpy as np
 
@@ -16,7 +15,9 @@ from ..core.record import apply, apply_saved
 from ..core.tensor_base import TensorBase, like, to_array
 from . import elementwise as E
 from . import linalg as L
+from . import promotion as P
 from . import reduce as R
+from .return_types import structseq
 from . import shape as S
 from . import softmax as SM
 from .registry import defop
@@ -56,21 +57,53 @@ def _check_broadcast(name, a, b):
             "cannot be broadcast together") from None
 
 
-def _binary(op):
+def _binary(op, mode=P.ARITH, tensors_only=False):
+    """The function of a binary table entry: PyTorch's type promotion (promotion.py)
+    decides the dtype it computes in. tensors_only: both arguments must be tensors
+    (torch.maximum)."""
     def f(input, other):
         a, b = _arg(input), _arg(other)
         if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
             raise TypeError(f"{op.name}(): expected at least one Tensor argument, got "
                             f"{type(input).__name__} and {type(other).__name__}")
+        if tensors_only:
+            _tensor(a, op.name)
+            if not isinstance(b, TensorBase):
+                raise TypeError(f"{op.name}(): argument 'other' (position 2) must be Tensor, "
+                                f"not {type(other).__name__}")
+        # P.operands' hot path inlined (a float tensor with a Python number or a tensor
+        # of its dtype: nothing to cast), saving a call on every arithmetic op
+        if not (isinstance(a, TensorBase) and a._data.dtype.kind == "f" and (
+                type(b) is float or type(b) is int
+                or (isinstance(b, TensorBase) and b._data.dtype is a._data.dtype))):
+            a, b = P.operands(mode, a, b)
         try:
             return apply(op, a, b)
         except ValueError:
             if isinstance(a, TensorBase) and isinstance(b, TensorBase):
                 _check_broadcast(op.name, a, b)
             raise
+        except OverflowError:  # a Python int out of the dtype's range: torch wraps it
+            return apply(op, *_wrapped_ints(a, b))
     f.__name__ = op.name
     f.__doc__ = f"Elementwise {op.name} with broadcasting (table entry `{op.name}`)."
     return f
+
+
+def result_type(tensor, other):
+    """torch.result_type: the dtype `tensor op other` has (promotion.py, dtypes.py)."""
+    return P.result_type(_arg(tensor), _arg(other))
+
+
+promote_types = _dt.promote_types
+can_cast = _dt.can_cast
+
+
+def _wrapped_ints(a, b):
+    """Python ints cast to the result dtype as torch casts its scalars (300 -> 44 in
+    uint8) instead of NumPy's OverflowError."""
+    rt = P.result_type(a, b)
+    return tuple(np.asarray(x).astype(rt)[()] if type(x) is int else x for x in (a, b))
 
 
 def _unary(op):
@@ -82,7 +115,7 @@ def _unary(op):
 
 
 _add = _binary(E.add)  # without alpha: the operators use these
-_sub = _binary(E.sub)
+_sub = _binary(E.sub, P.SUB)
 
 
 def add(input, other, *, alpha=1):
@@ -95,11 +128,11 @@ def sub(input, other, *, alpha=1):
 
 subtract = sub
 mul = multiply = _binary(E.mul)
-div = divide = true_divide = _binary(E.div)
-maximum = _binary(E.maximum)
-remainder = _binary(E.remainder)
-fmod = _binary(E.fmod)
-minimum = _binary(E.minimum)
+div = divide = true_divide = _binary(E.div, P.DIV)
+maximum = _binary(E.maximum, tensors_only=True)
+remainder = _binary(E.remainder, "remainder")
+fmod = _binary(E.fmod, "fmod")
+minimum = _binary(E.minimum, tensors_only=True)
 
 
 def pow(input, exponent):
@@ -109,7 +142,13 @@ def pow(input, exponent):
                         f"{type(input).__name__} and {type(exponent).__name__}")
     if isinstance(a, TensorBase) and a._data.dtype.kind in "iu" and isinstance(b, int) and b < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return apply(E.pow, a, b)
+    if type(b) is bool and isinstance(a, TensorBase) and a._data.dtype == np.bool_:
+        return like(a, a._data | (not b))  # torch keeps bool ** bool-number bool (NumPy: int8)
+    a, b = P.operands("pow", a, b)
+    try:
+        return apply(E.pow, a, b)
+    except OverflowError:
+        return apply(E.pow, *_wrapped_ints(a, b))
 
 
 neg = negative = _unary(E.neg)
@@ -121,7 +160,17 @@ log10 = _unary(E.log10)
 log1p = _unary(E.log1p)
 expm1 = _unary(E.expm1)
 rsqrt = _unary(E.rsqrt)
-abs = absolute = _unary(E.abs)
+_abs = _unary(E.abs)
+
+
+def abs(input):
+    x = _tensor(input, "abs")
+    if x._data.dtype == np.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return _abs(x)
+
+
+absolute = abs
 sign = _unary(E.sign)
 sin = _unary(E.sin)
 cos = _unary(E.cos)
@@ -209,13 +258,14 @@ def floor_divide(input, other):
     """floor(input / other), as torch.floor_divide and `//` (not differentiable)."""
     a, b = _arg(input), _arg(other)
     like_t = a if isinstance(a, TensorBase) else _tensor(b, "floor_divide")
+    a, b = P.operands("floor_divide", a, b)
     av = a._data if isinstance(a, TensorBase) else a
     bv = b._data if isinstance(b, TensorBase) else b
-    out = np.asarray(np.floor_divide(av, bv))
-    if out.dtype == np.float64 and not builtins.any(isinstance(v, np.ndarray) and v.dtype == np.float64
-                                           for v in (av, bv)):
-        out = out.astype(_dt.get_default_dtype())
-    return like(like_t, out)
+    try:
+        out = np.floor_divide(av, bv)
+    except OverflowError:
+        out = np.floor_divide(*_wrapped_ints(av, bv))
+    return like(like_t, np.asarray(out))
 
 
 all = _logical_reduction("all", np.all)
@@ -238,6 +288,7 @@ def where(condition, input=None, other=None):
     if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
         # where(cond, 1.0, 0.0): the values become a tensor like the condition
         a = like(_tensor(condition, "where"), to_array(a))
+    a, b = P.operands(P.ARITH, a, b)
     return apply(E.where, c, a, b)
 
 
@@ -306,14 +357,15 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=_UNSET, keepdims=_U
     x = _tensor(input)
     if dtype is not None:
         x = x.to(dtype)
+    elif x._data.dtype.kind in "biu":
+        x = x.to(_dt.int64)  # PyTorch multiplies bool/int to int64 (NumPy: uint8 -> uint64)
     _check_dims("prod", x, dim)
     return apply(R.prod, x, axis=dim, keepdims=bool(keepdim))
 
 
-values_indices = namedtuple("values_indices", ["values", "indices"])
-
-
 def _max_min(op_full, op_dim, pair):
+    result = structseq(op_full.name[:3], ["values", "indices"])  # torch.return_types.max
+
     def f(input, dim=None, keepdim=False, *, axis=_UNSET, keepdims=_UNSET):
         if axis is not _UNSET:  # NumPy's name given
             dim = _np_alias(op_dim.name[:3], dim, axis, "axis", None)
@@ -329,7 +381,7 @@ def _max_min(op_full, op_dim, pair):
             return apply(op_full, x, axis=None, keepdims=False)
         _check_dims(op_dim.name, x, dim)
         vals, saved = apply_saved(op_dim, x, axis=int(dim), keepdims=bool(keepdim))
-        return values_indices(vals, like(x, saved["indices"].astype(np.int64)))
+        return result(vals, like(x, saved["indices"].astype(np.int64)))
     return f
 
 
@@ -367,6 +419,8 @@ def _arg_reduction(op):
         if keepdims is not _UNSET:  # NumPy's name given
             keepdim = _np_alias(op.name, keepdim, keepdims, "keepdims", False)
         x = _tensor(input)
+        if x._data.dtype == np.bool_:
+            raise RuntimeError(f"{op.name}(): does not support bool input")
         if dim is None:
             out = op.forward(x._data.reshape(-1), axis=0)
             if keepdim:
@@ -501,10 +555,14 @@ def cast(x, dtype):
 
 
 # ---- comparisons (no gradient) -------------------------------------------------------
-def _compare(ufunc, name):
+def _compare(ufunc, name, promote=True):
     def f(input, other):
-        a = input._data if isinstance(input, TensorBase) else input
-        b = other._data if isinstance(other, TensorBase) else other
+        a, b = input, other
+        if promote and (isinstance(a, TensorBase) or isinstance(b, TensorBase)):
+            # compared in the promoted dtype, as torch: float32 0.1 == 0-d float64 0.1
+            a, b = P.operands(P.COMPARE, _arg(a), _arg(b))
+        a = a._data if isinstance(a, TensorBase) else a
+        b = b._data if isinstance(b, TensorBase) else b
         try:
             out = np.asarray(ufunc(a, b))
         except ValueError:
@@ -521,9 +579,44 @@ lt = less = _compare(np.less, "lt")
 le = less_equal = _compare(np.less_equal, "le")
 gt = greater = _compare(np.greater, "gt")
 ge = greater_equal = _compare(np.greater_equal, "ge")
-logical_and = _compare(np.logical_and, "logical_and")
-logical_or = _compare(np.logical_or, "logical_or")
-logical_xor = _compare(np.logical_xor, "logical_xor")
+logical_and = _compare(np.logical_and, "logical_and", promote=False)
+logical_or = _compare(np.logical_or, "logical_or", promote=False)
+logical_xor = _compare(np.logical_xor, "logical_xor", promote=False)
+
+
+def _bitwise(ufunc, name):
+    """bitwise_and/or/xor (`&`, `|`, `^`): integer and bool tensors, torch's promotion;
+    on bool tensors they are the logical ops. Not differentiable."""
+    def f(input, other):
+        a, b = _arg(input), _arg(other)
+        like_t = a if isinstance(a, TensorBase) else _tensor(b, name)
+        a, b = P.operands(name, a, b)
+        av = a._data if isinstance(a, TensorBase) else a
+        bv = b._data if isinstance(b, TensorBase) else b
+        try:
+            out = ufunc(av, bv)
+        except OverflowError:
+            out = ufunc(*_wrapped_ints(av, bv))
+        except ValueError:
+            raise RuntimeError(f"{name}: the shapes {np.shape(av)} and {np.shape(bv)} cannot "
+                               "be broadcast together") from None
+        return like(like_t, np.asarray(out))
+    f.__name__ = name
+    return f
+
+
+bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
+
+
+def bitwise_not(input):
+    """~x: bitwise NOT of an integer tensor, logical NOT of a bool tensor."""
+    x = _tensor(input, "bitwise_not")
+    if x._data.dtype.kind == "f":
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
+                                  f"'{_dt.torch_name(x._data.dtype)}'")
+    return like(x, np.invert(x._data))
 
 
 def logical_not(input):

@@ -1,4 +1,5 @@
-"""More public op functions (issue 12 item 4): special functions, rounding, histograms,
+"""More public op functions (issue 12 item 4): special functions, rounding, square,
+reciprocal, histograms,
 einsum, diagonals, cumprod, median, nan_to_num, meshgrid, bernoulli.
 
 PyTorch's names, arguments, dtypes and error messages; derivatives live in the table
@@ -8,7 +9,6 @@ differentiable because their parts are.
 """
 import builtins
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from ..core.tensor_base import TensorBase, like
 from . import einsum as ES
 from . import elementwise as E
 from . import functions as F
+from .return_types import structseq
 from . import indexing as IX
 from . import inplace as IP
 from . import linalg_extra as LX
@@ -55,8 +56,24 @@ def round(input, *, decimals=0):
     return apply(SP.round, x, decimals=int(decimals))
 
 
+def square(input):
+    """input * input as torch.square: pow(input, 2) (PowBackward0); bool gives int64."""
+    x = F._tensor(input, "square")
+    if x.dtype.kind == "b":
+        x = x.to(_dt.int64)
+    return F.pow(x, 2)
+
+
+def reciprocal(input):
+    """1 / input; integer and bool tensors give the default float dtype (torch)."""
+    x = F._tensor(input, "reciprocal")
+    if x.dtype.kind in "biu":
+        x = x.to(_dt.get_default_dtype())
+    return F.div(1.0, x)
+
+
 # ---- histograms (no gradient) -------------------------------------------------------------
-histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
+histogram_result = structseq("histogram", ["hist", "bin_edges"])
 
 
 def _float_input(name, x, kernel):
@@ -123,13 +140,12 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
 
 # ---- einsum ---------------------------------------------------------------------------------
 def einsum(equation, *operands):
-    """torch.einsum(eq, a, b, ...) and einsum(eq, [a, b, ...]); ellipsis, implicit
-    output, repeated letters (diagonals) and size-1 broadcasting as in torch."""
+    """torch.einsum(eq, a, b, ...), einsum(eq, [a, b, ...]) and the sublist form
+    einsum(a, [0, 1], b, [1, 2], [0, 2]); ellipsis, implicit output, repeated letters (diagonals) and size-1 broadcasting as in torch."""
+    if not isinstance(equation, str):  # the sublist form: einsum(a, [0, 1], b, [1, 2], [0, 2])
+        equation, operands = _sublist_equation((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    if not isinstance(equation, str):
-        raise TypeError("einsum(): the sublist format (operand, [dims], ...) is not "
-                        "supported; write the equation as a string")
     xs = [F._tensor(o, "einsum") for o in operands]
     if not xs:
         raise RuntimeError("einsum(): must provide at least one operand")
@@ -145,6 +161,32 @@ def einsum(equation, *operands):
         raise RuntimeError("expected scalar type " + _tname(xs[0].dtype) + " but found "
                            + _tname(next(d for d in (x.dtype for x in xs) if d != xs[0].dtype)))
     return apply(ES.einsum, *xs, eq=eq)
+
+
+def _sublist_letters(sub):
+    # torch: subscript k in [0, 26) is 'A' + k, in [26, 52) 'a' + k - 26; Ellipsis is '...'
+    out = []
+    for k in sub:
+        if k is Ellipsis:
+            out.append("...")
+            continue
+        if not 0 <= k < 52:
+            raise ValueError("einsum(): subscript in subscript list is not within the valid "
+                             "range [0, 52)")
+        out.append(chr(ord("A") + k) if k < 26 else chr(ord("a") + k - 26))
+    return "".join(out)
+
+
+def _sublist_equation(args):
+    """(equation, operands) of einsum(op1, sublist1, op2, sublist2, ..., [sublist_out])."""
+    ops, specs = list(args[0::2][:len(args) // 2]), list(args[1::2][:len(args) // 2])
+    for o in ops:
+        if not isinstance(o, TensorBase):
+            raise TypeError(f"einsum(): expected a Tensor operand, got {type(o).__name__}")
+    eq = ",".join(_sublist_letters(s) for s in specs)
+    if len(args) % 2:  # the output sublist
+        eq += "->" + _sublist_letters(args[-1])
+    return eq, tuple(ops)
 
 
 # ---- diagonals ----------------------------------------------------------------------------
@@ -211,8 +253,8 @@ def cumprod(input, dim, *, dtype=None):
 
 
 # ---- median ---------------------------------------------------------------------------------
-median_result = namedtuple("median", ["values", "indices"])
-nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
+median_result = structseq("median", ["values", "indices"])
+nanmedian_result = structseq("nanmedian", ["values", "indices"])
 
 
 def _median(name, x, dim, keepdim, skip_nan):
@@ -321,10 +363,15 @@ def meshgrid(*tensors, indexing=None):
 def bernoulli(input, p=None, *, generator=None):
     """0/1 draws with probabilities `input` (or the number `p`), input's dtype."""
     x = F._tensor(input, "bernoulli")
+    if p is None and x.dtype.kind != "f":
+        raise RuntimeError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_tname(x.dtype)}\'')
     probs = _np(x) if p is None else np.full(x.shape, float(p))
     if probs.size and (np.any(probs < 0) or np.any(probs > 1) or np.isnan(probs).any()):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     u = _random.rng(generator).random(x.shape)
+    if p is None and x.dtype.kind == "f":
+        # recorded (gradient 0) when input requires grad, as torch's BernoulliBackward0
+        return apply(SP.bernoulli, x, draws=u)
     dt = x.dtype if x.dtype.kind == "f" else _dt.get_default_dtype()
     return like(x, (u < probs).astype(dt))
 

@@ -11,7 +11,6 @@ masks, in any mixture. Arguments are checked the way PyTorch checks them, with i
 error types and messages.
 """
 import builtins
-from collections import namedtuple
 
 import numpy as np
 
@@ -20,14 +19,15 @@ from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
 from .. import random as _random
 from . import functions as F
+from .return_types import structseq
 from . import indexing as I
 from . import inplace
 from .shape_functions import _dim
 
 _ndarray = np.ndarray
-sort_result = namedtuple("sort", ["values", "indices"])
-topk_result = namedtuple("topk", ["values", "indices"])
-kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
+sort_result = structseq("sort", ["values", "indices"])
+topk_result = structseq("topk", ["values", "indices"])
+kthvalue_result = structseq("kthvalue", ["values", "indices"])
 
 
 def _int64(x, arr):

@@ -41,6 +41,7 @@ from ..core.state import state
 from ..core.tensor_base import TensorBase, like, to_array
 from . import elementwise as E
 from . import functions as F
+from . import promotion as P
 from .xp import namespace as _xp
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -50,13 +51,7 @@ OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to
                  "refers to a single memory location. Please clone() the tensor before "
                  "performing the operation.")
 
-_TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
-                "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-                "bool": "Bool"}
-
-
-def _tname(dtype):
-    return _TORCH_NAMES.get(np.dtype(dtype).name, str(dtype))
+_tname = _dt.torch_name
 
 
 def _cast_error(src, dst):
@@ -311,22 +306,47 @@ def _table_method(method, op, fname):
 
 
 # ---- arithmetic ----------------------------------------------------------------
-def _binary_inplace(op, ufunc, fname):
+def _binary_inplace(op, ufunc, fname, mode=P.ARITH):
     def method(self, other, *, alpha=None):
         o = _other(other)
         if alpha is not None and alpha != 1:
             o = o * alpha
+        # torch's promotion decides the computation dtype and refuses a result of a
+        # higher category than self's (P.inplace_other); the cast back is then safe
+        o = P.inplace_other(mode, self, o)
         arr = o._data if isinstance(o, TensorBase) else o
         return _inplace(
-            self, lambda x: apply(op, x, o), (o,), needs_old=_needs_old(op),
-            fast=lambda out: ufunc(out, arr, out=out, casting="same_kind"))
+            self, lambda x: apply(op, *P.operands(mode, x, o)), (o,), needs_old=_needs_old(op),
+            fast=lambda out: ufunc(out, arr, out=out, casting="unsafe"), casting="unsafe")
     return _table_method(method, op, fname)
 
 
 add_ = _binary_inplace(E.add, np.add, "add_")
-sub_ = _binary_inplace(E.sub, np.subtract, "sub_")
+sub_ = _binary_inplace(E.sub, np.subtract, "sub_", P.SUB)
 _mul_ = _binary_inplace(E.mul, np.multiply, "mul_")
-_div_ = _binary_inplace(E.div, np.true_divide, "div_")
+_div_ = _binary_inplace(E.div, np.true_divide, "div_", P.DIV)
+remainder_ = _binary_inplace(E.remainder, np.remainder, "remainder_", "remainder")
+fmod_ = _binary_inplace(E.fmod, np.fmod, "fmod_", "fmod")
+
+
+def _nondiff_inplace(f, ufunc, fname):
+    """The in-place form of a function without a gradient (floor_divide, bitwise_and...),
+    with torch's promotion and output-dtype check (its mode is the function's name)."""
+    def method(self, other):
+        o = P.inplace_other(f.__name__, self, _other(other))
+        arr = o._data if isinstance(o, TensorBase) else o
+        return _inplace(self, lambda x: f(x, o), (o,), needs_old=False,
+                        fast=lambda out: ufunc(out, arr, out=out, casting="unsafe"),
+                        casting="unsafe")
+    method.__name__ = fname
+    method.__doc__ = f"In-place {f.__name__}; returns self."
+    return method
+
+
+floor_divide_ = _nondiff_inplace(F.floor_divide, np.floor_divide, "floor_divide_")
+bitwise_and_ = _nondiff_inplace(F.bitwise_and, np.bitwise_and, "bitwise_and_")
+bitwise_or_ = _nondiff_inplace(F.bitwise_or, np.bitwise_or, "bitwise_or_")
+bitwise_xor_ = _nondiff_inplace(F.bitwise_xor, np.bitwise_xor, "bitwise_xor_")
 
 
 def mul_(self, other):
@@ -356,8 +376,8 @@ def div_(self, other, *, rounding_mode=None):
 
 
 def pow_(self, exponent):
-    o = _other(exponent)
-    return _inplace(self, lambda x: F.pow(x, o), (o,), needs_old=True)
+    o = P.inplace_other("pow", self, _other(exponent))
+    return _inplace(self, lambda x: F.pow(x, o), (o,), needs_old=True, casting="unsafe")
 
 
 def _unary_inplace(op, fname):

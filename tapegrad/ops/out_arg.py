@@ -1,13 +1,16 @@
 """`out=`: the one helper that gives a public function PyTorch's `out=` keyword.
 
     add = with_out(functions.add)      # torch.add(a, b, out=c)
+    max = with_out(functions.max)      # torch.max(x, 1, out=(values, indices))
 
 With `out` given, as in torch: grad mode on and any argument (or `out`) requiring grad
 is refused ("functions with out=... arguments don't support automatic
 differentiation"); the result is computed, cast to out's dtype if torch allows the
 cast (a float result never goes into an integer `out`), written into `out` (resized,
 with torch's warning, when its shape differs and it is not empty), and `out` is
-returned. Its version counter goes up like any in-place change.
+returned. Its version counter goes up like any in-place change. A function returning
+several tensors (max/min/sort/topk/kthvalue/median with a dim) takes a tuple `out`, one
+tensor per result, each written by the same rules.
 """
 import functools
 import warnings
@@ -18,6 +21,7 @@ from ..core import grad_mode
 from ..core.state import state
 from ..core.tensor_base import TensorBase
 from .inplace import _cast_error
+from .return_types import out_type
 
 _RESIZE = ("An output with one or more elements was resized since it had shape {old}, which "
            "does not match the required output shape {new}. This behavior is deprecated, and "
@@ -82,5 +86,24 @@ def with_out(fn, name=None):
                                "grad.")
         with grad_mode.no_grad():
             res = fn(*args, **kwargs)
+        if isinstance(res, tuple):
+            return _write_outs(name, out, res)
+        if isinstance(out, (tuple, list)):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not "
+                            f"{type(out).__name__}")
         return write_out(name, out, res)
     return f
+
+
+def _write_outs(name, out, res):
+    """A function returning (values, indices) (max/min/sort/topk ... with a dim): `out`
+    is a tuple of as many tensors; the result is the function's own namedtuple of them
+    (torch's `torch.return_types.max_out`: its `_out` twin)."""
+    if not isinstance(out, (tuple, list)) or not all(isinstance(o, TensorBase) for o in out):
+        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
+                        f"{type(out).__name__}")
+    if len(out) != len(res):
+        raise TypeError(f"{name}(): argument 'out' must be tuple of {len(res)} Tensors, "
+                        f"not {len(out)}")
+    written = [write_out(name, o, r) for o, r in zip(out, res)]
+    return out_type(type(res))(*written) if hasattr(res, "_fields") else tuple(written)

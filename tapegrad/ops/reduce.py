@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..core.tensor_base import TensorBase
 from ._within_rule import within_rule
 from .registry import defop
@@ -79,8 +80,9 @@ sum = defop("sum", lambda x, axis=None, keepdims=False: x.sum(axis=axis, keepdim
 @_0d
 def _mean_forward(x, axis=None, keepdims=False):
     if x.dtype.kind not in "fc":
-        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
-                           f"a floating point type, but got {x.dtype}")
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be "
+                           "either a floating point or complex dtype. Got: "
+                           f"{_dt.torch_name(x.dtype)}")
     return x.mean(axis=axis, keepdims=keepdims)
 
 

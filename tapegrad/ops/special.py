@@ -1,4 +1,5 @@
-"""Table entries of the special functions and rounding: erf, erfc, erfinv, round.
+"""Table entries of the special functions and rounding: erf, erfc, erfinv, round; and
+bernoulli (a step function of its probabilities, so its gradient is 0 as torch's).
 
 NumPy has no erf, and SciPy is not a dependency, so the forwards are computed here in
 float64 (then cast back to the input's dtype), vectorized:
@@ -128,3 +129,18 @@ round = defop("round", round_forward,
               text="dx = 0",
               hint=("round is piecewise constant: its derivative is 0 everywhere (PyTorch's "
                     "choice at the jumps too)"))
+
+
+def bernoulli_forward(p, draws):
+    # `draws` are the uniform numbers the function drew (an argument, so the node records
+    # exactly the sample it returned): 1 where draw < p
+    return (draws < p).astype(p.dtype)
+
+
+# NOTE: torch.bernoulli(p) with p requiring grad returns a tensor that requires grad
+# (BernoulliBackward0) whose gradient w.r.t. p is 0; a model may put it in a graph.
+bernoulli = defop("bernoulli", bernoulli_forward,
+                  partials=[lambda xp, ans, x, draws=None: xp.zeros_like(x)], reads=["x"],
+                  text="dx = 0",
+                  hint=("bernoulli(p) is a 0/1 sample: its derivative w.r.t. p is 0 "
+                        "(PyTorch's choice); use a relaxation or REINFORCE for a gradient"))

@@ -67,7 +67,7 @@ class FlatPack:
             for name, views in self.views.items():
                 if copy_from_state:
                     np.copyto(views[i], np.asarray(st[name]._data, views[i].dtype))
-                st[name] = Tensor(views[i])
+                st[name] = Tensor._of(views[i])  # the view itself, its dtype
 
     def holds(self, params, state):
         """True when `params` are the pack's, in order, and their state is its views."""

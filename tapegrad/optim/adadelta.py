@@ -43,9 +43,9 @@ class Adadelta(Optimizer):
             for p in params:
                 st = self.state.setdefault(p, {})
                 if len(st) == 0:  # lazy state init at the first step
-                    st["step"] = Tensor(np.zeros((), np.float32))
-                    st["square_avg"] = Tensor(np.zeros_like(p._data))
-                    st["acc_delta"] = Tensor(np.zeros_like(p._data))
+                    st["step"] = Tensor._of(np.zeros((), np.float32))
+                    st["square_avg"] = Tensor._of(np.zeros_like(p._data))
+                    st["acc_delta"] = Tensor._of(np.zeros_like(p._data))
             states = [self.state[p] for p in params]
             adadelta([p._data for p in params], [p.grad._data for p in params],
                      [s["square_avg"]._data for s in states],

@@ -49,8 +49,9 @@ class Adagrad(Optimizer):
     def _init_state(self, p):
         st = self.state.setdefault(p, {})
         if len(st) == 0:
-            st["step"] = Tensor(np.zeros((), np.float32))
-            st["sum"] = Tensor(np.full_like(p._data, self.defaults["initial_accumulator_value"]))
+            st["step"] = Tensor._of(np.zeros((), np.float32))
+            st["sum"] = Tensor._of(
+                np.full_like(p._data, self.defaults["initial_accumulator_value"]))
         return st
 
     @_no_grad_step

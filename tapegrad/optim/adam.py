@@ -57,11 +57,11 @@ class Adam(Optimizer):
             for p in params:
                 st = self.state.setdefault(p, {})
                 if len(st) == 0:  # lazy state init at the first step
-                    st["step"] = Tensor(np.zeros((), np.float32))
-                    st["exp_avg"] = Tensor(np.zeros_like(p._data))
-                    st["exp_avg_sq"] = Tensor(np.zeros_like(p._data))
+                    st["step"] = Tensor._of(np.zeros((), np.float32))
+                    st["exp_avg"] = Tensor._of(np.zeros_like(p._data))
+                    st["exp_avg_sq"] = Tensor._of(np.zeros_like(p._data))
                     if group["amsgrad"]:
-                        st["max_exp_avg_sq"] = Tensor(np.zeros_like(p._data))
+                        st["max_exp_avg_sq"] = Tensor._of(np.zeros_like(p._data))
             states = [self.state[p] for p in params]
             adam([p._data for p in params], [p.grad._data for p in params],
                  [s["exp_avg"]._data for s in states], [s["exp_avg_sq"]._data for s in states],

@@ -36,9 +36,9 @@ class Adamax(Optimizer):
             for p in params:
                 st = self.state.setdefault(p, {})
                 if len(st) == 0:  # lazy state init at the first step
-                    st["step"] = Tensor(np.zeros((), np.float32))
-                    st["exp_avg"] = Tensor(np.zeros_like(p._data))
-                    st["exp_inf"] = Tensor(np.zeros_like(p._data))
+                    st["step"] = Tensor._of(np.zeros((), np.float32))
+                    st["exp_avg"] = Tensor._of(np.zeros_like(p._data))
+                    st["exp_inf"] = Tensor._of(np.zeros_like(p._data))
             states = [self.state[p] for p in params]
             beta1, beta2 = group["betas"]
             adamax([p._data for p in params], [p.grad._data for p in params],

@@ -323,7 +323,7 @@ def _unpack(state):
 
 def _wrap(v):
     if isinstance(v, (np.ndarray, np.generic)):
-        return Tensor(np.array(v))
+        return Tensor._of(np.array(v))
     return v
 
 

@@ -207,7 +207,7 @@ def _copy_state(sd):
     # buffers must not alias the caller's state dict.
     def cp(v):
         if isinstance(v, Tensor):
-            return Tensor(v._data.copy())
+            return Tensor._of(v._data.copy())
         if isinstance(v, dict):
             return {k: cp(x) for k, x in v.items()}
         if isinstance(v, list):
@@ -220,10 +220,10 @@ def _copy_state(sd):
 
 def _cast_state(name, value, param):
     if isinstance(value, np.ndarray):
-        value = Tensor(value)
+        value = Tensor._of(value)
     if isinstance(value, Tensor) and name != "step" and value._data.dtype.kind == "f":
         if value._data.dtype != param._data.dtype:
-            value = Tensor(value._data.astype(param._data.dtype))
+            value = Tensor._of(value._data.astype(param._data.dtype))
     return value
 
 

@@ -42,9 +42,9 @@ class RAdam(Optimizer):
             for p in params:
                 st = self.state.setdefault(p, {})
                 if len(st) == 0:  # lazy state init at the first step
-                    st["step"] = Tensor(np.zeros((), scalar_dtype()))
-                    st["exp_avg"] = Tensor(np.zeros_like(p._data))
-                    st["exp_avg_sq"] = Tensor(np.zeros_like(p._data))
+                    st["step"] = Tensor._of(np.zeros((), scalar_dtype()))
+                    st["exp_avg"] = Tensor._of(np.zeros_like(p._data))
+                    st["exp_avg_sq"] = Tensor._of(np.zeros_like(p._data))
             states = [self.state[p] for p in params]
             beta1, beta2 = group["betas"]
             radam([p._data for p in params], [p.grad._data for p in params],

@@ -47,12 +47,12 @@ class RMSprop(Optimizer):
             for p in params:
                 st = self.state.setdefault(p, {})
                 if len(st) == 0:
-                    st["step"] = Tensor(np.zeros((), np.float32))
-                    st["square_avg"] = Tensor(np.zeros_like(p._data))
+                    st["step"] = Tensor._of(np.zeros((), np.float32))
+                    st["square_avg"] = Tensor._of(np.zeros_like(p._data))
                     if group["momentum"] > 0:
-                        st["momentum_buffer"] = Tensor(np.zeros_like(p._data))
+                        st["momentum_buffer"] = Tensor._of(np.zeros_like(p._data))
                     if group["centered"]:
-                        st["grad_avg"] = Tensor(np.zeros_like(p._data))
+                        st["grad_avg"] = Tensor._of(np.zeros_like(p._data))
             states = [self.state[p] for p in params]
             rmsprop([p._data for p in params], [p.grad._data for p in params],
                     [s["square_avg"]._data for s in states],

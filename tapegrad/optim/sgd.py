@@ -64,7 +64,7 @@ class SGD(Optimizer):
 
 def _wrap(arr):
     from ..tensor import Tensor
-    return Tensor(arr)
+    return Tensor._of(arr)
 
 
 def sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr, dampening,

@@ -124,7 +124,7 @@ def sample(model, n, block_size, generator=None, temperature=1.0, top_k=None, ma
             if isinstance(model, GPT):
                 seq = [0]
                 while len(out) < max_len:
-                    ctx = tg.Tensor(np.array([seq[-block_size:]], dtype=np.int64))
+                    ctx = tg.from_numpy(np.array([seq[-block_size:]], dtype=np.int64))
                     logits = model(ctx)._data[0, -1]
                     ix = _draw(logits, temperature, top_k, rng)
                     if ix == 0:
@@ -134,7 +134,7 @@ def sample(model, n, block_size, generator=None, temperature=1.0, top_k=None, ma
             else:
                 ctx = [0] * block_size
                 while len(out) < max_len:
-                    logits = model(tg.Tensor(np.array([ctx], dtype=np.int64)))._data[0]
+                    logits = model(tg.from_numpy(np.array([ctx], dtype=np.int64)))._data[0]
                     ix = _draw(logits, temperature, top_k, rng)
                     if ix == 0:
                         break

@@ -146,7 +146,8 @@ def evaluate(model, X, Y, loss_fn, batch_size=1000):
     n = X.shape[0]
     with tg.no_grad():
         for s in range(0, n, batch_size):
-            xb, yb = tg.Tensor(X._data[s:s + batch_size]), tg.Tensor(Y._data[s:s + batch_size])
+            xb = tg.from_numpy(X._data[s:s + batch_size])
+            yb = tg.from_numpy(Y._data[s:s + batch_size])
             logits = model(xb)
             total_loss += float(loss_fn(logits, yb).item()) * yb.shape[0]
             correct += int((logits._data.argmax(axis=1) == yb._data).sum())

@@ -98,7 +98,7 @@ def add_arguments(p):
 
 def _prepare(images, labels):
     x = (images.astype(np.float32) / np.float32(255.0) - np.float32(MEAN)) / np.float32(STD)
-    return tg.Tensor(x[:, None]), tg.Tensor(labels.astype(np.int64))   # (N,1,28,28), (N,)
+    return tg.from_numpy(x[:, None]), tg.from_numpy(labels.astype(np.int64))   # (N,1,28,28), (N,)
 
 
 def load_data(which="auto", data_dir=None):

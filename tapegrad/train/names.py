@@ -134,11 +134,11 @@ def _arrays(data, kind, block_size, split):
 
 
 def _loss(model, kind, xb, yb):
-    logits = model(tg.Tensor(xb))
+    logits = model(tg.from_numpy(xb))
     if kind == "mlp":
-        return F.cross_entropy(logits, tg.Tensor(yb))
+        return F.cross_entropy(logits, tg.from_numpy(yb))
     V = logits.shape[-1]
-    return F.cross_entropy(logits.reshape(-1, V), tg.Tensor(yb.reshape(-1)), ignore_index=-1)
+    return F.cross_entropy(logits.reshape(-1, V), tg.from_numpy(yb.reshape(-1)), ignore_index=-1)
 
 
 def split_loss(model, kind, X, Y, batch=4096):

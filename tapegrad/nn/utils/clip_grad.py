@@ -51,17 +51,17 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     tensors = list(tensors)
     norm_type = float(norm_type)
     if not tensors:
-        return Tensor(np.zeros((), np.float32))
+        return Tensor._of(np.zeros((), np.float32))
     arrays = [t._data for t in tensors]
     if norm_type == 2.0 and _one_real_dtype(arrays):
         total = np.sqrt(np.asarray(sum(float(np.dot(a.ravel(), a.ravel())) for a in arrays),
                                    dtype=arrays[0].dtype))
         _check_finite(total, norm_type, error_if_nonfinite)
-        return Tensor(np.asarray(total))  # 0-d array: a NumPy scalar would become float32
+        return Tensor._of(np.asarray(total))  # the grads' dtype (Tensor() would cast)
     norms = np.stack([_vector_norm(t._data, norm_type) for t in tensors])
     total = _vector_norm(norms, norm_type)
     _check_finite(total, norm_type, error_if_nonfinite)
-    return Tensor(np.asarray(total))
+    return Tensor._of(np.asarray(total))
 
 
 def _one_real_dtype(arrays):
@@ -83,7 +83,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     `max_norm`. Returns the total norm before clipping (a 0-d Tensor)."""
     grads = _grads(parameters)
     if not grads:
-        return Tensor(np.zeros((), np.float32))
+        return Tensor._of(np.zeros((), np.float32))
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
     coef = float(max_norm) / (total._data + 1e-6)
     coef = np.minimum(coef, 1.0)  # never scale up; nan stays nan (as torch.clamp)

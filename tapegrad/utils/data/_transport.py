@@ -15,7 +15,7 @@ __all__ = ["dumps", "loads"]
 
 
 def _rebuild_tensor(array, requires_grad):
-    return Tensor(array, requires_grad=requires_grad)
+    return Tensor._of(array, requires_grad=requires_grad)
 
 
 class _Pickler(pickle.Pickler):

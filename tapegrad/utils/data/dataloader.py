@@ -44,20 +44,20 @@ def default_collate(batch):
         if len(shapes) > 1:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{sorted(shapes)} in the batch")
-        return Tensor(np.stack([b._data for b in batch]))
+        return Tensor._of(np.stack([b._data for b in batch]))
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind not in "biuf":
             raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, "
                             f"numbers, dicts or lists; found array of dtype {elem.dtype}")
-        return Tensor(np.stack(batch))
+        return Tensor._of(np.stack(batch))
     if isinstance(elem, (np.bool_, np.number)):
-        return Tensor(np.array(batch))
+        return Tensor._of(np.array(batch))
     if isinstance(elem, bool):
-        return Tensor(np.array(batch, dtype=np.bool_))
+        return Tensor._of(np.array(batch, dtype=np.bool_))
     if isinstance(elem, numbers.Integral):
-        return Tensor(np.array(batch, dtype=np.int64))
+        return Tensor._of(np.array(batch, dtype=np.int64))
     if isinstance(elem, float):
-        return Tensor(np.array(batch, dtype=np.float64))
+        return Tensor._of(np.array(batch, dtype=np.float64))
     if isinstance(elem, (str, bytes)):
         return list(batch)
     if isinstance(elem, collections.abc.Mapping):
@@ -84,9 +84,9 @@ def default_convert(data):
     arrays and scalars become Tensors, containers are converted element-wise (tuples
     become lists, as in torch), everything else is returned as it is."""
     if isinstance(data, np.ndarray):
-        return Tensor(data) if data.dtype.kind in "biufc" else data
+        return Tensor._of(data) if data.dtype.kind in "biufc" else data
     if isinstance(data, (np.bool_, np.number)):
-        return Tensor(np.asarray(data))
+        return Tensor._of(np.asarray(data))
     if isinstance(data, collections.abc.Mapping):
         return {k: default_convert(v) for k, v in data.items()}
     if isinstance(data, tuple) and hasattr(data, "_fields"):

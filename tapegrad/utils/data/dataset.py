@@ -80,14 +80,14 @@ class TensorDataset(Dataset):
         # otherwise slices the array.
         if hasattr(Tensor, "__getitem__"):
             return tuple(t[index] for t in self.tensors)
-        return tuple(Tensor(t._data[index]) for t in self.tensors)
+        return tuple(Tensor._of(t._data[index]) for t in self.tensors)
 
     def __len__(self):
         return self.tensors[0].shape[0]
 
     def _get_batch(self, indices):
         # One fancy-index per tensor; the result is a fresh array, like torch.stack.
-        return [Tensor(t._data[indices]) for t in self.tensors]
+        return [Tensor._of(t._data[indices]) for t in self.tensors]
 
 
 class Subset(Dataset):
