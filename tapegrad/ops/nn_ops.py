@@ -576,12 +576,19 @@ def _bn_backward(xp, g, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw
     if xhat is None:
         xhat, invstd = _stats_forward(x, axes, eps, correction)
     n = _count(x, axes)
-    gxh = _sum_trailing(g * xhat, axes)  # normalized_grad's sum, as it computes it
+    gx = g * xhat
+    gxh = _sum_trailing(gx, axes)  # normalized_grad's sum, as it computes it
     gs = g.sum(axis=axes, keepdims=True)  # _mean's sum
     scale = invstd if w is None else invstd * w.reshape(_bshape(x, axes))
     d = g - gs / n  # normalized_grad_forward's arithmetic, in its order
     d -= xhat * (gxh / (n - correction))
     d *= scale
+    if axes == tuple(range(len(axes))):
+        # leading axes (BatchNorm1d): dw and db are sum_to's sums (a product with ones,
+        # another summation order than gxh / gs): the rules' bits, at two (C,)-sized passes
+        dw = None if w is None else _sum_to_forward(gx, axes=axes, shape=tuple(w.shape))
+        db = None if b is None else _sum_to_forward(g, axes=axes, shape=tuple(b.shape))
+        return d, dw, db
     return (d, None if w is None else gxh.reshape(w.shape),
             None if b is None else gs.reshape(b.shape))
 
