@@ -27,18 +27,13 @@ from . import scan as SC
 from . import special as SP
 from .shape_functions import _dim
 
-_TORCH_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
-                "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-                "bool": "Bool"}
-
 
 def _np(t):
     """A tensor's values as an array (shares memory; no graph)."""
     return t.detach().numpy()
 
 
-def _tname(dtype):
-    return _TORCH_NAMES.get(np.dtype(dtype).name, str(dtype))
+_tname = _dt.torch_name  # 'Float' for float32: the names in PyTorch's messages
 
 
 # ---- special functions and rounding -----------------------------------------------------
