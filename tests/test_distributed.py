@@ -27,7 +27,7 @@ def test_ddp_gradients_equal_full_batch_and_no_sync(nproc, tmp_path):
     assert_ok(launch(nproc, "ddp_grads.py", cwd=tmp_path), nproc)
 
 
-@pytest.mark.parametrize("nproc", [2, 3])
+@pytest.mark.parametrize("nproc", [1, 2, 3])
 def test_ddp_against_torch_ddp_batchnorm_and_unused(nproc, tmp_path):
     p = launch(nproc, "ddp_vs_torch_ddp.py", tmp_path / "torch_store", cwd=tmp_path)
     assert_ok(p, nproc)

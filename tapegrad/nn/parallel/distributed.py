@@ -3,19 +3,24 @@ gradients are averaged across ranks during backward, so after `loss.backward()` 
 rank holds the gradient of the mean loss over the global batch (= gradient accumulation
 of the ranks' micro-batches, worked example 9, summed across processes).
 
-How the reduction overlaps backward (torch's Reducer, rebuilt from public pieces):
+How the reduction runs (torch's Reducer, rebuilt from public pieces):
 - parameters are grouped into buckets (reverse registration order, which is roughly the
-  order backward produces their gradients; 1 MB first bucket, then `bucket_cap_mb`);
+  order backward produces their gradients; 1 MB first bucket, then `bucket_cap_mb`),
+  each with one flat NumPy buffer allocated at construction;
 - a post-accumulate-grad hook on each parameter marks it ready; when a bucket's last
-  parameter is ready, its gradients are copied into one flat NumPy buffer and an
-  `Iallreduce` starts while backward goes on. Buckets start strictly in index order on
-  every rank, because MPI needs the same order of collectives on all ranks;
+  parameter is ready, its gradients are copied into the buffer, multiplied by 1/world on
+  the way (torch's Reducer does the same: one pass), and an `Iallreduce` (SUM) starts.
+  Buckets start strictly in index order on every rank, because MPI needs the same order
+  of collectives on all ranks. tapegrad's engine accumulates every leaf after its walk,
+  so the hooks run at the end of backward: there is no backward left to overlap with;
 - torch waits for the buckets in a callback queued on the autograd engine
   (`Variable._execution_engine.queue_callback`) that runs when backward ends. tapegrad's
   engine has no public final callback, so the hook that launches the LAST bucket also
-  waits for all of them and writes the averaged gradients back (`p.grad` is replaced by
-  a view of the bucket's result). Nothing after that point in backward touches these
+  waits for all of them and copies the averages back into each `.grad` in place (as
+  torch's `grad.copy_(bucket_view)`; with gradient_as_bucket_view=True `.grad` is a view
+  of the bucket instead). Nothing after that point in backward touches these
   parameters' gradients, so this is the same moment as far as `.grad` is concerned.
+- With one rank the average is the gradient itself: nothing is copied or sent.
 `no_sync()` / `require_backward_grad_sync = False` skip the reduction (gradients just
 accumulate locally); the flag is read at forward time, as torch does.
 """
@@ -43,6 +48,8 @@ _UNFINISHED = (
 
 
 class _Bucket:
+    """A group of parameters all-reduced together through one flat buffer, allocated once
+    (a fresh ~1 MB array every step costs its page faults again: it comes from mmap)."""
     __slots__ = ("index", "params", "offsets", "dtype", "size", "pending", "buf", "req")
 
     def __init__(self, index, params, dtype):
@@ -53,7 +60,8 @@ class _Bucket:
             n += p._data.size
         self.size = n
         self.pending = len(params)
-        self.buf = self.req = None
+        self.buf = np.zeros(n, dtype=dtype)
+        self.req = None
 
 
 def _output_tensors(out):
@@ -246,7 +254,7 @@ class DistributedDataParallel(Module):
         self._ready = set()
         self._next_bucket = 0
         for b in self._buckets:
-            b.pending, b.buf, b.req = len(b.params), None, None
+            b.pending, b.req = len(b.params), None
         self.launch_log = []
         if out is None:
             self._expect_hooks = False
@@ -292,21 +300,35 @@ class DistributedDataParallel(Module):
             self._finalize()
 
     def _launch(self, b):
-        buf = np.empty(b.size, dtype=b.dtype)
-        for (_, p), off in zip(b.params, b.offsets):
-            n = p._data.size
-            if p.grad is None:
-                buf[off:off + n] = 0       # locally unused: contributes zero
-            else:
-                buf[off:off + n] = p.grad._data.reshape(-1)
-        b.buf = buf
-        b.req = self._comm.Iallreduce(self._MPI.IN_PLACE, buf, op=self._MPI.SUM)
+        """Copy the bucket's gradients into its buffer, divided by the world size on the
+        way (torch's Reducer multiplies by 1/world while copying: one pass, not two), and
+        start the all-reduce (SUM of the divided gradients = their average)."""
         self.launch_log.append((b.index, len(self._ready)))
+        world = self._comm.Get_size()
+        if world == 1:
+            return                         # the average of one rank's gradients: as they are
+        buf = b.buf
+        scale = 1.0 / world
+        for (_, p), off in zip(b.params, b.offsets):
+            part = buf[off:off + p._data.size]
+            if p.grad is None:
+                part[...] = 0              # locally unused: contributes zero
+            else:
+                np.multiply(p.grad._data.reshape(-1), scale, out=part, casting="unsafe")
+        b.req = self._comm.Iallreduce(self._MPI.IN_PLACE, buf, op=self._MPI.SUM)
 
     def _finalize(self):
+        """Wait for every bucket; copy the averages back into each `.grad` in place, as
+        torch's Reducer does (`grad.copy_(bucket_view)`): `.grad` stays the tensor that
+        backward made, owning its memory; the buffer is reused next step."""
         self._expect_hooks = False
         what = "DistributedDataParallel's gradient all_reduce"
         timeout = _pg.timeout_of(self._comm)
+        if self._comm.Get_size() == 1:
+            if self._used_req is not None:
+                self._used_req.Wait()      # complete it: MPI requests must not leak
+                self._used_req = None
+            return
         _pg.wait_all([b.req for b in self._buckets], what, timeout)
         globally_used = None
         if self._used_req is not None:
@@ -314,14 +336,24 @@ class DistributedDataParallel(Module):
             globally_used = {id(p): bool(c) for (_, p), c in zip(self._named_params,
                                                                  self._used_counts)}
             self._used_req = None
-        world = self._comm.Get_size()
         for b in self._buckets:
-            b.buf /= world
             for (_, p), off in zip(b.params, b.offsets):
                 if globally_used is not None and not globally_used[id(p)]:
                     continue                      # unused on every rank: .grad untouched
-                p.grad = tg.from_numpy(b.buf[off:off + p._data.size].reshape(p._data.shape))
-            b.buf = b.req = None
+                avg = b.buf[off:off + p._data.size].reshape(p._data.shape)
+                g = p.grad
+                if self.gradient_as_bucket_view:
+                    # `.grad` becomes a view of the bucket and stays that tensor while
+                    # backward accumulates into it in place (zero_grad(set_to_none=False))
+                    if not (g is not None and g._data.shape == avg.shape
+                            and g._data.ctypes.data == avg.ctypes.data):
+                        p.grad = tg.Tensor._of(avg)
+                elif (g is not None and g.grad_fn is None and g._data.shape == avg.shape
+                        and g._data.dtype == avg.dtype and g._data.flags.writeable):
+                    np.copyto(g._data, avg)
+                else:
+                    p.grad = tg.Tensor._of(avg.copy())
+            b.req = None
 
     # ---- torch API ------------------------------------------------------------------------
     @contextlib.contextmanager
