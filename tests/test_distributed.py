@@ -22,9 +22,10 @@ from tapegrad.utils.data import DistributedSampler
 from _dist_launch import ROOT, TIMEOUT, assert_ok, launch
 
 
+@pytest.mark.parametrize("path", ["shm", "mpi"])
 @pytest.mark.parametrize("nproc", [2, 3])
-def test_ddp_gradients_equal_full_batch_and_no_sync(nproc, tmp_path):
-    assert_ok(launch(nproc, "ddp_grads.py", cwd=tmp_path), nproc)
+def test_ddp_gradients_equal_full_batch_and_no_sync(nproc, path, tmp_path):
+    assert_ok(launch(nproc, "ddp_grads.py", path, cwd=tmp_path), nproc)
 
 
 @pytest.mark.parametrize("nproc", [1, 2, 3])

@@ -31,6 +31,7 @@ import numpy as np
 import tapegrad as tg
 from tapegrad import distributed as dist
 from tapegrad.distributed import process_group as _pg
+from tapegrad.distributed.node_reduce import NodeReducer, add_parts
 
 from ..module import Module
 
@@ -60,7 +61,7 @@ class _Bucket:
             n += p._data.size
         self.size = n
         self.pending = len(params)
-        self.buf = np.zeros(n, dtype=dtype)
+        self.buf = None          # made when first needed (not on the shared-memory path)
         self.req = None
 
 
@@ -158,6 +159,8 @@ class DistributedDataParallel(Module):
         self._verify_same_model()
         self._sync_params_and_buffers()
         self._buckets = self._build_buckets(int(bucket_cap_mb * 1024 * 1024))
+        # ranks all on this machine: buckets through shared memory (node_reduce.py)
+        self._node = NodeReducer.create(self._comm, [(b.size, b.dtype) for b in self._buckets])
         self._where = {}                       # id(param) -> (bucket, slot)
         for b in self._buckets:
             for slot, (_, p) in enumerate(b.params):
@@ -300,14 +303,19 @@ class DistributedDataParallel(Module):
             self._finalize()
 
     def _launch(self, b):
-        """Copy the bucket's gradients into its buffer, divided by the world size on the
-        way (torch's Reducer multiplies by 1/world while copying: one pass, not two), and
-        start the all-reduce (SUM of the divided gradients = their average)."""
+        """Copy the bucket's gradients into its buffer (or this rank's shared slot),
+        multiplied by 1/world on the way (torch's Reducer does the same: one pass, not
+        two), and start the reduction: the SUM of the scaled gradients is their average."""
         self.launch_log.append((b.index, len(self._ready)))
         world = self._comm.Get_size()
         if world == 1:
             return                         # the average of one rank's gradients: as they are
-        buf = b.buf
+        if self._node is not None:
+            buf = self._node.slot(b.index)
+        else:
+            if b.buf is None:
+                b.buf = np.zeros(b.size, dtype=b.dtype)
+            buf = b.buf
         scale = 1.0 / world
         for (_, p), off in zip(b.params, b.offsets):
             part = buf[off:off + p._data.size]
@@ -315,20 +323,23 @@ class DistributedDataParallel(Module):
                 part[...] = 0              # locally unused: contributes zero
             else:
                 np.multiply(p.grad._data.reshape(-1), scale, out=part, casting="unsafe")
-        b.req = self._comm.Iallreduce(self._MPI.IN_PLACE, buf, op=self._MPI.SUM)
+        if self._node is not None:
+            b.req = self._node.arrive(b.index)
+        else:
+            b.req = self._comm.Iallreduce(self._MPI.IN_PLACE, buf, op=self._MPI.SUM)
 
     def _finalize(self):
-        """Wait for every bucket; copy the averages back into each `.grad` in place, as
+        """Wait for every bucket; write the averages into each `.grad` in place, as
         torch's Reducer does (`grad.copy_(bucket_view)`): `.grad` stays the tensor that
-        backward made, owning its memory; the buffer is reused next step."""
+        backward made, owning its memory; the buffers are reused next step."""
         self._expect_hooks = False
-        what = "DistributedDataParallel's gradient all_reduce"
-        timeout = _pg.timeout_of(self._comm)
         if self._comm.Get_size() == 1:
             if self._used_req is not None:
                 self._used_req.Wait()      # complete it: MPI requests must not leak
                 self._used_req = None
             return
+        what = "DistributedDataParallel's gradient all_reduce"
+        timeout = _pg.timeout_of(self._comm)
         _pg.wait_all([b.req for b in self._buckets], what, timeout)
         globally_used = None
         if self._used_req is not None:
@@ -337,23 +348,43 @@ class DistributedDataParallel(Module):
                                                                  self._used_counts)}
             self._used_req = None
         for b in self._buckets:
+            parts = self._node.parts(b.index) if self._node is not None else None
             for (_, p), off in zip(b.params, b.offsets):
                 if globally_used is not None and not globally_used[id(p)]:
                     continue                      # unused on every rank: .grad untouched
-                avg = b.buf[off:off + p._data.size].reshape(p._data.shape)
-                g = p.grad
-                if self.gradient_as_bucket_view:
-                    # `.grad` becomes a view of the bucket and stays that tensor while
-                    # backward accumulates into it in place (zero_grad(set_to_none=False))
-                    if not (g is not None and g._data.shape == avg.shape
-                            and g._data.ctypes.data == avg.ctypes.data):
-                        p.grad = tg.Tensor._of(avg)
-                elif (g is not None and g.grad_fn is None and g._data.shape == avg.shape
-                        and g._data.dtype == avg.dtype and g._data.flags.writeable):
-                    np.copyto(g._data, avg)
-                else:
-                    p.grad = tg.Tensor._of(avg.copy())
+                self._write_average(b, parts, p, off)
             b.req = None
+        if self._node is not None:
+            self._node.flip()
+
+    def _write_average(self, b, parts, p, off):
+        """p's averaged gradient into `.grad`: summed from the shared slots (`parts`) or
+        copied from the all-reduced buffer."""
+        n, shape = p._data.size, p._data.shape
+        g = p.grad
+        if self.gradient_as_bucket_view:
+            # `.grad` becomes a view of the bucket and stays that tensor while backward
+            # accumulates into it in place (zero_grad(set_to_none=False))
+            if b.buf is None:
+                b.buf = np.zeros(b.size, dtype=b.dtype)
+            avg = b.buf[off:off + n].reshape(shape)
+            if parts is not None:
+                add_parts(parts, off, off + n, avg)
+            if not (g is not None and g._data.shape == shape
+                    and g._data.ctypes.data == avg.ctypes.data):
+                p.grad = tg.Tensor._of(avg)
+            return
+        if (g is not None and g.grad_fn is None and g._data.shape == shape
+                and g._data.dtype == b.dtype and g._data.flags.writeable
+                and g._data.flags.c_contiguous):
+            out = g._data
+        else:
+            out = np.empty(shape, dtype=b.dtype)
+            p.grad = tg.Tensor._of(out)
+        if parts is not None:
+            add_parts(parts, off, off + n, out)
+        else:
+            np.copyto(out, b.buf[off:off + n].reshape(shape))
 
     # ---- torch API ------------------------------------------------------------------------
     @contextlib.contextmanager
