@@ -68,9 +68,14 @@ def apply(op, *inputs, **args):
         share_view_version(res, inputs, arrays)
     if record:
         versions = None  # None: every input (and the output) is at version 0
-        if changed:
-            versions = tuple(t._version[0] if isinstance(t, TensorBase) else None
-                             for t in inputs) + (res._version[0],)
+        if changed:  # (every op on a parameter after an optimizer step)
+            # a loop, not a generator expression: tuple(genexpr) is a generator object
+            # and a call per element in Python 3.11
+            vs = []
+            for t in inputs:
+                vs.append(t._version[0] if isinstance(t, TensorBase) else None)
+            vs.append(res._version[0])
+            versions = tuple(vs)
         # Values no rule reads are not kept (core/standin.py): the output array of an op
         # whose rules never read `ans` (matmul, linear), the large non-leaf inputs of
         # add/sub. A node with saved values keeps `ans` (a saved array may BE the output:
