@@ -44,6 +44,7 @@ import weakref
 import numpy as np
 
 from ..core.state import state
+from ..core.standin import is_stub
 from ..core.tensor_base import TensorBase
 from . import backward_checks
 
@@ -229,10 +230,10 @@ def _message(node, i, g, gi, bad, check_inf):
     for idx in idxs[:5]:
         parts = []
         for k, t in enumerate(ins):
-            v = _at(_raw(t), shape, idx)
+            v = None if is_stub(_raw(t)) else _at(_raw(t), shape, idx)
             if v is not None:
                 parts.append(f"{names[k] if k < len(names) else f'input{k}'} = {_fmt(v)}")
-        v = _at(node.ans, shape, idx)
+        v = None if is_stub(node.ans) else _at(node.ans, shape, idx)  # values not kept
         if v is not None:
             parts.append(f"output = {_fmt(v)}")
         gv = _at(g, shape, idx)

@@ -18,6 +18,7 @@ from .. import dtypes as _dt
 from . import cuts
 from .node import Node
 from .rebase import share_view_version
+from .standin import MIN_BYTES as _MIN_BYTES, edges as _edges, stub as _stub
 from .state import anywhere, state
 from .tensor_base import TensorBase, make
 
@@ -67,10 +68,23 @@ def apply(op, *inputs, **args):
         share_view_version(res, inputs, arrays)
     if record:
         versions = None  # None: every input (and the output) is at version 0
-        if changed:
-            versions = tuple(t._version[0] if isinstance(t, TensorBase) else None
-                             for t in inputs) + (res._version[0],)
-        res.grad_fn = Node(op, inputs, args, saved, out, versions, res._version)
+        if changed:  # (every op on a parameter after an optimizer step)
+            # a loop, not a generator expression: tuple(genexpr) is a generator object
+            # and a call per element in Python 3.11
+            vs = []
+            for t in inputs:
+                vs.append(t._version[0] if isinstance(t, TensorBase) else None)
+            vs.append(res._version[0])
+            versions = tuple(vs)
+        # Values no rule reads are not kept (core/standin.py): the output array of an op
+        # whose rules never read `ans` (matmul, linear), the large non-leaf inputs of
+        # add/sub. A node with saved values keeps `ans` (a saved array may BE the output:
+        # the in-place check compares them).
+        ans = out
+        if not op.keeps_ans and saved is None and out.nbytes >= _MIN_BYTES:
+            ans = _stub(out)
+        res.grad_fn = Node(op, _edges(inputs) if op.edges_only else inputs, args, saved, ans,
+                           versions, res._version)
     elif rg and state.no_grad_block is not None:  # the user's no_grad block cuts here
         cuts.note_no_grad(inputs, state.no_grad_block)
     if anywhere.duals and state.dual is not None:

@@ -45,6 +45,13 @@ class Linear(Module):
         init._default_layer_init_(self.weight, self.bias, fill_bias_without_fan_in=True)
 
     def forward(self, input):
+        # the parameters read from the registry: `self.weight` is a failed attribute
+        # lookup, an AttributeError and then Module.__getattr__ (~0.85 us each, measured).
+        # The same values: a name registered as a parameter cannot also be an instance
+        # attribute; a subclass (which may define `weight` otherwise) takes the general path.
+        p = self._parameters
+        if type(self) is Linear and "weight" in p and "bias" in p:
+            return F.linear(input, p["weight"], p["bias"])
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):

@@ -12,6 +12,8 @@ class BatchNorm2d(_BatchNorm):
     updated with momentum (unbiased variance); eval: running statistics.
     """
 
+    _reads_registry = True  # see BatchNorm1d
+
     def _check_input_dim(self, input):
         if input.ndim != 4:
             raise ValueError(f"expected 4D input (got {input.ndim}D input)")

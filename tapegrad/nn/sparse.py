@@ -50,7 +50,10 @@ class Embedding(Module):
             self.weight._data[self.padding_idx] = 0
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm,
+        # the weight read from the registry, as Linear.forward does (the same value)
+        p = self._parameters
+        w = p["weight"] if type(self) is Embedding and "weight" in p else self.weight
+        return F.embedding(input, w, self.padding_idx, self.max_norm,
                            self.norm_type, self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):

@@ -23,7 +23,7 @@ def _raw(a):
 add = defop("add", np.add, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: 1.0,
-], reads=["", ""],
+], reads=["", ""], edges_only=True,
     text="dx = g ; dy = g",
     hint=("d(x + y) = 1 for both inputs, never infinite: a non-finite result here means the "
           "incoming gradient already was"))
@@ -32,7 +32,7 @@ add.vjps = (lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g)  # skip the 
 sub = defop("sub", np.subtract, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: -1.0,
-], reads=["", ""],
+], reads=["", ""], edges_only=True,
     text="dx = g ; dy = -g",
     hint=("d(x - y) = 1 and -1, never infinite: a non-finite result here means the incoming "
           "gradient already was"))

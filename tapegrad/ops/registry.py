@@ -40,6 +40,10 @@ every table op has it):
     hint    for anomaly mode: where the derivative is infinite or undefined and the
             usual fix (sqrt: "... infinite at x = 0 ...; sqrt(x + eps)"), or, for ops
             whose rule is finite wherever its inputs are, a sentence saying so.
+    edges_only  True when no rule reads an input's values, only its shape (add, sub):
+            a recorded node then holds a data-free stand-in for a large non-leaf input,
+            so the input's array is freed as soon as nothing else uses it (PyTorch's
+            AddBackward saves nothing either).
     strict  for strict mode: None (check the rule against finite differences); a
             predicate on `node.args` that is True when the rule is deliberately NOT the
             derivative (embedding with padding_idx); or a string: the reason strict
@@ -57,11 +61,12 @@ class Op:
 
     __slots__ = ("name", "forward", "vjps", "backward", "jvp", "partials", "linear",
                  "has_extra", "differentiable", "promote_default", "input_names", "reads",
-                 "n_outputs", "doc", "text", "hint", "strict", "_reads_idx")
+                 "n_outputs", "doc", "text", "hint", "strict", "_reads_idx", "edges_only", "keeps_ans")
 
     def __init__(self, name, forward, *, vjp=None, backward=None, partials=None, jvp=None,
                  linear=False, extra=False, differentiable=True, promote=True, inputs=("x",),
-                 reads=None, n_outputs=1, doc=None, text=None, hint=None, strict=None):
+                 reads=None, n_outputs=1, doc=None, text=None, hint=None, strict=None,
+                 edges_only=False):
         if not (strict is None or callable(strict) or isinstance(strict, str)):
             raise TypeError(f"op {name!r}: strict must be None, a predicate on node.args or "
                             f"a reason string, got {type(strict).__name__} {strict!r}")
@@ -90,12 +95,21 @@ class Op:
         self.text = text
         self.hint = hint
         self.strict = strict
+        # no rule (vjp, jvp, nor strict mode's re-run) needs the inputs' VALUES, only
+        # their shapes: a node keeps edges to large non-leaf inputs, not their arrays
+        # (core/record.py `_edges`)
+        self.edges_only = edges_only
         if reads is None:
             self._reads_idx = None
         elif isinstance(reads, str):
             self._reads_idx = _Each(self._parse_reads(reads))
         else:
             self._reads_idx = tuple(self._parse_reads(r) for r in self.reads)
+        # does a recorded node need its output array? Not when no rule reads `ans` (an
+        # op without a declaration reads everything; several outputs: always kept)
+        self.keeps_ans = (self._reads_idx is None or n_outputs != 1
+                          or (self._reads_idx.reads[0] if isinstance(self._reads_idx, _Each)
+                              else any(a for a, _ in self._reads_idx)))
 
     def _parse_reads(self, text):
         names = text.replace(",", " ").split()

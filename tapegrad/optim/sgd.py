@@ -40,6 +40,18 @@ class SGD(Optimizer):
         """One update of every parameter that has a gradient. Returns closure() if given."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            if (group["momentum"] == 0 and group["weight_decay"] == 0
+                    and not group["maximize"]):
+                # plain SGD (the common case): `sgd`'s update `p -= lr * g`, the same
+                # arithmetic, in one loop with the version bump (no per-step lists)
+                lr = group["lr"]
+                for p in group["params"]:
+                    g = p.grad
+                    if g is not None:
+                        d = p._data
+                        d -= lr * g._data
+                        p._version[0] += 1
+                continue
             params = [p for p in group["params"] if p.grad is not None]
             bufs = []
             if group["momentum"] != 0:
