@@ -30,5 +30,5 @@ ENTRIES = [
            lambda q, k, v, m=None, **kw: _sdpa(q, k, v, attn_mask=m, **kw),
            lambda q, k, v, m=None, **kw: TF.scaled_dot_product_attention(q, k, v, attn_mask=m,
                                                                           **kw),
-           _samples, f32_tol=(1e-5, 1e-5), covers=("attention_probs",)),
+           _samples, f32_tol=(1e-5, 1e-5), covers=("attention_probs", "softmax_back_rows", "matmul_heads_inner")),
 ]

@@ -74,3 +74,63 @@ def test_shape_error_names_op_and_shapes():
     k = tg.randn(2, 5, 3)
     with pytest.raises(RuntimeError, match=r"scaled_dot_product_attention.*\(2, 3, 4\).*\(2, 5, 3\)"):
         sdpa(q, k, k)
+
+
+# ---- the multi-head layout (ops/attention.py `_matmul_heads_inner`) ----------------------
+def _packed_heads(mod, x, B, T, H, D):
+    """nanoGPT's q, k, v: (B, H, T, D) views of a packed (B, T, 3 H D) projection."""
+    q, k, v = x.split(H * D, dim=2)
+    return [t.reshape(B, T, H, D).transpose(1, 2) for t in (q, k, v)]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-10), (np.float32, 2e-5)])
+def test_multihead_packed_qkv_matches_torch(causal, dtype, tol):
+    # strided q/k/v views in, the heads-inner output layout out, and the gradients
+    # reshaped back to (B, T, H * D) through that layout: values and grads vs torch
+    B, T, H, D = 3, 6, 2, 4
+    rng = np.random.default_rng(4)
+    xa = rng.standard_normal((B, T, 3 * H * D)).astype(dtype)
+    wa = rng.standard_normal((B, T, H * D)).astype(dtype)
+    x = tg.tensor(xa, requires_grad=True)
+    tx = torch.tensor(xa, requires_grad=True)
+    q, k, v = _packed_heads(tg, x, B, T, H, D)
+    tq, tk, tv = _packed_heads(torch, tx, B, T, H, D)
+    y = sdpa(q, k, v, is_causal=causal).transpose(1, 2).reshape(B, T, H * D)
+    ty = TF.scaled_dot_product_attention(tq, tk, tv, is_causal=causal).transpose(1, 2)
+    ty = ty.reshape(B, T, H * D)
+    (y * tg.tensor(wa)).sum().backward()
+    (ty * torch.tensor(wa)).sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=tol, atol=tol)
+
+
+def test_multihead_layout_gradcheck_and_second_order():
+    B, T, H, D = 2, 3, 2, 2
+    x = tg.tensor(np.random.default_rng(5).standard_normal((B, T, 3 * H * D)),
+                  requires_grad=True)
+
+    def f(x):
+        q, k, v = _packed_heads(tg, x, B, T, H, D)
+        return sdpa(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, H * D)
+
+    assert tg.autograd.gradcheck(f, [x])
+    assert tg.autograd.gradgradcheck(f, [x])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_call_backward_equals_per_input_rules_bitwise(dtype):
+    # the engine runs `backward`; tools needing one input's rule run `vjps[i]`: the same
+    # bits (the heads-inner layout changes strides, not values)
+    from tapegrad.ops import attention as A
+    rng = np.random.default_rng(6)
+    packed = rng.standard_normal((4, 5, 3, 2, 3)).astype(dtype)
+    q, k, v = (packed[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
+    out, saved = A._sdpa_forward(q, k, v, is_causal=True)
+    np.testing.assert_array_equal(out, np.matmul(saved["probs"], v))
+    g = rng.standard_normal(out.shape).astype(dtype)
+    whole = A.scaled_dot_product_attention.backward(np, g, out, q, k, v, is_causal=True,
+                                                    **saved)
+    for i, rule in enumerate(A.scaled_dot_product_attention.vjps):
+        np.testing.assert_array_equal(whole[i], rule(np, g, out, q, k, v, is_causal=True,
+                                                     **saved))
