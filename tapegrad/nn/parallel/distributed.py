@@ -64,6 +64,12 @@ class _Bucket:
         self.buf = None          # made when first needed (not on the shared-memory path)
         self.req = None
 
+    def flat(self):
+        """The bucket's own flat buffer (allocated once, on first use)."""
+        if self.buf is None:
+            self.buf = np.zeros(self.size, dtype=self.dtype)
+        return self.buf
+
 
 def _address(a):
     """Where an array's first element lives (two views of one bucket slot are equal)."""
@@ -318,9 +324,7 @@ class DistributedDataParallel(Module):
         if self._node is not None:
             buf = self._node.slot(b.index)
         else:
-            if b.buf is None:
-                b.buf = np.zeros(b.size, dtype=b.dtype)
-            buf = b.buf
+            buf = b.flat()
         scale = 1.0 / world
         for (_, p), off in zip(b.params, b.offsets):
             part = buf[off:off + p._data.size]
@@ -370,9 +374,7 @@ class DistributedDataParallel(Module):
         if self.gradient_as_bucket_view:
             # `.grad` becomes a view of the bucket and stays that tensor while backward
             # accumulates into it in place (zero_grad(set_to_none=False))
-            if b.buf is None:
-                b.buf = np.zeros(b.size, dtype=b.dtype)
-            avg = b.buf[off:off + n].reshape(shape)
+            avg = b.flat()[off:off + n].reshape(shape)
             if parts is not None:
                 add_parts(parts, off, off + n, avg)
             if not (g is not None and g._data.shape == shape
