@@ -1,0 +1,54 @@
+"""Guards: when may a call replay a capture? The key of everything a replay takes as given.
+
+    the call's structure (pytree spec), every input tensor's class, shape, dtype and
+    requires_grad, every other argument's value (hashable, or no key: eager), which
+    arguments share an array (with each other or with a parameter), grad mode, the
+    default dtype, each submodule's `training`, the identity, shape, dtype and
+    requires_grad of every parameter and buffer
+
+`key` returns (key, externals) or (None, None): eager, for hooks on a module, forward-mode
+AD, anomaly or strict mode (any observer of the walk), node sites being recorded, or a
+capture already running on this thread (a compiled call inside another's capture).
+"""
+from .. import dtypes as _dt
+from .._func.pytree import flatten
+from ..core.state import anywhere, state
+from ..core.tensor_base import TensorBase
+
+_NO = (None, None)
+
+
+def key(module, args, kwargs):
+    if (state.observers or state.tape is not None or state.record_sites
+            or (anywhere.duals and state.dual is not None)):
+        return _NO
+    leaves, spec = flatten((args, kwargs))
+    ext = []
+    parts = [spec, state.grad_enabled, _dt.get_default_dtype()]
+    for x in leaves:
+        if isinstance(x, TensorBase):
+            ext.append(x)
+            d = x._data
+            parts.append((type(x), d.shape, d.dtype, x._rg))
+        else:
+            try:
+                hash(x)
+            except TypeError:
+                return _NO
+            parts.append((type(x), x))
+    if module is not None:
+        seen = set()
+        for m in module.modules():
+            d = m.__dict__
+            if d.get("_forward_hooks") or d.get("_forward_pre_hooks"):
+                return _NO
+            parts.append(d["training"])
+            for store in (d["_parameters"], d["_buffers"]):
+                for t in store.values():
+                    if t is not None and id(t) not in seen:
+                        seen.add(id(t))
+                        ext.append(t)
+                        parts.append((id(t), t._data.shape, t._data.dtype, t._rg))
+    first = {}
+    parts.append(tuple(first.setdefault(id(t._data), k) for k, t in enumerate(ext)))
+    return tuple(parts), ext
