@@ -55,7 +55,7 @@ def sdpa_reference(query, key, value, attn_mask=None, is_causal=False, scale=Non
     s = F.matmul(query, F.transpose(key, -1, -2)) * sc                  # (..., T, S)
     T, S = query.shape[-2], key.shape[-2]
     if is_causal:
-        keep = np.tril(np.ones((T, S), dtype=bool))
+        keep = _tape.const(np.tril(np.ones((T, S), dtype=bool)))  # from shapes only
         s = F.where(keep, s, float("-inf"))
     m = _mask_array(attn_mask)
     if m is not None:

@@ -95,7 +95,7 @@ def _composite(query, key, value, mask, dropout_p, is_causal, sc):
     L, S = query.shape[-2], key.shape[-2]
     dead = None                                                       # rows with no key left
     if is_causal:
-        s = tg.where(np.tril(np.ones((L, S), dtype=bool)), s, float("-inf"))
+        s = tg.where(_tape.const(np.tril(np.ones((L, S), dtype=bool))), s, float("-inf"))
     elif mask is not None:
         if mask.dtype == np.bool_:
             keep = mask._data
