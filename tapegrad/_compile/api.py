@@ -40,9 +40,16 @@ class OptimizedModule(Module):
             self._orig_mod.training = value
 
     def __getattr__(self, name):
+        mods = self.__dict__.get("_modules")
+        if mods is None:  # not initialised yet (copy, pickle): no attribute at all
+            raise AttributeError(name)
         if name == "_orig_mod":
-            return self.__dict__["_modules"]["_orig_mod"]
-        return getattr(self._orig_mod, name)
+            return mods["_orig_mod"]
+        return getattr(mods["_orig_mod"], name)
+
+    def __reduce__(self):
+        # a copy or an unpickled module starts with no captures (torch's rebuilds too)
+        return (type(self), (self._orig_mod,))
 
     def __setattr__(self, name, value):
         if hasattr(type(self), name) or name in OptimizedModule._opt_mod_attributes:

@@ -3,7 +3,8 @@
     the call's structure (pytree spec), every input tensor's class, shape, dtype and
     requires_grad, every other argument's value (hashable, or no key: eager), which
     arguments share an array (with each other or with a parameter), grad mode, the
-    default dtype, each submodule's `training`, the identity, shape, dtype and
+    default dtype, each submodule's `training` and its attributes of plain types (bool,
+    int, float, str, None: dropout's p, a flag a forward branches on), the identity, shape, dtype and
     requires_grad of every parameter and buffer
 
 `key` returns (key, externals) or (None, None): eager, for hooks on a module, forward-mode
@@ -16,12 +17,17 @@ from ..core.state import anywhere, state
 from ..core.tensor_base import TensorBase
 
 _NO = (None, None)
+WATCH = "tg.compile"  # schedule.NAME (not imported: schedule imports nothing of ours)
+# module attributes whose values a forward may branch on (dropout's p, a flag): part of
+# the key; attributes of other types (a config object) are not guarded
+_PLAIN = (bool, int, float, str, type(None))
 
 
 def key(module, args, kwargs):
-    if (state.observers or state.tape is not None or state.record_sites
+    obs = state.observers
+    if ((obs and len(obs) > (WATCH in obs)) or state.tape is not None or state.record_sites
             or (anywhere.duals and state.dual is not None)):
-        return _NO
+        return _NO  # (another capture's watch of the walk is no reason for eager)
     leaves, spec = flatten((args, kwargs))
     ext = []
     parts = [spec, state.grad_enabled, _dt.get_default_dtype()]
@@ -43,6 +49,7 @@ def key(module, args, kwargs):
             if d.get("_forward_hooks") or d.get("_forward_pre_hooks"):
                 return _NO
             parts.append(d["training"])
+            parts.append(tuple((k, v) for k, v in d.items() if type(v) in _PLAIN))
             for store in (d["_parameters"], d["_buffers"]):
                 for t in store.values():
                     if t is not None and id(t) not in seen:

@@ -18,6 +18,7 @@ from .capture import Capture
 
 EAGER = "eager"
 TRIES = 2
+LIMIT = 8  # guard keys per compiled callable (torch's cache_size_limit): then eager
 
 
 class Runner:
@@ -27,6 +28,7 @@ class Runner:
         self.cache = {}         # guard key -> Plan, EAGER, or the captures tried so far
         self.pending = None     # the capture whose backward is being watched
         self.why = {}           # guard key -> why it runs eagerly (for tests and users)
+        self.replays = 0        # calls served by a replay (for tests and benchmarks)
 
     def __call__(self, *args, **kwargs):
         if self.pending is not None:
@@ -36,10 +38,11 @@ class Runner:
             return self.fn(*args, **kwargs)
         entry = self.cache.get(key, 0)
         if type(entry) is replay.Plan:
+            self.replays += 1
             values, kept = replay.forward(entry, [t._data for t in ext])
             leaves = replay.outputs(entry, values, kept, ext, state.grad_enabled)
             return unflatten(leaves, entry.spec)
-        if entry == EAGER:
+        if entry == EAGER or (entry == 0 and len(self.cache) >= LIMIT):
             return self.fn(*args, **kwargs)
         return self._capture(key, ext, args, kwargs, entry)
 
@@ -53,6 +56,9 @@ class Runner:
             _tape.end()
         leaves, spec = flatten(out)
         outputs = cap.finish(leaves)
+        if outputs is not None and guards.key(self.module, args, kwargs)[0] != key:
+            outputs = None  # the forward changed what the guards look at (a counter...)
+            cap.brk("the forward changed a module attribute, a parameter or the grad mode")
         if outputs is not None:
             for a, b in zip(cap.ext_arrays, before):
                 if id(a) not in cap.host_args and not _same(a, b):
