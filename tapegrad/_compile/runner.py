@@ -7,7 +7,7 @@ replayed faithfully: the forward read a value in Python, changed something in pl
 drew random numbers outside the library's host steps, ...; torch's graph breaks also
 just work). A capture whose step saw no backward is tried again, TRIES times in all.
 """
-import numpy as np
+import weakref
 
 from .._func.pytree import flatten, unflatten
 from ..core import tape as _tape
@@ -74,7 +74,9 @@ class Runner:
             self.cache[key] = replay.Plan(cap, outputs, tensors, None, spec)
             return out
         self.cache[key] = tried + 1
-        self.pending = (key, cap, outputs, tensors, spec, schedule.Watch(), tried + 1)
+        watch = schedule.Watch(cap.nodes)
+        watch.finalizer = weakref.finalize(self, watch.stop)  # dropped before its next call
+        self.pending = (key, cap, outputs, tensors, spec, watch, tried + 1)
         return out
 
     def _settle(self):
@@ -82,14 +84,17 @@ class Runner:
         key, cap, outputs, tensors, spec, watch, tried = self.pending
         self.pending = None
         watch.stop()
+        watch.finalizer.detach()
         sch = schedule.build(cap, outputs, watch.events)
+        n_events = len(watch.events)
+        watch.events.clear()  # the step's tensors and nodes
         if sch is not None:
             self.cache[key] = replay.Plan(cap, outputs, tensors, sch, spec)
-        elif not watch.events and tried < TRIES:
+        elif not n_events and tried < TRIES:
             self.cache[key] = tried
         else:
             self.cache[key] = EAGER
-            self.why[key] = ("no backward seen after the captured call" if not watch.events
+            self.why[key] = ("no backward seen after the captured call" if not n_events
                              else "a backward one compiled node cannot reproduce")
 
 

@@ -16,30 +16,43 @@ sum would be grouped differently), an output whose outside contributions do not 
 first, a node that ran twice.
 """
 from ..core.state import state
+from ..core.tensor_base import TensorBase
 
 NAME = "tg.compile"
 
 
 class Watch:
-    """Records the walk's events until `stop()`; one per capture awaiting its backward."""
+    """Records the walk's events; one per capture awaiting its backward. It stops itself
+    once every edge of the captured nodes has carried a gradient (the usual end: then no
+    later walk pays for it, and nothing of the step is held), else at the compiled
+    callable's next call, or when the callable is gone (runner.py)."""
 
-    def __init__(self):
+    def __init__(self, nodes):
         self.events = []
         self.on = True
+        self.observers = state.observers  # this thread's (stop() may run in another)
         events = self.events
+        left = [sum(1 for n in nodes for t in n.inputs
+                    if isinstance(t, TensorBase) and t._rg)]
 
         def observe(node, i, g, gi):
+            if not self.on:  # stopped during this walk (the walk keeps its observers)
+                return
             events.append((node, node.inputs[i]))
             events.append(i)
+            if node in nodes:
+                left[0] -= 1
+                if not left[0]:
+                    self.stop()
 
         self.fn = observe
-        state.observers[NAME] = observe
+        self.observers[NAME] = observe
 
     def stop(self):
         if self.on:
             self.on = False
-            if state.observers.get(NAME) is self.fn:
-                del state.observers[NAME]
+            if self.observers.get(NAME) is self.fn:
+                del self.observers[NAME]
 
 
 class Schedule:
