@@ -437,3 +437,23 @@ def test_nanogpt_style_loop_with_compile_runs_unchanged(tmp_path, capsys):
     fresh.load_state_dict(state_dict)
     for (n, p), (_, q) in zip(fresh.named_parameters(), model.named_parameters()):
         assert _same(p._data, q._data), n
+
+
+def test_retain_graph_backward_twice_through_a_replay_and_the_watch_is_gone():
+    from tapegrad.core.state import state
+    eager, comp = _pair()
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+    grads = []
+    for m in (eager, comp, comp):
+        tg.manual_seed(5)
+        for p in m.parameters():
+            p.grad = None
+        out = (m(tg.tensor(x)) ** 2).sum()
+        out.backward(retain_graph=True)
+        out.backward()  # the second one accumulates: the replayed node kept its arrays
+        grads.append([p.grad._data.copy() for p in m.parameters()])
+        assert not state.observers  # the capture's watch stopped after its backward
+    assert comp._runner.replays == 1
+    _assert_equal_runs(grads[:1], grads[2:])
+    with pytest.raises(RuntimeError, match="second time"):
+        out.backward()

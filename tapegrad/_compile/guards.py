@@ -28,20 +28,24 @@ def key(module, args, kwargs):
     if ((obs and len(obs) > (WATCH in obs)) or state.tape is not None or state.record_sites
             or (anywhere.duals and state.dual is not None)):
         return _NO  # (another capture's watch of the walk is no reason for eager)
-    leaves, spec = flatten((args, kwargs))
+    leaves, spec = _leaves(args, kwargs)
     ext = []
     parts = [spec, state.grad_enabled, _dt.get_default_dtype()]
     for x in leaves:
         if isinstance(x, TensorBase):
             ext.append(x)
             d = x._data
-            parts.append((type(x), d.shape, d.dtype, x._rg))
+            parts.append(type(x))
+            parts.append(d.shape)
+            parts.append(d.dtype)
+            parts.append(x._rg)
         else:
             try:
                 hash(x)
             except TypeError:
                 return _NO
-            parts.append((type(x), x))
+            parts.append(type(x))
+            parts.append(x)
     if module is not None and not _module_part(module, parts, ext):
         return _NO
     first = {}
@@ -64,18 +68,33 @@ def _module_part(module, parts, ext):
         d = m.__dict__
         if d["_forward_hooks"] or d["_forward_pre_hooks"]:
             return False
-        for k, v in d.items():  # training and every other plain attribute
-            if type(v) in plain:
-                parts.append(k)
-                parts.append(v)
+        # training and every other plain attribute (by position: the dict's order)
+        parts.append(tuple([v for v in d.values() if type(v) in plain]))
         for store in (d["_parameters"], d["_buffers"]):
             for t in store.values():
                 if t is not None and id(t) not in seen:
                     seen.add(id(t))
                     ext.append(t)
                     a = t._data
-                    parts.append((id(t), a.shape, a.dtype, t._rg))
+                    parts.append(id(t))
+                    parts.append(a.shape)
+                    parts.append(a.dtype)
+                    parts.append(t._rg)
         for c in d["_modules"].values():
             if c is not None:
                 stack.append(c)
     return True
+
+
+def _leaves(args, kwargs):
+    """(leaves, structure) of the call. The usual call, tensors and plain values as
+    arguments, skips the pytree (a Spec's hash walks its tree on every lookup)."""
+    for x in args:
+        if isinstance(x, (tuple, list, dict)):
+            return flatten((args, kwargs))
+    if kwargs:
+        for x in kwargs.values():
+            if isinstance(x, (tuple, list, dict)):
+                return flatten((args, kwargs))
+        return list(args) + list(kwargs.values()), (len(args), tuple(kwargs))
+    return args, len(args)

@@ -19,6 +19,7 @@ import numpy as np
 from ..core.engine import sum_to
 from ..core.node import Node
 from ..core.record import _keep_default_dtype
+from ..core.state import state
 from ..core.tensor_base import make
 from ..ops.registry import Op
 from .capture import CONST, HOST, OP, Const, Seq
@@ -148,7 +149,9 @@ def _node(plan, values, kept, ext_tensors):
         versions = tuple(t._version[0] for t in ins) + (0,)
     ans = tuple(values[s] for k, s in enumerate(plan.outputs)
                 if plan.out_rg[k] and plan._first(k))
-    return Node(plan.op, ins, {}, {"replay": (plan, values, kept)},
+    # the node keeps only what the rules read (`kept`): the other slots' arrays are
+    # freed when the forward returns
+    return Node(plan.op, ins, {}, {"replay": (plan, kept)},
                 ans if len(ans) > 1 else ans[0], versions, [0])
 
 
@@ -156,8 +159,9 @@ def _backward(xp, g, ans, *entries, replay):
     if xp is not np:
         raise RuntimeError("tg.compile: backward with create_graph=True through a replayed "
                            "forward is not supported; compile with disable=True")
-    plan, values, kept = replay
-    sch = plan.schedule
+    plan, kept = replay
+    free = not state.retain_graph  # the engine frees the node after this: so can we,
+    sch = plan.schedule  # each step's arrays as soon as its rules ran (as eager's walk)
     gs = g if plan.op.n_outputs > 1 else [g]
     pending = {}
     got = set()
@@ -182,7 +186,7 @@ def _backward(xp, g, ans, *entries, replay):
         if gj is None:
             continue
         st = steps[j]
-        arrays, kw, a = kept[j]
+        arrays, kw, a = kept.pop(j) if free else kept[j]
         op = st.fn
         if op.backward is not None:
             grads = op.backward(np, gj, a, *arrays, **kw)
@@ -199,12 +203,11 @@ def _backward(xp, g, ans, *entries, replay):
             if tgt[0] == "e":
                 out[tgt[1]] = gi
                 continue
-            _, jj, piece, s = tgt
-            data = values[s]
-            if gi.shape != data.shape or gi.dtype != data.dtype:
-                gi = _fit(gi, data)
+            _, jj, piece, s, shape, dtype = tgt
+            if gi.shape != shape or gi.dtype != dtype:
+                gi = _fit(gi, shape, dtype)
             _pend(pending, plan, jj, piece, gi)
-        gj = grads = gi = None
+        gj = grads = gi = arrays = kw = a = None
     return out
 
 
@@ -227,10 +230,10 @@ def _pend(pending, plan, j, piece, g):
     slots[piece] = g if slots[piece] is None else slots[piece] + g
 
 
-def _fit(gi, data):
+def _fit(gi, shape, dtype):
     """engine._fit for NumPy arrays: summed back to the input's shape, cast to its dtype."""
-    if tuple(gi.shape) != data.shape:
-        gi = sum_to(np, gi, data.shape)
-    if gi.dtype != data.dtype:
-        gi = gi.astype(data.dtype)
+    if tuple(gi.shape) != shape:
+        gi = sum_to(np, gi, shape)
+    if gi.dtype != dtype:
+        gi = gi.astype(dtype)
     return gi

@@ -57,7 +57,7 @@ class Watch:
 
 class Schedule:
     """`order`: (step number, ((input i, target), ...)) in walk order; a target is
-    ("r", step number, piece, slot) or ("e", entry number). `entries`: the external
+    ("r", step number, piece, slot, shape, dtype) or ("e", entry number). `entries`: the external
     (index into the capture's externals) of each entry. `seeded`: the output numbers
     that got gradient from outside in the captured step."""
 
@@ -75,7 +75,7 @@ def build(cap, outputs, events):
         node = t.grad_fn
         if node is not None and node in cap.nodes:
             j = cap.nodes[node]
-            made[id(t)] = (j, t._out - 1 if t._out else 0, s)
+            made[id(t)] = (j, t._out - 1 if t._out else 0, s, t._data.shape, t._data.dtype)
     ext = {id(t): k for k, t in enumerate(cap.externals)}
     out_of = {}
     for k, s in enumerate(outputs):

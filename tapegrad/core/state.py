@@ -19,6 +19,8 @@ so each thread sees its own values and starts from the defaults below.
                    inputs that require grad note them for autograd.why_no_grad
     tape           tg.compile's capture listening to this thread's ops, or None
                    (core/tape.py)
+    retain_graph   the running walk's retain_graph: a `backward=` rule may free what its
+                   node holds as it goes when False (tg.compile's replayed node does)
 """
 import threading
 
@@ -46,6 +48,7 @@ class AutogradState(threading.local):
         self.last_saved = None
         self.no_grad_block = None
         self.tape = None  # tg.compile's capture listening on this thread (core/tape.py)
+        self.retain_graph = False  # the running walk's retain_graph (engine.run)
 
     @property
     def dual(self):
