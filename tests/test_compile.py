@@ -264,7 +264,14 @@ class BoolForward(Small):
         return self.l2(h if (h > 0).any() else -h)
 
 
+class MaskIndex(Small):
+    def forward(self, x):
+        h = self.l1(x)
+        return self.l2(h[h.sum(1) > 0])  # rows picked by value: a data-dependent shape
+
+
 @pytest.mark.parametrize("cls, why", [(ItemForward, "Python number"),
+                                      (MaskIndex, "mask"),
                                       (KeepsIntermediate, "kept outside"),
                                       (InPlaceOnInput, "in place"),
                                       (BoolForward, "bool()")])
@@ -276,6 +283,19 @@ def test_forwards_that_cannot_be_replayed_run_eagerly_for_good(cls, why):
     assert comp._runner.replays == 0
     (reason,) = comp._runner.why.values()
     assert why in reason
+
+
+def test_nanogpt_generate_path_compiled_equals_eager():
+    """targets=None: logits of the last position only (x[:, [-1], :])."""
+    tg.manual_seed(0)
+    ours = _gpt(0.0)()
+    comp = tg.compile(ours)
+    ours.eval()
+    idx = tg.tensor(_token_batches(1)[0][0])
+    with tg.no_grad():
+        for _ in range(3):
+            a, b = ours(idx)[0], comp(idx)[0]
+            assert _same(a._data, b._data) and b.shape == (3, 1, 17)
 
 
 def test_hooks_run_eagerly():

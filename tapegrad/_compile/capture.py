@@ -22,11 +22,16 @@ import sys
 
 import numpy as np
 
+from ..device import device as _Device
+from .. import dtypes as _dt
 from ..core.tensor_base import TensorBase
 
 OP, HOST, CONST = 0, 1, 2
 _ndarray = np.ndarray
 _getrefcount = sys.getrefcount
+# arguments taken as constants: anything else may hold arrays the tape cannot see
+_PLAIN = frozenset((int, float, bool, complex, str, bytes, type(None), type(Ellipsis)))
+_CONSTANT = (np.generic, np.dtype, type, _dt.dtype, _Device)
 
 
 class Step:
@@ -70,6 +75,7 @@ class Capture:
         self.results = []     # (tensor, slot) of every op output: the end-state checks
         self.nodes = {}       # Node -> step number (the backward's events name nodes)
         self.host_args = set()  # ids of arrays a host step received (may write them)
+        self.hosting = False
         self.externals = list(externals)
         for t in self.externals:
             self._add(t._data)
@@ -85,6 +91,8 @@ class Capture:
     def op(self, op, inputs, arrays, args, out, saved, res):
         if self.broken is not None:
             return
+        if op.name == "getitem" and _has_mask(args.get("key")):
+            return self.brk("a boolean mask index (the result's shape depends on values)")
         ins = self._ins(inputs, arrays)
         kw = self._kw(args)
         if ins is None or kw is None:
@@ -117,7 +125,9 @@ class Capture:
     def host(self, fn, args, out):
         if self.broken is not None:
             return
+        self.hosting = True
         ins = self._ins(args, args)
+        self.hosting = False
         if ins is None:
             return
         for a in args:
@@ -160,10 +170,20 @@ class Capture:
                 isinstance(v, (_ndarray, TensorBase, tuple, list)) for v in value):
             items = [self._ref(v) for v in value]
             return None if self.broken is not None else Seq(type(value), items)
-        if isinstance(value, (dict, set)):
-            self.brk("a container argument")
-            return None
-        return Const(value)
+        if type(value) in _PLAIN or isinstance(value, _CONSTANT):
+            return Const(value)
+        if isinstance(value, (tuple, list)):  # a shape, axes: plain values only
+            for v in value:
+                if self._ref(v) is None:
+                    return None
+            return Const(value)
+        if type(value) is slice and all(type(v) in _PLAIN for v in
+                                        (value.start, value.stop, value.step)):
+            return Const(value)
+        if self.hosting and type(value).__name__ == "Generator":
+            return Const(value)  # the same generator object: a replay draws from it
+        self.brk(f"an argument of type {type(value).__name__}")  # it may hold arrays
+        return None
 
     def _ins(self, inputs, arrays):
         out = []
@@ -220,3 +240,14 @@ class Capture:
             if id(t) not in outs and _getrefcount(t) > 3 + uses.get(id(t), 0):
                 return self.brk("a tensor of the forward kept outside the graph")
         return outputs
+
+
+def _has_mask(key):
+    stack = [key]
+    while stack:
+        k = stack.pop()
+        if type(k) is _ndarray and k.dtype == np.bool_ and k.ndim:
+            return True
+        if isinstance(k, (tuple, list)):
+            stack.extend(k)
+    return False
