@@ -477,3 +477,26 @@ def test_retain_graph_backward_twice_through_a_replay_and_the_watch_is_gone():
     _assert_equal_runs(grads[:1], grads[2:])
     with pytest.raises(RuntimeError, match="second time"):
         out.backward()
+
+
+class ChangesThroughData(Small):
+    def forward(self, x):
+        h = self.l1(x)
+        h.data[0] = 0.0  # an in-place change autograd does not see (.data's own version)
+        return self.l2(h)
+
+
+class MutatesAConstant(Small):
+    def forward(self, x):
+        z = tg.zeros(x.shape[0], 8)
+        z[0] = 1.0  # a constant changed in place after the tape recorded it
+        return self.l2(self.l1(x) + z)
+
+
+@pytest.mark.parametrize("cls", [ChangesThroughData, MutatesAConstant])
+def test_changes_the_tape_did_not_see_run_eagerly(cls):
+    eager, comp = _pair(cls)
+    r = np.random.default_rng(2)
+    _check_calls(eager, comp, [(r.standard_normal((3, 4)).astype(np.float32), _nothing)
+                               for _ in range(4)])
+    assert comp._runner.replays == 0 and comp._runner.why

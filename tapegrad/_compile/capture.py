@@ -19,6 +19,7 @@ the forward kept alive outside the graph (it would not be there on replay), hook
 `finish` checks the end state; the eager call's result is returned either way.
 """
 import sys
+import zlib
 
 import numpy as np
 
@@ -80,6 +81,7 @@ class Capture:
         for t in self.externals:
             self._add(t._data)
         self.n_ext = len(self.externals)
+        self.sums = [None] * self.n_ext  # per slot, a checksum of what the step made
         self.ext_versions = [t._version[0] for t in self.externals]
         self.ext_arrays = [t._data for t in self.externals]
 
@@ -152,6 +154,7 @@ class Capture:
         self.steps.append(step)
         for a in outs:
             self._add(a)
+            self.sums.append(_crc(a))
         return step.index
 
     def _ref(self, value):
@@ -230,6 +233,11 @@ class Capture:
             for t in node.inputs:
                 if isinstance(t, TensorBase):
                     uses[id(t)] = uses.get(id(t), 0) + 1
+        for s in range(self.n_ext, len(self.arrays)):
+            # a change the tape did not see (`h.data[...] = 0`, a mutated constant): the
+            # recorded step would not make what the forward went on with
+            if self.sums[s] is not None and _crc(self.arrays[s]) != self.sums[s]:
+                return self.brk("an array of the forward changed outside the ops")
         outs = {id(x) for x in out_leaves}
         for t, s in self.results:
             if t._version[0] != 0 or t._data is not self.arrays[s]:
@@ -251,3 +259,12 @@ def _has_mask(key):
         if isinstance(k, (tuple, list)):
             stack.extend(k)
     return False
+
+
+def _crc(a):
+    """A checksum of an array's bytes (None: not an array, as a saved value may be)."""
+    if type(a) is not _ndarray:
+        return None
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return zlib.crc32(a.reshape(-1).view(np.uint8)) if a.size else 0
