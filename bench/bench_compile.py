@@ -7,8 +7,8 @@
 
 Usage: python bench/bench_compile.py [--threads 1] [--rounds 7] [--steps 20]
 
-Each round times `steps` eager steps then `steps` compiled steps (two models from the same
-weights); the best round of each is reported, with the ratio and the load average. The
+Each round times `steps` eager steps and `steps` compiled steps (two models from the same
+weights; which goes first alternates); the best round of each is reported, with the ratio and the load average. The
 losses of the two runs are compared: they must be equal, bit for bit.
 """
 import argparse
@@ -20,6 +20,9 @@ _p.add_argument("--threads", type=int, default=1)
 _p.add_argument("--rounds", type=int, default=7)
 _p.add_argument("--steps", type=int, default=20)
 _p.add_argument("--only", choices=("gpt", "mlp"))
+_p.add_argument("--default-malloc", action="store_true",
+                help="keep glibc's malloc defaults (by default, as bench_char.py, "
+                     "tapegrad._alloc.keep_freed_memory() for the whole process: both columns)")
 _p.add_argument("--cpu-time", action="store_true",
                 help="time with this thread's CPU time (time.thread_time): on a loaded shared "
                      "machine the wall clock counts other jobs' time slices too")
@@ -96,8 +99,9 @@ def interleaved(make, rounds, steps):
     (eager, le), (comp, lc) = make(False), make(True)
     eager(), comp()  # the compiled one captures here (and learns its backward next call)
     best = [float("inf"), float("inf")]
-    for _ in range(rounds):
-        for k, fn in enumerate((eager, comp)):
+    for r in range(rounds):  # the order alternates: neither column always goes first
+        for k, fn in (enumerate((eager, comp)) if r % 2 == 0 else
+                      reversed(list(enumerate((eager, comp))))):
             t = clock()
             for _ in range(steps):
                 fn()
@@ -106,6 +110,10 @@ def interleaved(make, rounds, steps):
 
 
 def main():
+    from tapegrad._alloc import keep_freed_memory
+    malloc = "default" if ARGS.default_malloc else (
+        "tuned" if keep_freed_memory() else "default")
+    print(f"malloc: {malloc}")
     print(f"threads {ARGS.threads}, {'CPU' if ARGS.cpu_time else 'wall'} time, best of "
           f"{ARGS.rounds} rounds of {ARGS.steps} steps, load average "
           f"{os.getloadavg()[0]:.2f} at start")
