@@ -22,12 +22,13 @@ from tapegrad.utils.data import DistributedSampler
 from _dist_launch import ROOT, TIMEOUT, assert_ok, launch
 
 
+@pytest.mark.parametrize("path", ["shm", "mpi"])
 @pytest.mark.parametrize("nproc", [2, 3])
-def test_ddp_gradients_equal_full_batch_and_no_sync(nproc, tmp_path):
-    assert_ok(launch(nproc, "ddp_grads.py", cwd=tmp_path), nproc)
+def test_ddp_gradients_equal_full_batch_and_no_sync(nproc, path, tmp_path):
+    assert_ok(launch(nproc, "ddp_grads.py", path, cwd=tmp_path), nproc)
 
 
-@pytest.mark.parametrize("nproc", [2, 3])
+@pytest.mark.parametrize("nproc", [1, 2, 3])
 def test_ddp_against_torch_ddp_batchnorm_and_unused(nproc, tmp_path):
     p = launch(nproc, "ddp_vs_torch_ddp.py", tmp_path / "torch_store", cwd=tmp_path)
     assert_ok(p, nproc)

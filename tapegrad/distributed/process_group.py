@@ -31,6 +31,7 @@ class _State:
     backend = None
     MPI = None           # the mpi4py.MPI module
     prev_excepthook = None
+    on_destroy = []      # what must be freed before MPI is (DDP's shared windows)
 
 
 class ProcessGroup:
@@ -130,6 +131,21 @@ def comm_for(group, what, non_member_ok=False):
         raise ValueError(f"{what}: global rank {_State.comm.Get_rank()} is not a member "
                          "of the given group")
     return pg._comm
+
+
+def on_destroy(free):
+    """Call `free()` when the process group is destroyed (or at exit, before mpi4py
+    finalises MPI): MPI objects such as shared windows must be freed while MPI lives."""
+    if not _State.on_destroy:
+        import atexit
+        atexit.register(_run_on_destroy)
+    _State.on_destroy.append(free)
+
+
+def _run_on_destroy():
+    frees, _State.on_destroy = _State.on_destroy, []
+    for free in reversed(frees):
+        free()
 
 
 def timeout_of(comm):
@@ -269,6 +285,7 @@ def destroy_process_group(group=None):
         pg._comm = None
         _State.groups.remove(pg)
         return
+    _run_on_destroy()
     for pg in _State.groups:
         pg._comm.Free()
         pg._comm = None

@@ -1,6 +1,8 @@
 """Rank script: DDP gradients on shards == torch's full-batch gradient (float64); no_sync
 and require_backward_grad_sync accumulation == one big batch; k SGD steps == torch's;
-buckets start during backward. Prints `OK <rank>` when every check passed."""
+buckets start during backward. argv[1]: "shm" (the buckets through shared memory, as
+DDP does when every rank is on this machine) or "mpi" (MPI's Iallreduce, the path of
+ranks on several machines). Prints `OK <rank>` when every check passed."""
 import os
 import sys
 
@@ -9,6 +11,7 @@ import torch
 
 import tapegrad as tg
 import tapegrad.distributed as dist
+from tapegrad.distributed import node_reduce
 from tapegrad.nn.parallel import DistributedDataParallel as DDP
 from tapegrad.utils.data import DataLoader, TensorDataset
 from tapegrad.utils.data.distributed import DistributedSampler
@@ -16,6 +19,9 @@ from tapegrad.utils.data.distributed import DistributedSampler
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import check_grads, check_params, data, tg_mlp, torch_mlp_like  # noqa: E402
 
+PATH = sys.argv[1]
+if PATH == "mpi":
+    node_reduce.MAX_BYTES = 0                 # the slots never fit: Iallreduce
 dist.init_process_group(backend="mpi")
 rank, world = dist.get_rank(), dist.get_world_size()
 assert int(os.environ["RANK"]) == rank and int(os.environ["WORLD_SIZE"]) == world
@@ -28,6 +34,7 @@ model = tg_mlp(seed=100 + rank)
 ddp = DDP(model, bucket_cap_mb=1e-4)          # tiny buckets: several, launched in order
 ref = torch_mlp_like(model)                   # rank 0's weights after the broadcast
 assert len(ddp._buckets) > 1
+assert (ddp._node is not None) == (PATH == "shm"), (PATH, ddp._node)
 sampler = DistributedSampler(TensorDataset(tg.tensor(X), tg.tensor(Y)), shuffle=False)
 idx = np.array(list(sampler))
 out = ddp(tg.tensor(X[idx]))

@@ -15,7 +15,8 @@ import tapegrad.distributed as dist
 from tapegrad.nn.parallel import DistributedDataParallel as DDP
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import check_grads, check_params, data, torch_copy  # noqa: E402
+from _common import (check_grads, check_params, data, tg_mlp,  # noqa: E402
+                     torch_copy, torch_mlp_like)
 
 dist.init_process_group(backend="gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
@@ -120,6 +121,42 @@ except RuntimeError as e:
     assert "b.weight" in str(e) and "c.bias" in str(e), e
 else:
     raise AssertionError("DDP did not detect the unfinished reduction")
+
+
+# 4. what `.grad` is after a synchronised backward, as torch's Reducer leaves it: the
+#    averaged values copied INTO the gradient backward made (a grad held from the step
+#    before keeps its values; with set_to_none=False it stays the same tensor object);
+#    gradient_as_bucket_view=True gives the same values.
+for as_view in (False, True):
+    a = tg_mlp(7)
+    b = torch_mlp_like(a)
+    da = DDP(a, gradient_as_bucket_view=as_view)
+    db = torch.nn.parallel.DistributedDataParallel(b, gradient_as_bucket_view=as_view)
+    held, same_object = {}, {"tg": [], "torch": []}
+    for step in range(3):
+        X, Y = data(5, seed=500 + 10 * step + rank)
+        before = {"tg": [q.grad for q in a.parameters()],
+                  "torch": [q.grad for q in b.parameters()]}
+        tg.nn.functional.cross_entropy(da(tg.tensor(X)), tg.tensor(Y)).backward()
+        torch.nn.functional.cross_entropy(db(torch.tensor(X)), torch.tensor(Y)).backward()
+        check_grads(a, b, f"grad after step {step} (gradient_as_bucket_view={as_view})")
+        same_object["tg"].append([g is q.grad for g, q in zip(before["tg"], a.parameters())])
+        same_object["torch"].append([g is q.grad for g, q in zip(before["torch"],
+                                                                b.parameters())])
+        if step == 0:              # keep step 0's gradients, then drop them (set_to_none)
+            held = {"tg": [q.grad for q in a.parameters()],
+                    "torch": [q.grad.clone() for q in b.parameters()],
+                    "torch_ref": [q.grad for q in b.parameters()]}
+            a.zero_grad()
+            b.zero_grad()
+        else:                      # accumulate into the same tensors
+            a.zero_grad(set_to_none=False)
+            b.zero_grad(set_to_none=False)
+    if not as_view:               # torch's held step-0 grads are untouched: ours too
+        for g, ref, tref in zip(held["tg"], held["torch"], held["torch_ref"]):
+            np.testing.assert_allclose(np.asarray(g.data), tref.numpy(), rtol=1e-10)
+            np.testing.assert_allclose(np.asarray(g.data), ref.numpy(), rtol=1e-10)
+    assert same_object["tg"] == same_object["torch"], (as_view, same_object)
 
 tdist.destroy_process_group()
 dist.destroy_process_group()

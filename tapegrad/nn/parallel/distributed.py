@@ -3,19 +3,24 @@ gradients are averaged across ranks during backward, so after `loss.backward()` 
 rank holds the gradient of the mean loss over the global batch (= gradient accumulation
 of the ranks' micro-batches, worked example 9, summed across processes).
 
-How the reduction overlaps backward (torch's Reducer, rebuilt from public pieces):
+How the reduction runs (torch's Reducer, rebuilt from public pieces):
 - parameters are grouped into buckets (reverse registration order, which is roughly the
-  order backward produces their gradients; 1 MB first bucket, then `bucket_cap_mb`);
+  order backward produces their gradients; 1 MB first bucket, then `bucket_cap_mb`),
+  each with one flat NumPy buffer allocated at construction;
 - a post-accumulate-grad hook on each parameter marks it ready; when a bucket's last
-  parameter is ready, its gradients are copied into one flat NumPy buffer and an
-  `Iallreduce` starts while backward goes on. Buckets start strictly in index order on
-  every rank, because MPI needs the same order of collectives on all ranks;
+  parameter is ready, its gradients are copied into the buffer, multiplied by 1/world on
+  the way (torch's Reducer does the same: one pass), and an `Iallreduce` (SUM) starts.
+  Buckets start strictly in index order on every rank, because MPI needs the same order
+  of collectives on all ranks. tapegrad's engine accumulates every leaf after its walk,
+  so the hooks run at the end of backward: there is no backward left to overlap with;
 - torch waits for the buckets in a callback queued on the autograd engine
   (`Variable._execution_engine.queue_callback`) that runs when backward ends. tapegrad's
   engine has no public final callback, so the hook that launches the LAST bucket also
-  waits for all of them and writes the averaged gradients back (`p.grad` is replaced by
-  a view of the bucket's result). Nothing after that point in backward touches these
+  waits for all of them and copies the averages back into each `.grad` in place (as
+  torch's `grad.copy_(bucket_view)`; with gradient_as_bucket_view=True `.grad` is a view
+  of the bucket instead). Nothing after that point in backward touches these
   parameters' gradients, so this is the same moment as far as `.grad` is concerned.
+- With one rank the average is the gradient itself: nothing is copied or sent.
 `no_sync()` / `require_backward_grad_sync = False` skip the reduction (gradients just
 accumulate locally); the flag is read at forward time, as torch does.
 """
@@ -26,6 +31,7 @@ import numpy as np
 import tapegrad as tg
 from tapegrad import distributed as dist
 from tapegrad.distributed import process_group as _pg
+from tapegrad.distributed.node_reduce import NodeReducer, add_parts
 
 from ..module import Module
 
@@ -43,6 +49,8 @@ _UNFINISHED = (
 
 
 class _Bucket:
+    """A group of parameters all-reduced together through one flat buffer, allocated once
+    (a fresh ~1 MB array every step costs its page faults again: it comes from mmap)."""
     __slots__ = ("index", "params", "offsets", "dtype", "size", "pending", "buf", "req")
 
     def __init__(self, index, params, dtype):
@@ -53,7 +61,8 @@ class _Bucket:
             n += p._data.size
         self.size = n
         self.pending = len(params)
-        self.buf = self.req = None
+        self.buf = None          # made when first needed (not on the shared-memory path)
+        self.req = None
 
 
 def _output_tensors(out):
@@ -150,6 +159,8 @@ class DistributedDataParallel(Module):
         self._verify_same_model()
         self._sync_params_and_buffers()
         self._buckets = self._build_buckets(int(bucket_cap_mb * 1024 * 1024))
+        # ranks all on this machine: buckets through shared memory (node_reduce.py)
+        self._node = NodeReducer.create(self._comm, [(b.size, b.dtype) for b in self._buckets])
         self._where = {}                       # id(param) -> (bucket, slot)
         for b in self._buckets:
             for slot, (_, p) in enumerate(b.params):
@@ -246,7 +257,7 @@ class DistributedDataParallel(Module):
         self._ready = set()
         self._next_bucket = 0
         for b in self._buckets:
-            b.pending, b.buf, b.req = len(b.params), None, None
+            b.pending, b.req = len(b.params), None
         self.launch_log = []
         if out is None:
             self._expect_hooks = False
@@ -292,19 +303,41 @@ class DistributedDataParallel(Module):
             self._finalize()
 
     def _launch(self, b):
-        buf = np.empty(b.size, dtype=b.dtype)
-        for (_, p), off in zip(b.params, b.offsets):
-            n = p._data.size
-            if p.grad is None:
-                buf[off:off + n] = 0       # locally unused: contributes zero
-            else:
-                buf[off:off + n] = p.grad._data.reshape(-1)
-        b.buf = buf
-        b.req = self._comm.Iallreduce(self._MPI.IN_PLACE, buf, op=self._MPI.SUM)
+        """Copy the bucket's gradients into its buffer (or this rank's shared slot),
+        multiplied by 1/world on the way (torch's Reducer does the same: one pass, not
+        two), and start the reduction: the SUM of the scaled gradients is their average."""
         self.launch_log.append((b.index, len(self._ready)))
+        world = self._comm.Get_size()
+        if world == 1:
+            return                         # the average of one rank's gradients: as they are
+        if self._node is not None:
+            buf = self._node.slot(b.index)
+        else:
+            if b.buf is None:
+                b.buf = np.zeros(b.size, dtype=b.dtype)
+            buf = b.buf
+        scale = 1.0 / world
+        for (_, p), off in zip(b.params, b.offsets):
+            part = buf[off:off + p._data.size]
+            if p.grad is None:
+                part[...] = 0              # locally unused: contributes zero
+            else:
+                np.multiply(p.grad._data.reshape(-1), scale, out=part, casting="unsafe")
+        if self._node is not None:
+            b.req = self._node.arrive(b.index)
+        else:
+            b.req = self._comm.Iallreduce(self._MPI.IN_PLACE, buf, op=self._MPI.SUM)
 
     def _finalize(self):
+        """Wait for every bucket; write the averages into each `.grad` in place, as
+        torch's Reducer does (`grad.copy_(bucket_view)`): `.grad` stays the tensor that
+        backward made, owning its memory; the buffers are reused next step."""
         self._expect_hooks = False
+        if self._comm.Get_size() == 1:
+            if self._used_req is not None:
+                self._used_req.Wait()      # complete it: MPI requests must not leak
+                self._used_req = None
+            return
         what = "DistributedDataParallel's gradient all_reduce"
         timeout = _pg.timeout_of(self._comm)
         _pg.wait_all([b.req for b in self._buckets], what, timeout)
@@ -314,14 +347,44 @@ class DistributedDataParallel(Module):
             globally_used = {id(p): bool(c) for (_, p), c in zip(self._named_params,
                                                                  self._used_counts)}
             self._used_req = None
-        world = self._comm.Get_size()
         for b in self._buckets:
-            b.buf /= world
+            parts = self._node.parts(b.index) if self._node is not None else None
             for (_, p), off in zip(b.params, b.offsets):
                 if globally_used is not None and not globally_used[id(p)]:
                     continue                      # unused on every rank: .grad untouched
-                p.grad = tg.from_numpy(b.buf[off:off + p._data.size].reshape(p._data.shape))
-            b.buf = b.req = None
+                self._write_average(b, parts, p, off)
+            b.req = None
+        if self._node is not None:
+            self._node.flip()
+
+    def _write_average(self, b, parts, p, off):
+        """p's averaged gradient into `.grad`: summed from the shared slots (`parts`) or
+        copied from the all-reduced buffer."""
+        n, shape = p._data.size, p._data.shape
+        g = p.grad
+        if self.gradient_as_bucket_view:
+            # `.grad` becomes a view of the bucket and stays that tensor while backward
+            # accumulates into it in place (zero_grad(set_to_none=False))
+            if b.buf is None:
+                b.buf = np.zeros(b.size, dtype=b.dtype)
+            avg = b.buf[off:off + n].reshape(shape)
+            if parts is not None:
+                add_parts(parts, off, off + n, avg)
+            if not (g is not None and g._data.shape == shape
+                    and g._data.ctypes.data == avg.ctypes.data):
+                p.grad = tg.Tensor._of(avg)
+            return
+        if (g is not None and g.grad_fn is None and g._data.shape == shape
+                and g._data.dtype == b.dtype and g._data.flags.writeable
+                and g._data.flags.c_contiguous):
+            out = g._data
+        else:
+            out = np.empty(shape, dtype=b.dtype)
+            p.grad = tg.Tensor._of(out)
+        if parts is not None:
+            add_parts(parts, off, off + n, out)
+        else:
+            np.copyto(out, b.buf[off:off + n].reshape(shape))
 
     # ---- torch API ------------------------------------------------------------------------
     @contextlib.contextmanager
