@@ -8,6 +8,18 @@ same arrays in the same order, and give the outputs ONE node whose backward runs
 recorded rules in the learned order (replay.py): bit for bit the eager step, without the
 per-op Python (dispatch, Tensor and Node objects, the walk's bookkeeping). Anything the
 tape cannot replay faithfully runs eagerly for that key, for good (runner.py).
+
+Limits (each checked where it can be, otherwise documented here):
+- Python state the guards do not see: a module attribute that is not a plain value (a
+  config object), a global, a closure variable. The forward's Python runs only once.
+- What the captured step's backward showed is assumed of later steps: a replayed
+  backward that starts from other outputs raises (loud, not wrong); so does
+  create_graph=True through a replayed node (compile with disable=True for that).
+  A parameter that also gets gradient from outside the compiled call in the captured
+  step keeps that key eager; one that starts doing so later is summed in another order.
+- A compiled callable is for one thread at a time (its capture state is per callable).
+- Memory: a capture keeps its step's arrays until the next call (its backward is being
+  learned); a replay frees each step's arrays as its rules run, as eager does.
 """
 from .api import OptimizedModule, compile
 
