@@ -500,3 +500,19 @@ def test_changes_the_tape_did_not_see_run_eagerly(cls):
     _check_calls(eager, comp, [(r.standard_normal((3, 4)).astype(np.float32), _nothing)
                                for _ in range(4)])
     assert comp._runner.replays == 0 and comp._runner.why
+
+
+def test_a_parameter_also_used_outside_the_compiled_call_gives_eager_results():
+    """loss = f(model(x)) + a penalty on one of model's parameters, computed outside."""
+    eager, comp = _pair()
+    x = tg.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
+    grads = []
+    for m in (eager, comp, comp, comp):
+        tg.manual_seed(5)
+        for p in m.parameters():
+            p.grad = None
+        loss = m(x).sum() + (m.l1.weight ** 2).sum() * 0.1 + (m.l1.weight * 3).mean()
+        loss.backward()
+        grads.append([p.grad._data.copy() for p in m.parameters()])
+    for g in grads[1:]:
+        _assert_equal_runs(grads[:1], [g])

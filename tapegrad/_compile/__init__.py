@@ -16,7 +16,7 @@ Limits (each checked where it can be, otherwise documented here):
   backward that starts from other outputs raises (loud, not wrong); so does
   create_graph=True through a replayed node (compile with disable=True for that).
   A parameter that also gets gradient from outside the compiled call in the captured
-  step keeps that key eager; one that starts doing so later is summed in another order.
+  step keeps that key eager; one that starts doing so later may be summed in another order.
 - A compiled callable is for one thread at a time (its capture state is per callable).
 - Memory: a capture keeps its step's arrays until the next call (its backward is being
   learned); a replay frees each step's arrays as its rules run, as eager does.
