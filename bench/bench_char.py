@@ -116,7 +116,9 @@ def bench_mlp(reps):
 
 
 # ---- tiny GPT ----------------------------------------------------------------------------
-def bench_gpt(reps):
+def bench_gpt(reps, compiled=False):
+    """(tapegrad, torch) seconds per step; `compiled`: tapegrad's model through tg.compile
+    (bench/run.py's (f') row; its first steps capture, best_time's warm-up included)."""
     from test_char_models import TorchGPT  # the PyTorch twin used by the tests
     T = 16
     rng = np.random.default_rng(0)
@@ -130,6 +132,11 @@ def bench_gpt(reps):
     topt = torch.optim.AdamW(theirs.parameters(), lr=1e-3)
     Xt, Yt = tg.tensor(X), tg.tensor(Y.reshape(-1))
     Xp, Yp = torch.tensor(X), torch.tensor(Y.reshape(-1))
+    if compiled:
+        ours = tg.compile(ours)
+        for _ in range(2):  # capture (and learn its backward), then the replays are timed
+            tg.nn.functional.cross_entropy(ours(Xt).reshape(-1, V), Yt).backward()
+        opt.zero_grad()
 
     def tg_step():
         loss = tg.nn.functional.cross_entropy(ours(Xt).reshape(-1, V), Yt)

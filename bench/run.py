@@ -9,7 +9,8 @@
   (e) W4: one makemore MLP+BatchNorm training step, batch 32 (bench/bench_char.py's
       model and hand-written NumPy step), us per step;
   (f) the tiny GPT training step (bench/bench_char.py's bench_gpt: 2 layers, n_embd 64,
-      AdamW, 1 thread as issue 15 measures it) vs the same model in PyTorch;
+      AdamW, 1 thread as issue 15 measures it) vs the same model in PyTorch; (f') the
+      same step with the model through tg.compile (capture and replay);
   (g) the microgpt-shaped scalar GPT (bench/bench_microgpt_value.py's train) with tg.Value
       vs its reference LocalValue (microgpt's design): CPU time, and the losses and samples
       must be identical;
@@ -58,7 +59,7 @@ _p.add_argument("--cpu-time", action="store_true",
                      "time slices too (measured: torch's W2 row 41-55 us on one loaded machine "
                      "within minutes). Only meaningful with --threads 1.")
 _p.add_argument("--mlp-worker", help=argparse.SUPPRESS)  # internal: time one MLP, print ms
-_p.add_argument("--worker", choices=("gpt", "rss-numpy", "rss-tapegrad"),
+_p.add_argument("--worker", choices=("gpt", "gpt-compile", "rss-numpy", "rss-tapegrad"),
                 help=argparse.SUPPRESS)  # internal: one (f) or (h) measurement, printed
 ARGS = _p.parse_args()
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -81,7 +82,7 @@ import tapegrad as tg  # noqa: E402
 # A worker that times or measures NumPy or tapegrad alone does not import torch: its
 # OpenMP threads and memory are then not in the measurement, and on a loaded machine the
 # import alone costs seconds per worker.
-if (ARGS.mlp_worker or "torch") == "torch" and ARGS.worker in (None, "gpt"):
+if (ARGS.mlp_worker or "torch") == "torch" and ARGS.worker in (None, "gpt", "gpt-compile"):
     import torch  # noqa: E402
     import torch.nn.functional as TF  # noqa: E402
     torch.set_num_threads(ARGS.threads)
@@ -348,9 +349,10 @@ def _bench_module(name):
 
 
 # ---- (f) tiny GPT, (g) microgpt-shaped Value, (h) peak RSS -----------------------------------
-def gpt_times():
-    """(tapegrad, torch) seconds per tiny-GPT step: bench_char.bench_gpt, run by the worker."""
-    return _bench_module("bench_char").bench_gpt(GPT_REPS)
+def gpt_times(compiled=False):
+    """(tapegrad, torch) seconds per tiny-GPT step: bench_char.bench_gpt, run by the worker
+    (`compiled`: tapegrad's model through tg.compile, the (f') row)."""
+    return _bench_module("bench_char").bench_gpt(GPT_REPS, compiled)
 
 
 def value_times():
@@ -526,6 +528,11 @@ def main():
     out("|---|---:|---:|")
     out(f"| torch | {g_th*1e3:.2f} | 1.00 |")
     out(f"| tapegrad | {g_tg*1e3:.2f} | {rg:.2f} |")
+    # (f') the same step with the model through tg.compile (capture and replay), its own
+    # process: the replayed forward and backward skip the per-op Python
+    c_tg, c_th = in_subprocess("--worker", "gpt-compile", threads=1)
+    out(f"| (f') tapegrad, tg.compile (torch in that process: {c_th*1e3:.2f}) | "
+        f"{c_tg*1e3:.2f} | {c_tg / c_th:.2f} |")
     out()
     goals["GPT"] = ("tiny GPT step (bench_char.py)", "1 thread", f"{g_tg*1e3:.2f} ms",
                     f"torch {g_th*1e3:.2f} ms", f"{rg:.2f}x torch", "<= 1.0x", rg <= 1.0)
@@ -592,8 +599,8 @@ def main():
 if __name__ == "__main__":
     if ARGS.mlp_worker:
         print(best(MLP_IMPLS[ARGS.mlp_worker](), MLP_STEPS) * 1e3)
-    elif ARGS.worker == "gpt":
-        print(*gpt_times())
+    elif ARGS.worker in ("gpt", "gpt-compile"):
+        print(*gpt_times(ARGS.worker == "gpt-compile"))
     elif ARGS.worker:
         print(rss_growth_mib(ARGS.worker.split("-")[1]))
     else:

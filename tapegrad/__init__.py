@@ -75,8 +75,8 @@ from . import onnx  # noqa: E402  torch.onnx's import path (export is not suppor
 from .dtypes import bfloat16  # noqa: E402  exists; tensors of it are refused by name
 from .device import device, get_default_device, set_default_device  # noqa: E402
 from . import accelerator, backends, cuda  # noqa: E402  CPU-only answers and flags
-from .settings import (compile, get_float32_matmul_precision,  # noqa: E402
-                       set_float32_matmul_precision)
+from .settings import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
+from ._compile import compile  # noqa: E402  capture and replay (tapegrad/_compile)
 from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor,  # noqa: E402
                      DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
                      ShortTensor)

@@ -6,6 +6,7 @@ data stays int64, and `requires_grad` is only allowed for floating dtypes.
 import numpy as np
 
 from . import dtypes as _dt
+from .core import tape as _tape
 from .core.tensor_base import to_array
 from .device import check as _check_device
 from .random import rng as _rng
@@ -56,12 +57,12 @@ def from_numpy(arr):
 
 def zeros(*size, dtype=None, requires_grad=False, device=None):
     _check_device(device, "zeros()")
-    return _finish(np.zeros(_size(size), _float_dtype(dtype)), None, requires_grad)
+    return _finish(_tape.const(np.zeros(_size(size), _float_dtype(dtype))), None, requires_grad)
 
 
 def ones(*size, dtype=None, requires_grad=False, device=None):
     _check_device(device, "ones()")
-    return _finish(np.ones(_size(size), _float_dtype(dtype)), None, requires_grad)
+    return _finish(_tape.const(np.ones(_size(size), _float_dtype(dtype))), None, requires_grad)
 
 
 def empty(*size, dtype=None, requires_grad=False, device=None):
@@ -78,14 +79,16 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None):
             dtype = _dt.int64
         else:
             dtype = _dt.get_default_dtype()
-    return _finish(np.full(_size((size,)), fill_value, _dt.as_dtype(dtype)), None, requires_grad)
+    return _finish(_tape.const(np.full(_size((size,)), fill_value, _dt.as_dtype(dtype))), None,
+                   requires_grad)
 
 
 def _like(maker):
     def f(input, dtype=None, requires_grad=False, device=None):
         _check_device(device, maker.__name__ + "_like()")
-        return _finish(maker(input.shape, _dt.as_dtype(dtype) or input.dtype), None,
-                       requires_grad)
+        # empty_like too: its values are garbage either way, and a replay may reuse them
+        return _finish(_tape.const(maker(input.shape, _dt.as_dtype(dtype) or input.dtype)),
+                       None, requires_grad)
     return f
 
 
@@ -112,7 +115,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
     dtype = _dt.as_dtype(dtype)
     # Computed in float64 / int64 then cast, so the number of points is PyTorch's.
     arr = np.arange(start, end, step, dtype=np.float64 if dtype.kind == "f" else np.int64)
-    return _finish(arr.astype(dtype), None, requires_grad)
+    return _finish(_tape.const(arr.astype(dtype)), None, requires_grad)
 
 
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):

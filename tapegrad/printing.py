@@ -16,6 +16,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import names as _names
+from .core import tape as _tape
 from .core.tensor_base import TensorBase, like
 
 PREFIX = "tapegrad"  # how dtypes print: dtype=tapegrad.float64 (torch: torch.float64)
@@ -167,6 +168,7 @@ def _with_suffixes(text, suffixes, indent):
 
 
 def repr_tensor(t):
+    _tape.data_read("printing a tensor")
     prefix = "tensor("
     indent = len(prefix)
     arr = t._data

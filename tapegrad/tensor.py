@@ -18,6 +18,7 @@ from . import printing as _printing
 from .core import backward as _backward
 from .core import cuts as _cuts
 from .core import hooks as _hooks
+from .core import tape as _tape
 from .core.tensor_base import TensorBase, like
 from .ops import functions as F
 from .ops import functions_composite as FC
@@ -168,6 +169,7 @@ class Tensor(TensorBase):
         return self._scalar()
 
     def _scalar(self):
+        _tape.data_read("a Python number")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
@@ -179,16 +181,19 @@ class Tensor(TensorBase):
         if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        _tape.data_read(".numpy()")
         return self._data
 
     def tolist(self):
         if self._rg:
             _cuts.note(self, ".tolist()")
+        _tape.data_read(".tolist()")
         return self._data.tolist()
 
     def __array__(self, dtype=None, copy=None):
         if self._rg:
             _cuts.note(self, "a NumPy conversion (np.asarray)")
+        _tape.data_read("a NumPy conversion")
         arr = self._data
         return arr.astype(dtype) if dtype is not None else arr
 
@@ -206,6 +211,7 @@ class Tensor(TensorBase):
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with {self._data.size} values is "
                                "ambiguous")
+        _tape.data_read("bool()")
         return bool(self._data)
 
     def __float__(self):
@@ -223,6 +229,7 @@ class Tensor(TensorBase):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted "
                             "to an index")
+        _tape.data_read("an index")
         return int(self._data.item())
 
     __repr__ = _printing.repr_tensor
@@ -231,6 +238,7 @@ class Tensor(TensorBase):
         """A 0-d tensor formats as its number (`f"{loss:.4f}"`, `f"{t}"` gives `1.25`),
         as in torch; other tensors only with an empty spec (their str)."""
         if self._data.ndim == 0 and type(self) is Tensor:
+            _tape.data_read("format()")
             return self._data.item().__format__(spec)
         return object.__format__(self, spec)
 

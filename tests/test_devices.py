@@ -129,10 +129,11 @@ def test_bfloat16_exists_and_is_refused_by_name():
             make()
 
 
-def test_compile_returns_the_model_and_matmul_precision():
+def test_compile_wraps_the_model_and_matmul_precision():
     model = tg.nn.Linear(3, 2)
-    assert tg.compile(model) is model
-    assert tg.compile(model, mode="max-autotune") is model
+    assert tg.compile(model)._orig_mod is model  # an OptimizedModule (tests/test_compile.py)
+    assert tg.compile(model, mode="max-autotune")._orig_mod is model
+    assert tg.compile(model, disable=True) is model
 
     @tg.compile
     def f(x):

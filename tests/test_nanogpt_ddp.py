@@ -85,6 +85,12 @@ def check_checkpoint_against_torch(path, vocab_size, iters, compiled, data_dir):
     assert ck["config"]["compile"] is compiled and ck["config"]["backend"] == "gloo"
     assert ck["config"]["gradient_accumulation_steps"] == 4   # before the DDP division
     assert not any(k.startswith("module.") for k in ck["model"])
+    # a compiled model's state_dict carries torch.compile's prefix; nanoGPT's resume strips it
+    assert all(k.startswith("_orig_mod.") for k in ck["model"]) is compiled
+    unwanted_prefix = "_orig_mod."
+    for k, v in list(ck["model"].items()):
+        if k.startswith(unwanted_prefix):
+            ck["model"][k[len(unwanted_prefix):]] = ck["model"].pop(k)
     cfg = GPTConfig(**ck["model_args"])
     ours, theirs = gpt_module(tg)(cfg), gpt_module(torch)(cfg)
     ours.load_state_dict(ck["model"])

@@ -54,8 +54,9 @@ def run(roots, seeds, retain_graph, create_graph, capture=None):
     ready = _start_nodes(roots, seeds, deps, pending, leaf_grads)
     at_node = (roots[0], _capture_nodes(capture), {})
     xp = seeds[0].__array_namespace__() if create_graph else np
-    prev = state.grad_enabled
+    prev, prev_retain = state.grad_enabled, state.retain_graph
     state.grad_enabled = bool(create_graph)
+    state.retain_graph = retain_graph
     # The cyclic GC is paused for the walk: the graph has no cycles (nodes never point
     # at their outputs), but the walk frees nodes and makes containers in large numbers,
     # so the collector would run again and again over every live graph object (with a
@@ -68,6 +69,7 @@ def run(roots, seeds, retain_graph, create_graph, capture=None):
         _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_node)
     finally:
         state.grad_enabled = prev
+        state.retain_graph = prev_retain
         if gc_was_on:
             _gc_enable()
     if capture is not None:

@@ -89,6 +89,8 @@ def apply(op, *inputs, **args):
         cuts.note_no_grad(inputs, state.no_grad_block)
     if anywhere.duals and state.dual is not None:
         state.dual.propagate(op, inputs, args, saved, res)
+    if anywhere.tapes and state.tape is not None:  # tg.compile is capturing (core/tape.py)
+        state.tape.op(op, inputs, arrays, args, out, saved, res)
     return res
 
 

@@ -17,6 +17,10 @@ so each thread sees its own values and starts from the defaults below.
     no_grad_block  the user's `with no_grad():` now in force (cuts.NoGradBlock: its
                    file:line), or None (also inside tapegrad's own no_grad blocks): ops on
                    inputs that require grad note them for autograd.why_no_grad
+    tape           tg.compile's capture listening to this thread's ops, or None
+                   (core/tape.py)
+    retain_graph   the running walk's retain_graph: a `backward=` rule may free what its
+                   node holds as it goes when False (tg.compile's replayed node does)
 """
 import threading
 
@@ -28,6 +32,7 @@ class _Anywhere:
 
     duals = 0
     site_threads = 0
+    tapes = 0  # threads capturing for tg.compile (core/tape.py)
 
 
 anywhere = _Anywhere()
@@ -42,6 +47,8 @@ class AutogradState(threading.local):
         self.observers = {}
         self.last_saved = None
         self.no_grad_block = None
+        self.tape = None  # tg.compile's capture listening on this thread (core/tape.py)
+        self.retain_graph = False  # the running walk's retain_graph (engine.run)
 
     @property
     def dual(self):

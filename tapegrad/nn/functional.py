@@ -11,6 +11,7 @@ from math import prod as _prod
 import numpy as np
 
 from .. import ops as _ops_pkg  # noqa: F401  (make sure the ops package is loaded)
+from ..core import tape as _tape
 from ..core.record import apply, apply_saved
 from ..ops import functions as _F
 from ..ops import inplace as _IP
@@ -171,12 +172,17 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None):
     if not training or p == 0.0:
         return x
     if p == 1.0:
-        mask = np.zeros(x.shape, dtype=x.dtype)
-    else:
-        from ..random import rng
-        keep = rng(generator).random(x.shape) >= p
-        mask = keep.astype(x.dtype) * np.asarray(1.0 / (1.0 - p), dtype=x.dtype)
+        mask = _tape.const(np.zeros(x.shape, dtype=x.dtype))
+    else:  # a tg.compile replay draws the mask again, from the same generator, in order
+        mask = _tape.host(_dropout_mask, x.shape, x.dtype, p, generator)
     return apply(_K.dropout, x, mask=mask)
+
+
+def _dropout_mask(shape, dtype, p, generator):
+    """Keep with probability 1 - p, scaled by 1 / (1 - p)."""
+    from ..random import rng
+    keep = rng(generator).random(shape) >= p
+    return keep.astype(dtype) * np.asarray(1.0 / (1.0 - p), dtype=dtype)
 
 
 # ---- normalization ------------------------------------------------------------------------------
@@ -225,34 +231,44 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         out, saved = apply_saved(_K.batch_norm, x, weight, bias, axes=axes, eps=float(eps),
                                  correction=int(correction))
         if running_mean is not None or running_var is not None:
-            mean, var = saved["mean"].reshape(-1), saved["var"].reshape(-1)
             m = 0.1 if momentum is None else momentum
-            # in place, the same arithmetic as rm = (1 - m) * rm + m * mean
-            if running_mean is not None:
-                rm = running_mean._data
-                rm *= 1 - m
-                rm += m * mean
-            if running_var is not None:
-                rv = running_var._data
-                unbiased = var * ((n - correction) / (n - 1))
-                unbiased *= m
-                rv *= 1 - m
-                rv += unbiased
+            # through the tape's host(): a tg.compile replay updates the statistics too
+            _tape.host(_update_running, saved["mean"], saved["var"],
+                       None if running_mean is None else running_mean._data,
+                       None if running_var is None else running_var._data, m, n, correction)
         return out
     if running_mean is None or running_var is None:
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in "
                            "evaluation mode")
     shape = _bshape(x.ndim, C)
     # Eval mode is an affine map with fixed statistics: y = x * scale + shift.
-    inv = 1.0 / np.sqrt(running_var._data + eps)
-    scale = Tensor._of(inv.astype(x.dtype, copy=False))
-    shift = Tensor._of((-running_mean._data * inv).astype(x.dtype, copy=False))
+    scale, shift = _tape.host(_eval_affine, running_mean._data, running_var._data, eps, x.dtype)
+    scale, shift = Tensor._of(scale), Tensor._of(shift)
     if weight is not None:
         scale = scale * weight
         shift = shift * weight
     if bias is not None:
         shift = shift + bias
     return x * _F.reshape(scale, shape) + _F.reshape(shift, shape)
+
+
+def _update_running(mean, var, rm, rv, m, n, correction):
+    """Running statistics updated in place, the same arithmetic as rm = (1 - m) * rm + m * mean."""
+    mean, var = mean.reshape(-1), var.reshape(-1)
+    if rm is not None:
+        rm *= 1 - m
+        rm += m * mean
+    if rv is not None:
+        unbiased = var * ((n - correction) / (n - 1))
+        unbiased *= m
+        rv *= 1 - m
+        rv += unbiased
+
+
+def _eval_affine(rm, rv, eps, dtype):
+    """Eval-mode batch norm's scale and shift from the running statistics."""
+    inv = 1.0 / np.sqrt(rv + eps)
+    return inv.astype(dtype, copy=False), (-rm * inv).astype(dtype, copy=False)
 
 
 def _bshape(ndim, C):

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..core import tape as _tape
 from ..core.record import apply
 from ..ops import attention as _A
 from ..ops import functions as F
@@ -40,8 +41,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         # Dropout on the attention weights needs the composite path (the same keep/scale
         # rule as F.dropout, written here so that this module does not import functional).
         p = sdpa_reference(query, key, value, attn_mask, is_causal, scale, probs_only=True)
-        keep = (rng(None).random(tuple(p.shape)) >= dropout_p).astype(p.dtype)
-        keep *= np.asarray(0.0 if dropout_p >= 1 else 1.0 / (1.0 - dropout_p), dtype=p.dtype)
+        keep = _tape.host(_keep_mask, tuple(p.shape), p.dtype, dropout_p)  # tg.compile
         return F.matmul(p * Tensor._of(keep), value)
     return apply(_A.scaled_dot_product_attention, query, key, value,
                  attn_mask=_mask_array(attn_mask), is_causal=bool(is_causal), scale=scale)
@@ -55,10 +55,17 @@ def sdpa_reference(query, key, value, attn_mask=None, is_causal=False, scale=Non
     s = F.matmul(query, F.transpose(key, -1, -2)) * sc                  # (..., T, S)
     T, S = query.shape[-2], key.shape[-2]
     if is_causal:
-        keep = np.tril(np.ones((T, S), dtype=bool))
+        keep = _tape.const(np.tril(np.ones((T, S), dtype=bool)))  # from shapes only
         s = F.where(keep, s, float("-inf"))
     m = _mask_array(attn_mask)
     if m is not None:
         s = F.where(m, s, float("-inf")) if m.dtype == np.bool_ else s + Tensor._of(m)
     p = F.softmax(s, -1)
     return p if probs_only else F.matmul(p, value)                        # (..., T, Dv)
+
+
+def _keep_mask(shape, dtype, dropout_p):
+    """Dropout's keep mask, scaled (F.dropout's rule), drawn from tapegrad.random."""
+    keep = (rng(None).random(shape) >= dropout_p).astype(dtype)
+    keep *= np.asarray(0.0 if dropout_p >= 1 else 1.0 / (1.0 - dropout_p), dtype=dtype)
+    return keep

@@ -18,6 +18,7 @@ import numpy as np
 
 import tapegrad as tg
 
+from ..core import tape as _tape
 from ..random import rng as _rng
 from ..tensor import Tensor
 from .functional_attention import scaled_dot_product_attention as _fused
@@ -94,7 +95,7 @@ def _composite(query, key, value, mask, dropout_p, is_causal, sc):
     L, S = query.shape[-2], key.shape[-2]
     dead = None                                                       # rows with no key left
     if is_causal:
-        s = tg.where(np.tril(np.ones((L, S), dtype=bool)), s, float("-inf"))
+        s = tg.where(_tape.const(np.tril(np.ones((L, S), dtype=bool))), s, float("-inf"))
     elif mask is not None:
         if mask.dtype == np.bool_:
             keep = mask._data
@@ -116,9 +117,14 @@ def _composite(query, key, value, mask, dropout_p, is_causal, sc):
         # Same rule as F.dropout (the mask drawn from tapegrad.random): keep with 1 - p and
         # scale by 1 / (1 - p); torch applies it whenever dropout_p > 0, training or not.
         if dropout_p == 1.0:
-            keep = np.zeros(tuple(p.shape), dtype=p.dtype)
-        else:
-            keep = (_rng(None).random(tuple(p.shape)) >= dropout_p).astype(p.dtype)
-            keep *= np.asarray(1.0 / (1.0 - dropout_p), dtype=p.dtype)
+            keep = _tape.const(np.zeros(tuple(p.shape), dtype=p.dtype))
+        else:  # a tg.compile replay draws it again (core/tape.py)
+            keep = _tape.host(_keep_mask, tuple(p.shape), p.dtype, dropout_p)
         p = p * Tensor._of(keep)
     return p.matmul(value)
+
+
+def _keep_mask(shape, dtype, dropout_p):
+    keep = (_rng(None).random(shape) >= dropout_p).astype(dtype)
+    keep *= np.asarray(1.0 / (1.0 - dropout_p), dtype=dtype)
+    return keep

@@ -12,6 +12,7 @@ default 0) normalizes with Bessel's correction as the makemore-style model does.
 import numpy as np
 
 from .. import dtypes as _dt
+from ..core import tape as _tape
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -79,6 +80,10 @@ class _NormBase(Module):
         return s
 
 
+
+def _count_batch(nbt):
+    nbt += 1  # in place on the 0-d array (one ufunc call, not [...] +=)
+
 class _BatchNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)
@@ -96,8 +101,9 @@ class _BatchNorm(_NormBase):
             rm, rv, nbt = self.running_mean, self.running_var, self.num_batches_tracked
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and nbt is not None:
-            nbt._data += 1  # in place on the 0-d array (one ufunc call, not [...] +=)
+            _tape.host(_count_batch, nbt._data)  # a tg.compile replay counts too
             if self.momentum is None:  # cumulative moving average
+                _tape.data_read("num_batches_tracked")  # a Python number from a buffer
                 factor = 1.0 / float(nbt._data)
         bn_training = self.training or (rm is None and rv is None)
         use_stats = not self.training or self.track_running_stats

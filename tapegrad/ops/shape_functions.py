@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..core import tape as _tape
 from ..core.node import Node
 from ..core.record import apply
 from ..core.state import state
@@ -266,6 +267,7 @@ def _pieces(x, d, sizes, squeeze):
         t._out = k + 1  # output k of a node with several (core/tensor_base.py)
         t._version = x._version
         out.append(t)
+    _tape.built(node, out)
     return tuple(out)
 
 

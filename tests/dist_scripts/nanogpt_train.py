@@ -244,7 +244,8 @@ def check_grads_against_torch(raw_model, batches):
         for x, y in rank_batches:
             _, loss = twin(pytorch.from_numpy(x), pytorch.from_numpy(y))
             (loss / n).backward()
-    ours = dict(raw_model.named_parameters())
+    # (torch.compile's module names its parameters '_orig_mod.'...: as nanoGPT strips it)
+    ours = {n.removeprefix('_orig_mod.'): p for n, p in raw_model.named_parameters()}
     assert sorted(ours) == sorted(n for n, _ in twin.named_parameters())
     for name, p in twin.named_parameters():
         np.testing.assert_allclose(ours[name].grad.numpy(), p.grad.numpy(), rtol=1e-4,

@@ -1,0 +1,270 @@
+"""Capture: one eager forward, recorded as a tape of steps a replay can repeat.
+
+A `Capture` listens on the core's tape hook (core/tape.py) while the forward runs eagerly.
+Every array the forward touches gets a SLOT, a number: first the externals' arrays (the
+call's input tensors, then the module's parameters and buffers), then, in order, what each
+step produced. A step is
+
+    op     a derivative-table op: its forward on the input slots' arrays with its arguments
+           (an array argument is a slot too: masks, indices, targets), its outputs (one
+           array, or the pieces of a split) and the values it saved for its rules
+    host   an array step the API layer computes outside an op that must happen again:
+           a random draw (dropout's mask), running statistics updated in place
+    const  an array made from Python values only (arange, zeros): remade by copying
+
+Anything the tape cannot explain ends the capture's chance (`broken`, the reason): an
+array that is no slot (computed outside the library's knowledge), a Python read of a
+tensor's values (.item(), bool(), .tolist(), .numpy()), an in-place change, a tensor of
+the forward kept alive outside the graph (it would not be there on replay), hooks.
+`finish` checks the end state; the eager call's result is returned either way.
+"""
+import sys
+import zlib
+
+import numpy as np
+
+from ..device import device as _Device
+from .. import dtypes as _dt
+from ..core.tensor_base import TensorBase
+
+OP, HOST, CONST = 0, 1, 2
+_ndarray = np.ndarray
+_getrefcount = sys.getrefcount
+# arguments taken as constants: anything else may hold arrays the tape cannot see
+_PLAIN = frozenset((int, float, bool, complex, str, bytes, type(None), type(Ellipsis)))
+_CONSTANT = (np.generic, np.dtype, type, _dt.dtype, _Device)
+
+
+class Step:
+    """One replayable step. `ins`: per positional input a slot (int) or a constant
+    wrapped in `Const`; `kw`: keyword arguments, same convention (a tuple argument
+    holding arrays becomes `Seq`); `n_out` arrays go to the next slots, then the saved
+    values named `saved_keys`."""
+
+    __slots__ = ("kind", "fn", "ins", "kw", "n_out", "saved_keys", "shapes", "rg", "index")
+
+    def __init__(self, kind, fn, ins, kw, n_out, saved_keys=(), shapes=(), rg=()):
+        self.kind, self.fn, self.ins, self.kw = kind, fn, ins, kw
+        self.n_out, self.saved_keys, self.shapes, self.rg = n_out, saved_keys, shapes, rg
+        self.index = None  # the slot of its first output (set by Capture._add_step)
+
+
+class Const:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Seq:
+    """A tuple/list argument holding slots (index tuples): rebuilt on replay."""
+
+    __slots__ = ("kind", "items")
+
+    def __init__(self, kind, items):
+        self.kind, self.items = kind, items
+
+
+class Capture:
+    """The listener of one eager forward (see the module docstring)."""
+
+    def __init__(self, externals):
+        self.slot = {}        # id(array) -> slot
+        self.arrays = []      # slot -> array (held: ids stay unique while capturing)
+        self.steps = []
+        self.broken = None
+        self.results = []     # (tensor, slot) of every op output: the end-state checks
+        self.nodes = {}       # Node -> step number (the backward's events name nodes)
+        self.host_args = set()  # ids of arrays a host step received (may write them)
+        self.hosting = False
+        self.externals = list(externals)
+        for t in self.externals:
+            self._add(t._data)
+        self.n_ext = len(self.externals)
+        self.sums = [None] * self.n_ext  # per slot, a checksum of what the step made
+        self.ext_versions = [t._version[0] for t in self.externals]
+        self.ext_arrays = [t._data for t in self.externals]
+
+    # ---- the hook (core/tape.py) ------------------------------------------------------
+    def brk(self, why):
+        if self.broken is None:
+            self.broken = why
+
+    def op(self, op, inputs, arrays, args, out, saved, res):
+        if self.broken is not None:
+            return
+        if op.name == "getitem" and _has_mask(args.get("key")):
+            return self.brk("a boolean mask index (the result's shape depends on values)")
+        ins = self._ins(inputs, arrays)
+        kw = self._kw(args)
+        if ins is None or kw is None:
+            return
+        keys = tuple(saved) if saved else ()
+        rg = tuple(isinstance(t, TensorBase) and t._rg for t in inputs)
+        step = Step(OP, op, ins, kw, 1, keys, (out.shape,), rg)
+        first = self._add_step(step, [out] + [saved[k] for k in keys])
+        self.results.append((res, first))
+        if res.grad_fn is not None:
+            self.nodes[res.grad_fn] = len(self.steps) - 1
+
+    def built(self, node, outputs):
+        """A node made by hand (split pieces): its op's forward on the inputs, node.args."""
+        if self.broken is not None:
+            return
+        ins = self._ins(node.inputs, [t._data if isinstance(t, TensorBase) else t
+                                      for t in node.inputs])
+        kw = self._kw(node.args)
+        if ins is None or kw is None:
+            return
+        rg = tuple(isinstance(t, TensorBase) and t._rg for t in node.inputs)
+        outs = list(node.ans)
+        step = Step(OP, node.op, ins, kw, len(outs), (), tuple(a.shape for a in outs), rg)
+        first = self._add_step(step, outs)
+        for k, t in enumerate(outputs):
+            self.results.append((t, first + k))
+        self.nodes[node] = len(self.steps) - 1
+
+    def host(self, fn, args, out):
+        if self.broken is not None:
+            return
+        self.hosting = True
+        ins = self._ins(args, args)
+        self.hosting = False
+        if ins is None:
+            return
+        for a in args:
+            if type(a) is _ndarray:
+                self.host_args.add(id(a))
+        outs = [] if out is None else list(out) if isinstance(out, tuple) else [out]
+        if any(type(a) is not _ndarray for a in outs):
+            return self.brk(f"host step {fn.__name__} returned a non-array")
+        self._add_step(Step(HOST, fn, ins, {}, len(outs), (), (), ()), outs)
+
+    def const(self, arr):
+        if self.broken is None:
+            self._add_step(Step(CONST, arr.copy(), (), {}, 1), [arr])
+
+    # ---- slots -----------------------------------------------------------------------
+    def _add(self, arr):
+        self.slot[id(arr)] = len(self.arrays)
+        self.arrays.append(arr)
+
+    def _add_step(self, step, outs):
+        step.index = len(self.arrays)
+        self.steps.append(step)
+        for a in outs:
+            self._add(a)
+            self.sums.append(_crc(a))
+        return step.index
+
+    def _ref(self, value):
+        """A slot for an array, Const for a Python value, None (and broken) otherwise."""
+        if isinstance(value, _ndarray):
+            s = self.slot.get(id(value))
+            if s is None:
+                self.brk(f"an array of shape {value.shape} made outside the ops")
+            return s
+        if isinstance(value, TensorBase):
+            s = self.slot.get(id(value._data))
+            if s is None:
+                self.brk("a tensor made outside the ops")
+            return s
+        if isinstance(value, (tuple, list)) and any(
+                isinstance(v, (_ndarray, TensorBase, tuple, list)) for v in value):
+            items = [self._ref(v) for v in value]
+            return None if self.broken is not None else Seq(type(value), items)
+        if type(value) in _PLAIN or isinstance(value, _CONSTANT):
+            return Const(value)
+        if isinstance(value, (tuple, list)):  # a shape, axes: plain values only
+            for v in value:
+                if self._ref(v) is None:
+                    return None
+            return Const(value)
+        if type(value) is slice and all(type(v) in _PLAIN for v in
+                                        (value.start, value.stop, value.step)):
+            return Const(value)
+        if self.hosting and type(value).__name__ == "Generator":
+            return Const(value)  # the same generator object: a replay draws from it
+        self.brk(f"an argument of type {type(value).__name__}")  # it may hold arrays
+        return None
+
+    def _ins(self, inputs, arrays):
+        out = []
+        for t, a in zip(inputs, arrays):
+            r = self._ref(a if isinstance(t, TensorBase) else t)
+            if r is None:
+                return None
+            out.append(r)
+        return tuple(out)
+
+    def _kw(self, args):
+        kw = {}
+        for k, v in args.items():
+            r = self._ref(v)
+            if r is None:
+                return None
+            kw[k] = r
+        return kw
+
+    # ---- the end state ---------------------------------------------------------------
+    def finish(self, out_leaves):
+        """After the forward: the output slots, or None (broken: the reason says why)."""
+        if self.broken is not None:
+            return None
+        for t, v, a in zip(self.externals, self.ext_versions, self.ext_arrays):
+            if t._version[0] != v or t._data is not a:
+                return self.brk("an input, parameter or buffer changed in place")
+        outputs = []
+        by_id = {id(t): s for t, s in self.results}
+        for x in out_leaves:
+            if isinstance(x, TensorBase):
+                s = by_id.get(id(x))
+                if s is None:
+                    return self.brk("an output that is no op's result")
+                outputs.append(s)
+            elif x is None or isinstance(x, (bool, int, float, str)):
+                outputs.append(Const(x))
+            else:
+                return self.brk(f"an output of type {type(x).__name__}")
+        uses = {}
+        for node in self.nodes:
+            if node.hooks:
+                return self.brk("a gradient hook in the forward")
+            for t in node.inputs:
+                if isinstance(t, TensorBase):
+                    uses[id(t)] = uses.get(id(t), 0) + 1
+        for s in range(self.n_ext, len(self.arrays)):
+            # a change the tape did not see (`h.data[...] = 0`, a mutated constant): the
+            # recorded step would not make what the forward went on with
+            if self.sums[s] is not None and _crc(self.arrays[s]) != self.sums[s]:
+                return self.brk("an array of the forward changed outside the ops")
+        outs = {id(x) for x in out_leaves}
+        for t, s in self.results:
+            if t._version[0] != 0 or t._data is not self.arrays[s]:
+                return self.brk("an in-place change in the forward")
+            # held by: self.results' tuple, `t`, getrefcount's argument, the nodes that
+            # read it. One more reference: something outside the graph keeps it (a
+            # module attribute...), and a replay would not update it
+            if id(t) not in outs and _getrefcount(t) > 3 + uses.get(id(t), 0):
+                return self.brk("a tensor of the forward kept outside the graph")
+        return outputs
+
+
+def _has_mask(key):
+    stack = [key]
+    while stack:
+        k = stack.pop()
+        if type(k) is _ndarray and k.dtype == np.bool_ and k.ndim:
+            return True
+        if isinstance(k, (tuple, list)):
+            stack.extend(k)
+    return False
+
+
+def _crc(a):
+    """A checksum of an array's bytes (None: not an array, as a saved value may be)."""
+    if type(a) is not _ndarray:
+        return None
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return zlib.crc32(a.reshape(-1).view(np.uint8)) if a.size else 0

@@ -1,0 +1,100 @@
+"""Guards: when may a call replay a capture? The key of everything a replay takes as given.
+
+    the call's structure (pytree spec), every input tensor's class, shape, dtype and
+    requires_grad, every other argument's value (hashable, or no key: eager), which
+    arguments share an array (with each other or with a parameter), grad mode, the
+    default dtype, each submodule's `training` and its attributes of plain types (bool,
+    int, float, str, None: dropout's p, a flag a forward branches on), the identity, shape, dtype and
+    requires_grad of every parameter and buffer
+
+`key` returns (key, externals) or (None, None): eager, for hooks on a module, forward-mode
+AD, anomaly or strict mode (any observer of the walk), node sites being recorded, or a
+capture already running on this thread (a compiled call inside another's capture).
+"""
+from .. import dtypes as _dt
+from .._func.pytree import flatten
+from ..core.state import anywhere, state
+from ..core.tensor_base import TensorBase
+
+_NO = (None, None)
+WATCH = "tg.compile"  # schedule.NAME (not imported: schedule imports nothing of ours)
+# module attributes whose values a forward may branch on (dropout's p, a flag): part of
+# the key; attributes of other types (a config object) are not guarded
+_PLAIN = frozenset((bool, int, float, str, type(None)))
+
+
+def key(module, args, kwargs):
+    obs = state.observers
+    if ((obs and len(obs) > (WATCH in obs)) or state.tape is not None or state.record_sites
+            or (anywhere.duals and state.dual is not None)):
+        return _NO  # (another capture's watch of the walk is no reason for eager)
+    leaves, spec = _leaves(args, kwargs)
+    ext = []
+    parts = [spec, state.grad_enabled, _dt.get_default_dtype()]
+    for x in leaves:
+        if isinstance(x, TensorBase):
+            ext.append(x)
+            d = x._data
+            parts.append(type(x))
+            parts.append(d.shape)
+            parts.append(d.dtype)
+            parts.append(x._rg)
+        else:
+            try:
+                hash(x)
+            except TypeError:
+                return _NO
+            parts.append(type(x))
+            parts.append(x)
+    if module is not None and not _module_part(module, parts, ext):
+        return _NO
+    first = {}
+    parts.append(tuple(first.setdefault(id(t._data), k) for k, t in enumerate(ext)))
+    return tuple(parts), ext
+
+
+def _module_part(module, parts, ext):
+    """Each submodule's state into `parts`, its parameters and buffers into `ext` (an
+    explicit stack: a hand-written walk is ~4x faster than modules(), and this runs on
+    every call). False: a forward hook somewhere."""
+    seen_m, seen = set(), set()
+    stack = [module]
+    plain = _PLAIN
+    while stack:
+        m = stack.pop()
+        if id(m) in seen_m:
+            continue
+        seen_m.add(id(m))
+        d = m.__dict__
+        if d["_forward_hooks"] or d["_forward_pre_hooks"]:
+            return False
+        # training and every other plain attribute (by position: the dict's order)
+        parts.append(tuple([v for v in d.values() if type(v) in plain]))
+        for store in (d["_parameters"], d["_buffers"]):
+            for t in store.values():
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    ext.append(t)
+                    a = t._data
+                    parts.append(id(t))
+                    parts.append(a.shape)
+                    parts.append(a.dtype)
+                    parts.append(t._rg)
+        for c in d["_modules"].values():
+            if c is not None:
+                stack.append(c)
+    return True
+
+
+def _leaves(args, kwargs):
+    """(leaves, structure) of the call. The usual call, tensors and plain values as
+    arguments, skips the pytree (a Spec's hash walks its tree on every lookup)."""
+    for x in args:
+        if isinstance(x, (tuple, list, dict)):
+            return flatten((args, kwargs))
+    if kwargs:
+        for x in kwargs.values():
+            if isinstance(x, (tuple, list, dict)):
+                return flatten((args, kwargs))
+        return list(args) + list(kwargs.values()), (len(args), tuple(kwargs))
+    return args, len(args)

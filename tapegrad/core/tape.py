@@ -1,0 +1,56 @@
+"""The hook `tg.compile`'s capture listens on (tapegrad/_compile): while a tape is active on
+this thread, the library reports what it computes, so one forward can be replayed later.
+
+    apply()           every recorded op (record.py calls `tape.op(...)`)
+    built(node, out)  an op whose Node was built by hand (split/unbind pieces)
+    host(fn, *args)   an array step the API layer computes outside an op, which a replay
+                      must repeat: a random draw (dropout's mask), running statistics
+    const(arr)        an array a creation function made from Python values only (arange)
+    data_read(what)   Python read a tensor's values (.item(), bool(), ...): the forward's
+                      control flow may depend on them, so it cannot be replayed
+
+Everything is a no-op unless some thread captures: the functions test the process-wide
+count `anywhere.tapes` first (a plain attribute), as apply() does for forward AD.
+"""
+from .state import anywhere, state, _lock
+
+
+def begin(tape):
+    """Make `tape` this thread's listener (end() removes it)."""
+    with _lock:
+        anywhere.tapes += 1
+    state.tape = tape
+
+
+def end():
+    state.tape = None
+    with _lock:
+        anywhere.tapes -= 1
+
+
+def current():
+    return state.tape if anywhere.tapes else None
+
+
+def host(fn, *args):
+    """`fn(*args)`, reported to an active tape so a replay calls it again in order."""
+    out = fn(*args)
+    if anywhere.tapes and state.tape is not None:
+        state.tape.host(fn, args, out)
+    return out
+
+
+def const(arr):
+    if anywhere.tapes and state.tape is not None:
+        state.tape.const(arr)
+    return arr
+
+
+def built(node, outputs):
+    if anywhere.tapes and state.tape is not None:
+        state.tape.built(node, outputs)
+
+
+def data_read(what):
+    if anywhere.tapes and state.tape is not None:
+        state.tape.brk(what)
