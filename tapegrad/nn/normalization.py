@@ -80,9 +80,9 @@ class _NormBase(Module):
         return s
 
 
-
 def _count_batch(nbt):
     nbt += 1  # in place on the 0-d array (one ufunc call, not [...] +=)
+
 
 class _BatchNorm(_NormBase):
     def forward(self, input):
