@@ -9,8 +9,10 @@
   (e) W4: one makemore MLP+BatchNorm training step, batch 32 (bench/bench_char.py's
       model and hand-written NumPy step), us per step;
   (f) the tiny GPT training step (bench/bench_char.py's bench_gpt: 2 layers, n_embd 64,
-      AdamW, 1 thread as issue 15 measures it) vs the same model in PyTorch; (f') the
-      same step with the model through tg.compile (capture and replay);
+      AdamW, 1 thread as issue 15 measures it) vs the same model in PyTorch, both with
+      freed memory kept in the heap as bench_char.py runs them (tapegrad/_alloc.py);
+      (f') the same step with the model through tg.compile (capture and replay);
+      (f'') the step with glibc's default malloc (information: page faults);
   (g) the microgpt-shaped scalar GPT (bench/bench_microgpt_value.py's train) with tg.Value
       vs its reference LocalValue (microgpt's design): CPU time, and the losses and samples
       must be identical;
@@ -59,7 +61,8 @@ _p.add_argument("--cpu-time", action="store_true",
                      "time slices too (measured: torch's W2 row 41-55 us on one loaded machine "
                      "within minutes). Only meaningful with --threads 1.")
 _p.add_argument("--mlp-worker", help=argparse.SUPPRESS)  # internal: time one MLP, print ms
-_p.add_argument("--worker", choices=("gpt", "gpt-compile", "rss-numpy", "rss-tapegrad"),
+_p.add_argument("--worker", choices=("gpt", "gpt-compile", "gpt-default-malloc", "rss-numpy",
+                                     "rss-tapegrad"),
                 help=argparse.SUPPRESS)  # internal: one (f) or (h) measurement, printed
 ARGS = _p.parse_args()
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -82,7 +85,8 @@ import tapegrad as tg  # noqa: E402
 # A worker that times or measures NumPy or tapegrad alone does not import torch: its
 # OpenMP threads and memory are then not in the measurement, and on a loaded machine the
 # import alone costs seconds per worker.
-if (ARGS.mlp_worker or "torch") == "torch" and ARGS.worker in (None, "gpt", "gpt-compile"):
+if (ARGS.mlp_worker or "torch") == "torch" and ARGS.worker in (None, "gpt", "gpt-compile",
+                                                                     "gpt-default-malloc"):
     import torch  # noqa: E402
     import torch.nn.functional as TF  # noqa: E402
     torch.set_num_threads(ARGS.threads)
@@ -521,7 +525,8 @@ def main():
     out()
 
     section("f", "tiny GPT training step (bench/bench_char.py: 2 layers, n_embd 64, 4 heads, "
-            "T 16, batch 32, AdamW; 1 thread, own process; ms per step)")
+            "T 16, batch 32, AdamW; 1 thread, own process; ms per step; freed memory kept "
+            "in the heap for both columns, as bench_char.py and `tapegrad train` run)")
     g_tg, g_th = in_subprocess("--worker", "gpt", threads=1)
     rg = g_tg / g_th
     out("| implementation | ms / step | vs torch |")
@@ -533,6 +538,11 @@ def main():
     c_tg, c_th = in_subprocess("--worker", "gpt-compile", threads=1)
     out(f"| (f') tapegrad, tg.compile (torch in that process: {c_th*1e3:.2f}) | "
         f"{c_tg*1e3:.2f} | {c_tg / c_th:.2f} |")
+    # (f'') glibc's default malloc thresholds (a script that never calls
+    # keep_freed_memory): arrays above ~128 KiB are fresh pages on every step
+    d_tg, d_th = in_subprocess("--worker", "gpt-default-malloc", threads=1)
+    out(f"| (f'') tapegrad, glibc's default malloc (torch in that process: {d_th*1e3:.2f}) | "
+        f"{d_tg*1e3:.2f} | {d_tg / d_th:.2f} |")
     out()
     goals["GPT"] = ("tiny GPT step (bench_char.py)", "1 thread", f"{g_tg*1e3:.2f} ms",
                     f"torch {g_th*1e3:.2f} ms", f"{rg:.2f}x torch", "<= 1.0x", rg <= 1.0)
@@ -599,7 +609,10 @@ def main():
 if __name__ == "__main__":
     if ARGS.mlp_worker:
         print(best(MLP_IMPLS[ARGS.mlp_worker](), MLP_STEPS) * 1e3)
-    elif ARGS.worker in ("gpt", "gpt-compile"):
+    elif ARGS.worker in ("gpt", "gpt-compile", "gpt-default-malloc"):
+        if ARGS.worker != "gpt-default-malloc":  # as bench_char.py and `tapegrad train` run
+            from tapegrad._alloc import keep_freed_memory
+            keep_freed_memory()
         print(*gpt_times(ARGS.worker == "gpt-compile"))
     elif ARGS.worker:
         print(rss_growth_mib(ARGS.worker.split("-")[1]))

@@ -848,8 +848,11 @@ def _normal_cdf_exp_f32(x):
         q *= t
     q *= e                                           # -h, h = Phi(-|x|)
     q += 0.5                                         # 0.5 - h >= 0 (or nan)
+    # x's sign bits into t's buffer (t is no longer read): no fresh array, whose pages
+    # glibc's default malloc would fault in again on every call
+    sign = np.bitwise_and(x.view(np.uint32), _SIGN_BIT, out=t.view(np.uint32))
     bits = q.view(np.uint32)
-    bits |= np.bitwise_and(x.view(np.uint32), _SIGN_BIT)   # sign(x) (0.5 - h)
+    bits |= sign                                     # sign(x) (0.5 - h)
     q += 0.5                                         # Phi(x): 1 - h for x >= 0, h below
     return q, e
 
@@ -867,17 +870,17 @@ def _normal_cdf_pdf_f32(x):
 def _gelu_f32(x):
     """(gelu(x), gelu'(x)) for a float32 array: y = x Phi(x) and d = Phi(x) + x phi(x),
     the backward's factor, computed here from the kernel's Phi and exp (x phi(x) in
-    place on the exp; Phi's buffer is not kept). The simple formula (SciPy's erf,
+    place on the exp, y in place on Phi: two fresh arrays, both returned). The simple formula (SciPy's erf,
     float64) is `_normal_cdf` / `_gelu_grad_from_cdf`; the tests compare the two."""
     if x.ndim == 0:
         y, d = _gelu_f32(x.reshape(1))
         return y.reshape(()), d.reshape(())
     cdf, e = _normal_cdf_exp_f32(x)
-    y = x * cdf
     e *= x
     e *= _INV_SQRT_2PI                               # x phi(x)
     e += cdf
-    return y, e
+    cdf *= x                                         # y, in place on Phi's buffer
+    return cdf, e
 
 
 def _gelu_grad_forward(x, *, approximate="none", cdf=None, pdf=None, dgelu=None):
