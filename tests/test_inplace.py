@@ -523,3 +523,51 @@ def test_inplace_change_after_max_dim_is_allowed_as_in_torch():
     (v * 2).sum().backward()
     (tv * 2).sum().backward()
     np.testing.assert_array_equal(x0.grad.numpy(force=True), t0.grad.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_update_loop_forms_match_torch(op, dtype):
+    # NOTE: not float16: torch multiplies a Half tensor by a Python scalar in float32
+    # (its opmath) and rounds once; tapegrad (NumPy) rounds 0.1 to float16 first, so
+    # `0.1 * g` differs in the last bit (a known difference, not this path's)
+    # the lectures' update `p.data += -lr * p.grad` / `p.data -= lr * p.grad` (a same-shape,
+    # same-dtype operand with nothing recorded: inplace.py's one-ufunc path) and its
+    # neighbours that take the general path (broadcast operand, other dtype, grad mode on)
+    r = np.random.default_rng(3)
+    w0, g0 = r.uniform(0.5, 1.5, (4, 3)), r.uniform(0.5, 1.5, (4, 3))
+    name = {"add": "__iadd__", "sub": "__isub__", "mul": "__imul__", "div": "__itruediv__"}[op]
+    out = {}
+    for lib in (tg, torch):
+        p = lib.tensor(w0.astype(dtype), requires_grad=True)
+        p.grad = lib.tensor(g0.astype(dtype))
+        d = p.data
+        getattr(d, name)(0.1 * p.grad)
+        with lib.no_grad():
+            getattr(p, f"{op}_")(p.grad[0])          # broadcast: the general path
+            getattr(p, f"{op}_")(p.grad.double())     # a wider operand: cast back
+        version = d._version[0] if lib is tg else d._version
+        out[lib] = p.detach().numpy().copy(), version
+    (ours, ours_v), (theirs, theirs_v) = out[tg], out[torch]
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, theirs)
+    assert ours_v == 1  # d's own counter (torch: .data's counter is shared)
+
+
+def test_update_loop_form_errors_match_torch():
+    # a read-only array and grad mode on a leaf keep their errors on the fast path's inputs
+    p = tg.tensor(np.ones(3), requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        p -= tg.ones(3, dtype=tg.float64)
+    ro = np.ones(3)
+    ro.flags.writeable = False
+    t = tg.from_numpy(ro)
+    with pytest.raises(RuntimeError, match="read-only"):
+        t -= tg.ones(3, dtype=tg.float64)
+    i = tg.ones(3, dtype=tg.int64)
+    with pytest.raises(RuntimeError) as ours:
+        i -= tg.full((3,), 0.5)
+    with pytest.raises(RuntimeError) as theirs:
+        ti = torch.ones(3, dtype=torch.int64)
+        ti -= torch.full((3,), 0.5)
+    assert str(ours.value) == str(theirs.value)

@@ -308,6 +308,17 @@ def _table_method(method, op, fname):
 # ---- arithmetic ----------------------------------------------------------------
 def _binary_inplace(op, ufunc, fname, mode=P.ARITH):
     def method(self, other, *, alpha=None):
+        if (alpha is None and isinstance(other, TensorBase) and state.dual is None
+                and not (state.grad_enabled and (self._rg or other._rg))):
+            # the update loop's `p.data -= lr * p.grad` (float, same dtype and shape,
+            # nothing recorded): the general path's own no-graph branch below, one ufunc
+            # call, without its closures and checks (~2 us of ~6 per parameter, measured)
+            a, b = self._data, other._data
+            if (a.dtype is b.dtype and a.dtype.kind == "f" and a.shape == b.shape
+                    and a.flags.writeable):
+                ufunc(a, b, out=a)
+                self._version[0] += 1
+                return self
         o = _other(other)
         if alpha is not None and alpha != 1:
             o = o * alpha
