@@ -34,11 +34,7 @@ def key(module, args, kwargs):
     for x in leaves:
         if isinstance(x, TensorBase):
             ext.append(x)
-            d = x._data
-            parts.append(type(x))
-            parts.append(d.shape)
-            parts.append(d.dtype)
-            parts.append(x._rg)
+            _tensor_part(parts, type(x), x)
         else:
             try:
                 hash(x)
@@ -51,6 +47,16 @@ def key(module, args, kwargs):
     first = {}
     parts.append(tuple(first.setdefault(id(t._data), k) for k, t in enumerate(ext)))
     return tuple(parts), ext
+
+
+def _tensor_part(parts, which, t):
+    """What a guard sees of a tensor: `which` (its type for an argument, its identity for a
+    parameter or buffer), shape, dtype and requires_grad."""
+    a = t._data
+    parts.append(which)
+    parts.append(a.shape)
+    parts.append(a.dtype)
+    parts.append(t._rg)
 
 
 def _module_part(module, parts, ext):
@@ -75,11 +81,7 @@ def _module_part(module, parts, ext):
                 if t is not None and id(t) not in seen:
                     seen.add(id(t))
                     ext.append(t)
-                    a = t._data
-                    parts.append(id(t))
-                    parts.append(a.shape)
-                    parts.append(a.dtype)
-                    parts.append(t._rg)
+                    _tensor_part(parts, id(t), t)
         for c in d["_modules"].values():
             if c is not None:
                 stack.append(c)
