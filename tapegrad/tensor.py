@@ -338,7 +338,9 @@ class Tensor(TensorBase):
         return F.mul(other, self)
 
     def __rtruediv__(self, other):
-        return F.div(other, self)
+        # torch's Tensor.__rdiv__: `s / x` is x.reciprocal() * s (two roundings: other bits
+        # than s / x in about a quarter of the elements, and its gradient is that chain's)
+        return F.mul(FX.reciprocal(self), other)
 
     def __rpow__(self, other):
         return F.pow(other, self)

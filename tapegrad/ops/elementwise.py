@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from ..core.tensor_base import TensorBase
-from .registry import defop
+from .registry import _vjp_from_partial, defop
 
 
 def _raw(a):
@@ -54,11 +54,21 @@ def _reciprocal(y):
     return 1.0 / y
 
 
-div = defop("div", np.true_divide, inputs=("x", "y"), partials=[
-    lambda xp, ans, x, y: _reciprocal(y),
+def _div_dy(xp, ans, x, y):
     # NOTE: -(x / y) / y, not -ans / y (the same bits): the rule does not read the
     # output, so `h = a / b; h += 1` is allowed, as in PyTorch (see autograd/saved.py).
-    lambda xp, ans, x, y: -(x / y) / y,
+    return -(x / y) / y
+
+
+_div_dy_vjp = _vjp_from_partial(_div_dy)
+div = defop("div", np.true_divide, inputs=("x", "y"), partials=[
+    lambda xp, ans, x, y: _reciprocal(y),
+    _div_dy,
+], vjp=[
+    # dx = g / y, torch's rule (g * (1/y) differs in the last bit): the partial 1/y stays
+    # for forward mode
+    lambda xp, g, ans, x, y: g / y,
+    _div_dy_vjp,
 ], reads=["y", "x y"],
     text="dx = g/y ; dy = -g*ans/y",
     hint=("d(x/y) = 1/y and -x/y**2 are infinite where y = 0; keep the denominator away from 0"
@@ -201,6 +211,13 @@ sqrt = defop("sqrt", np.sqrt, partials=[lambda xp, ans, x: 0.5 / ans], reads=["a
              text="dx = g*0.5/ans",
              hint=("sqrt'(x) = 1/(2*sqrt(x)) is infinite at x = 0 (nan for x < 0); a common "
                    "fix is sqrt(x + eps)"))
+# torch's reciprocal has its own kernel and rule (-g * ans**2, not div's -(1/x)/x), and
+# torch computes `s / x` as x.reciprocal() * s (Tensor.__rdiv__): the same two roundings here
+reciprocal = defop("reciprocal", np.reciprocal,
+                   partials=[lambda xp, ans, x: -(ans * ans)], reads=["ans"],
+                   text="dx = -g*ans**2",
+                   hint=("reciprocal'(x) = -1/x**2 is infinite at x = 0; keep the input away "
+                         "from 0 (x + eps)"))
 rsqrt = defop("rsqrt", lambda x: 1.0 / np.sqrt(x),
               partials=[lambda xp, ans, x: -0.5 * ans * ans * ans], reads=["ans"],
               text="dx = -0.5*g*ans**3",

@@ -64,7 +64,7 @@ def reciprocal(input):
     x = F._tensor(input, "reciprocal")
     if x.dtype.kind in "biu":
         x = x.to(_dt.get_default_dtype())
-    return F.div(1.0, x)
+    return apply(E.reciprocal, x)
 
 
 # ---- histograms (no gradient) -------------------------------------------------------------
