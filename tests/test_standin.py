@@ -7,13 +7,19 @@ database's samples are small, so tests/test_opdb.py never meets one. Here:
   * every differentiable op-database sample, float64, runs with stand-ins for EVERY size
     (`MIN_BYTES = 0`) and must still give PyTorch's gradients, and PyTorch's second
     derivatives where the entry checks them (the graph the first backward records gets
-    stand-ins too). A rule reading a value its declaration says it does not read meets a
-    NaN stand-in and the comparison fails;
+    stand-ins too), on clones of the inputs (non-leaves: what `edges_only` replaces).
+    A rule reading a value its declaration says it does not read meets a NaN stand-in
+    and the comparison fails. Plus gradgradcheck, one sample per entry, and one
+    third-order case, for the backward ops only those record. Together they record a
+    node of each of the 105 table ops with a value to stand in for (measured when
+    written; a new op's entry in the opdb brings it in);
   * a throwaway op (an `Op` made in the test, never registered in `OPS`) with a wrong
-    declaration gives NaN gradients, not zeros, for a large input.
+    declaration gives NaN gradients, not zeros, for a large input; anomaly mode names
+    the declaration; strict mode still checks add with stand-in inputs.
 
-The first test reuses test_opdb's runner (`_run`) and cases; float64 only (the float32,
-gradcheck and hypothesis variants test the rules, not what a node keeps).
+The op-database tests reuse test_opdb's runner (`_run`) and cases; float64 only (the
+float32 and hypothesis variants test the rules, not what a node keeps): about a fifth of
+test_opdb.py's time.
 """
 import dataclasses
 import importlib
@@ -27,7 +33,7 @@ from tapegrad.core import standin
 from tapegrad.core.record import apply
 from tapegrad.ops import elementwise as E
 from tapegrad.ops.registry import OPS, Op
-from test_opdb import _cases, _run, _sample
+from test_opdb import _cases, _gradcheck_args, _run, _sample
 
 
 @pytest.fixture
@@ -51,6 +57,47 @@ def test_opdb_gradients_with_standins_everywhere(entry, k, standins_everywhere):
     entry = dataclasses.replace(entry, tg_fn=_through_clones(entry.tg_fn),
                                 torch_fn=_through_clones(entry.torch_fn))
     _run(entry, _sample(entry, k), np.float64, *entry.f64_tol, second_order=entry.gradgrad)
+
+
+def _one_per_entry(cases):
+    seen, out = set(), []
+    for p in cases:
+        if id(p.values[0]) not in seen:
+            seen.add(id(p.values[0]))
+            out.append(p)
+    return out
+
+
+@pytest.mark.parametrize("entry,k", _one_per_entry(_cases(
+    lambda e, s: e.differentiable and e.gradgrad and s.gradcheck)))
+def test_gradgradcheck_with_standins_everywhere(entry, k, standins_everywhere):
+    """Second order with the incoming gradient as a variable too (gradgradcheck): the
+    backward ops that only that runs (embedding_backward, gather_backward, the pooling
+    adjoints, zero_at, ...) record nodes with stand-ins. One sample per entry."""
+    sample = _sample(entry, k)
+    fn = _through_clones(lambda *a: entry.tg_fn(*a, **sample.kwargs))
+    with np.errstate(all="ignore"):
+        assert tg.autograd.gradgradcheck(fn, _gradcheck_args(sample), **entry.gradcheck_kw)
+
+
+def test_max_pool2d_third_order_with_standins_everywhere(standins_everywhere):
+    """The one backward op gradgradcheck does not record: max_pool2d_gather (the rule of
+    max_pool2d_scatter, max_pool2d's rule). Differentiating with respect to the incoming
+    gradients, three times, records and runs it."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((2, 3, 6, 6))
+    cots = [rng.standard_normal(s) for s in [(2, 3, 3, 3), (2, 3, 6, 6), (2, 3, 3, 3)]]
+    res = []
+    for lib in (tg, torch):
+        x = lib.tensor(a, requires_grad=True)
+        v, u, w = (lib.tensor(c, requires_grad=True) for c in cots)
+        y = lib.nn.functional.max_pool2d(x.clone(), 2)
+        (g1,) = lib.autograd.grad(y, x, v, create_graph=True)   # scatter(v)
+        (g2,) = lib.autograd.grad(g1, v, u, create_graph=True)  # gather(u)
+        (g3,) = lib.autograd.grad(g2, u, w)                     # scatter(w)
+        res.append([t.detach().numpy() for t in (g1, g2, g3)])
+    for ours, theirs in zip(*res):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
 
 
 def test_fixture_makes_standins_for_small_arrays(standins_everywhere):
