@@ -81,6 +81,19 @@ def test_nanogpt_compiled_steps_equal_eager_bit_for_bit(dropout, capsys):
     assert run._runner.replays == len(batches) - 1  # one capture, then replays
 
 
+def test_nanogpt_with_standins_replays_bit_for_bit(monkeypatch):
+    """Residual adds of large activations hold stand-in tensors for their inputs
+    (core/standin.py: another object, the same history): the schedule still finds the
+    capture's tensors, so the step replays (it ran eagerly for good before)."""
+    from tapegrad.core import standin
+    monkeypatch.setattr(standin, "MIN_BYTES", 0)  # every size, as large arrays
+    batches = _token_batches(4)
+    _, eager = _train(_gpt(0.0), batches, False, "adamw")
+    run, comp = _train(_gpt(0.0), batches, True, "adamw")
+    _assert_equal_runs(eager, comp)
+    assert run._runner.replays == len(batches) - 1, run._runner.why
+
+
 class MnistMLP(nn.Module):
     def __init__(self):
         super().__init__()

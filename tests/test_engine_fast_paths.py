@@ -3,7 +3,8 @@
 `loss.backward()` takes a shortcut (one scalar root, the implicit seed); one- and
 two-input nodes skip the rule loop; the cyclic GC is paused during the walk. Each test
 would fail if a shortcut changed what the user sees: gradients, errors, the in-place
-version check, the GC's state afterwards.
+version check, the GC's state afterwards. Also the general path's roots: several roots
+with one node (a split's pieces, [y, y]) as in PyTorch.
 """
 import gc
 
@@ -118,3 +119,31 @@ def test_gc_reenabled_when_a_hook_raises():
     with pytest.raises(ValueError, match="hook failed"):
         y.sum().backward()
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize("how", ["grad", "backward"])
+@pytest.mark.parametrize("pieces", ["split", "same_twice", "unbind"])
+def test_roots_sharing_a_node_as_torch(how, pieces):
+    """Roots whose grad_fn is one node, above a non-leaf: the node's input edges are
+    counted once (counted per root, nothing below the node ran: None / no .grad)."""
+    a = _arr(5, 3)
+    res = []
+    for lib in (tg, torch):
+        x = lib.tensor(a, requires_grad=True)
+        h = x * 2.0  # a non-leaf below the shared node
+        if pieces == "split":
+            roots = list(lib.split(h, 2))
+        elif pieces == "unbind":
+            roots = list(lib.unbind(h, 1))
+        else:
+            y = h * 3.0
+            roots = [y, y]
+        seeds = [lib.tensor(np.full(tuple(r.shape), k + 1.0)) for k, r in enumerate(roots)]
+        if how == "grad":
+            (g,) = lib.autograd.grad(roots, [x], seeds)
+        else:
+            lib.autograd.backward(roots, seeds)
+            g = x.grad
+        assert g is not None
+        res.append(g.detach().numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-12)

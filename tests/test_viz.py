@@ -74,6 +74,18 @@ def test_tensor_graph_every_node():
     _parse_ok(dot)
 
 
+def test_large_value_feeding_add_is_drawn_once():
+    """add keeps a stand-in tensor for a large non-leaf input (core/standin.py), another
+    object with y's history: y is still one drawn value, with two edges out."""
+    x = tg.randn(256, 128, requires_grad=True)
+    y = x @ tg.randn(128, 128, requires_grad=True)  # 128 KiB: a stand-in in add's node
+    L = (y + y * 2.0).sum()
+    decl, edges = _ids(tg.viz.to_dot(L))
+    ys = [k for k, lab in decl.items() if k.startswith("t") and lab.startswith("matmul")]
+    assert len(ys) == 1
+    assert sum(1 for a, _ in edges if a == ys[0]) == 2  # into add and into mul
+
+
 def test_tensor_graph_after_backward_says_freed():
     x = tg.ones(3, requires_grad=True)
     y = (x * x).sum()

@@ -67,6 +67,15 @@ class Schedule:
         self.order, self.entries, self.seeded = order, entries, seeded
 
 
+def _ident(t):
+    """What names a tensor in the events: a non-leaf by its node and output number, as
+    an `edges_only` node (add, sub) holds a stand-in tensor for a large input
+    (core/standin.py), another object with the same history; a leaf by itself. (The
+    capture's results and the events keep every tensor and node named here alive.)"""
+    p = t.grad_fn
+    return id(t) if p is None else (id(p), t._out)
+
+
 def build(cap, outputs, events):
     """The schedule from the watched events, or None (no backward seen, or unsafe)."""
     made = {}  # id(tensor) -> (step number, piece, slot) for the capture's tensors
@@ -75,8 +84,8 @@ def build(cap, outputs, events):
         node = t.grad_fn
         if node is not None and node in cap.nodes:
             j = cap.nodes[node]
-            made[id(t)] = (j, t._out - 1 if t._out else 0, s, t._data.shape, t._data.dtype)
-    ext = {id(t): k for k, t in enumerate(cap.externals)}
+            made[_ident(t)] = (j, t._out - 1 if t._out else 0, s, t._data.shape, t._data.dtype)
+    ext = {_ident(t): k for k, t in enumerate(cap.externals)}
     out_of = {}
     for k, s in enumerate(outputs):
         if isinstance(s, int):
@@ -90,14 +99,15 @@ def build(cap, outputs, events):
         node, t = events[e]
         i = events[e + 1]
         j = cap.nodes.get(node)
-        m = made.get(id(t))
+        key = _ident(t)
+        m = made.get(key)
         if j is None:  # a node outside the capture
             if m is not None:
                 if m[2] not in out_of:
                     return None  # into a tensor the capture does not return: impossible
                 outside_to.setdefault(out_of[m[2]], []).append("o")
-            elif id(t) in ext:
-                outside_ext.add(ext[id(t)])
+            elif key in ext:
+                outside_ext.add(ext[key])
             continue
         if cur is None or cur[0] != j:
             if j in seen:
@@ -109,10 +119,10 @@ def build(cap, outputs, events):
             if m[2] in out_of:
                 outside_to.setdefault(out_of[m[2]], []).append("i")
             cur[1].append((i, ("r",) + m))
-        elif id(t) in ext:
-            inside_ext.add(ext[id(t)])
+        elif key in ext:
+            inside_ext.add(ext[key])
             cur[1].append((i, ("e", len(entries))))
-            entries.append(ext[id(t)])
+            entries.append(ext[key])
         else:
             return None
     if not order:

@@ -261,6 +261,13 @@ def _message(node, i, g, gi, bad, check_inf):
         else:
             lines.append("  The incoming gradient is exactly 0 at these positions, so the "
                          "nan is 0 * inf: the local derivative is infinite there.")
+    kept = [names[k] if k < len(names) else f"input{k}" for k, t in enumerate(ins)
+            if is_stub(_raw(t))] + (["output"] if is_stub(node.ans) else [])
+    if kept and np.isnan(gi[bad]).any():
+        lines.append(f"  This node keeps no values of {', '.join(kept)} (NaN stand-ins, "
+                     f"core/standin.py), as the op's `reads`/`edges_only` declaration says "
+                     f"its rules read none: if the rule read one, the declaration of "
+                     f"'{op.name}' is wrong.")
     if not check_inf:
         lines.append("  (nan-only check, as PyTorch's anomaly mode: an earlier rule may have "
                      "produced the inf that became this nan; detect_anomaly(check_inf=True) "

@@ -143,8 +143,11 @@ def _observer():
 def _count_edges(roots):
     """Phase 1: how many edges from reachable nodes point at each node."""
     rebased = rebase.used.any
-    stack = [r.grad_fn for r in roots if r.grad_fn is not None]
-    deps = dict.fromkeys(stack, 0)  # a node enters `deps` when first seen: pushed once
+    # a node enters `deps` when first seen: pushed once, also when several roots share
+    # it (the pieces of a split, [y, y]): pushed twice, its inputs' edges would count
+    # twice, and nothing below it would ever become ready
+    deps = dict.fromkeys((r.grad_fn for r in roots if r.grad_fn is not None), 0)
+    stack = list(deps)
     while stack:
         node = stack.pop()
         if node.freed:

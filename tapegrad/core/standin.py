@@ -7,8 +7,14 @@ reads `ans` (matmul, linear: declared by `reads`, ops/registry.py) or an input's
 product's array would live until backward although nothing reads it. Such a value is
 replaced by a read-only, zero-strided array of the same shape and dtype (`stub`): shape
 and dtype checks, the in-place version check and the walk see what they saw before;
-no memory is held. Only large arrays (`MIN_BYTES`): for small ones the stand-in costs
-more time than the memory is worth.
+no memory is held. Only large arrays (`MIN_BYTES`, read as `standin.MIN_BYTES` at each
+use, so a test can set it to 0): for small ones the stand-in costs more time than the
+memory is worth.
+
+A stand-in of a floating or complex dtype holds NaN (integers and bools: 0). Nothing
+may read its values; an op whose `reads`/`edges_only` declaration is wrong then gives
+NaN gradients for large arrays, which anomaly mode and any test notice, instead of
+plausible zeros (tests/test_standin.py runs the op database with stand-ins everywhere).
 
 Measured (W3 MLP 784-256-128-10 at batch 4096, bench/run.py (h), 1 thread): peak RSS
 growth over 5 steps 28.5 -> 22.3 MiB (hand-written NumPy: 21.7 MiB): the matmul
@@ -23,14 +29,26 @@ _STUBS = {}  # (shape, dtype) -> the stand-in array of that shape (made once)
 
 
 def stub(a):
-    """A read-only array of a's shape and dtype that holds no memory (its values are 0)."""
+    """A read-only array of a's shape and dtype that holds no memory (its values are NaN,
+    0 for integer and bool dtypes)."""
     key = (a.shape, a.dtype)
     s = _STUBS.get(key)
     if s is None:
         if len(_STUBS) > 256:  # many shapes: keep the cache small
             _STUBS.clear()
-        s = _STUBS[key] = np.broadcast_to(np.zeros((), a.dtype), a.shape)
+        s = _STUBS[key] = np.broadcast_to(_poison(a.dtype), a.shape)
     return s
+
+
+def _poison(dtype):
+    """The one value a stand-in repeats: NaN where the dtype has one (complex: in both
+    parts), so a rule that reads it makes NaN, not a plausible zero gradient."""
+    v = np.zeros((), dtype)
+    if dtype.kind == "f":
+        v[()] = np.nan
+    elif dtype.kind == "c":
+        v[()] = complex(np.nan, np.nan)
+    return v
 
 
 def is_stub(a):

@@ -28,8 +28,9 @@ rules never do.
 input names ("x", "y", ...), e.g. mul: reads=["y", "x"] (one string for ops with any
 number of inputs: what every input's rule reads). The engine refuses to run a
 rule whose inputs were changed in place since recording (PyTorch's version check), and
-in-place ops keep a copy of the old value only if a rule reads it. Linear ops read
-nothing; an op without a declaration is taken to read everything.
+in-place ops keep a copy of the old value only if a rule reads it, and a node of an op
+whose rules read no "ans" keeps a NaN stand-in for a large output (core/standin.py).
+Linear ops read nothing; an op without a declaration is taken to read everything.
 
 An entry also carries what the tools built on the table say about it, so that one
 place holds all there is to know about an op (tests/test_op_knowledge.py checks that
@@ -43,7 +44,8 @@ every table op has it):
     edges_only  True when no rule reads an input's values, only its shape (add, sub):
             a recorded node then holds a data-free stand-in for a large non-leaf input,
             so the input's array is freed as soon as nothing else uses it (PyTorch's
-            AddBackward saves nothing either).
+            AddBackward saves nothing either). Stand-ins hold NaN: a rule that reads
+            one gives NaN gradients, and tests/test_standin.py fails.
     strict  for strict mode: None (check the rule against finite differences); a
             predicate on `node.args` that is True when the rule is deliberately NOT the
             derivative (embedding with padding_idx); or a string: the reason strict
@@ -95,9 +97,9 @@ class Op:
         self.text = text
         self.hint = hint
         self.strict = strict
-        # no rule (vjp, jvp, nor strict mode's re-run) needs the inputs' VALUES, only
-        # their shapes: a node keeps edges to large non-leaf inputs, not their arrays
-        # (core/record.py `_edges`)
+        # no rule (vjp, jvp) needs the inputs' VALUES, only their shapes: a node keeps
+        # edges to large non-leaf inputs, not their arrays (core/record.py `_edges`;
+        # strict mode re-runs the forward on zeros there)
         self.edges_only = edges_only
         if reads is None:
             self._reads_idx = None

@@ -110,10 +110,18 @@ def _value_items(root, max_nodes, given):
     return nodes, edges, note
 
 
+def _value_key(t):
+    """One drawn value per tensor: a non-leaf by its node and output number, since an
+    `edges_only` node (add, sub) holds a stand-in tensor for a large input
+    (core/standin.py), another object with the same history; a leaf by itself."""
+    p = t.grad_fn
+    return ("leaf", id(t)) if p is None else ("out", id(p), t._out)
+
+
 def _tensor_items(root, max_nodes, given):
     nodes, edges = [], []
     ids = _Ids()
-    seen = {id(root): root}
+    seen = {_value_key(root): root}
     queue = deque([root])
     cut = False
     notes = []
@@ -143,7 +151,7 @@ def _tensor_items(root, max_nodes, given):
     op_seen = set()
     while queue:
         t = queue.popleft()
-        tid = ids("t", t)
+        tid = ids("t", _value_key(t))
         nodes.append((tid, "value", tlabel(t)))
         node = t.grad_fn
         if node is None:
@@ -171,9 +179,9 @@ def _tensor_items(root, max_nodes, given):
                                              else type(inp).__name__]))
                 edges.append((cid, oid))
                 continue
-            key = id(inp)
+            key = _value_key(inp)
             if key in seen:
-                edges.append((ids("t", inp), oid))
+                edges.append((ids("t", key), oid))
                 continue
             total_seen += 1
             if len(seen) >= max_nodes:
@@ -181,7 +189,7 @@ def _tensor_items(root, max_nodes, given):
                 continue
             seen[key] = inp
             queue.append(inp)
-            edges.append((ids("t", inp), oid))
+            edges.append((ids("t", key), oid))
     if cut:
         notes.append(f"more than {max_nodes} values; drawn: the {len(seen)} nearest the "
                      "output (pass max_nodes= to draw more)")
