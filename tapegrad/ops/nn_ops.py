@@ -38,6 +38,10 @@ from .indexing import add_rows
 from ._rowsum import sum_leading as _sum_leading_arr, sum_trailing as _sum_trailing
 from .registry import defop
 
+# ufunc reductions called directly: ndarray.sum/max/all reach these same calls through
+# NumPy's Python wrappers (numpy/_core/_methods.py), one Python frame more each
+_sum, _max, _all = np.add.reduce, np.maximum.reduce, np.logical_and.reduce
+
 
 def _const(a):
     """A constant input (targets, class weights) as an ndarray in both modes."""
@@ -144,8 +148,8 @@ def _arange(n):
 def _log_softmax_rows(x):
     # ndarray methods and in-place updates of the fresh `z`: same values as
     # z - log(sum(exp(z))), fewer temporaries and no np.* dispatch (~1 us each).
-    z = x - x.max(axis=1, keepdims=True)
-    z -= np.log(np.exp(z).sum(axis=1, keepdims=True))
+    z = x - _max(x, axis=1, keepdims=True)
+    z -= np.log(_sum(np.exp(z), axis=1, keepdims=True))
     return z
 
 
@@ -175,7 +179,7 @@ def _targets(target, weight, ignore_index, C, dtype):
             # the common case in ONE reduction (~1.5 us less than min and max, measured
             # on 32 targets): a negative target viewed as unsigned is >= C, and an
             # ignore_index outside [0, C) cannot equal a valid target
-            if target.view(f"u{target.itemsize}").max() < C:
+            if _max(target.view(f"u{target.itemsize}"), axis=None) < C:
                 return None, None, target.copy()
         else:
             lo, hi = target.min(), target.max()
@@ -208,7 +212,7 @@ def _ce_forward(x, target, weight=None, *, ignore_index=-100, label_smoothing=0.
         # the common case: -(sum picked) is sum(-picked) bit for bit (negation is exact),
         # one array op less
         denom = 1.0 if reduction == "sum" else x.dtype.type(n)
-        out = -picked.sum()
+        out = -_sum(picked, axis=None)
         if reduction == "mean":
             out = out / denom
         return out.astype(x.dtype, copy=False), {"lsm": lsm, "wy": wy, "keep": keep,
@@ -375,7 +379,7 @@ def _mean(a, axes, n):
     float32/float64 (np.mean's float64 division then rounding to float32 is exact
     double rounding for a quotient). Other dtypes (float16) keep np.mean's rules."""
     if a.dtype.kind == "f" and a.dtype.itemsize >= 4:
-        return a.sum(axis=axes, keepdims=True) / n
+        return _sum(a, axis=axes, keepdims=True) / n
     return a.mean(axis=axes, keepdims=True)
 
 
@@ -418,7 +422,7 @@ def _bn_forward(x, w=None, b=None, *, axes, eps, correction=0, **_saved):
     # the same arithmetic, in the same order, as the textbook lines in the comments.
     mean = _mean(x, axes, n)
     xc = x - mean
-    var = (xc * xc).sum(axis=axes, keepdims=True) / (n - correction)   # sum(xc^2) / (n - c)
+    var = _sum(xc * xc, axis=axes, keepdims=True) / (n - correction)   # sum(xc^2) / (n - c)
     invstd = 1.0 / np.sqrt(var + eps)
     xhat = xc * invstd
     out = xhat
@@ -578,7 +582,7 @@ def _bn_backward(xp, g, ans, x, w=None, b=None, *, axes, eps, correction=0, **kw
     n = _count(x, axes)
     gx = g * xhat
     gxh = _sum_trailing(gx, axes)  # normalized_grad's sum, as it computes it
-    gs = g.sum(axis=axes, keepdims=True)  # _mean's sum
+    gs = _sum(g, axis=axes, keepdims=True)  # _mean's sum
     scale = invstd if w is None else invstd * w.reshape(_bshape(x, axes))
     d = g - gs / n  # normalized_grad_forward's arithmetic, in its order
     d -= xhat * (gxh / (n - correction))
@@ -707,7 +711,7 @@ def _embedding_backward_forward(g, idx, *, num_weights, padding_idx=-1):
         keep = flat != padding_idx
     g2 = g.reshape(-1, D)
     # NOTE: only for finite g: in a matmul 0 * inf = nan would reach every row
-    if flat.size * V <= _ONEHOT_MAX and np.isfinite(g2).all():
+    if flat.size * V <= _ONEHOT_MAX and _all(np.isfinite(g2), axis=None):
         # small (a character vocabulary): onehot(idx)^T @ g is one BLAS call, about
         # twice as fast as np.add.at here; the same sums (added in another order)
         onehot = np.zeros((flat.size, V), dtype=g.dtype)

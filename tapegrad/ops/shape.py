@@ -13,7 +13,7 @@ from .registry import Op, defop
 
 def _reshape_forward(x, shape):
     try:
-        return np.reshape(x, shape)
+        return x.reshape(shape)  # the method: np.reshape's Python wrappers cost ~0.5 us
     except ValueError:
         raise RuntimeError(f"reshape: shape {tuple(shape)} is invalid for input of shape "
                            f"{tuple(x.shape)} ({x.size} elements)") from None
