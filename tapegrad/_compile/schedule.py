@@ -15,6 +15,7 @@ node cannot reproduce: an external that also gets gradient from outside the capt
 sum would be grouped differently), an output whose outside contributions do not come
 first, a node that ran twice.
 """
+from ..core.standin import value_key
 from ..core.state import state
 from ..core.tensor_base import TensorBase
 
@@ -67,15 +68,6 @@ class Schedule:
         self.order, self.entries, self.seeded = order, entries, seeded
 
 
-def _ident(t):
-    """What names a tensor in the events: a non-leaf by its node and output number, as
-    an `edges_only` node (add, sub) holds a stand-in tensor for a large input
-    (core/standin.py), another object with the same history; a leaf by itself. (The
-    capture's results and the events keep every tensor and node named here alive.)"""
-    p = t.grad_fn
-    return id(t) if p is None else (id(p), t._out)
-
-
 def build(cap, outputs, events):
     """The schedule from the watched events, or None (no backward seen, or unsafe)."""
     made = {}  # id(tensor) -> (step number, piece, slot) for the capture's tensors
@@ -84,8 +76,8 @@ def build(cap, outputs, events):
         node = t.grad_fn
         if node is not None and node in cap.nodes:
             j = cap.nodes[node]
-            made[_ident(t)] = (j, t._out - 1 if t._out else 0, s, t._data.shape, t._data.dtype)
-    ext = {_ident(t): k for k, t in enumerate(cap.externals)}
+            made[value_key(t)] = (j, t._out - 1 if t._out else 0, s, t._data.shape, t._data.dtype)
+    ext = {value_key(t): k for k, t in enumerate(cap.externals)}
     out_of = {}
     for k, s in enumerate(outputs):
         if isinstance(s, int):
@@ -99,7 +91,7 @@ def build(cap, outputs, events):
         node, t = events[e]
         i = events[e + 1]
         j = cap.nodes.get(node)
-        key = _ident(t)
+        key = value_key(t)
         m = made.get(key)
         if j is None:  # a node outside the capture
             if m is not None:

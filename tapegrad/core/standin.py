@@ -56,6 +56,15 @@ def is_stub(a):
     return isinstance(a, np.ndarray) and _STUBS.get((a.shape, a.dtype)) is a
 
 
+def value_key(t):
+    """What names a tensor's value where stand-ins may be about: a non-leaf by its node
+    and output number (an `edges_only` node holds a stand-in tensor for a large input,
+    another object with the same history), a leaf by itself. The key holds ids: the
+    caller keeps the tensors and nodes it names alive while it uses the keys."""
+    p = t.grad_fn
+    return id(t) if p is None else (id(p), t._out)
+
+
 def edges(inputs):
     """The inputs an `edges_only` node keeps: each large non-leaf input replaced by a
     tensor with its history, flags, version counter, shape and dtype but no values.

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from ..core.tensor_base import TensorBase
-from .registry import _vjp_from_partial, defop
+from .registry import defop
 
 
 def _raw(a):
@@ -60,7 +60,6 @@ def _div_dy(xp, ans, x, y):
     return -(x / y) / y
 
 
-_div_dy_vjp = _vjp_from_partial(_div_dy)
 div = defop("div", np.true_divide, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: _reciprocal(y),
     _div_dy,
@@ -68,7 +67,7 @@ div = defop("div", np.true_divide, inputs=("x", "y"), partials=[
     # dx = g / y, torch's rule (g * (1/y) differs in the last bit): the partial 1/y stays
     # for forward mode
     lambda xp, g, ans, x, y: g / y,
-    _div_dy_vjp,
+    lambda xp, g, ans, x, y: g * _div_dy(xp, ans, x, y),
 ], reads=["y", "x y"],
     text="dx = g/y ; dy = -g*ans/y",
     hint=("d(x/y) = 1/y and -x/y**2 are infinite where y = 0; keep the denominator away from 0"

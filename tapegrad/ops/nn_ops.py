@@ -874,8 +874,9 @@ def _normal_cdf_pdf_f32(x):
 def _gelu_f32(x):
     """(gelu(x), gelu'(x)) for a float32 array: y = x Phi(x) and d = Phi(x) + x phi(x),
     the backward's factor, computed here from the kernel's Phi and exp (x phi(x) in
-    place on the exp, y in place on Phi: two fresh arrays, both returned). The simple formula (SciPy's erf,
-    float64) is `_normal_cdf` / `_gelu_grad_from_cdf`; the tests compare the two."""
+    place on the exp, y in place on Phi: two fresh arrays, both returned). The simple
+    formula (SciPy's erf, float64) is `_normal_cdf` / `_gelu_grad_from_cdf`; the tests
+    compare the two."""
     if x.ndim == 0:
         y, d = _gelu_f32(x.reshape(1))
         return y.reshape(()), d.reshape(())

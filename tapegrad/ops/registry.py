@@ -63,7 +63,8 @@ class Op:
 
     __slots__ = ("name", "forward", "vjps", "backward", "jvp", "partials", "linear",
                  "has_extra", "differentiable", "promote_default", "input_names", "reads",
-                 "n_outputs", "doc", "text", "hint", "strict", "_reads_idx", "edges_only", "keeps_ans")
+                 "n_outputs", "doc", "text", "hint", "strict", "_reads_idx", "edges_only",
+                 "keeps_ans")
 
     def __init__(self, name, forward, *, vjp=None, backward=None, partials=None, jvp=None,
                  linear=False, extra=False, differentiable=True, promote=True, inputs=("x",),

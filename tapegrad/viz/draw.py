@@ -24,6 +24,7 @@ PNG (`draw(x).pipe(format="svg")`, `to_svg(x)`) also needs the `dot` program.
 import shutil
 from collections import deque
 
+from ..core.standin import value_key
 from ..tensor import Tensor
 from ..value import Value
 from .explain import param_names, value_names
@@ -110,18 +111,16 @@ def _value_items(root, max_nodes, given):
     return nodes, edges, note
 
 
-def _value_key(t):
-    """One drawn value per tensor: a non-leaf by its node and output number, since an
-    `edges_only` node (add, sub) holds a stand-in tensor for a large input
-    (core/standin.py), another object with the same history; a leaf by itself."""
-    p = t.grad_fn
-    return ("leaf", id(t)) if p is None else ("out", id(p), t._out)
+def _drawn(t):
+    """One drawn value per tensor history (core/standin.py `value_key`), as a tuple:
+    `_Ids` keys tuples by value and anything else by identity."""
+    return ("value", value_key(t))
 
 
 def _tensor_items(root, max_nodes, given):
     nodes, edges = [], []
     ids = _Ids()
-    seen = {_value_key(root): root}
+    seen = {_drawn(root): root}
     queue = deque([root])
     cut = False
     notes = []
@@ -151,7 +150,7 @@ def _tensor_items(root, max_nodes, given):
     op_seen = set()
     while queue:
         t = queue.popleft()
-        tid = ids("t", _value_key(t))
+        tid = ids("t", _drawn(t))
         nodes.append((tid, "value", tlabel(t)))
         node = t.grad_fn
         if node is None:
@@ -179,7 +178,7 @@ def _tensor_items(root, max_nodes, given):
                                              else type(inp).__name__]))
                 edges.append((cid, oid))
                 continue
-            key = _value_key(inp)
+            key = _drawn(inp)
             if key in seen:
                 edges.append((ids("t", key), oid))
                 continue
