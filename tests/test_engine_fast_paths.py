@@ -147,3 +147,35 @@ def test_roots_sharing_a_node_as_torch(how, pieces):
         assert g is not None
         res.append(g.detach().numpy())
     np.testing.assert_allclose(res[0], res[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("layer", ["Linear", "BatchNorm1d", "LayerNorm", "Linear3d"])
+def test_parameter_sums_become_grad_without_a_copy(layer, monkeypatch):
+    """A bias or norm-weight gradient is a sum its kernel just made: the engine keeps that
+    array as `.grad`, as it does a matmul's weight gradient, instead of copying it (the
+    sum reshaped to the shape it already had was a view, and a view is copied). The values
+    are torch's; the second backward adds in place."""
+    from tapegrad.core import engine
+    copies = []
+    plain = engine.accumulate
+    monkeypatch.setattr(engine, "accumulate",
+                        lambda t, g, *a, **k: (copies.append(tuple(t.shape)),
+                                               plain(t, g, *a, **k))[1])
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 4, 5) if layer == "Linear3d" else (6, 5)).astype(np.float32)
+    make = {"Linear": lambda m: m.Linear(5, 3), "Linear3d": lambda m: m.Linear(5, 3),
+            "BatchNorm1d": lambda m: m.BatchNorm1d(5), "LayerNorm": lambda m: m.LayerNorm(5)}
+    ours, theirs = make[layer](tg.nn), make[layer](torch.nn)
+    with torch.no_grad():
+        for p, q in zip(ours.parameters(), theirs.parameters()):
+            q.copy_(torch.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)))
+            p.data = tg.tensor(q.numpy().copy())
+    w = rng.standard_normal(tuple(ours(tg.tensor(x)).shape)).astype(np.float32)
+    for step in range(2):
+        (ours(tg.tensor(x)) * tg.tensor(w)).sum().backward()
+        (theirs(torch.tensor(x)) * torch.tensor(w)).sum().backward()
+        if step == 0:
+            assert copies == [], f"{layer}: gradients copied into .grad: {copies}"
+    for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-5,
+                                   err_msg=name)

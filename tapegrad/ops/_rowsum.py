@@ -15,6 +15,9 @@ max is exact.
 import numpy as np
 
 _ONES = {}
+# the ufunc reductions themselves: ndarray.sum/max reach them through NumPy's Python
+# wrappers (numpy/_core/_methods.py), one frame more per call
+_sum, _max = np.add.reduce, np.maximum.reduce
 
 
 def _ones(k, dtype):
@@ -45,7 +48,7 @@ def sum_trailing(a, axes=(-1,)):
     """a.sum(axis=axes, keepdims=True) for trailing axes, as a matrix-vector product."""
     k = _trailing(a, axes)
     if k is None:
-        return a.sum(axis=axes, keepdims=True)
+        return _sum(a, axis=axes, keepdims=True)
     kept = tuple(1 if i >= a.ndim - len(axes) else n for i, n in enumerate(a.shape))
     return np.matmul(a.reshape(-1, k), _ones(k, a.dtype)).reshape(kept)
 
@@ -54,7 +57,7 @@ def max_last(a):
     """a.max(axis=-1, keepdims=True) (exact), over a transposed copy for short rows."""
     k = _trailing(a, (-1,))
     if k is None or k > 64:
-        return a.max(axis=-1, keepdims=True)
+        return _max(a, axis=-1, keepdims=True)
     rows = np.ascontiguousarray(a.reshape(-1, k).T)          # (k, rows)
     return rows.max(axis=0).reshape(a.shape[:-1] + (1,))
 
@@ -67,5 +70,8 @@ def sum_leading(a, nlead):
         k *= n
     if (a.dtype.kind != "f" or a.dtype.itemsize < 4 or nlead < 1 or k < 2 or not a.size
             or not a.flags.c_contiguous):
-        return a.sum(axis=tuple(range(nlead)))
-    return np.matmul(_ones(k, a.dtype), a.reshape(k, -1)).reshape(a.shape[nlead:])
+        return _sum(a, axis=tuple(range(nlead)))
+    out = np.matmul(_ones(k, a.dtype), a.reshape(k, -1))
+    # (no reshape to the shape it has: that would return a view, and the engine steals
+    # only a gradient that owns its memory: a view is copied into `.grad`)
+    return out if a.ndim == nlead + 1 else out.reshape(a.shape[nlead:])

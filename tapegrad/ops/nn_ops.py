@@ -41,6 +41,17 @@ from .registry import defop
 # ufunc reductions called directly: ndarray.sum/max/all reach these same calls through
 # NumPy's Python wrappers (numpy/_core/_methods.py), one Python frame more each
 _sum, _max, _all = np.add.reduce, np.maximum.reduce, np.logical_and.reduce
+# each signed integer width's unsigned twin: a negative index viewed as unsigned is larger
+# than any valid one, so ONE max reduction checks both ends of an index array
+_UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
+
+
+def index_top(idx):
+    """The largest entry of a non-empty integer array, a negative entry counting as
+    larger than every valid index (bounds checks of embedding and cross-entropy)."""
+    if idx.dtype.kind == "i":
+        idx = idx.view(_UNSIGNED[idx.itemsize])
+    return _max(idx, axis=None)
 
 
 def _const(a):
@@ -54,8 +65,12 @@ def _sum_to_forward(a, *, axes, shape):
     # ones (ops/_rowsum.py: ~2.5x faster on the GPT's (32, 16, C) gradients); other
     # axes: ndarray methods (~1.9 us less than np.sum + np.reshape on (32, 200))
     if axes == tuple(range(len(axes))):
-        return _sum_leading_arr(a, len(axes)).reshape(shape)
-    return a.sum(axis=axes).reshape(shape)
+        s = _sum_leading_arr(a, len(axes))
+    else:
+        s = _sum(a, axis=axes)
+    # the sum itself when it has the shape (a reshape would be a view: the engine then
+    # copies it into `.grad` instead of keeping it)
+    return s if s.shape == shape else s.reshape(shape)
 
 
 def _sum_to_vjp(xp, u, ans, a, *, axes, shape):
@@ -99,7 +114,7 @@ def _linear_dx(xp, g, ans, x, w, b=None):
 
 def _linear_dw(xp, g, ans, x, w, b=None):
     # dW = dY^T X, with any leading batch dimensions folded into the rows.
-    return xp.matmul(xp.swapaxes(_rows(xp, g), 0, 1), _rows(xp, x))
+    return xp.matmul(_rows(xp, g).T, _rows(xp, x))  # .T: a 2-D array's transpose (array API)
 
 
 def _rows(xp, a):
@@ -179,7 +194,7 @@ def _targets(target, weight, ignore_index, C, dtype):
             # the common case in ONE reduction (~1.5 us less than min and max, measured
             # on 32 targets): a negative target viewed as unsigned is >= C, and an
             # ignore_index outside [0, C) cannot equal a valid target
-            if _max(target.view(f"u{target.itemsize}"), axis=None) < C:
+            if index_top(target) < C:
                 return None, None, target.copy()
         else:
             lo, hi = target.min(), target.max()
@@ -715,7 +730,7 @@ def _embedding_backward_forward(g, idx, *, num_weights, padding_idx=-1):
         # small (a character vocabulary): onehot(idx)^T @ g is one BLAS call, about
         # twice as fast as np.add.at here; the same sums (added in another order)
         onehot = np.zeros((flat.size, V), dtype=g.dtype)
-        onehot[np.arange(flat.size), flat] = 1.0
+        onehot[_arange(flat.size), flat] = 1.0
         if padding_idx >= 0:
             onehot[~keep] = 0.0
         return onehot.T @ g2
