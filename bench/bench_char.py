@@ -41,15 +41,21 @@ torch.set_num_threads(ARGS.threads)
 B, BLOCK, EMB, HID, V = 32, 3, 10, 200, 27
 
 
-def best_time(fn, reps):
-    fn()
-    best = float("inf")
-    for _ in range(5):
-        t = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        best = min(best, (time.perf_counter() - t) / reps)
-    return best
+def paired_best(fa, fb, reps, rounds=20, clock=time.perf_counter):
+    """(seconds per call of fa, of fb): `rounds` rounds of `reps` calls of each, the two
+    alternating (which goes first swaps every round), the min per side. This machine's
+    speed drifts by up to a third within minutes, also when idle: timed one after the
+    other, the two sides can see different machines; interleaved, both see the same."""
+    fa(), fb()  # warm up
+    best = [float("inf"), float("inf")]
+    for r in range(rounds):
+        for side in ((0, 1) if r % 2 == 0 else (1, 0)):
+            fn = fa if side == 0 else fb
+            t = clock()
+            for _ in range(reps):
+                fn()
+            best[side] = min(best[side], (clock() - t) / reps)
+    return best[0], best[1]
 
 
 # ---- makemore MLP ------------------------------------------------------------------------
@@ -111,14 +117,15 @@ def mlp_steps():
 
 
 def bench_mlp(reps):
+    """(tapegrad, numpy) seconds per step, interleaved: 20 rounds of reps // 4 steps."""
     tg_step, np_step = mlp_steps()
-    return best_time(tg_step, reps), best_time(np_step, reps)
+    return paired_best(tg_step, np_step, max(1, reps // 4))
 
 
 # ---- tiny GPT ----------------------------------------------------------------------------
 def bench_gpt(reps, compiled=False):
     """(tapegrad, torch) seconds per step; `compiled`: tapegrad's model through tg.compile
-    (bench/run.py's (f') row; its first steps capture, best_time's warm-up included)."""
+    (bench/run.py's (f') row; its first steps capture, paired_best's warm-up included)."""
     from test_char_models import TorchGPT  # the PyTorch twin used by the tests
     T = 16
     rng = np.random.default_rng(0)
@@ -152,7 +159,7 @@ def bench_gpt(reps, compiled=False):
         torch.nn.utils.clip_grad_norm_(theirs.parameters(), 1.0)
         topt.step()
 
-    return best_time(tg_step, reps // 4), best_time(torch_step, reps // 4)
+    return paired_best(tg_step, torch_step, max(1, reps // 16))  # 20 rounds, interleaved
 
 
 def main():

@@ -20,13 +20,15 @@
   The last table collects issue 15's goals with this run's ratios and met / NOT met.
 
 Timing: each case runs `number` times per round; the reported time is the best round
-(min of repeats: the least disturbed by other processes). Every library gets the same
+(min of repeats: the least disturbed by other processes). (e) and (f) alternate rounds of
+their two sides (bench_char.paired_best), so that both sides see the same machine: this
+one's speed drifts by up to a third within minutes, even when idle. Every library gets the same
 thread count (set below BEFORE NumPy is imported, so that OpenBLAS reads it).
 (b) times each implementation in its own process: in one process torch's OpenMP
 workers and OpenBLAS's threads spin against each other on 2 cores (measured: 80 ms
 instead of 1 ms per step).
 (f) and (h) run in subprocesses too: (f) with 1 thread (timed by bench_char's own
-best_time: best of 5 rounds, wall clock even with --cpu-time), (h) so that each measures
+paired_best: best of 20 interleaved rounds, wall clock even with --cpu-time), (h) so that each measures
 only its own allocations (the peak is reset through /proc/self/clear_refs: Linux only).
 (g) is the median CPU time (time.process_time) of interleaved rounds, as
 bench_microgpt_value.py measures it.
@@ -43,7 +45,7 @@ ROUNDS = 7           # repeats; the min is reported (many short rounds: robust t
 TINY_CALLS = 1000    # (a) op calls per round
 MLP_STEPS = 3        # (b) training steps per round
 CHAIN_OPS = 100_000  # (c) length of the scalar chain
-GPT_REPS = 100       # (f) bench_char.bench_gpt(reps): 5 rounds of reps // 4 steps each
+GPT_REPS = 100       # (f) bench_char.bench_gpt(reps): 20 rounds of reps // 16 steps per side
 VALUE_STEPS = 3      # (g) training steps per round
 VALUE_SAMPLES = 5    # (g) names sampled after training (as bench_microgpt_value does)
 VALUE_ROUNDS = 3     # (g) interleaved rounds; the median is reported
@@ -336,10 +338,14 @@ def w2_step(lib):
 
 
 def w4_times():
-    """(tapegrad, numpy) seconds per makemore step, bench_char.py's two implementations."""
+    """(tapegrad, numpy) seconds per makemore step, bench_char.py's two implementations,
+    timed in interleaved rounds (bench_char.paired_best): 4 x ROUNDS rounds of
+    TINY_CALLS // 16 steps each, the min per side."""
     bench_char = _bench_module("bench_char")
     tg_step, np_step = bench_char.mlp_steps()
-    return best(tg_step, TINY_CALLS // 4), best(np_step, TINY_CALLS // 4)
+    clock = time.thread_time if ARGS.cpu_time else time.perf_counter
+    return bench_char.paired_best(tg_step, np_step, max(1, TINY_CALLS // 16),
+                                  rounds=4 * ROUNDS, clock=clock)
 
 
 def _bench_module(name):

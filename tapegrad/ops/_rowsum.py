@@ -33,14 +33,20 @@ def _trailing(a, axes):
     """k = size of the trailing `axes` when they are the last ones of a float32/float64
     array, else None (the caller falls back to ndarray methods)."""
     nd = a.ndim
-    if a.dtype.kind != "f" or a.dtype.itemsize < 4 or not axes:
+    dt = a.dtype
+    if dt.kind != "f" or dt.itemsize < 4 or not axes or not nd:
         return None
-    axes = tuple(ax % nd for ax in axes)
-    if sorted(axes) != list(range(nd - len(axes), nd)):
-        return None
-    k = 1
-    for ax in axes:
-        k *= a.shape[ax]
+    if len(axes) == 1:  # the last axis alone (softmax, layer norm): no sort, no loop
+        if axes[0] != -1 and axes[0] != nd - 1:
+            return None
+        k = a.shape[-1]
+    else:
+        axes = [ax % nd for ax in axes]
+        if sorted(axes) != list(range(nd - len(axes), nd)):
+            return None
+        k = 1
+        for ax in axes:
+            k *= a.shape[ax]
     return k if k > 1 and a.size else None
 
 
@@ -49,7 +55,8 @@ def sum_trailing(a, axes=(-1,)):
     k = _trailing(a, axes)
     if k is None:
         return _sum(a, axis=axes, keepdims=True)
-    kept = tuple(1 if i >= a.ndim - len(axes) else n for i, n in enumerate(a.shape))
+    n = len(axes)
+    kept = a.shape[:-n] + (1,) * n
     return np.matmul(a.reshape(-1, k), _ones(k, a.dtype)).reshape(kept)
 
 

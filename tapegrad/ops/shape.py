@@ -43,11 +43,17 @@ expand = defop("expand", _expand_forward, linear=True, promote=False,
 
 
 def _permute_forward(x, dims):
-    return np.transpose(x, dims)
+    return x.transpose(dims)  # the method: np.transpose's Python wrapper is ~0.6 us more
+
+
+def _inverse_permutation(dims):
+    """The permutation that undoes `dims`: np.argsort's, without converting the tuple to
+    an array and back (~5 us -> ~1 us; the attention's head transposes, every step)."""
+    return tuple(sorted(range(len(dims)), key=dims.__getitem__))
 
 
 permute = defop("permute", _permute_forward, linear=True, promote=False, vjp=[
-    lambda xp, g, ans, x, dims: xp.transpose(g, tuple(np.argsort(dims)))
+    lambda xp, g, ans, x, dims: xp.transpose(g, _inverse_permutation(dims))
 ],
     text="dx = g permuted back",
     hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
