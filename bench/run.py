@@ -20,16 +20,17 @@
   The last table collects issue 15's goals with this run's ratios and met / NOT met.
 
 Timing: each case runs `number` times per round; the reported time is the best round
-(min of repeats: the least disturbed by other processes). (e) and (f) alternate rounds of
-their two sides (bench_char.paired_best), so that both sides see the same machine: this
-one's speed drifts by up to a third within minutes, even when idle. Every library gets the same
-thread count (set below BEFORE NumPy is imported, so that OpenBLAS reads it).
+(min of repeats: the least disturbed by other processes). (e) and (f) alternate rounds
+of their two sides (bench_char.paired_best), so that both sides see the same machine:
+this one's speed drifts by up to a third within minutes, even when idle. Every library
+gets the same thread count (set below BEFORE NumPy is imported, so OpenBLAS reads it).
 (b) times each implementation in its own process: in one process torch's OpenMP
 workers and OpenBLAS's threads spin against each other on 2 cores (measured: 80 ms
 instead of 1 ms per step).
 (f) and (h) run in subprocesses too: (f) with 1 thread (timed by bench_char's own
-paired_best: best of 20 interleaved rounds, wall clock even with --cpu-time), (h) so that each measures
-only its own allocations (the peak is reset through /proc/self/clear_refs: Linux only).
+paired_best: best of 20 interleaved rounds, wall clock even with --cpu-time), (h) so that
+each measures only its own allocations (the peak is reset through
+/proc/self/clear_refs: Linux only).
 (g) is the median CPU time (time.process_time) of interleaved rounds, as
 bench_microgpt_value.py measures it.
 The table is printed and saved to bench/RESULTS.md (not with --quick or --no-save).
