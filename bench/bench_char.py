@@ -93,17 +93,19 @@ def numpy_mlp_step(P, X, Y, lr=0.1, eps=1e-5):
     return loss
 
 
-def mlp_steps():
-    """(tapegrad step, hand-written NumPy step) of the makemore MLP, same weights and data."""
+def mlp_steps(compiled=False):
+    """(tapegrad step, hand-written NumPy step) of the makemore MLP, same weights and data
+    (`compiled`: the model through tg.compile, bench/run.py's (e') row)."""
     rng = np.random.default_rng(0)
     X = rng.integers(0, V, (B, BLOCK))
     Y = rng.integers(0, V, B)
     model = MakemoreMLP(V, BLOCK, EMB, HID)
     opt = tg.optim.SGD(model.parameters(), lr=0.1)
     Xt, Yt = tg.tensor(X), tg.tensor(Y)
+    called = tg.compile(model) if compiled else model
 
     def tg_step():
-        loss = tg.nn.functional.cross_entropy(model(Xt), Yt)
+        loss = tg.nn.functional.cross_entropy(called(Xt), Yt)
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -7,7 +7,7 @@
   (c) a 100,000-op scalar chain, forward + backward (float64 0-d tensors);
   (d) W2: `tanh(a*b+c).sum()` on 8x8 float32, forward+backward, us per recorded op;
   (e) W4: one makemore MLP+BatchNorm training step, batch 32 (bench/bench_char.py's
-      model and hand-written NumPy step), us per step;
+      model and hand-written NumPy step), us per step; (e') the model through tg.compile;
   (f) the tiny GPT training step (bench/bench_char.py's bench_gpt: 2 layers, n_embd 64,
       AdamW, 1 thread as issue 15 measures it) vs the same model in PyTorch, both with
       freed memory kept in the heap as bench_char.py runs them (tapegrad/_alloc.py);
@@ -338,12 +338,14 @@ def w2_step(lib):
     return step
 
 
-def w4_times():
+def w4_times(compiled=False):
     """(tapegrad, numpy) seconds per makemore step, bench_char.py's two implementations,
     timed in interleaved rounds (bench_char.paired_best): 4 x ROUNDS rounds of
-    TINY_CALLS // 16 steps each, the min per side."""
+    TINY_CALLS // 16 steps each, the min per side (`compiled`: the (e') row)."""
     bench_char = _bench_module("bench_char")
-    tg_step, np_step = bench_char.mlp_steps()
+    tg_step, np_step = bench_char.mlp_steps(compiled)
+    for _ in range(3 if compiled else 0):  # capture, learn the backward, first replay
+        tg_step()
     clock = time.thread_time if ARGS.cpu_time else time.perf_counter
     return bench_char.paired_best(tg_step, np_step, max(1, TINY_CALLS // 16),
                                   rounds=4 * ROUNDS, clock=clock)
@@ -523,6 +525,11 @@ def main():
     out("|---|---:|---:|")
     out(f"| numpy (hand-written fwd/bwd) | {t_np*1e6:.0f} | 1.00 |")
     out(f"| tapegrad | {t_tg*1e6:.0f} | {t_tg/t_np:.2f} |")
+    # (e') the model through tg.compile (its replay), the loss and the optimizer eager, as
+    # nanoGPT's `model = torch.compile(model)`; NumPy timed again beside it
+    c_tg, c_np = w4_times(compiled=True)
+    out(f"| (e') tapegrad, tg.compile (numpy beside it: {c_np*1e6:.0f}) | {c_tg*1e6:.0f} | "
+        f"{c_tg/c_np:.2f} |")
     out()
     r4 = t_tg / t_np
     goals["W4"] = ("W4 makemore MLP+BatchNorm step, batch 32", f"{ARGS.threads} threads",
