@@ -20,13 +20,15 @@
   The last table collects issue 15's goals with this run's ratios and met / NOT met.
 
 Timing: each case runs `number` times per round; the reported time is the best round
-(min of repeats: the least disturbed by other processes). (e) and (f) alternate rounds
-of their two sides (bench_char.paired_best), so that both sides see the same machine:
-this one's speed drifts by up to a third within minutes, even when idle. Every library
-gets the same thread count (set below BEFORE NumPy is imported, so OpenBLAS reads it).
-(b) times each implementation in its own process: in one process torch's OpenMP
-workers and OpenBLAS's threads spin against each other on 2 cores (measured: 80 ms
-instead of 1 ms per step).
+(min of repeats: the least disturbed by other processes). The goal rows time their sides
+in turns, so that all sides see the same machine (this one's speed drifts by up to a
+third within minutes, even when idle): (d) rounds rotating over the three libraries
+(best_of_each), (e) and (f) alternating rounds (bench_char.paired_best), (b) processes
+launched in turns. Every library gets the same thread count (set below BEFORE NumPy is
+imported, so OpenBLAS reads it).
+(b) times each implementation in its own process (MLP_LAUNCHES each): in one process
+torch's OpenMP workers and OpenBLAS's threads spin against each other on 2 cores
+(measured: 80 ms instead of 1 ms per step).
 (f) and (h) run in subprocesses too: (f) with 1 thread (timed by bench_char's own
 paired_best: best of 20 interleaved rounds, wall clock even with --cpu-time), (h) so that
 each measures only its own allocations (the peak is reset through
@@ -45,6 +47,7 @@ THREADS = 2          # same for NumPy's BLAS and torch (the issue measures with 
 ROUNDS = 7           # repeats; the min is reported (many short rounds: robust to load)
 TINY_CALLS = 1000    # (a) op calls per round
 MLP_STEPS = 3        # (b) training steps per round
+MLP_LAUNCHES = 3     # (b) processes per implementation, launched in turns
 CHAIN_OPS = 100_000  # (c) length of the scalar chain
 GPT_REPS = 100       # (f) bench_char.bench_gpt(reps): 20 rounds of reps // 16 steps per side
 VALUE_STEPS = 3      # (g) training steps per round
@@ -73,6 +76,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 if ARGS.quick:
     ROUNDS, TINY_CALLS, MLP_STEPS, CHAIN_OPS = 2, 300, 2, 20_000
     GPT_REPS, VALUE_STEPS, VALUE_ROUNDS, VALUE_SAMPLES, RSS_STEPS = 4, 1, 1, 1, 2
+    MLP_LAUNCHES = 1
     ARGS.no_save = True
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
@@ -101,6 +105,27 @@ def blas_threads():
         return ", ".join(f"{d['internal_api']}={d['num_threads']}" for d in threadpool_info())
     except ImportError:  # optional: the env vars above are what sets them
         return "threadpoolctl not installed"
+
+
+def best_of_each(fns, number, rounds=None):
+    """{name: seconds per call} of several callables timed in turns: each round calls every
+    one `number` times, the order rotated by one each round; the min per callable. (All
+    sides see the same machine: its speed drifts by up to a third within minutes.)"""
+    clock = time.thread_time if ARGS.cpu_time else time.perf_counter
+    names = list(fns)
+    for fn in fns.values():
+        fn()  # warm up
+    t = dict.fromkeys(names, float("inf"))
+    for r in range(rounds or ROUNDS):
+        if not ARGS.quick:
+            gc.collect()
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            fn = fns[name]
+            t0 = clock()
+            for _ in range(number):
+                fn()
+            t[name] = min(t[name], (clock() - t0) / number)
+    return t
 
 
 def best(fn, number, rounds=None):
@@ -473,7 +498,13 @@ def main():
     section("b", f"MLP {'-'.join(map(str, SIZES))} ReLU, batch {BATCH}, cross-entropy, SGD step "
             "(ms per step)")
     check_mlp_agree()
-    times = {name: mlp_in_subprocess(name) / 1e3 for name in MLP_IMPLS}
+    # each implementation in its own process, launched in turns MLP_LAUNCHES times (the
+    # order rotated): the best per implementation
+    times = dict.fromkeys(MLP_IMPLS, float("inf"))
+    names = list(MLP_IMPLS)
+    for k in range(MLP_LAUNCHES):
+        for name in names[k % len(names):] + names[:k % len(names)]:
+            times[name] = min(times[name], mlp_in_subprocess(name) / 1e3)
     ref = times["numpy (hand-written fwd/bwd)"]
     out("| implementation | ms / step | vs numpy | vs torch |")
     out("|---|---:|---:|---:|")
@@ -506,7 +537,9 @@ def main():
     out()
 
     section("d", "W2: tanh(a*b+c).sum() on 8x8 float32, forward+backward (us per op, 4 ops)")
-    w2 = {lib: best(w2_step(lib), TINY_CALLS) / 4 for lib in ("tapegrad", "torch", "numpy")}
+    w2 = {lib: t / 4 for lib, t in best_of_each(
+        {lib: w2_step(lib) for lib in ("tapegrad", "torch", "numpy")}, TINY_CALLS // 4,
+        rounds=4 * ROUNDS).items()}
     out("| implementation | us / op | vs torch |")
     out("|---|---:|---:|")
     for name, t in w2.items():
