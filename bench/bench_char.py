@@ -41,21 +41,33 @@ torch.set_num_threads(ARGS.threads)
 B, BLOCK, EMB, HID, V = 32, 3, 10, 200, 27
 
 
-def paired_best(fa, fb, reps, rounds=20, clock=time.perf_counter):
-    """(seconds per call of fa, of fb): `rounds` rounds of `reps` calls of each, the two
-    alternating (which goes first swaps every round), the min per side. This machine's
-    speed drifts by up to a third within minutes, also when idle: timed one after the
-    other, the two sides can see different machines; interleaved, both see the same."""
-    fa(), fb()  # warm up
-    best = [float("inf"), float("inf")]
+def best_of_each(fns, reps, rounds=20, clock=time.perf_counter, before_round=None):
+    """{name: seconds per call} of several callables timed in turns: `rounds` rounds of
+    `reps` calls of each, the order rotated by one every round (two sides: which goes
+    first swaps), the min per callable. This machine's speed drifts by up to a third
+    within minutes, also when idle: timed one after the other, the sides can see
+    different machines; in turns, all see the same. `before_round`: called before each
+    round (bench/run.py passes gc.collect)."""
+    names = list(fns)
+    for fn in fns.values():
+        fn()  # warm up
+    best = dict.fromkeys(names, float("inf"))
     for r in range(rounds):
-        for side in ((0, 1) if r % 2 == 0 else (1, 0)):
-            fn = fa if side == 0 else fb
+        if before_round is not None:
+            before_round()
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            fn = fns[name]
             t = clock()
             for _ in range(reps):
                 fn()
-            best[side] = min(best[side], (clock() - t) / reps)
-    return best[0], best[1]
+            best[name] = min(best[name], (clock() - t) / reps)
+    return best
+
+
+def paired_best(fa, fb, reps, rounds=20, clock=time.perf_counter):
+    """(seconds per call of fa, of fb), timed in turns: `best_of_each` of the two."""
+    t = best_of_each({0: fa, 1: fb}, reps, rounds, clock)
+    return t[0], t[1]
 
 
 # ---- makemore MLP ------------------------------------------------------------------------

@@ -23,8 +23,8 @@ Timing: each case runs `number` times per round; the reported time is the best r
 (min of repeats: the least disturbed by other processes). The goal rows time their sides
 in turns, so that all sides see the same machine (this one's speed drifts by up to a
 third within minutes, even when idle): (d) rounds rotating over the three libraries
-(best_of_each), (e) and (f) alternating rounds (bench_char.paired_best), (b) processes
-launched in turns. Every library gets the same thread count (set below BEFORE NumPy is
+(bench_char.best_of_each), (e) and (f) alternating rounds (bench_char.paired_best), (b)
+processes launched in turns. Every library gets the same thread count (set below BEFORE NumPy is
 imported, so OpenBLAS reads it).
 (b) times each implementation in its own process (MLP_LAUNCHES each): in one process
 torch's OpenMP workers and OpenBLAS's threads spin against each other on 2 cores
@@ -105,27 +105,6 @@ def blas_threads():
         return ", ".join(f"{d['internal_api']}={d['num_threads']}" for d in threadpool_info())
     except ImportError:  # optional: the env vars above are what sets them
         return "threadpoolctl not installed"
-
-
-def best_of_each(fns, number, rounds=None):
-    """{name: seconds per call} of several callables timed in turns: each round calls every
-    one `number` times, the order rotated by one each round; the min per callable. (All
-    sides see the same machine: its speed drifts by up to a third within minutes.)"""
-    clock = time.thread_time if ARGS.cpu_time else time.perf_counter
-    names = list(fns)
-    for fn in fns.values():
-        fn()  # warm up
-    t = dict.fromkeys(names, float("inf"))
-    for r in range(rounds or ROUNDS):
-        if not ARGS.quick:
-            gc.collect()
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            fn = fns[name]
-            t0 = clock()
-            for _ in range(number):
-                fn()
-            t[name] = min(t[name], (clock() - t0) / number)
-    return t
 
 
 def best(fn, number, rounds=None):
@@ -537,9 +516,10 @@ def main():
     out()
 
     section("d", "W2: tanh(a*b+c).sum() on 8x8 float32, forward+backward (us per op, 4 ops)")
-    w2 = {lib: t / 4 for lib, t in best_of_each(
+    w2 = {lib: t / 4 for lib, t in _bench_module("bench_char").best_of_each(
         {lib: w2_step(lib) for lib in ("tapegrad", "torch", "numpy")}, TINY_CALLS // 4,
-        rounds=4 * ROUNDS).items()}
+        rounds=4 * ROUNDS, clock=time.thread_time if ARGS.cpu_time else time.perf_counter,
+        before_round=None if ARGS.quick else gc.collect).items()}
     out("| implementation | us / op | vs torch |")
     out("|---|---:|---:|")
     for name, t in w2.items():

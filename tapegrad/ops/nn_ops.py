@@ -903,15 +903,11 @@ def _gelu_f32(x):
     return cdf, e
 
 
-def _gelu_grad_forward(x, *, approximate="none", cdf=None, pdf=None, dgelu=None):
+def _gelu_grad_forward(x, *, approximate="none", cdf=None, dgelu=None):
     """d gelu / dx (the forward's saved gelu'(x) for float32, from its Phi(x) for
     float64, when given)."""
     if dgelu is not None:  # x is unchanged since the forward (the version check)
         return dgelu
-    if pdf is not None:
-        out = x * pdf
-        out += cdf
-        return out
     if cdf is not None:
         return _gelu_grad_from_cdf(x, cdf)
     if approximate == "tanh":
@@ -929,7 +925,7 @@ def _gelu_grad_from_cdf(x, cdf):
     return (cdf + x * pdf).astype(x.dtype, copy=False)
 
 
-def _gelu_second(xp, ans, x, approximate="none", cdf=None, pdf=None, dgelu=None):
+def _gelu_second(xp, ans, x, approximate="none", cdf=None, dgelu=None):
     """d^2 gelu / dx^2, in recordable ops (used when differentiating twice)."""
     if approximate == "tanh":
         u = _SQRT_2_OVER_PI * (x + _GELU_A * x * x * x)
@@ -947,11 +943,10 @@ gelu_backward = defop("gelu_backward", _gelu_grad_forward, partials=[_gelu_secon
                             "for finite x"))
 
 
-def _gelu_partial(xp, ans, x, approximate="none", cdf=None, pdf=None, dgelu=None):
+def _gelu_partial(xp, ans, x, approximate="none", cdf=None, dgelu=None):
     # cdf: Phi(x) saved by the forward (float64: no second erf); dgelu: gelu'(x) itself
     # (float32: the backward is g * dgelu)
-    return _call(xp, gelu_backward, x, approximate=approximate, cdf=cdf, pdf=pdf,
-                 dgelu=dgelu)
+    return _call(xp, gelu_backward, x, approximate=approximate, cdf=cdf, dgelu=dgelu)
 
 
 gelu = defop("gelu", _gelu_forward_saving, extra=True, partials=[_gelu_partial],
