@@ -179,3 +179,34 @@ def test_parameter_sums_become_grad_without_a_copy(layer, monkeypatch):
     for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-5,
                                    err_msg=name)
+
+
+@pytest.mark.parametrize("xshape,bshape", [((6, 3), (3,)), ((2, 6, 3), (6, 3)),
+                                           ((2, 6, 3), (3,)), ((6, 3), (1, 3))])
+def test_broadcast_bias_gradient_becomes_grad_without_a_copy(xshape, bshape, monkeypatch):
+    """`x @ W + b` (the update loop of the lectures, no Linear): add's rule passes g on and
+    the engine sums it back to b's shape. When only leading axes were added, that sum has
+    b's shape already and owns its memory, so it becomes `.grad` without a copy. A
+    stretched size-1 axis (b of shape (1, 3)) still takes the keepdims path. Values and
+    the second (in-place) accumulation are torch's."""
+    from tapegrad.core import engine
+    copies = []
+    plain = engine.accumulate
+    monkeypatch.setattr(engine, "accumulate",
+                        lambda t, g, *a, **k: (copies.append(tuple(t.shape)),
+                                               plain(t, g, *a, **k))[1])
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(xshape[:-1] + (5,)).astype(np.float32)
+    w0 = rng.standard_normal((5, 3)).astype(np.float32)
+    b0 = rng.standard_normal(bshape).astype(np.float32)
+    u = rng.standard_normal(xshape).astype(np.float32)
+    W, b = tg.tensor(w0, requires_grad=True), tg.tensor(b0, requires_grad=True)
+    Wt, bt = torch.tensor(w0, requires_grad=True), torch.tensor(b0, requires_grad=True)
+    for step in range(2):
+        ((tg.tensor(x) @ W + b) * tg.tensor(u)).sum().backward()
+        ((torch.tensor(x) @ Wt + bt) * torch.tensor(u)).sum().backward()
+        if step == 0 and bshape != (1, 3):
+            assert copies == [], f"gradients copied into .grad: {copies}"
+    np.testing.assert_allclose(b.grad.numpy(), bt.grad.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(W.grad.numpy(), Wt.grad.numpy(), rtol=1e-5, atol=1e-4)
+    assert b.grad.shape == tuple(bshape)

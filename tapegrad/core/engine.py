@@ -28,6 +28,7 @@ from .tensor_base import TensorBase, like, make as _make
 _ndarray = np.ndarray
 _NONE = {}  # no tensor to capture (backward()); never written to
 _getrefcount = sys.getrefcount
+_add_reduce = np.add.reduce  # (np.sum through its Python wrapper: three calls more)
 _gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 
 
@@ -37,6 +38,11 @@ def sum_to(xp, g, shape):
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)
+    if lead and xp is np and gshape[lead:] == shape:
+        # only leading axes were added (a bias broadcast over the batch): the reduction
+        # has the target shape already and owns its memory, so it can become `.grad`
+        # without a copy (keepdims + reshape below gives a view, which is copied)
+        return _add_reduce(g, axis=tuple(range(lead)))
     axes = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
     if axes:

@@ -34,6 +34,8 @@ def _as_matrices(xp, g, x, y):
 
 
 def _matmul_dx(xp, g, ans, x, y):
+    if y.ndim == 2 and x.ndim > 1:  # the common case, x (..., n, k) @ W (k, m): no promotion
+        return xp.matmul(g, y.T)
     if x.ndim == 1 and y.ndim == 1:
         return g * y
     g2, x2, y2 = _as_matrices(xp, g, x, y)
@@ -42,6 +44,8 @@ def _matmul_dx(xp, g, ans, x, y):
 
 
 def _matmul_dy(xp, g, ans, x, y):
+    if x.ndim == 2 and y.ndim == 2:
+        return xp.matmul(x.T, g)
     if x.ndim == 1 and y.ndim == 1:
         return g * x
     g2, x2, y2 = _as_matrices(xp, g, x, y)
