@@ -149,18 +149,25 @@ def test_roots_sharing_a_node_as_torch(how, pieces):
     np.testing.assert_allclose(res[0], res[1], rtol=1e-12)
 
 
-@pytest.mark.parametrize("layer", ["Linear", "BatchNorm1d", "LayerNorm", "Linear3d"])
-def test_parameter_sums_become_grad_without_a_copy(layer, monkeypatch):
-    """A bias or norm-weight gradient is a sum its kernel just made: the engine keeps that
-    array as `.grad`, as it does a matmul's weight gradient, instead of copying it (the
-    sum reshaped to the shape it already had was a view, and a view is copied). The values
-    are torch's; the second backward adds in place."""
+def _count_copies(monkeypatch):
+    """The shapes of the leaves whose gradient went through `engine.accumulate` (the path
+    that copies a fresh gradient into .grad; the steal in accumulate_all bypasses it)."""
     from tapegrad.core import engine
     copies = []
     plain = engine.accumulate
     monkeypatch.setattr(engine, "accumulate",
                         lambda t, g, *a, **k: (copies.append(tuple(t.shape)),
                                                plain(t, g, *a, **k))[1])
+    return copies
+
+
+@pytest.mark.parametrize("layer", ["Linear", "BatchNorm1d", "LayerNorm", "Linear3d"])
+def test_parameter_sums_become_grad_without_a_copy(layer, monkeypatch):
+    """A bias or norm-weight gradient is a sum its kernel just made: the engine keeps that
+    array as `.grad`, as it does a matmul's weight gradient, instead of copying it (the
+    sum reshaped to the shape it already had was a view, and a view is copied). The values
+    are torch's; the second backward adds in place."""
+    copies = _count_copies(monkeypatch)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((6, 4, 5) if layer == "Linear3d" else (6, 5)).astype(np.float32)
     make = {"Linear": lambda m: m.Linear(5, 3), "Linear3d": lambda m: m.Linear(5, 3),
@@ -189,12 +196,7 @@ def test_broadcast_bias_gradient_becomes_grad_without_a_copy(xshape, bshape, mon
     b's shape already and owns its memory, so it becomes `.grad` without a copy. A
     stretched size-1 axis (b of shape (1, 3)) still takes the keepdims path. Values and
     the second (in-place) accumulation are torch's."""
-    from tapegrad.core import engine
-    copies = []
-    plain = engine.accumulate
-    monkeypatch.setattr(engine, "accumulate",
-                        lambda t, g, *a, **k: (copies.append(tuple(t.shape)),
-                                               plain(t, g, *a, **k))[1])
+    copies = _count_copies(monkeypatch)
     rng = np.random.default_rng(4)
     x = rng.standard_normal(xshape[:-1] + (5,)).astype(np.float32)
     w0 = rng.standard_normal((5, 3)).astype(np.float32)
