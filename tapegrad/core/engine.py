@@ -28,27 +28,29 @@ from .tensor_base import TensorBase, like, make as _make
 _ndarray = np.ndarray
 _NONE = {}  # no tensor to capture (backward()); never written to
 _getrefcount = sys.getrefcount
-_add_reduce = np.add.reduce  # (np.sum through its Python wrapper: three calls more)
+_add_reduce = np.add.reduce
 _gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 
 
 def sum_to(xp, g, shape):
-    """Undo broadcasting: sum `g` over the axes that broadcasting added or stretched."""
+    """Undo broadcasting: sum `g` over the axes that broadcasting added or stretched.
+    The added (leading) axes are summed away, the stretched ones kept as size 1, so the
+    result has `shape` without a reshape: it is the reduction's own array, which the
+    engine keeps as `.grad` (a reshaped view of it would be copied)."""
     gshape = tuple(g.shape)
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)
-    if lead and xp is np and gshape[lead:] == shape:
-        # only leading axes were added (a bias broadcast over the batch): the reduction
-        # has the target shape already and owns its memory, so it can become `.grad`
-        # without a copy (keepdims + reshape below gives a view, which is copied)
-        return _add_reduce(g, axis=tuple(range(lead)))
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
-    if axes:
-        g = xp.sum(g, axis=axes, keepdims=True)
-    if lead or tuple(g.shape) != shape:
-        g = xp.reshape(g, shape)
+    if lead < 0:  # (a gradient of lower rank than its input: only a reshape can fit it)
+        return xp.reshape(g, shape)
+    total = _add_reduce if xp is np else xp.sum  # (np.sum: the same call, 3 frames more)
+    if lead:
+        g = total(g, axis=tuple(range(lead)))
+        if not shape and xp is np:  # every axis summed: NumPy returns a scalar, not an array
+            return np.asarray(g)
+    stretched = tuple(i for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    if stretched:
+        g = total(g, axis=stretched, keepdims=True)
     return g
 
 
