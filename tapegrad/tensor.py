@@ -328,14 +328,17 @@ class Tensor(TensorBase):
     __pow__ = F.pow
     __matmul__ = F.matmul
 
+    # `2 * x` and `2 + x` are recorded as torch records them, mul(x, 2) / add(x, 2):
+    # next_functions in torch's order, the same values (both ops commute bit for bit),
+    # and the tensor-first fast path of the binary functions
     def __radd__(self, other):
-        return F._add(other, self)
+        return F._add(self, other)
 
     def __rsub__(self, other):
         return F._sub(other, self)
 
     def __rmul__(self, other):
-        return F.mul(other, self)
+        return F.mul(self, other)
 
     def __rtruediv__(self, other):
         # torch's Tensor.__rdiv__: `s / x` is x.reciprocal() * s (two roundings: other bits

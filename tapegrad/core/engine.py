@@ -48,6 +48,8 @@ def sum_to(xp, g, shape):
         g = total(g, axis=tuple(range(lead)))
         if not shape and xp is np:  # every axis summed: NumPy returns a scalar, not an array
             return np.asarray(g)
+        if g.shape == shape:  # nothing stretched (a bias's gradient): done
+            return g
     stretched = tuple(i for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
     if stretched:
         g = total(g, axis=stretched, keepdims=True)

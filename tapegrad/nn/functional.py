@@ -329,29 +329,33 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 # ---- losses ------------------------------------------------------------------------------------------
 def _class_dim_last(x, target):
-    """(N, C, d1, ...) -> (N*d1*..., C) and targets -> (N*d1*...,); (C,) -> (1, C)."""
-    if x.ndim == 1:
-        return _F.reshape(x, (1, x.shape[0])), target.reshape(1), ()
-    if x.ndim == 2:
+    """(N, C, d1, ...) -> (N*d1*..., C) and targets -> (N*d1*...,); (C,) -> (1, C).
+    `target` is the targets' array. (N, C) stays as it is."""
+    xs = x._data.shape
+    if len(xs) == 2:
         return x, target, None
-    C = x.shape[1]
-    perm = (0,) + tuple(range(2, x.ndim)) + (1,)
+    if len(xs) == 1:
+        return _F.reshape(x, (1, xs[0])), target.reshape(1), ()
+    C = xs[1]
+    perm = (0,) + tuple(range(2, len(xs))) + (1,)
     x2 = _F.reshape(_F.permute(x, perm), (-1, C))
-    return x2, target.reshape(-1), (x.shape[0],) + tuple(x.shape[2:])
+    return x2, target.reshape(-1), (xs[0],) + tuple(xs[2:])
 
 
-def _check_class_target(x, tgt, name):
-    if x.ndim == 1:
-        if tgt.ndim != 0:
-            raise RuntimeError(f"{name}: for a 1-D input of shape {tuple(x.shape)} expected a "
-                               f"0-D target, got shape {tuple(tgt.shape)}")
+def _check_class_target(xs, ts, name):
+    """Class-index targets of shape `ts` for an input of shape `xs` (array shapes: no
+    Tensor property calls on the loss's every call)."""
+    if len(xs) == 1:
+        if len(ts) != 0:
+            raise RuntimeError(f"{name}: for a 1-D input of shape {tuple(xs)} expected a "
+                               f"0-D target, got shape {tuple(ts)}")
         return
-    if tgt.ndim == 0 or tgt.shape[0] != x.shape[0]:
-        raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target "
-                         f"batch_size ({tgt.shape[0] if tgt.ndim else 0}).")
-    if tuple(tgt.shape[1:]) != tuple(x.shape[2:]):
+    if len(ts) == 0 or ts[0] != xs[0]:
+        raise ValueError(f"Expected input batch_size ({xs[0]}) to match target "
+                         f"batch_size ({ts[0] if ts else 0}).")
+    if tuple(ts[1:]) != tuple(xs[2:]):
         raise RuntimeError(f"{name}: expected target of shape "
-                           f"{(x.shape[0],) + tuple(x.shape[2:])}, got {tuple(tgt.shape)}")
+                           f"{(xs[0],) + tuple(xs[2:])}, got {tuple(ts)}")
 
 
 def _weight_arr(weight, C, name):
@@ -383,11 +387,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
     tgt = target if isinstance(target, Tensor) else Tensor._of(np.asarray(target))
-    C = x.shape[1] if x.ndim > 1 else x.shape[0]
-    if tgt.dtype.kind == "f":
+    xs = x._data.shape
+    C = xs[1] if len(xs) > 1 else xs[0]
+    if tgt._data.dtype.kind == "f":
         return _cross_entropy_probs(x, tgt, weight, reduction, label_smoothing, C)
-    _check_class_target(x, tgt, "cross_entropy")
-    w = _weight_arr(weight, C, "cross_entropy")
+    _check_class_target(xs, tgt._data.shape, "cross_entropy")
+    w = None if weight is None else _weight_arr(weight, C, "cross_entropy")
     x2, t2, out_shape = _class_dim_last(x, tgt._data)
     out = apply(_K.cross_entropy, x2, t2.astype(np.int64, copy=False), w,
                 ignore_index=int(ignore_index), label_smoothing=float(label_smoothing),
@@ -427,9 +432,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if tgt.dtype.kind not in "iu":
         raise RuntimeError(f"nll_loss: expected target of integer dtype (class indices), got "
                            f"{tgt.dtype}")
-    _check_class_target(x, tgt, "nll_loss")
-    C = x.shape[1] if x.ndim > 1 else x.shape[0]
-    w = _weight_arr(weight, C, "nll_loss")
+    xs = x._data.shape
+    _check_class_target(xs, tgt._data.shape, "nll_loss")
+    C = xs[1] if len(xs) > 1 else xs[0]
+    w = None if weight is None else _weight_arr(weight, C, "nll_loss")
     x2, t2, out_shape = _class_dim_last(x, tgt._data)
     out = apply(_K.nll_loss, x2, t2.astype(np.int64, copy=False), w,
                 ignore_index=int(ignore_index), reduction=reduction)

@@ -62,7 +62,10 @@ def _binary(op, mode=P.ARITH, tensors_only=False):
     decides the dtype it computes in. tensors_only: both arguments must be tensors
     (torch.maximum)."""
     def f(input, other):
-        a, b = _arg(input), _arg(other)
+        # _arg's common cases inline (a call each saved on every arithmetic op)
+        a = input if isinstance(input, TensorBase) else _arg(input)
+        tb = type(other)
+        b = other if tb is float or tb is int or isinstance(other, TensorBase) else _arg(other)
         if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
             raise TypeError(f"{op.name}(): expected at least one Tensor argument, got "
                             f"{type(input).__name__} and {type(other).__name__}")
@@ -486,7 +489,10 @@ def dot(input, other):
 def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    for s in shape:  # Python ints as they are (a generator costs a resumption per size)
+        if type(s) is not int:
+            return tuple(int(s) for s in shape)  # NumPy ints, 0-d tensors
+    return shape
 
 
 def reshape(input, *shape):

@@ -37,7 +37,7 @@ from ..core import grad_mode, rebase
 from ..core.engine import sum_to
 from ..core.hooks import RetainGrad
 from ..core.record import apply
-from ..core.state import state
+from ..core.state import anywhere, state
 from ..core.tensor_base import TensorBase, like, to_array
 from . import elementwise as E
 from . import functions as F
@@ -308,7 +308,8 @@ def _table_method(method, op, fname):
 # ---- arithmetic ----------------------------------------------------------------
 def _binary_inplace(op, ufunc, fname, mode=P.ARITH):
     def method(self, other, *, alpha=None):
-        if (alpha is None and isinstance(other, TensorBase) and state.dual is None
+        if (alpha is None and isinstance(other, TensorBase)
+                and not (anywhere.duals and state.dual is not None)
                 and not (state.grad_enabled and (self._rg or other._rg))):
             # the update loop's `p.data -= lr * p.grad` (float, same dtype and shape,
             # nothing recorded): the general path's own no-graph branch below, one ufunc

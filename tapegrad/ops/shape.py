@@ -20,7 +20,9 @@ def _reshape_forward(x, shape):
 
 
 reshape = defop("reshape", _reshape_forward, linear=True, promote=False, vjp=[
-    lambda xp, g, ans, x, shape: xp.reshape(g, x.shape)
+    # the method, not xp.reshape: the same on arrays and tensors (create_graph), without
+    # np.reshape's three Python wrapper frames
+    lambda xp, g, ans, x, shape: g.reshape(x.shape)
 ],
     text="dx = g reshaped to x's shape",
     hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
