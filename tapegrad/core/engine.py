@@ -62,7 +62,7 @@ def run(roots, seeds, retain_graph, create_graph, capture=None):
     deps = _count_edges(roots)
     pending, leaf_grads = {}, {}
     ready = _start_nodes(roots, seeds, deps, pending, leaf_grads)
-    at_node = (roots[0], _capture_nodes(capture), {})
+    at_node = (roots[0], _capture_nodes(capture) if capture else _NONE, {})
     xp = seeds[0].__array_namespace__() if create_graph else np
     prev, prev_retain = state.grad_enabled, state.retain_graph
     state.grad_enabled = bool(create_graph)
@@ -89,7 +89,7 @@ def run(roots, seeds, retain_graph, create_graph, capture=None):
 
 def _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_node):
     """Phase 2: run each node whose gradient is complete; send its inputs their shares."""
-    observe = _observer()
+    observe = _observer() if state.observers else None
     rebased = rebase.used.any
     capturing = at_node[1]
     while ready:
@@ -156,7 +156,10 @@ def _count_edges(roots):
     # a node enters `deps` when first seen: pushed once, also when several roots share
     # it (the pieces of a split, [y, y]): pushed twice, its inputs' edges would count
     # twice, and nothing below it would ever become ready
-    deps = dict.fromkeys((r.grad_fn for r in roots if r.grad_fn is not None), 0)
+    deps = {}
+    for r in roots:  # (a loop: a generator costs a resumption per root)
+        if r.grad_fn is not None:
+            deps[r.grad_fn] = 0
     stack = list(deps)
     while stack:
         node = stack.pop()
