@@ -54,6 +54,12 @@ def _fault_report(p, mode):
     return None
 
 
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_point_to_point_rooted_and_all_to_all_against_torch_gloo(nproc, tmp_path):
+    p = launch(nproc, "p2p_rooted_vs_torch.py", tmp_path / "torch_store", cwd=tmp_path)
+    assert_ok(p, nproc)
+
+
 @pytest.mark.parametrize("nproc,mode", [(2, ["raise", 1]), (3, ["raise", 2]),
                                         (3, ["exit", 0])])
 def test_failing_rank_ends_the_job(nproc, mode, tmp_path):
@@ -73,6 +79,13 @@ def test_mismatched_parameter_shapes_fail_at_construction(tmp_path):
     assert p.returncode != 0
     assert ("parameter '0.weight' of rank 1 has shape [7, 4] (float32) but rank 0's "
             "'0.weight' has shape [6, 4]") in p.stderr, p.stderr
+
+
+def test_monitored_barrier_names_the_late_rank(tmp_path):
+    p = launch(3, "faults.py", "monitored", cwd=tmp_path, timeout=120)
+    assert p.returncode != 0
+    assert "Rank 2 failed to pass monitoredBarrier in 2000 ms" in p.stderr, p.stderr
+    assert "passed 0" not in p.stdout
 
 
 def test_torch_style_script_runs_under_launch(tmp_path):

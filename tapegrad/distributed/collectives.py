@@ -62,21 +62,25 @@ class Work:
         self._done = False
         self._what = what
         self._comm = comm
+        self._statuses = None   # a list for the requests' MPI statuses (point_to_point)
 
     def is_completed(self):
-        if self._done:
-            return True
-        return mpi().Request.Testall(self._requests)
+        if not self._done and mpi().Request.Testall(self._requests, self._statuses):
+            self._complete()    # now: a finished request cannot be tested again
+        return self._done
 
     def wait(self, timeout=None):
         if not self._done:
             seconds = (timeout.total_seconds() if timeout is not None
                        else timeout_of(self._comm) if self._comm is not None else None)
-            wait_all(self._requests, self._what, seconds)
-            self._done = True
-            if self._finish is not None:
-                self._finish()
+            wait_all(self._requests, self._what, seconds, self._statuses)
+            self._complete()
         return True
+
+    def _complete(self):
+        self._done = True
+        if self._finish is not None:
+            self._finish()
 
 
 def _done(work, async_op):
@@ -104,21 +108,22 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     return _done(Work([req], finish, what, comm), async_op)
 
 
-def _root(src, group, comm, what, group_src=None):
-    """The group rank of global rank `src` (or `group_src` itself), checked."""
+def _root(src, group, comm, what, group_src=None, arg="src"):
+    """The group rank of global rank `src` (or `group_src` itself), checked. `arg` names
+    the argument in the messages ("src", or "dst" for the ops that send to one rank)."""
     if group_src is not None:
         if src is not None:
-            raise ValueError(f"{what}: give src or group_src, not both")
+            raise ValueError(f"{what}: give {arg} or group_{arg}, not both")
         if not isinstance(group_src, (int, np.integer)) or not 0 <= group_src < comm.Get_size():
-            raise ValueError(f"{what}: group_src={group_src!r} is not a rank of this group "
+            raise ValueError(f"{what}: group_{arg}={group_src!r} is not a rank of this group "
                              f"(size {comm.Get_size()})")
         return int(group_src)
     ranks = resolve(group, what)._ranks
     if not isinstance(src, (int, np.integer)) or int(src) not in ranks:
         if len(ranks) == mpi().COMM_WORLD.Get_size():
-            raise ValueError(f"{what}: src={src!r} is not a rank of this group (world size "
+            raise ValueError(f"{what}: {arg}={src!r} is not a rank of this group (world size "
                              f"{comm.Get_size()})")
-        raise ValueError(f"{what}: src={src!r} is not a rank of this group (its global "
+        raise ValueError(f"{what}: {arg}={src!r} is not a rank of this group (its global "
                          f"ranks are {list(ranks)})")
     return ranks.index(int(src))
 

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import uuid
 
 __all__ = ["find_mpiexec", "launch_command", "launch"]
 
@@ -49,6 +50,16 @@ def launch_command(nproc, target, hostfile=None, module=False):
     return cmd + list(target)
 
 
+def _first_host(hostfile):
+    """The host of the first entry of an MPI host file (`host[:slots]` lines, # comments)."""
+    with open(hostfile) as f:
+        for line in f:
+            line = line.split("#")[0].strip()
+            if line:
+                return line.split(":")[0].split()[0]
+    return "127.0.0.1"
+
+
 def launch(nproc, target, hostfile=None, module=False, env=None):
     """Run the job; returns mpiexec's exit code (non-zero if any rank failed)."""
     cmd = launch_command(nproc, target, hostfile=hostfile, module=module)
@@ -57,6 +68,10 @@ def launch(nproc, target, hostfile=None, module=False, env=None):
     # so that N ranks on N cores do not oversubscribe them.
     if "OMP_NUM_THREADS" not in env and nproc > 1:
         env["OMP_NUM_THREADS"] = "1"
+    # torchrun's rendezvous address: the first machine of the host file (this one
+    # without); one run id for every rank (uuid, as torchrun's standalone mode)
+    env.setdefault("MASTER_ADDR", _first_host(hostfile) if hostfile else "127.0.0.1")
+    env.setdefault("TORCHELASTIC_RUN_ID", uuid.uuid4().hex)
     try:
         return subprocess.call(cmd, env=env)
     except KeyboardInterrupt:

@@ -172,7 +172,7 @@ class DistBackendError(DistError):
     __module__ = "tapegrad.distributed"
 
 
-def wait_all(requests, what="a collective", timeout=None):
+def wait_all(requests, what="a collective", timeout=None, statuses=None):
     """MPI Waitall that gives the CPU away while it waits, and gives up after `timeout`
     seconds (default: the world group's) with an error naming the collective.
 
@@ -180,17 +180,19 @@ def wait_all(requests, what="a collective", timeout=None):
     cores the spinning rank steals the core from the very rank it waits for.
     Test + sched_yield keeps MPI progressing and lets the others run (measured in
     bench/bench_ddp.py). MPI cannot cancel a collective, so after a timeout the
-    group is unusable: the error, uncaught, ends the whole job (abort_job)."""
+    group is unusable: the error, uncaught, ends the whole job (abort_job).
+    `statuses`: a list that receives the requests' MPI statuses (who sent a message to
+    a receive from any rank, and how long it was)."""
     MPI = _State.MPI
     if not requests:
         return
-    if MPI.Request.Testall(requests):
+    if MPI.Request.Testall(requests, statuses):
         return
     if timeout is None:
         timeout = _State.world._timeout if _State.world is not None else None
     deadline = None if timeout is None else time.monotonic() + timeout
     yield_ = getattr(os, "sched_yield", None)
-    while not MPI.Request.Testall(requests):
+    while not MPI.Request.Testall(requests, statuses):
         if deadline is not None and time.monotonic() > deadline:
             raise DistBackendError(
                 f"{what}: timed out after {timeout:g} s waiting for the other ranks (the "

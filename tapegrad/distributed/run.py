@@ -22,7 +22,19 @@ _ENV = {  # torchrun name: (MPICH name, Open MPI name, default)
 def set_env(environ=os.environ):
     for name, (mpich, ompi, default) in _ENV.items():
         environ[name] = environ.get(mpich) or environ.get(ompi) or default
+    # the rest of torchrun's per-worker variables (one role, one worker group per job):
+    # scripts print MASTER_ADDR/PORT, or branch on is_torchelastic_launched(); nothing
+    # here listens on the port (MPI's launcher wired the ranks together)
     environ.setdefault("GROUP_RANK", "0")
+    environ.setdefault("GROUP_WORLD_SIZE", "1")
+    environ["ROLE_RANK"] = environ["RANK"]
+    environ["ROLE_WORLD_SIZE"] = environ["WORLD_SIZE"]
+    environ.setdefault("ROLE_NAME", "default")
+    environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    environ.setdefault("MASTER_PORT", "29500")
+    environ.setdefault("TORCHELASTIC_RUN_ID", "none")
+    environ.setdefault("TORCHELASTIC_RESTART_COUNT", "0")
+    environ.setdefault("TORCHELASTIC_MAX_RESTARTS", "0")
     environ.setdefault("TAPEGRAD_LAUNCHED", "1")
 
 
