@@ -8,7 +8,7 @@ gather's and scatter's default to rank 0, reduce needs one, as in torch.
 
 import numpy as np
 
-from .collectives import Work, _check_tensor, _done, _mpi_op, _root, _write
+from .collectives import ReduceOp, Work, _check_tensor, _done, _mpi_op, _root, _write
 from .process_group import (DistBackendError, arrive, comm_for, resolve, timeout_of,
                             wait_all)
 
@@ -16,7 +16,7 @@ __all__ = ["reduce", "gather", "scatter", "gather_object", "scatter_object_list"
            "monitored_barrier"]
 
 
-def reduce(tensor, dst=None, op="SUM", group=None, async_op=False, group_dst=None):
+def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
     """The reduction of every rank's `tensor` into rank `dst`'s, in place; the other
     ranks' tensors are left as they were."""
     what = "reduce"
