@@ -10,7 +10,7 @@ counts is an error here only where a rank can see it (its own totals).
 """
 import numpy as np
 
-from .collectives import Work, _check_tensor, _done, _write
+from .collectives import Work, _check_tensor, _done, _member_comm, _write
 from .process_group import comm_for, mpi
 
 __all__ = ["all_to_all_single", "all_to_all"]
@@ -52,9 +52,7 @@ def _bytes(a):
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
                       group=None, async_op=False):
     what = "all_to_all_single"
-    _check_tensor(output, what, "output")
-    _check_tensor(input, what, "input")
-    comm = comm_for(group, what, non_member_ok=True)
+    comm = _member_comm(group, what, output=output, input=input)
     if comm is None:
         return None
     n = comm.Get_size()

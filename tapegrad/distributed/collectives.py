@@ -44,6 +44,15 @@ def _check_tensor(t, what, arg="tensor"):
         raise TypeError(f"{what}: {arg} must be a tapegrad Tensor, got {type(t).__name__}")
 
 
+def _member_comm(group, what, **tensors):
+    """The communicator of `group` once the tensor arguments (by their names in torch's
+    signature) are checked; None on a rank outside the group, where torch's collectives
+    do nothing and return None."""
+    for arg, t in tensors.items():
+        _check_tensor(t, what, arg)
+    return comm_for(group, what, non_member_ok=True)
+
+
 def _write(t, arr):
     """Write `arr` into tensor `t` in place (version counter bumped)."""
     with tg.no_grad():
@@ -93,8 +102,7 @@ def _done(work, async_op):
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce `tensor` across ranks; every rank ends with the result, in place."""
     what = "all_reduce"
-    _check_tensor(tensor, what)
-    comm = comm_for(group, what, non_member_ok=True)
+    comm = _member_comm(group, what, tensor=tensor)
     if comm is None:
         return None
     name, mop = _mpi_op(op, what)
@@ -131,8 +139,7 @@ def _root(src, group, comm, what, group_src=None, arg="src"):
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     """Copy rank `src`'s tensor into the same-shaped tensor of every rank, in place."""
     what = "broadcast"
-    _check_tensor(tensor, what)
-    comm = comm_for(group, what, non_member_ok=True)
+    comm = _member_comm(group, what, tensor=tensor)
     if comm is None:
         return None
     root = _root(src, group, comm, what, group_src)
@@ -144,8 +151,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """tensor_list[r] <- rank r's `tensor` (all the same shape and dtype), on every rank."""
     what = "all_gather"
-    _check_tensor(tensor, what)
-    comm = comm_for(group, what, non_member_ok=True)
+    comm = _member_comm(group, what, tensor=tensor)
     if comm is None:
         return None
     n = comm.Get_size()
@@ -171,9 +177,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
     """output_tensor (world_size * N, ...) <- the ranks' input tensors (N, ...), stacked."""
     what = "all_gather_into_tensor"
-    _check_tensor(output_tensor, what, "output_tensor")
-    _check_tensor(input_tensor, what, "input_tensor")
-    comm = comm_for(group, what, non_member_ok=True)
+    comm = _member_comm(group, what, output_tensor=output_tensor, input_tensor=input_tensor)
     if comm is None:
         return None
     n = comm.Get_size()
@@ -189,8 +193,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
     """output on rank r <- the reduction over ranks of input_list[r]."""
     what = "reduce_scatter"
-    _check_tensor(output, what, "output")
-    comm = comm_for(group, what, non_member_ok=True)
+    comm = _member_comm(group, what, output=output)
     if comm is None:
         return None
     n = comm.Get_size()
@@ -216,9 +219,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
     """output (N, ...) on rank r <- the reduction of rows [r*N, (r+1)*N) of `input`."""
     what = "reduce_scatter_tensor"
-    _check_tensor(output, what, "output")
-    _check_tensor(input, what, "input")
-    comm = comm_for(group, what, non_member_ok=True)
+    comm = _member_comm(group, what, output=output, input=input)
     if comm is None:
         return None
     n = comm.Get_size()

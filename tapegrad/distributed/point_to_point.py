@@ -11,8 +11,8 @@ group's timeout, so a send nobody receives ends in an error instead of a hang.
 """
 import numpy as np
 
-from .collectives import Work, _check_tensor, _root, _write
-from .process_group import comm_for, mpi, resolve
+from .collectives import Work, _member_comm, _root, _write
+from .process_group import mpi, resolve
 
 __all__ = ["send", "recv", "isend", "irecv"]
 
@@ -30,8 +30,7 @@ def _peer(rank, group, comm, what, group_rank, arg):
 def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     """Start sending `tensor` to rank `dst`; returns a Work (wait before changing it)."""
     what = "isend"
-    _check_tensor(tensor, what)
-    comm = comm_for(group, what, non_member_ok=True)
+    comm = _member_comm(group, what, tensor=tensor)
     if comm is None:
         return None
     if dst is None and group_dst is None:
@@ -89,8 +88,7 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     """Start receiving into `tensor` from rank `src` (None: any rank); `wait()` writes
     it."""
     what = "irecv"
-    _check_tensor(tensor, what)
-    comm = comm_for(group, what, non_member_ok=True)
+    comm = _member_comm(group, what, tensor=tensor)
     if comm is None:
         return None
     MPI = mpi()

@@ -8,7 +8,8 @@ gather's and scatter's default to rank 0, reduce needs one, as in torch.
 
 import numpy as np
 
-from .collectives import ReduceOp, Work, _check_tensor, _done, _mpi_op, _root, _write
+from .collectives import (ReduceOp, Work, _check_tensor, _done, _member_comm, _mpi_op, _root,
+                          _write)
 from .process_group import (DistBackendError, arrive, comm_for, resolve, timeout_of,
                             wait_all)
 
@@ -20,8 +21,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     """The reduction of every rank's `tensor` into rank `dst`'s, in place; the other
     ranks' tensors are left as they were."""
     what = "reduce"
-    _check_tensor(tensor, what)
-    comm = comm_for(group, what, non_member_ok=True)
+    comm = _member_comm(group, what, tensor=tensor)
     if comm is None:
         return None
     if dst is None and group_dst is None:
@@ -65,8 +65,7 @@ def _root_list(lst, mine, n, what, arg, side):
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     """gather_list[r] on rank `dst` (default 0) <- rank r's `tensor`."""
     what = "gather"
-    _check_tensor(tensor, what)
-    comm = comm_for(group, what, non_member_ok=True)
+    comm = _member_comm(group, what, tensor=tensor)
     if comm is None:
         return None
     root = _root(0 if dst is None and group_dst is None else dst, group, comm, what,
@@ -89,8 +88,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
     """`tensor` on rank r <- scatter_list[r] of rank `src` (default 0)."""
     what = "scatter"
-    _check_tensor(tensor, what)
-    comm = comm_for(group, what, non_member_ok=True)
+    comm = _member_comm(group, what, tensor=tensor)
     if comm is None:
         return None
     root = _root(0 if src is None and group_src is None else src, group, comm, what,
