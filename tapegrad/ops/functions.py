@@ -500,7 +500,38 @@ def reshape(input, *shape):
     shape = _shape_arg(shape)
     if shape == x._data.shape:
         return x if not x._rg else apply(S.reshape, x, shape=shape)
+    if builtins.min(shape, default=0) < -1:  # NumPy reads any negative size as -1 (infer)
+        bad = builtins.min(shape)
+        raise RuntimeError(f"invalid shape dimension {bad} at index {shape.index(bad)} of "
+                           f"shape {list(shape)}")
     return apply(S.reshape, x, shape=shape)
+
+
+def view(input, *shape):
+    """x.view(*shape) is reshape; x.view(dtype) reads the same bytes as another dtype."""
+    if len(shape) == 1 and isinstance(shape[0], (_dt.dtype, np.dtype)):
+        return _view_dtype(_tensor(input), shape[0])
+    return reshape(input, *shape)
+
+
+def _view_dtype(x, dtype):
+    """torch's bitcast view (llm.c writes bfloat16 weights as `t.view(torch.int16)`): it
+    shares x's memory and has no history (torch records no gradient through it). Another
+    element size rescales the last dim, with torch's checks on that dim."""
+    dt = _dt.as_dtype(dtype)
+    a = x._data
+    if dt.itemsize != a.dtype.itemsize:
+        what = (f"to view {_dt.torch_name(a.dtype)} as {_dt.torch_name(dt)} (different "
+                "element sizes)")
+        if a.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if a.shape[-1] != 1 and a.strides[-1] != a.itemsize:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got "
+                               f"{a.strides[-1] // a.itemsize}")
+        if dt.itemsize > a.itemsize and a.shape[-1] % (dt.itemsize // a.itemsize):
+            raise RuntimeError(f"self.size(-1) must be divisible by "
+                               f"{dt.itemsize // a.itemsize} {what}, but got {a.shape[-1]}")
+    return like(x, a.view(dt))
 
 
 def expand(input, *sizes):

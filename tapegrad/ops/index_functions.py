@@ -11,6 +11,7 @@ masks, in any mixture. Arguments are checked the way PyTorch checks them, with i
 error types and messages.
 """
 import builtins
+import re
 
 import numpy as np
 
@@ -140,6 +141,12 @@ def _index_error(e, x):
         msg = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
     msg = msg.replace(" axis ", " dimension ")
+    if msg.startswith("shape mismatch: indexing arrays"):
+        # NumPy: "... with shapes (32,) (100,) "; torch: "... with shapes [32], [100]"
+        shapes = ", ".join("[" + ", ".join(d for d in s.split(",") if d) + "]"
+                           for s in re.findall(r"\(([\d,]*)\)", msg))
+        msg = ("shape mismatch: indexing tensors could not be broadcast together with "
+               f"shapes {shapes}")
     return IndexError(msg)
 
 

@@ -15,8 +15,10 @@ def _reshape_forward(x, shape):
     try:
         return x.reshape(shape)  # the method: np.reshape's Python wrappers cost ~0.5 us
     except ValueError:
-        raise RuntimeError(f"reshape: shape {tuple(shape)} is invalid for input of shape "
-                           f"{tuple(x.shape)} ({x.size} elements)") from None
+        if tuple(shape).count(-1) > 1:
+            raise RuntimeError("only one dimension can be inferred") from None
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
+                           f"{x.size}") from None
 
 
 reshape = defop("reshape", _reshape_forward, linear=True, promote=False, vjp=[
