@@ -60,9 +60,11 @@ from .viz.explain import explain  # noqa: E402
 from . import nn  # noqa: E402  tg.nn: Module, layers, losses, functional, init
 from . import optim, utils, data  # noqa: E402  optimizers, tg.utils.data, tg.data.MNIST
 from . import amp  # noqa: E402  tg.amp: GradScaler (float16 loss scaling)
+from . import distributions  # noqa: E402  tg.distributions: Categorical
 from .serialization import load, save  # noqa: E402
 
-__version__ = "0.1.0"
+from . import version  # noqa: E402  torch.version: __version__, cuda (None), ...
+from .version import __version__  # noqa: E402
 
 
 def is_tensor(obj):

@@ -13,7 +13,13 @@ from .random import rng as _rng
 from .tensor import Tensor
 
 
-def _size(size):
+def _size(size, kw=None, name=None):
+    """The shape from `*size` (ints, or one tuple/list), or from the keyword `size=`
+    (`torch.empty(size=(n, h))`, as gat's layers write it)."""
+    if kw is not None:
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        size = (kw,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for s in size:
@@ -55,19 +61,22 @@ def from_numpy(arr):
     return Tensor._of(arr)
 
 
-def zeros(*size, dtype=None, requires_grad=False, device=None):
+def zeros(*size_args, size=None, dtype=None, requires_grad=False, device=None):
     _check_device(device, "zeros()")
-    return _finish(_tape.const(np.zeros(_size(size), _float_dtype(dtype))), None, requires_grad)
+    shape = _size(size_args, size, "zeros")
+    return _finish(_tape.const(np.zeros(shape, _float_dtype(dtype))), None, requires_grad)
 
 
-def ones(*size, dtype=None, requires_grad=False, device=None):
+def ones(*size_args, size=None, dtype=None, requires_grad=False, device=None):
     _check_device(device, "ones()")
-    return _finish(_tape.const(np.ones(_size(size), _float_dtype(dtype))), None, requires_grad)
+    shape = _size(size_args, size, "ones")
+    return _finish(_tape.const(np.ones(shape, _float_dtype(dtype))), None, requires_grad)
 
 
-def empty(*size, dtype=None, requires_grad=False, device=None):
+def empty(*size_args, size=None, dtype=None, requires_grad=False, device=None):
     _check_device(device, "empty()")
-    return _finish(np.empty(_size(size), _float_dtype(dtype)), None, requires_grad)
+    shape = _size(size_args, size, "empty")
+    return _finish(np.empty(shape, _float_dtype(dtype)), None, requires_grad)
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None):
@@ -129,16 +138,20 @@ def eye(n, m=None, dtype=None, requires_grad=False, device=None):
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), None, requires_grad)
 
 
-def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
+def rand(*size_args, size=None, generator=None, dtype=None, requires_grad=False,
+         device=None):
     _check_device(device, "rand()")
     d = _float_dtype(dtype)
-    return _finish(_rng(generator).random(_size(size)).astype(d), None, requires_grad)
+    shape = _size(size_args, size, "rand")
+    return _finish(_rng(generator).random(shape).astype(d), None, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
+def randn(*size_args, size=None, generator=None, dtype=None, requires_grad=False,
+          device=None):
     _check_device(device, "randn()")
     d = _float_dtype(dtype)
-    return _finish(_rng(generator).standard_normal(_size(size)).astype(d), None, requires_grad)
+    shape = _size(size_args, size, "randn")
+    return _finish(_rng(generator).standard_normal(shape).astype(d), None, requires_grad)
 
 
 def randint(low=None, high=None, size=None, generator=None, dtype=None, requires_grad=False,

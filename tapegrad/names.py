@@ -159,7 +159,10 @@ def node_name(node):
     """Torch's class name for the node that records `node`'s operation."""
     name = node.op.name
     rule = _BY_ARGS.get(name)
-    if rule is not None and node.inputs is not None:
+    if rule is not None:
+        # backward (without retain_graph) frees `inputs` but keeps `args`: rules that read
+        # only the arguments (sum(1) is SumBackward1) still answer; the others raise
+        # TypeError on None and fall through, as for an unusual argument
         try:
             return rule(node)
         except (AttributeError, IndexError, TypeError):

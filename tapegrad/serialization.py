@@ -37,7 +37,8 @@ from ._serial import npz_v1, sharing, tree
 from ._serial.atomic import write_atomic
 from .tensor import Tensor
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+           "safe_globals"]
 
 _FORMAT = "tapegrad"
 _VERSION = 2
@@ -102,6 +103,43 @@ def save(obj, f):
         f.write(data)
     else:
         write_atomic(f, data)
+
+
+# ---- weights_only's allow-list ----------------------------------------------------------
+# torch's weights_only unpickler refuses classes not on this list; programs list theirs
+# (`with torch.serialization.safe_globals([RNNModel, nn.LSTM, ...]): torch.load(f)`). Our
+# format holds no objects, so nothing consults the list: it is kept only so such code
+# runs and `get_safe_globals()` reports what was added. A set, as torch's.
+_SAFE_GLOBALS = set()
+
+
+def add_safe_globals(safe_globals):
+    """Mark classes/functions (or `(obj, "module.name")` pairs) safe for a weights_only
+    load. No effect on what `load` accepts: a tapegrad checkpoint holds data only."""
+    _SAFE_GLOBALS.update(safe_globals)  # TypeError for a non-iterable, as torch
+
+
+def get_safe_globals():
+    """The list of globals added with `add_safe_globals` / `safe_globals`."""
+    return list(_SAFE_GLOBALS)
+
+
+def clear_safe_globals():
+    """Empty the list `add_safe_globals` fills."""
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:
+    """Context manager: `add_safe_globals(globals)` on entry, removes them on exit."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = safe_globals
+
+    def __enter__(self):
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, *exc):
+        _SAFE_GLOBALS.difference_update(self.safe_globals)
 
 
 # ---- load -----------------------------------------------------------------------------

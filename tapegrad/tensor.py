@@ -17,6 +17,7 @@ from . import legacy_args as _legacy
 from . import printing as _printing
 from .core import backward as _backward
 from .core import cuts as _cuts
+from .core import grad_mode as _grad_mode
 from .core import hooks as _hooks
 from .core import tape as _tape
 from .core.tensor_base import TensorBase, like, make as _make
@@ -153,6 +154,10 @@ class Tensor(TensorBase):
     is_cpu = True
     is_mps = False
     is_meta = False
+    # the other backends and layouts torch asks about (`input.is_cuda or input.is_xpu` in
+    # dcgan's forward): a dense, strided CPU tensor is none of them
+    is_xpu = is_ipu = is_xla = is_mtia = is_maia = is_vulkan = False
+    is_sparse = is_sparse_csr = is_quantized = is_mkldnn = is_nested = False
 
     def get_device(self):
         return -1  # torch's answer for a CPU tensor
@@ -217,7 +222,8 @@ class Tensor(TensorBase):
     def __float__(self):
         if self._rg:
             _cuts.note(self, "float()")
-            _warn_scalar_once()
+            if _grad_mode.is_grad_enabled():  # torch is silent under no_grad (LBFGS.step)
+                _warn_scalar_once()
         return float(self._scalar())
 
     def __int__(self):
@@ -514,7 +520,8 @@ class Tensor(TensorBase):
     equal = F.equal
 
     # ---- shapes ------------------------------------------------------------------------
-    reshape = view = F.reshape
+    reshape = F.reshape
+    view = F.view  # also view(dtype): the bytes read as another dtype
     expand = F.expand
     broadcast_to = F.broadcast_to
     permute = F.permute

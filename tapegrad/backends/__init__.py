@@ -7,6 +7,8 @@ backends answer False.
 """
 from types import SimpleNamespace
 
+from . import cudnn  # noqa: F401  (a module: `import torch.backends.cudnn`)
+
 
 def _false(*args, **kwargs):
     return False
@@ -16,8 +18,6 @@ def _true(*args, **kwargs):
     return True
 
 
-cudnn = SimpleNamespace(enabled=True, benchmark=False, deterministic=False, allow_tf32=True,
-                        is_available=_false, version=lambda: None)
 cuda = SimpleNamespace(
     matmul=SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
                            allow_bf16_reduced_precision_reduction=True),

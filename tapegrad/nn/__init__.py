@@ -32,6 +32,7 @@ from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLay
                           TransformerEncoder, TransformerEncoderLayer)
 from .groupnorm import GroupNorm
 from .upsample import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .parameter_containers import ParameterDict, ParameterList
 from .parallel import DataParallel
 from . import parallel  # noqa: F401  (torch.nn.parallel)

@@ -586,3 +586,4 @@ from .functional_sdpa import scaled_dot_product_attention  # noqa: E402,F401  (t
 from .functional_group_norm import group_norm  # noqa: E402,F401
 from .functional_interpolate import (interpolate, upsample, upsample_bilinear,  # noqa: E402,F401
                                      upsample_nearest)
+from .functional_pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401

@@ -1,6 +1,6 @@
 """`tapegrad.nn.modules`: torch.nn.modules' import paths (`from torch.nn.modules.linear
 import Linear`, `torch.nn.modules.module.Module`, ...), each re-exporting tapegrad.nn's
-classes. The recurrent layers' `rnn` submodule belongs with them (not here yet)."""
+classes."""
 from .activation import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
@@ -11,7 +11,9 @@ from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
+from .pixelshuffle import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
