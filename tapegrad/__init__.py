@@ -58,6 +58,7 @@ from . import viz  # noqa: E402  graph pictures (draw, to_dot), narrated backwar
 from . import testing  # noqa: E402  tg.testing.compare: the manual-backprop check
 from .viz.explain import explain  # noqa: E402
 from . import nn  # noqa: E402  tg.nn: Module, layers, losses, functional, init
+from .nn.functional_pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402
 from . import optim, utils, data  # noqa: E402  optimizers, tg.utils.data, tg.data.MNIST
 from . import amp  # noqa: E402  tg.amp: GradScaler (float16 loss scaling)
 from . import distributions  # noqa: E402  tg.distributions: Categorical
@@ -75,6 +76,7 @@ def numel(input):
     return input.numel()
 from . import onnx  # noqa: E402  torch.onnx's import path (export is not supported)
 from .dtypes import bfloat16  # noqa: E402  exists; tensors of it are refused by name
+from .type_info import finfo, iinfo  # noqa: E402  a dtype's limits (eps, min, max)
 from .device import device, get_default_device, set_default_device  # noqa: E402
 from . import accelerator, backends, cuda  # noqa: E402  CPU-only answers and flags
 from .settings import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
