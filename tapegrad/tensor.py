@@ -32,6 +32,13 @@ from .ops import shape_functions as S
 from .ops.xp import namespace as _namespace
 
 
+def _axis(dim, ndim):
+    """`dim` of size(dim) / stride(dim) as an index, with torch's errors."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return S._dim(dim, ndim)
+
+
 class Tensor(TensorBase):
     """An n-dimensional array that can record the operations applied to it."""
 
@@ -127,7 +134,19 @@ class Tensor(TensorBase):
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[dim]
+        return self._data.shape[_axis(dim, self._data.ndim)]
+
+    def stride(self, dim=None):
+        """Element strides: torch's layout of the same view is NumPy's, in bytes / item
+        size (a transpose swaps them, a slice keeps them, expand gives 0)."""
+        a = self._data
+        strides = tuple(b // a.itemsize for b in a.strides)
+        return strides if dim is None else strides[_axis(dim, a.ndim)]
+
+    def is_contiguous(self):
+        """The elements lie in row-major order without gaps (the strides of size-1 dims
+        do not count, in NumPy's flag as in torch)."""
+        return self._data.flags.c_contiguous
 
     @property
     def dtype(self):
@@ -320,7 +339,9 @@ class Tensor(TensorBase):
         return self._new(arr, dtype, requires_grad)
 
     def contiguous(self):
-        return self
+        """self when row-major already; else a row-major copy, recorded as torch records it
+        (CloneBackward0): an in-place change of the result leaves self as it was."""
+        return self if self._data.flags.c_contiguous else F.clone(self)
 
     clone = F.clone
 
