@@ -23,9 +23,9 @@ from .ops.functions import (abs, absolute, add, allclose, amax, amin, argmax, ar
 from .ops.functions import (all, any, ceil, clamp_max, clamp_min, cumsum, expm1, fix,  # noqa: E402
                             floor, floor_divide, fmod, log1p, log2, log10, outer, remainder,
                             trunc)
-from .ops.functions_extra import (bernoulli, diag, diag_embed, diagonal, einsum,  # noqa: E402
-                                  erf, erfc, erfinv, histc, histogram, median, meshgrid,
-                                  nan_to_num, nanmedian, relu_, trace)
+from .ops.functions_extra import (bernoulli, bincount, diag, diag_embed, diagonal,  # noqa: E402
+                                  einsum, erf, erfc, erfinv, histc, histogram, median,
+                                  meshgrid, nan_to_num, nanmedian, relu_, trace)
 from .ops.linalg_functions import norm  # noqa: E402
 from .ops.shape_functions import (cat, chunk, concat, concatenate, flatten, flip, fliplr,
                                   flipud, hstack, moveaxis, movedim, narrow, repeat, roll,
@@ -66,6 +66,9 @@ from .serialization import load, save  # noqa: E402
 
 from . import version  # noqa: E402  torch.version: __version__, cuda (None), ...
 from .version import __version__  # noqa: E402
+# torch's math constants (plain Python floats, as in torch): x.masked_fill(m, -torch.inf)
+from math import e, inf, nan, pi  # noqa: E402
+newaxis = None
 
 
 def is_tensor(obj):

@@ -384,12 +384,12 @@ class Tensor(TensorBase):
     def __pos__(self):
         return self
 
-    __eq__ = F.eq
-    __ne__ = F.ne
-    __lt__ = F.lt
-    __le__ = F.le
-    __gt__ = F.gt
-    __ge__ = F.ge
+    __eq__ = F.eq_operator  # `t == None` is False (F._operator)
+    __ne__ = F.ne_operator
+    __lt__ = F.lt_operator
+    __le__ = F.le_operator
+    __gt__ = F.gt_operator
+    __ge__ = F.ge_operator
     __and__ = F.bitwise_and  # logical on bool tensors, bitwise on integers (torch)
     __or__ = F.bitwise_or
     __xor__ = F.bitwise_xor
@@ -492,6 +492,7 @@ class Tensor(TensorBase):
     count_nonzero = FC.count_nonzero
     reciprocal = FX.reciprocal
     histc = FX.histc
+    bincount = FX.bincount
     histogram = FX.histogram
     cumprod = FX.cumprod
     median = FX.median
@@ -601,6 +602,10 @@ class Tensor(TensorBase):
     kthvalue = I.kthvalue
     nonzero = I.nonzero
     argwhere = I.argwhere
+
+    def where(self, condition, other):  # torch's x.where(cond, y) is torch.where(cond, x, y)
+        return F.where(condition, self, other)
+
     unique = I.unique
     multinomial = I.multinomial
     index_put = I.index_put

@@ -616,6 +616,24 @@ lt = less = _compare(np.less, "lt")
 le = less_equal = _compare(np.less_equal, "le")
 gt = greater = _compare(np.greater, "gt")
 ge = greater_equal = _compare(np.greater_equal, "ge")
+
+
+def _operator(f):
+    """`t == x`, `t < x`, ...: torch's Tensor operators return NotImplemented for an operand
+    that is not a tensor or a number (its wrapper turns the TypeError into NotImplemented),
+    so Python falls back: `t == None` is False, `t != None` True (`if next_id == eos_id:`
+    with eos_id None), `t < None` a TypeError. torch.eq(t, None) stays an error."""
+    def op(self, other):
+        if other is None or isinstance(other, str):
+            return NotImplemented
+        return f(self, other)
+    op.__name__ = f"__{f.__name__}__"
+    op.__qualname__ = f"Tensor.{op.__name__}"
+    return op
+
+
+eq_operator, ne_operator, lt_operator, le_operator, gt_operator, ge_operator = map(
+    _operator, (eq, ne, lt, le, gt, ge))
 logical_and = _compare(np.logical_and, "logical_and", promote=False)
 logical_or = _compare(np.logical_or, "logical_or", promote=False)
 logical_xor = _compare(np.logical_xor, "logical_xor", promote=False)

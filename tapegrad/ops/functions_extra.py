@@ -100,6 +100,29 @@ def histc(input, bins=100, min=0, max=0):
     return like(x, np.bincount(pos, minlength=bins).astype(a.dtype))
 
 
+def bincount(input, weights=None, minlength=0):
+    """How often each value 0, 1, ... occurs in a 1-d non-negative integer tensor (at least
+    `minlength` bins); with `weights`, the sum of the weights per value (float32 weights
+    give float32, any other dtype float64, as torch). Not differentiable: torch has no
+    derivative for it either, so no graph is recorded."""
+    x = F._tensor(input, "bincount")
+    a = x._data
+    if a.dtype.kind == "f":
+        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{_tname(a.dtype)}\'')
+    if a.ndim != 1 or a.dtype.kind not in "iu" or (a.size and a.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    minlength = int(minlength)
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        return like(x, np.bincount(a, minlength=minlength).astype(np.int64))
+    w = _np(F._tensor(weights, "bincount"))
+    if w.ndim != 1 or w.shape[0] != a.shape[0]:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    out = np.bincount(a, weights=w.astype(np.float64), minlength=minlength)
+    return like(x, out.astype(np.float32 if w.dtype == np.float32 else np.float64))
+
+
 def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """(hist, bin_edges): `bins` equal bins over `range` (default the data's min..max;
     a constant input gets [v - 0.5, v + 0.5]) or the given increasing edges tensor."""
