@@ -15,6 +15,7 @@ from ..core import tape as _tape
 from ..core.record import apply, apply_saved
 from ..ops import functions as _F
 from ..ops import inplace as _IP
+from ..ops import inplace_more as _IM
 from ..ops import nn_ops as _K
 from ..tensor import Tensor
 
@@ -32,6 +33,9 @@ def _reduction(reduction, size_average=None, reduce=None):
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "none" if not reduce else ("mean" if size_average else "sum")
+        # torch warns on every use (the VAE tutorials still pass size_average=False)
+        warnings.warn("size_average and reduce args will be deprecated, please use "
+                      f"reduction='{reduction}' instead.")
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
@@ -80,13 +84,15 @@ def relu_(input):
 
 
 def relu6(input, inplace=False):
-    return hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """clamp(x, min_val, max_val); NOTE: the gradient passes strictly inside the bounds,
     as PyTorch's hardtanh_backward does (clamp's passes at the bounds too)."""
     x = _t(input)
+    if inplace:
+        return _IM.inplace_of(x, lambda v: hardtanh(v, min_val, max_val))
     y = _F.clamp(x, min_val, max_val)
     inside = (x._data > min_val) & (x._data < max_val)
     if inside.all() or not x.requires_grad:
@@ -97,7 +103,14 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, negative_slope * x elsewhere."""
+    if inplace:
+        return leaky_relu_(input, negative_slope)
     return apply(_K.leaky_relu, _t(input), negative_slope=float(negative_slope))
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """leaky_relu in place (torch.nn.functional.leaky_relu_)."""
+    return _IM.leaky_relu_(_t(input), negative_slope)
 
 
 def gelu(input, approximate="none"):
@@ -109,12 +122,16 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
+    if inplace:
+        return _IM.inplace_of(_t(input), silu)
     return input * _F.sigmoid(input)
 
 
 def elu(input, alpha=1.0, inplace=False):
     """x for x > 0, alpha (exp(x) - 1) otherwise."""
     x = _t(input)
+    if inplace:
+        return _IM.inplace_of(x, lambda v: elu(v, alpha))
     neg = _F.where(x._data > 0, 0.0, x)  # exp only of non-positive values (no overflow)
     return _F.where(x._data > 0, x, alpha * (_F.exp(neg) - 1.0))
 

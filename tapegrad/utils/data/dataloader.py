@@ -208,9 +208,6 @@ class DataLoader:
         self._iterator = None
         self._IterableDataset_len_called = None  # set by len(); iterators warn past it
         self._initialized = True
-        if pin_memory:
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
-                          "then device pinned memory won't be used.", stacklevel=2)
         self._check_worker_number()
 
     @property
@@ -271,6 +268,10 @@ class DataLoader:
                           f"avoid potential slowness/freeze if necessary.", stacklevel=3)
 
     def _get_iterator(self):
+        if self.pin_memory:
+            # torch warns when an iterator starts (each epoch), not when the loader is made
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                          "then device pinned memory won't be used.", stacklevel=3)
         if self.num_workers == 0:
             return SingleProcessIter(self)
         return MultiProcessIter(self)
