@@ -15,3 +15,13 @@ def assert_close(a, b, rtol=1e-10, atol=1e-12):
     """Assert that two tensors agree elementwise (torch or tapegrad, in any mix); the
     default tolerances are the float64 ones of the differential tests."""
     np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=rtol, atol=atol)
+
+
+def error_of(fn):
+    """(exception type name, message) of what `fn()` raises, None if it returns: compared
+    between tapegrad and torch in the error-case tests."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001  any error, compared with the other library's
+        return type(e).__name__, str(e)
+    return None

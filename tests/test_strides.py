@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import tapegrad as tg
+from _helpers import error_of
 
 VIEWS = {
     "plain": lambda x: x,
@@ -62,20 +63,13 @@ def test_contiguous_copy_is_recorded_and_separate():
         np.testing.assert_array_equal(mine, want)
 
 
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001  compared with torch's
-        return type(e).__name__, str(e)
-    return None
-
 
 @pytest.mark.parametrize("shape", [(), (2, 3)])
 @pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
 def test_dim_errors_as_torch(shape, dim):
     for method in ("size", "stride"):
-        want = _error(lambda: getattr(torch.ones(shape), method)(dim))
-        assert _error(lambda: getattr(tg.ones(shape), method)(dim)) == want
+        want = error_of(lambda: getattr(torch.ones(shape), method)(dim))
+        assert error_of(lambda: getattr(tg.ones(shape), method)(dim)) == want
 
 
 def test_attention_head_merge_in_the_style_of_nanogpt():

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 import tapegrad as tg
+from _helpers import error_of
 
 FLOATS = ["float16", "float32", "float64"]
 INTS = ["uint8", "int8", "int16", "int32", "int64"]
@@ -40,13 +41,6 @@ def test_iinfo_as_torch(name):
     assert repr(a) == repr(b)
 
 
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001  compared with torch's
-        return type(e).__name__, str(e)
-    return None
-
 
 @pytest.mark.parametrize("call", [
     lambda lib: lib.finfo(lib.int32),
@@ -57,9 +51,9 @@ def _error(fn):
     lambda lib: lib.finfo(3),
 ])
 def test_errors_as_torch(call):
-    want = _error(lambda: call(torch))
+    want = error_of(lambda: call(torch))
     assert want is not None
-    assert _error(lambda: call(tg)) == want
+    assert error_of(lambda: call(tg)) == want
 
 
 def test_unhashable_and_missing_argument_as_torch():
