@@ -500,7 +500,7 @@ def reshape(input, *shape):
     shape = _shape_arg(shape)
     if shape == x._data.shape:
         return x if not x._rg else apply(S.reshape, x, shape=shape)
-    if builtins.min(shape, default=0) < -1:  # NumPy reads any negative size as -1 (infer)
+    if shape and builtins.min(shape) < -1:  # NumPy reads any negative size as -1 (infer)
         bad = builtins.min(shape)
         raise RuntimeError(f"invalid shape dimension {bad} at index {shape.index(bad)} of "
                            f"shape {list(shape)}")
