@@ -22,7 +22,22 @@ def _dtype_arg(fn, type_):
     return type_, type_.dtype
 
 
-class finfo:
+class _Info:
+    """What finfo and iinfo share: equal when of the same class and dtype, unhashable (as
+    torch's), str is repr."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.dtype == self.dtype
+
+    __hash__ = None
+
+    def __str__(self):
+        return repr(self)
+
+
+class finfo(_Info):
     """The limits of a floating dtype (default: the default dtype): bits, eps, max, min,
     tiny (= smallest_normal), resolution, dtype (its name, a str)."""
 
@@ -43,20 +58,13 @@ class finfo:
         self.resolution = 10.0 ** -int(info.precision)  # (a double, as torch: not a float32)
         self.dtype = d.name
 
-    def __eq__(self, other):
-        return type(other) is finfo and other.dtype == self.dtype
-
-    __hash__ = None  # torch.finfo is unhashable
-
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
                 f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
                 f"tiny={self.tiny:g}, dtype={self.dtype})")
 
-    __str__ = __repr__
 
-
-class iinfo:
+class iinfo(_Info):
     """The limits of an integer dtype: bits, max, min (Python ints), dtype (its name)."""
 
     __slots__ = ("bits", "max", "min", "dtype")
@@ -74,12 +82,5 @@ class iinfo:
         self.min = int(info.min)
         self.dtype = d.name
 
-    def __eq__(self, other):
-        return type(other) is iinfo and other.dtype == self.dtype
-
-    __hash__ = None  # torch.iinfo is unhashable
-
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
-
-    __str__ = __repr__

@@ -11,6 +11,7 @@ parameters; `sample()` does not (torch's Categorical has no rsample).
 import numpy as np
 
 from ..core.grad_mode import no_grad
+from ..creation import arange
 from ..nn.functional import softmax
 from ..ops.functions_composite import broadcast_tensors
 from ..ops.index_functions import multinomial
@@ -129,7 +130,6 @@ class Categorical:
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):
-        from ..creation import arange  # creation sits beside this layer; imported where used
         values = arange(self._num_events).view((-1,) + (1,) * len(self.batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self.batch_shape))

@@ -109,8 +109,9 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 
 def leaky_relu_(input, negative_slope=0.01):
-    """leaky_relu in place (torch.nn.functional.leaky_relu_)."""
-    return _IM.leaky_relu_(_t(input), negative_slope)
+    """leaky_relu in place (torch.nn.functional.leaky_relu_; LeakyReLU(inplace=True) as
+    DCGAN discriminators build it)."""
+    return _IM.inplace_of(_t(input), lambda v: leaky_relu(v, negative_slope))
 
 
 def gelu(input, approximate="none"):

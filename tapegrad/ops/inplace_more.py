@@ -12,12 +12,10 @@ integer tensor) is refused with torch's message ("result type Float can't be cas
 the desired output type Long").
 """
 from ..core import grad_mode
-from ..core.record import apply
 from ..core.state import state
 from ..core.tensor_base import like
 from . import functions as F
 from . import functions_extra as FX
-from . import nn_ops as K
 from . import shape_functions as S
 from .inplace import LEAF_ERROR, _inplace, _rebase
 
@@ -46,16 +44,10 @@ log10_ = _unary(F.log10, "log10_")
 # other binary in-place ops (they share its type-promotion check).
 
 
-def leaky_relu_(self, negative_slope=0.01):
-    """In-place leaky_relu (torch.nn.functional.leaky_relu_, and LeakyReLU(inplace=True)
-    as DCGAN discriminators build it); returns self."""
-    return _inplace(self, lambda x: apply(K.leaky_relu, x, negative_slope=float(negative_slope)),
-                    (), needs_old=True)
-
-
 def inplace_of(self, fn):
-    """self = fn(self) in place, for the activations' `inplace=True` (hardtanh, elu,
-    silu: their out-of-place form keeps the derivative, `_inplace` the bookkeeping)."""
+    """self = fn(self) in place, for the activations' `inplace=True` (leaky_relu,
+    hardtanh, elu, silu: their out-of-place form keeps the derivative, `_inplace` the
+    bookkeeping)."""
     return _inplace(self, fn, (), needs_old=True)
 
 
