@@ -6,6 +6,9 @@ Model and loop as bench_mnist_epoch.py (784-256-10 ReLU, Adam 1e-3, cross-entrop
 DistributedSampler. Two settings:
   same per-rank batch   each rank batch B: the global batch is B x ranks, half the steps
   same global batch     each rank B / ranks: the same optimisation as one process
+  no averaging          as "same per-rank batch" without DDP (each rank trains alone on
+                        its shard): the machine's ceiling for the speed-up, what the ranks
+                        reach when the gradient averaging costs nothing
 The epoch time is the slowest rank's (after a barrier), best of --reps epochs. Each rank
 keeps freed memory in its heap (tapegrad._alloc.keep_freed_memory), as `tapegrad train
 mnist` does. "wait/step" is rank 0's time in the reduction's wait per step: the
@@ -66,11 +69,12 @@ def worker(args):
     ds = TensorDataset(tg.tensor(x), tg.tensor(y))
     results = {}
     for setting, batch in (("same per-rank batch", args.batch),
-                           ("same global batch", args.batch // world)):
+                           ("same global batch", args.batch // world),
+                           ("no averaging", args.batch)):
         tg.manual_seed(0)
         model = tg.nn.Sequential(tg.nn.Flatten(), tg.nn.Linear(784, 256), tg.nn.ReLU(),
                                  tg.nn.Linear(256, 10))
-        ddp = DDP(model)
+        ddp = model if setting == "no averaging" else DDP(model)
         opt = tg.optim.Adam(model.parameters(), lr=1e-3)
         loss_fn = tg.nn.CrossEntropyLoss()
         sampler = DistributedSampler(ds, seed=0)
