@@ -61,6 +61,13 @@ from . import nn  # noqa: E402  tg.nn: Module, layers, losses, functional, init
 from .nn.functional_pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402
 from . import optim, utils, data  # noqa: E402  optimizers, tg.utils.data, tg.data.MNIST
 from . import amp  # noqa: E402  tg.amp: GradScaler (float16 loss scaling)
+from .amp import autocast  # noqa: E402  torch.autocast: the region's state (full precision)
+from .amp.autocast_mode import (autocast_decrement_nesting,  # noqa: E402
+                                autocast_increment_nesting, clear_autocast_cache,
+                                get_autocast_dtype, is_autocast_cache_enabled,
+                                is_autocast_cpu_enabled, is_autocast_enabled,
+                                set_autocast_cache_enabled, set_autocast_dtype,
+                                set_autocast_enabled)
 from . import distributions  # noqa: E402  tg.distributions: Categorical
 from .serialization import load, save  # noqa: E402
 
@@ -81,7 +88,7 @@ from . import onnx  # noqa: E402  torch.onnx's import path (export is not suppor
 from .dtypes import bfloat16  # noqa: E402  exists; tensors of it are refused by name
 from .type_info import finfo, iinfo  # noqa: E402  a dtype's limits (eps, min, max)
 from .device import device, get_default_device, set_default_device  # noqa: E402
-from . import accelerator, backends, cuda  # noqa: E402  CPU-only answers and flags
+from . import accelerator, backends, cpu, cuda  # noqa: E402  CPU-only answers and flags
 from .settings import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 from ._compile import compile  # noqa: E402  capture and replay (tapegrad/_compile)
 from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor,  # noqa: E402

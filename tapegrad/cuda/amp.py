@@ -1,4 +1,4 @@
-"""`tg.cuda.amp.GradScaler`: torch.cuda.amp's scaler on a machine without CUDA.
+"""`tg.cuda.amp.GradScaler` and `autocast`: torch.cuda.amp on a machine without CUDA.
 
 nanoGPT builds `torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))` on every
 device. torch, finding no CUDA, warns and disables that scaler (scale() returns the
@@ -6,7 +6,9 @@ loss unchanged), and so does this one; the working float16 scaler is `tg.amp.Gra
 """
 import warnings
 
+from .. import dtypes as _dt
 from ..amp import GradScaler as _GradScaler
+from ..amp.autocast_mode import autocast as _autocast
 
 
 class GradScaler(_GradScaler):
@@ -17,3 +19,14 @@ class GradScaler(_GradScaler):
                           "available.  Disabling.", stacklevel=2)
         super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
                          enabled=False)
+
+
+class autocast(_autocast):
+    """torch.cuda.amp.autocast: deprecated in torch, and disabled with a warning on a
+    machine without CUDA, as here."""
+
+    def __init__(self, enabled=True, dtype=_dt.float16, cache_enabled=True):
+        warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use "
+                      "`torch.amp.autocast('cuda', args...)` instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__("cuda", enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
