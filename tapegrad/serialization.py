@@ -7,8 +7,9 @@ header, raw little-endian tensor data), written with the `safetensors` package:
   model's state dict keeps torch's key names exactly: `safetensors.torch.load_file(path)`
   loads straight into the PyTorch twin with `load_state_dict(strict=True)`, and a file
   written by `safetensors.torch.save_file(model.state_dict(), path)` loads here;
-- the nested structure (optimizer state, config, Python scalars, strings, None, lists,
-  tuples, dicts; see `_serial.tree`) and a table of memory shared between tensors
+- the nested structure (optimizer state, config, Python scalars, strings, bytes, None,
+  lists, tuples, dicts, torch.Size, dtypes, devices, dataclass instances and
+  argparse.Namespace; see `_serial.tree`) and a table of memory shared between tensors
   (tied weights, views; see `_serial.sharing`) go in the header's `__metadata__` under
   the key "tapegrad", as JSON, with a CRC-32 of that text and of every tensor (name,
   dtype, shape, bytes) under "tapegrad.crc32": safetensors has no checksum of its own,
@@ -24,6 +25,13 @@ allocates anything. On top of that `load` accepts only the dtypes tapegrad compu
 the file for anything truncated, damaged or malicious. A missing file raises
 FileNotFoundError, as torch.load does.
 
+A dataclass instance or argparse.Namespace in the file (a saved config) is recorded by
+its class's name and attributes. `load` rebuilds it with torch 2.13's `weights_only`
+rules (`_serial.objects`): by default only if the class is allow-listed with
+`add_safe_globals` / `safe_globals`, otherwise a `pickle.UnpicklingError` as torch's
+that names the class and how to allow it; with `weights_only=False` by importing the
+class. No other code named in a file is ever run.
+
 Files written by tapegrad 0.1 (an `.npz` with a JSON manifest) are still read.
 Writes are atomic (`_serial.atomic`).
 """
@@ -33,7 +41,7 @@ import zlib
 
 import numpy as np
 
-from ._serial import npz_v1, sharing, tree
+from ._serial import npz_v1, objects, sharing, tree
 from ._serial.atomic import write_atomic
 from .tensor import Tensor
 
@@ -84,8 +92,10 @@ def _check_array(arr, where):
 
 # ---- save -----------------------------------------------------------------------------
 def save(obj, f):
-    """Save `obj` (a state dict or any nest of tensors, numbers, strings, None, lists,
-    tuples and dicts) to the path `f` atomically, or to a writable binary file object."""
+    """Save `obj` (a state dict or any nest of tensors, numbers, strings, bytes, None,
+    lists, tuples, dicts, torch.Size, dtypes, devices, dataclass instances and
+    argparse.Namespace) to the path `f` atomically, or to a writable binary file
+    object. A whole nn.Module is refused: save its `state_dict()`."""
     st = _safetensors()
     root, arrays, _ = tree.encode(obj, _check_array)
     meta = {"format": _FORMAT, "version": _VERSION, "root": root,
@@ -107,15 +117,17 @@ def save(obj, f):
 
 # ---- weights_only's allow-list ----------------------------------------------------------
 # torch's weights_only unpickler refuses classes not on this list; programs list theirs
-# (`with torch.serialization.safe_globals([RNNModel, nn.LSTM, ...]): torch.load(f)`). Our
-# format holds no objects, so nothing consults the list: it is kept only so such code
-# runs and `get_safe_globals()` reports what was added. A set, as torch's.
+# (`with torch.serialization.safe_globals([GPTConfig]): torch.load(f)`). `load` consults
+# it for the dataclass instances and Namespaces a file holds (matched by
+# "module.qualname", or the name of an `(obj, "module.name")` pair, as torch); other
+# entries (RNNModel, nn.LSTM, ...) are kept so such code runs, and never needed: no
+# other objects are in a tapegrad file. A set, as torch's.
 _SAFE_GLOBALS = set()
 
 
 def add_safe_globals(safe_globals):
-    """Mark classes/functions (or `(obj, "module.name")` pairs) safe for a weights_only
-    load. No effect on what `load` accepts: a tapegrad checkpoint holds data only."""
+    """Mark classes (or `(obj, "module.name")` pairs) safe for a weights_only load: a
+    dataclass instance or argparse.Namespace of a listed class then loads."""
     _SAFE_GLOBALS.update(safe_globals)  # TypeError for a non-iterable, as torch
 
 
@@ -150,13 +162,19 @@ def _name(f):
 
 def load(f, map_location=None, weights_only=True, **kwargs):
     """Load a checkpoint written by `save` (or any safetensors file: then a flat dict
-    `name -> Tensor`). `map_location` and `weights_only` are accepted for PyTorch
-    compatibility and ignored: everything lives on the CPU and nothing but data loads.
+    `name -> Tensor`). `map_location` is accepted for PyTorch compatibility and ignored:
+    everything lives on the CPU.
+
+    `weights_only` decides only how a dataclass instance / argparse.Namespace in the file
+    is rebuilt (see the module docstring): True (the default; None too, as torch's
+    default) needs its class allow-listed, False imports it.
 
     Raises FileNotFoundError for a missing path and RuntimeError naming the file if it
-    is truncated, damaged, not a checkpoint or holds an unsupported dtype. Nothing is
-    returned until every tensor has been read and checked."""
+    is truncated, damaged, not a checkpoint or holds an unsupported dtype;
+    pickle.UnpicklingError (as torch) for a class weights_only does not allow.
+    Nothing is returned until every tensor has been read and checked."""
     name = _name(f)
+    weights_only = weights_only is None or bool(weights_only)
     if hasattr(f, "read"):
         raw = f.read()
     else:
@@ -169,13 +187,22 @@ def load(f, map_location=None, weights_only=True, **kwargs):
     try:
         if raw[:2] == b"PK":
             return _load_npz_v1(raw)
-        return _load_safetensors(raw)
+        return _load_safetensors(raw, _object_maker(weights_only, name))
     except (tree.TreeError, sharing.SharingError, npz_v1.NpzError) as e:
         raise RuntimeError(f"tg.load: {name} is damaged or not a tapegrad checkpoint: "
                            f"{e}") from None
 
 
-def _load_safetensors(raw):
+def _object_maker(weights_only, name):
+    """`tree.decode`'s make_object: finds the class (allow-list or import) and rebuilds."""
+    def make(kind, module, qualname, attrs, where):
+        cls = objects.find_class(kind, module, qualname, weights_only=weights_only,
+                                 safe_globals=_SAFE_GLOBALS, file=name)
+        return objects.build(cls, attrs, name)
+    return make
+
+
+def _load_safetensors(raw, make_object):
     st = _safetensors()
     if len(raw) < 8:
         raise tree.TreeError(f"{len(raw)} bytes is too short for a safetensors file")
@@ -221,7 +248,7 @@ def _load_safetensors(raw):
             raise tree.TreeError(f"{where}: tensor {key[:60]!r} is not in the file")
         return arrays[key]
 
-    obj, used = tree.decode(meta["root"], take)
+    obj, used = tree.decode(meta["root"], take, make_object=make_object)
     if len(used) != len(arrays):
         extra = sorted(set(arrays) - used)
         raise tree.TreeError(f"tensor(s) {extra[:5]} are in the file but not in its "

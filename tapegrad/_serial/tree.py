@@ -11,7 +11,17 @@
     {"t": "dict", "items": [[KEY, NODE], ...]}   KEY: a JSON string for a str key, else a
                                                  scalar node (an optimizer's int
                                                  parameter ids stay ints);
-                                                 "odict" for an OrderedDict (state_dict())
+                                                 "odict" for an OrderedDict (state_dict()),
+                                                 "counter" for a collections.Counter
+    {"t": "size", "items": [INT NODE, ...]}    torch.Size (tapegrad.Size)
+    {"t": "bytes"|"bytearray"|"complex"|"dtype"|"device", "v": ...}   see `leaves`
+    {"t": "dataclass"|"namespace", "module": M, "name": QUALNAME,
+     "items": [[ATTRIBUTE, NODE], ...]}        a dataclass instance / argparse.Namespace:
+                                               see `objects` (what load may rebuild)
+
+The nodes after "odict" came later, in the same format version 2: a reader that predates
+them refuses a file holding one ("unknown node type"), so no reader misreads them, and
+files without them are unchanged. The old `.npz` format (`legacy`) never held them.
 
 Both directions walk the tree with an explicit stack (no recursion: a deep nest is a
 clear error, never a RecursionError). Decoding is strict: every node must have exactly
@@ -19,19 +29,17 @@ its fields with exactly their JSON types, so a damaged or hand-made tree is refu
 (`TreeError`) instead of being coerced (`"false"` is not a bool, `1e999` not a float).
 """
 import json
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
+from . import leaves, objects
+from .errors import TreeError
 
 MAX_DEPTH = 64  # container levels; a checkpoint with optimizer state needs ~5
 _SCALAR_FIELDS = {"int": {"v"}, "bool": {"v"}, "str": {"v"}, "float": {"v"}, "none": set()}
 _SCALAR_TYPES = {"int": int, "bool": bool, "str": str, "float": str}
-
-
-class TreeError(Exception):
-    """The tree (or its JSON text) is malformed; the caller names the file."""
 
 
 # ---- encoding -------------------------------------------------------------------------
@@ -49,6 +57,33 @@ def _scalar_node(obj):
     if isinstance(obj, str):
         return {"t": "str", "v": obj}
     return None
+
+
+def _dict_pairs(value):
+    pairs = []
+    for k in value:
+        knode = k if type(k) is str else _scalar_node(k)
+        if knode is None:
+            raise TypeError(f"tg.save: dict keys must be str, int, float, bool or "
+                            f"None, got {type(k).__name__} (key {k!r})")
+        pairs.append([knode, None])
+    return pairs
+
+
+def _refuse(value, path):
+    where = ".".join(path) or "the top level"
+    if callable(getattr(value, "state_dict", None)):
+        # torch.save(model) pickles the module's class by reference; a tapegrad file
+        # holds data only, so say what to save instead.
+        raise TypeError(f"tg.save: cannot save a whole {type(value).__name__} object (at "
+                        f"{where}): a tapegrad checkpoint holds data, not code. Save its "
+                        "state dict instead, torch.save(model.state_dict(), path), and load "
+                        "it into a new model with model.load_state_dict(torch.load(path))")
+    raise TypeError(f"tg.save: cannot save an object of type {type(value).__name__} "
+                    f"(at {where}); supported: Tensor, numpy array, int, float, "
+                    "complex, bool, str, bytes, None, dtype, device, torch.Size, lists, "
+                    "tuples and dicts (OrderedDict, Counter) of them, dataclass "
+                    "instances and argparse.Namespace")
 
 
 def _part(key):
@@ -89,33 +124,35 @@ def encode(obj, check_array):
             parent[slot] = node
             continue
         node = _scalar_node(value)
+        if node is None:
+            node = leaves.encode(value)
         if node is not None:
             parent[slot] = node
             continue
         if isinstance(value, (list, tuple)):
             items = [None] * len(value)
-            parent[slot] = {"t": "tuple" if isinstance(value, tuple) else "list",
-                            "items": items}
+            kind = "size" if isinstance(value, Size) else \
+                "tuple" if isinstance(value, tuple) else "list"
+            parent[slot] = {"t": kind, "items": items}
             for i in reversed(range(len(value))):  # reversed: popped in order
                 stack.append((value[i], items, i, path + (str(i),), depth + 1))
             continue
         if isinstance(value, dict):
-            pairs = []
-            for k in value:
-                knode = k if type(k) is str else _scalar_node(k)
-                if knode is None:
-                    raise TypeError(f"tg.save: dict keys must be str, int, float, bool or "
-                                    f"None, got {type(k).__name__} (key {k!r})")
-                pairs.append([knode, None])
-            parent[slot] = {"t": "odict" if isinstance(value, OrderedDict) else "dict",
-                            "items": pairs}
+            pairs = _dict_pairs(value)
+            kind = "odict" if isinstance(value, OrderedDict) else \
+                "counter" if isinstance(value, Counter) else "dict"
+            parent[slot] = {"t": kind, "items": pairs}
             for pair, (k, v) in reversed(list(zip(pairs, value.items()))):
                 stack.append((v, pair, 1, path + (_part(k),), depth + 1))
             continue
-        raise TypeError(f"tg.save: cannot save an object of type {type(value).__name__} "
-                        f"(at {'.'.join(path) or 'the top level'}); supported: Tensor, numpy "
-                        "array, int, float, bool, str, None, and lists, tuples and dicts "
-                        "of them")
+        found = objects.describe(value, ".".join(path) or "the top level")
+        if found is None:
+            _refuse(value, path)
+        kind, module, qualname, attrs = found
+        pairs = [[k, None] for k in attrs]
+        parent[slot] = {"t": kind, "module": module, "name": qualname, "items": pairs}
+        for pair, (k, v) in reversed(list(zip(pairs, attrs.items()))):
+            stack.append((v, pair, 1, path + (k,), depth + 1))
     return holder[0], arrays, sources
 
 
@@ -169,23 +206,28 @@ def _scalar(node, where):
     if type(v) is not _SCALAR_TYPES[t]:
         raise TreeError(f"{where}: {t!r} node holds {type(v).__name__} {str(v)[:40]!r}")
     if t == "float":
-        try:
-            f = float(v)
-        except ValueError:
-            raise TreeError(f"{where}: {v[:40]!r} is not a float") from None
-        if repr(f) != v:  # what save writes; refuses "1e999", " 1", "0x1p3"...
-            raise TreeError(f"{where}: float {v[:40]!r} is not in canonical form")
-        return True, f
+        return True, leaves.parse_float(v, where)
     return True, v
 
 
-def decode(root, take, legacy=False):
+def _to_size(items, where):
+    if any(type(n) is not int for n in items):
+        raise TreeError(f"{where}: a size holds {str(items)[:60]}, not ints")
+    return Size(items)
+
+
+def decode(root, take, legacy=False, make_object=None):
     """Rebuild the object. `take(name, node, where)` returns the array stored under
-    `name` (and may check the node's legacy dtype/shape fields)."""
+    `name` (and may check the node's legacy dtype/shape fields).
+    `make_object(kind, module, qualname, attrs, where)` returns the dataclass /
+    Namespace instance of an object node (`objects.find_class` and `build`); without
+    it (the legacy format) such nodes are unknown."""
     tensor_fields = {"a", "rg", "is"} | ({"dtype", "shape"} if legacy else set())
     array_fields = {"a", "is"} | ({"dtype", "shape"} if legacy else set())
+    newer = set() if legacy else {"size", "counter"} | leaves.TYPES | objects.KINDS
     made, used = {}, set()
-    holder, tuples = [None], []
+    # (parent, slot, finish): values made from their children once those are complete.
+    holder, finish = [None], []
     stack = [(root, holder, 0, 0, "root")]
     while stack:
         node, parent, slot, depth, where = stack.pop()
@@ -195,8 +237,31 @@ def decode(root, take, legacy=False):
         if ok:
             parent[slot] = value
             continue
-        _fields(node, {"items"} | tensor_fields, where)
+        _fields(node, {"items", "v", "module", "name"} | tensor_fields, where)
         t = node["t"]
+        if t in leaves.TYPES and t in newer:
+            _fields(node, {"v"}, where)
+            parent[slot] = leaves.decode(node, where)
+            continue
+        if t in objects.KINDS and t in newer and make_object is not None:
+            _fields(node, {"module", "name", "items"}, where)
+            module, qualname, items = node.get("module"), node.get("name"), node.get("items")
+            objects.check_name(module, qualname, where)
+            if type(items) is not list:
+                raise TreeError(f"{where}: {t} node without an items list")
+            attrs, todo = {}, []
+            for i, pair in enumerate(items):
+                if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
+                    raise TreeError(f"{where}: attribute {i} is not a [name, value] pair")
+                if pair[0] in attrs:
+                    raise TreeError(f"{where}: duplicate attribute {pair[0][:40]!r}")
+                attrs[pair[0]] = None
+                todo.append((pair[1], attrs, pair[0], depth + 1, f"{where}.{pair[0]}"))
+            parent[slot] = attrs
+            finish.append((parent, slot, lambda a, t=t, m=module, q=qualname, w=where:
+                           make_object(t, m, q, a, w)))
+            stack.extend(reversed(todo))
+            continue
         if t in ("tensor", "ndarray"):
             _fields(node, tensor_fields if t == "tensor" else array_fields, where)
             name = node.get("a")
@@ -225,22 +290,25 @@ def decode(root, take, legacy=False):
             made[name] = parent[slot] = value
             continue
         items = node.get("items")
-        if t in ("list", "tuple"):
+        if t in ("list", "tuple") or (t == "size" and t in newer):
             _fields(node, {"items"}, where)
             if type(items) is not list:
                 raise TreeError(f"{where}: {t} node without an items list")
             out = [None] * len(items)
             parent[slot] = out
             if t == "tuple":
-                tuples.append((parent, slot))
+                finish.append((parent, slot, tuple))
+            elif t == "size":
+                finish.append((parent, slot, lambda v, w=where: _to_size(v, w)))
             for i in reversed(range(len(items))):
                 stack.append((items[i], out, i, depth + 1, f"{where}[{i}]"))
             continue
-        if t in ("dict", "odict"):
+        if t in ("dict", "odict") or (t == "counter" and t in newer):
             _fields(node, {"items"}, where)
             if type(items) is not list:
                 raise TreeError(f"{where}: dict node without an items list")
-            out, todo = OrderedDict() if t == "odict" else {}, []
+            out = OrderedDict() if t == "odict" else Counter() if t == "counter" else {}
+            todo = []
             for i, pair in enumerate(items):
                 if type(pair) is not list or len(pair) != 2:
                     raise TreeError(f"{where}: dict item {i} is not a [key, value] pair")
@@ -257,8 +325,8 @@ def decode(root, take, legacy=False):
             stack.extend(reversed(todo))
             continue
         raise TreeError(f"{where}: unknown node type {t[:40]!r}")
-    # Children were made after their parents, so converting in reverse order freezes
-    # inner tuples before the lists that hold them.
-    for parent, slot in reversed(tuples):
-        parent[slot] = tuple(parent[slot])
+    # Children were made after their parents, so finishing in reverse order freezes
+    # inner tuples (and builds inner objects) before the containers that hold them.
+    for parent, slot, make in reversed(finish):
+        parent[slot] = make(parent[slot])
     return holder[0], used
