@@ -45,6 +45,9 @@ from .out_functions import (abs, add, arange, bmm, cat, ceil, clamp, clip,  # no
                             minimum, mm, mul, multiply, nan_to_num, neg, ones, pow, prod, rand,
                             randint, randn, randperm, remainder, round, sigmoid, sin, sqrt,
                             stack, sub, subtract, sum, tanh, true_divide, trunc, where, zeros)
+from .out_functions import (acos, acosh, arccos, arccosh, arcsin, arcsinh,  # noqa: E402
+                            arctan, arctan2, arctanh, asin, asinh, atan, atan2,
+                            atanh, cosh, sinh, tan)
 from . import linalg  # noqa: E402  tg.linalg: norm, vector_norm, matrix_norm, svdvals
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
                      seed, set_rng_state)
@@ -109,6 +112,9 @@ from .ops.inplace import (abs_, clamp_, clamp_max_, clamp_min_, cos_, exp_,  # n
 from .ops.inplace_more import (ceil_, erf_, erfc_, expm1_, floor_, log1p_,  # noqa: E402
                                log2_, log10_, nan_to_num_, reciprocal_, round_, square_,
                                trunc_)
+from .ops.inplace_more import (acos_, acosh_, arccos_, arccosh_, arcsin_,  # noqa: E402
+                               arcsinh_, arctan_, arctanh_, asin_, asinh_, atan_, atanh_,
+                               cosh_, sinh_, tan_)
 fix_, negative_, clip_ = trunc_, neg_, clamp_  # noqa: E305  torch's aliases
 from .ops.functions_composite import (addcdiv, addcmul, addmm, broadcast_tensors,  # noqa: E402
                                       count_nonzero, isclose, lerp, mv, ravel, tile)

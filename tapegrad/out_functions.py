@@ -9,6 +9,7 @@ from .ops import functions as _F
 from .ops import functions_extra as _FX
 from .ops import index_functions as _I
 from .ops import shape_functions as _S
+from .ops import trig_functions as _T
 from .ops.out_arg import with_out
 
 _FUNCTIONS = {
@@ -19,6 +20,9 @@ _FUNCTIONS = {
         "log1p", "expm1", "log2", "log10", "sin", "cos", "floor", "ceil", "trunc",
         "logsumexp", "remainder", "fmod")},
     **{n: getattr(_S, n) for n in ("cat", "concat", "concatenate", "stack")},
+    **{n: getattr(_T, n) for n in ("tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan",
+                                   "atan2", "arctan2", "sinh", "cosh", "asinh", "arcsinh",
+                                   "acosh", "arccosh", "atanh", "arctanh")},
     **{n: getattr(_FX, n) for n in ("erf", "erfc", "erfinv", "round", "cumprod", "einsum",
                                     "nan_to_num", "histc", "square", "reciprocal", "median",
                                     "nanmedian")},

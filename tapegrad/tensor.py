@@ -19,6 +19,7 @@ from .core import backward as _backward
 from .core import cuts as _cuts
 from .core import grad_mode as _grad_mode
 from .core import hooks as _hooks
+from .core import shared_memory as _shm
 from .core import tape as _tape
 from .core.tensor_base import TensorBase, like, make as _make
 from .ops import functions as F
@@ -29,6 +30,7 @@ from .ops import inplace as IP
 from .ops import inplace_more as IM
 from .ops import linalg_functions as LF
 from .ops import shape_functions as S
+from .ops import trig_functions as TF
 from .ops.xp import namespace as _namespace
 
 
@@ -183,6 +185,10 @@ class Tensor(TensorBase):
 
     def is_pinned(self):
         return False
+
+    # an anonymous MAP_SHARED block (core/shared_memory.py); tg.multiprocessing sends it
+    share_memory_ = _shm.share_memory_
+    is_shared = _shm.is_shared
 
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
@@ -478,6 +484,16 @@ class Tensor(TensorBase):
     erf = FX.erf
     erfc = FX.erfc
     erfinv = FX.erfinv
+    tan = TF.tan
+    asin = arcsin = TF.asin
+    acos = arccos = TF.acos
+    atan = arctan = TF.atan
+    atan2 = arctan2 = TF.atan2
+    sinh = TF.sinh
+    cosh = TF.cosh
+    asinh = arcsinh = TF.asinh
+    acosh = arccosh = TF.acosh
+    atanh = arctanh = TF.atanh
     round = FX.round
     nan_to_num = FX.nan_to_num
     square = FX.square
@@ -651,6 +667,16 @@ class Tensor(TensorBase):
     erf_ = IM.erf_
     erfc_ = IM.erfc_
     erfinv_ = IM.erfinv_
+    tan_ = IM.tan_
+    asin_ = arcsin_ = IM.asin_
+    acos_ = arccos_ = IM.acos_
+    atan_ = arctan_ = IM.atan_
+    atan2_ = arctan2_ = IM.atan2_
+    sinh_ = IM.sinh_
+    cosh_ = IM.cosh_
+    asinh_ = arcsinh_ = IM.asinh_
+    acosh_ = arccosh_ = IM.acosh_
+    atanh_ = arctanh_ = IM.atanh_
     round_ = IM.round_
     nan_to_num_ = IM.nan_to_num_
     square_ = IM.square_

@@ -48,13 +48,19 @@ def _tensor(x, fname="this function"):
 
 
 def _check_broadcast(name, a, b):
-    try:
-        np.broadcast_shapes(np.shape(a._data if isinstance(a, TensorBase) else a),
-                            np.shape(b._data if isinstance(b, TensorBase) else b))
-    except ValueError:
-        raise RuntimeError(
-            f"{name}: the shapes {tuple(np.shape(a._data))} and {tuple(np.shape(b._data))} "
-            "cannot be broadcast together") from None
+    """torch's message for shapes that do not broadcast (the first clash from the right,
+    numbered as a dim of the result: `rand(4, 3, 2) * rand(4, 3)` is dimension 2), then
+    the op's name and both shapes."""
+    sa = np.shape(a._data if isinstance(a, TensorBase) else a)
+    sb = np.shape(b._data if isinstance(b, TensorBase) else b)
+    n = builtins.max(len(sa), len(sb))  # (max and min are torch's here)
+    for i in range(1, builtins.min(len(sa), len(sb)) + 1):
+        x, y = sa[-i], sb[-i]
+        if x != y and x != 1 and y != 1:
+            # torch's sentence, then which op and shapes (the line alone rarely says)
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                               f"({y}) at non-singleton dimension {n - i} ({name}: shapes "
+                               f"{tuple(sa)} and {tuple(sb)})") from None
 
 
 def _binary(op, mode=P.ARITH, tensors_only=False):

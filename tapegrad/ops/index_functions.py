@@ -266,7 +266,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     d = _dim(dim, x._data.ndim)
     idx = _check_index("gather", x, d, index)
     _check_corner("gather", x, d, idx, x._data.shape, "self")
-    if x._data.ndim == 0:
+    if x._data.ndim == 0 or idx.ndim == 0:
         x1, i1 = _as_1d(x, idx)
         return F.reshape(apply(I.gather, x1, axis=0, index=i1), idx.shape)
     return apply(I.gather, x, axis=d, index=idx)
@@ -293,6 +293,8 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if s is None:
         raise TypeError("scatter() missing 1 required argument: 'src' or 'value'")
     _check_corner("scatter", x, d, idx, x._data.shape, "self")
+    if idx.ndim == 0:  # `zeros(10).scatter_(0, tensor(y), value=1)`: one position
+        idx = idx.reshape(1)
     if isinstance(s, TensorBase):
         _check_corner("scatter", x, -1, idx, s._data.shape, "src")
     if reduce is not None:
@@ -316,6 +318,9 @@ def scatter_add(input, dim, index, src):
     idx = _check_index("scatter_add", x, d, index)
     s = _src(src, None, x)
     _check_corner("scatter_add", x, d, idx, x._data.shape, "self")
+    if idx.ndim == 0:  # one position, as scatter's 0-d index
+        idx = idx.reshape(1)
+        s = F.reshape(s, (1,)) if s._data.ndim == 0 else s
     _check_corner("scatter_add", x, -1, idx, s._data.shape, "src")
     return apply(I.scatter_add, x, s, axis=d, index=idx)
 

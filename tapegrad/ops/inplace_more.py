@@ -17,6 +17,7 @@ from ..core.tensor_base import like
 from . import functions as F
 from . import functions_extra as FX
 from . import shape_functions as S
+from . import trig_functions as TF
 from .inplace import LEAF_ERROR, _inplace, _rebase
 
 
@@ -38,6 +39,23 @@ ceil_ = _unary(F.ceil, "ceil_")
 trunc_ = _unary(F.trunc, "trunc_")
 log1p_ = _unary(F.log1p, "log1p_")
 expm1_ = _unary(F.expm1, "expm1_")
+tan_ = _unary(TF.tan, "tan_")
+asin_ = arcsin_ = _unary(TF.asin, "asin_")
+acos_ = arccos_ = _unary(TF.acos, "acos_")
+atan_ = arctan_ = _unary(TF.atan, "atan_")
+sinh_ = _unary(TF.sinh, "sinh_")
+cosh_ = _unary(TF.cosh, "cosh_")
+asinh_ = arcsinh_ = _unary(TF.asinh, "asinh_")
+acosh_ = arccosh_ = _unary(TF.acosh, "acosh_")
+atanh_ = arctanh_ = _unary(TF.atanh, "atanh_")
+
+
+def atan2_(self, other):
+    """self = atan2(self, other) in place (an integer self is refused: the result is float)."""
+    return _inplace(self, lambda x: TF.atan2(x, other), (other,), needs_old=True)
+
+
+arctan2_ = atan2_
 log2_ = _unary(F.log2, "log2_")
 log10_ = _unary(F.log10, "log10_")
 # fmod_, remainder_ and floor_divide_ (and %=, //=) live in ops/inplace.py with the
