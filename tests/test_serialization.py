@@ -223,8 +223,8 @@ def test_fresh_file_gets_umask_mode(tmp_path):
 
 def test_unsupported_object_raises_before_writing(tmp_path):
     path = tmp_path / "ck"
-    with pytest.raises(TypeError, match="cannot save an object of type set"):
-        tg.save({"s": {1, 2}}, path)
+    with pytest.raises(TypeError, match="cannot save an object of type frozenset"):
+        tg.save({"s": frozenset({1, 2})}, path)
     for bad in (np.array([{}, 1], dtype=object), np.array(["a"]), np.ones(2, np.complex64),
                 np.zeros(2, "datetime64[s]"), np.zeros(2, [("a", "f4")])):
         with pytest.raises(TypeError, match="cannot save .* of dtype"):
@@ -355,7 +355,7 @@ def test_bf16_from_torch_is_refused_by_name(tmp_path):
     ({"t": "float", "v": "abc"}, "not a float"),
     ({"t": "str"}, "without a value"),
     ({"t": "none", "v": 1}, "unexpected field"),
-    ({"t": "set", "items": []}, "unknown node type"),
+    ({"t": "frozenset", "items": []}, "unknown node type"),
     ({"t": "list", "items": {}}, "items list"),
     ({"t": "dict", "items": [[{"t": "list", "items": []}, {"t": "none"}]]}, "not a scalar"),
     ({"t": "dict", "items": [[{"t": "int", "v": 1}, {"t": "none"}],

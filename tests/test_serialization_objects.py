@@ -256,6 +256,7 @@ def _plain_values(m):
         "dtypes": [m.float32, m.int64, m.bool, m.float16],
         "device": m.device("cpu"), "bytes": b"\x00\xffab", "bytearray": bytearray(b"xyz"),
         "complex": complex(1.5, -2.0), "float": float("inf"),
+        "set": {3, "b", (1, 2), 2.5}, "empty set": set(),
         "nested": {1: {"t": m.tensor([1, 2]), "k": (m.float64, m.Size([]))}},
     }
 
@@ -266,7 +267,24 @@ def test_plain_values_round_trip_as_torch(tmp_path):
     assert type(g["counter"]) is collections.Counter and g["counter"]["a"] == 5
     assert type(g["size"]) is tg.Size and type(g["tuple"][1]) is tuple
     assert g["dtypes"][0] is tg.float32 and g["bytes"] == b"\x00\xffab"
+    assert type(g["set"]) is set and g["set"] == {3, "b", (1, 2), 2.5}
     _same(_plain_values, tmp_path, weights_only=False)
+
+
+def test_a_set_writes_the_same_file_in_every_process(tmp_path):
+    """Members are written in a fixed order: str hashes (and so set order) change with
+    PYTHONHASHSEED, the file must not."""
+    import subprocess
+    code = ("import sys, tapegrad as tg; tg.save({'s': {'x', 'yy', 'zzz', 'w', 1, 2.5}}, "
+            "sys.argv[1])")
+    files = []
+    for seed in ("1", "2", "3"):
+        path = tmp_path / f"s{seed}"
+        subprocess.run([sys.executable, "-c", code, str(path)], check=True,
+                       env=dict(os.environ, PYTHONHASHSEED=seed))
+        files.append(path.read_bytes())
+    assert files[0] == files[1] == files[2]
+    assert tg.load(tmp_path / "s1")["s"] == {"x", "yy", "zzz", "w", 1, 2.5}
 
 
 def test_whole_module_is_refused_naming_state_dict(tmp_path):

@@ -14,6 +14,7 @@
                                                  "odict" for an OrderedDict (state_dict()),
                                                  "counter" for a collections.Counter
     {"t": "size", "items": [INT NODE, ...]}    torch.Size (tapegrad.Size)
+    {"t": "set", "items": [NODE, ...]}         a set (members in the order of their repr)
     {"t": "bytes"|"bytearray"|"complex"|"dtype"|"device", "v": ...}   see `leaves`
     {"t": "dataclass"|"namespace", "module": M, "name": QUALNAME,
      "items": [[ATTRIBUTE, NODE], ...]}        a dataclass instance / argparse.Namespace:
@@ -82,7 +83,7 @@ def _refuse(value, path):
     raise TypeError(f"tg.save: cannot save an object of type {type(value).__name__} "
                     f"(at {where}); supported: Tensor, numpy array, int, float, "
                     "complex, bool, str, bytes, None, dtype, device, torch.Size, lists, "
-                    "tuples and dicts (OrderedDict, Counter) of them, dataclass "
+                    "tuples, sets and dicts (OrderedDict, Counter) of them, dataclass "
                     "instances and argparse.Namespace")
 
 
@@ -136,6 +137,15 @@ def encode(obj, check_array):
             parent[slot] = {"t": kind, "items": items}
             for i in reversed(range(len(value))):  # reversed: popped in order
                 stack.append((value[i], items, i, path + (str(i),), depth + 1))
+            continue
+        if type(value) is set:  # torch's weights_only load accepts sets (not frozensets)
+            # in a fixed order (by repr: str hashes change per process), so the same set
+            # writes the same file
+            members = sorted(value, key=repr)
+            items = [None] * len(members)
+            parent[slot] = {"t": "set", "items": items}
+            for i in reversed(range(len(members))):
+                stack.append((members[i], items, i, path + (str(i),), depth + 1))
             continue
         if isinstance(value, dict):
             pairs = _dict_pairs(value)
@@ -216,6 +226,13 @@ def _to_size(items, where):
     return Size(items)
 
 
+def _to_set(items, where):
+    try:
+        return set(items)
+    except TypeError:  # an unhashable member (a list): no writer makes that
+        raise TreeError(f"{where}: a set with an unhashable member") from None
+
+
 def decode(root, take, legacy=False, make_object=None):
     """Rebuild the object. `take(name, node, where)` returns the array stored under
     `name` (and may check the node's legacy dtype/shape fields).
@@ -224,7 +241,7 @@ def decode(root, take, legacy=False, make_object=None):
     it (the legacy format) such nodes are unknown."""
     tensor_fields = {"a", "rg", "is"} | ({"dtype", "shape"} if legacy else set())
     array_fields = {"a", "is"} | ({"dtype", "shape"} if legacy else set())
-    newer = set() if legacy else {"size", "counter"} | leaves.TYPES | objects.KINDS
+    newer = set() if legacy else {"size", "counter", "set"} | leaves.TYPES | objects.KINDS
     made, used = {}, set()
     # (parent, slot, finish): values made from their children once those are complete.
     holder, finish = [None], []
@@ -290,7 +307,7 @@ def decode(root, take, legacy=False, make_object=None):
             made[name] = parent[slot] = value
             continue
         items = node.get("items")
-        if t in ("list", "tuple") or (t == "size" and t in newer):
+        if t in ("list", "tuple") or (t in ("size", "set") and t in newer):
             _fields(node, {"items"}, where)
             if type(items) is not list:
                 raise TreeError(f"{where}: {t} node without an items list")
@@ -300,6 +317,8 @@ def decode(root, take, legacy=False, make_object=None):
                 finish.append((parent, slot, tuple))
             elif t == "size":
                 finish.append((parent, slot, lambda v, w=where: _to_size(v, w)))
+            elif t == "set":
+                finish.append((parent, slot, lambda v, w=where: _to_set(v, w)))
             for i in reversed(range(len(items))):
                 stack.append((items[i], out, i, depth + 1, f"{where}[{i}]"))
             continue
