@@ -97,7 +97,7 @@ def forward(plan, ext_arrays):
             if type(out) is not _ndarray:
                 out = np.asarray(out)
             if op.promote_default and out.dtype is not _float32:
-                out = _keep_default_dtype(out, arrays)
+                out, saved = _keep_default_dtype(op, out, saved, arrays, kw)
             if out.shape != st.shapes[0]:
                 raise RuntimeError(f"tg.compile: the replay of {op.name} made shape "
                                    f"{out.shape}, the captured call {st.shapes[0]}")

@@ -62,7 +62,9 @@ def apply(op, *inputs, **args):
     if type(out) is not _ndarray:
         out = np.asarray(out)
     if op.promote_default and out.dtype is not _float32:
-        out = _keep_default_dtype(out, arrays)
+        out, saved = _keep_default_dtype(op, out, saved, arrays, args)
+        if op.has_extra:
+            state.last_saved = saved
     record = rg and state.grad_enabled and op.differentiable
     res = make(first._result_type, out, record, None)
     if op.linear and out.base is not None:
@@ -96,18 +98,55 @@ def apply(op, *inputs, **args):
     return res
 
 
-def _keep_default_dtype(out, arrays):
-    """Integer inputs computed to a float give the default float dtype, as PyTorch: NumPy
-    gives float64 (int64 with a Python float, exp of int32...) or float16 (exp of an
-    int8, uint8 or bool array)."""
-    if out.dtype == _float64:
-        for a in arrays:
-            if type(a) is _ndarray and a.dtype == _float64:
-                return out
-    elif out.dtype == _float16:
+def _keep_default_dtype(op, out, saved, arrays, args):
+    """(out, saved) of an op whose output is not float32, with PyTorch's result dtype for
+    integer and bool inputs: the default float dtype.
+
+    PyTorch casts integer and bool inputs to the default dtype BEFORE computing. NumPy
+    computes bool, int8 and uint8 in float16 (tanh(True) 0.7617, torch 0.7616; exp of a
+    uint8 image off by 1e-4) and int16/32/64 in float64 (sin(2**31 - 1) is -0.7249;
+    torch computes sin of the float32 value 2**31: -0.9713). Casting NumPy's result
+    cannot undo either, so the op runs again on its integer and bool inputs cast to the
+    default dtype (`_in_default_dtype`). Only ops computing a float from integers get
+    there: the hot path (float32 in, float32 out) never calls this function.
+
+    A floating input decides the dtype as before: float64 from a float64 input stays;
+    float64 from float32 with an integer array (NumPy widens, torch keeps float32) is
+    cast to the default dtype."""
+    d = out.dtype
+    if d == _float64:
+        ints_only = True
         for a in arrays:
             if type(a) is _ndarray and a.dtype.kind == "f":
-                return out
+                if a.dtype == _float64:
+                    return out, saved
+                ints_only = False
+    elif d == _float16:
+        for a in arrays:
+            if type(a) is _ndarray and a.dtype.kind == "f":
+                return out, saved
+        ints_only = True
     else:
-        return out
-    return out.astype(_dt.get_default_dtype())
+        return out, saved
+    default = _dt.get_default_dtype()
+    if d == default:
+        return out, saved
+    if not ints_only:
+        return out.astype(default), saved
+    return _in_default_dtype(op, arrays, args, default)
+
+
+def _in_default_dtype(op, arrays, args, default):
+    """(out, saved): the op run again, its integer and bool array inputs cast to `default`
+    (NumPy then computes in `default`; Python numbers are weak and follow)."""
+    cast = [a.astype(default) if type(a) is _ndarray and a.dtype.kind in "biu" else a
+            for a in arrays]
+    out = op.forward(*cast, **args)
+    saved = None
+    if op.has_extra:
+        out, saved = out
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    if out.dtype != default:  # an array in `args` of another float dtype (none known)
+        out = out.astype(default)
+    return out, saved

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..core.tensor_base import TensorBase
 from .registry import defop
 
@@ -255,6 +256,10 @@ tanh = defop("tanh", np.tanh, partials=[lambda xp, ans, x: 1.0 - ans * ans], rea
 
 
 def _sigmoid(x):
+    if x.dtype.kind in "biu":
+        # torch computes integers and bools in the default float dtype (without this cast
+        # the result would be cast back to the integer dtype; -abs(bool) raises)
+        x = x.astype(_dt.get_default_dtype())
     # Stable for large |x|: never exponentiates a large positive number.
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
