@@ -27,6 +27,9 @@ from .ops.functions_extra import (bernoulli, bincount, diag, diag_embed, diagona
                                   einsum, erf, erfc, erfinv, histc, histogram, median,
                                   meshgrid, nan_to_num, nanmedian, relu_, trace)
 from .ops.linalg_functions import norm  # noqa: E402
+from .ops.linalg_solve_functions import (cross, det, inverse, logdet,  # noqa: E402
+                                          slogdet)
+from .ops.linalg_decomp_functions import svd  # noqa: E402
 from .ops.shape_functions import (cat, chunk, concat, concatenate, flatten, flip, fliplr,
                                   flipud, hstack, moveaxis, movedim, narrow, repeat, roll,
                                   select, split, squeeze, stack, tensor_split, tril, triu,

@@ -28,7 +28,9 @@ from .ops import functions_extra as FX
 from .ops import index_functions as I
 from .ops import inplace as IP
 from .ops import inplace_more as IM
+from .ops import linalg_decomp_functions as LDF
 from .ops import linalg_functions as LF
+from .ops import linalg_solve_functions as LSF
 from .ops import shape_functions as S
 from .ops import trig_functions as TF
 from .ops.xp import namespace as _namespace
@@ -516,6 +518,12 @@ class Tensor(TensorBase):
     bernoulli = FX.bernoulli
     bernoulli_ = FX.bernoulli_
     norm = LF.norm
+    cross = LSF.cross
+    det = LSF.det
+    slogdet = LSF.slogdet
+    logdet = LSF.logdet
+    inverse = LSF.inverse
+    svd = LDF.svd
     diag = FX.diag
     diagonal = FX.diagonal
     diag_embed = FX.diag_embed
