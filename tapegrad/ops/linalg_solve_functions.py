@@ -131,7 +131,7 @@ def inverse(input):
 
 
 def _batch_broadcast(a, b):
-    """torch's message for batch dims that do not broadcast."""
+    """torch's message for batch dims that do not broadcast (a, b: the shapes)."""
     try:
         return np.broadcast_shapes(a, b)
     except ValueError:
@@ -164,7 +164,7 @@ def solve(A, B, *, left=True):
         eq = "AX = B" if left else "XA = B"
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{eq} ({n}x{n} and {b2.shape[-2]}x{b2.shape[-1]})")
-    _batch_broadcast(tuple(a.shape[:-2]), tuple(b2.shape[:-2]))
+    _batch_broadcast(tuple(b2.shape[:-2]), tuple(a.shape[:-2]))  # torch's order: B, A
     if left:
         x = apply(LS.solve, a, b2)
     else:  # X A = B  <=>  A^T X^T = B^T
