@@ -75,6 +75,7 @@ from .amp.autocast_mode import (autocast_decrement_nesting,  # noqa: E402
                                 set_autocast_cache_enabled, set_autocast_dtype,
                                 set_autocast_enabled)
 from . import distributions  # noqa: E402  tg.distributions: Categorical
+from . import multiprocessing  # noqa: E402  torch.multiprocessing; registers shared tensors' pickling
 from .serialization import load, save  # noqa: E402
 
 from . import version  # noqa: E402  torch.version: __version__, cuda (None), ...

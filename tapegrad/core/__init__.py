@@ -4,6 +4,7 @@ Layers (each imports only the ones listed before it):
     state.py        per-thread autograd state (grad mode, forward-AD level, observers)
     tape.py         the hook tg.compile's capture listens on (tapegrad/_compile)
     tensor_base.py  TensorBase: the array and the autograd slots, nothing else
+    shared_memory.py  arrays in MAP_SHARED memory (Tensor.share_memory_, tg.multiprocessing)
     hooks.py        gradient hooks and the handles that remove them
     node.py         Node: the recipe of one recorded op (op, inputs, args, saved, outputs)
     rebase.py       in-place bookkeeping the walk needs: views, tensors that held old values

@@ -371,6 +371,18 @@ class Module:
     def cpu(self):
         return self
 
+    def share_memory(self):
+        """Parameters and buffers move to shared memory (Tensor.share_memory_), so child
+        processes given this module update the same weights (Hogwild). Returns self.
+        As torch, gradients that already exist are shared too; ones made later are not."""
+        for m in self.modules():
+            for t in list(m._parameters.values()) + list(m._buffers.values()):
+                if t is not None:
+                    t.share_memory_()
+                    if t.grad is not None:
+                        t.grad.share_memory_()
+        return self
+
     def type(self, dst_type):
         return self.to(dst_type)
 
