@@ -6,7 +6,7 @@ when max/min > 1000, max > 1e8 or min < 1e-4), right-aligned to one width, rows 
 at `linewidth`, tensors of more than `threshold` elements summarised to `edgeitems` per
 edge with `...`; then the suffixes: `dtype=` unless the dtype is the default float,
 int64 or bool, `size=` for empty tensors that are not 1-d, and `grad_fn=<MulBackward0>`
-(torch's node names, names.py) or `requires_grad=True`, and a dual's `tangent=`.
+(torch's node names, core/names.py) or `requires_grad=True`, and a dual's `tangent=`.
 `set_printoptions` / `get_printoptions` / `printoptions` are torch's.
 """
 import contextlib
@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
-from . import names as _names
+from .core import names as _names
 from .core import tape as _tape
 from .core.tensor_base import TensorBase, like
 

@@ -14,7 +14,7 @@ node of the far more common `x.max()`).
 """
 import numpy as np
 
-from .core.tensor_base import TensorBase
+from .tensor_base import TensorBase
 
 NODE_NAMES = {
     "abs": "AbsBackward0", "add": "AddBackward0", "alias": "AliasBackward0",

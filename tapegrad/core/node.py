@@ -23,6 +23,7 @@ import numpy as np
 from .state import anywhere, state
 from .tensor_base import TensorBase
 from . import hooks as _hooks
+from .names import node_name
 
 _PKG_DIR = __file__.rsplit("/core/", 1)[0]
 
@@ -71,13 +72,15 @@ class Node:
 
     @property
     def next_functions(self):
-        """PyTorch-style edges: (grad_fn or leaf or None, output index) per input."""
+        """PyTorch-style edges: (grad_fn, output index) per input; a leaf that requires
+        grad is its AccumulateGrad, an input that does not is (None, 0)."""
         if self.inputs is None:
             return ()
         out = []
         for t in self.inputs:
             if isinstance(t, TensorBase) and t._rg:
-                out.append((t.grad_fn if t.grad_fn is not None else t, max(t._out - 1, 0)))
+                fn = t.grad_fn if t.grad_fn is not None else AccumulateGrad(t)
+                out.append((fn, max(t._out - 1, 0)))
             else:
                 out.append((None, 0))
         return tuple(out)
@@ -103,6 +106,11 @@ class Node:
         return _hooks.add_hook(self.hooks, fn)
 
     def __repr__(self):
+        # torch's text (`<AddBackward0 object at 0x...>`): programs print grad_fn
+        return f"<{node_name(self)} object at {hex(id(self))}>"
+
+    def describe(self):
+        """The op with its inputs' shapes, arguments and creation site, for debugging."""
         def desc(t):
             if isinstance(t, TensorBase):
                 return f"Tensor{tuple(t._data.shape)}"
@@ -114,3 +122,26 @@ class Node:
                         if not isinstance(v, np.ndarray))
         site = f" at {self.site}" if self.site else ""
         return f"<{self.op.name}({ins}{extra}){site}>"
+
+
+class AccumulateGrad:
+    """What torch's next_functions shows for a leaf that requires grad: the end of the
+    graph, holding the leaf as `.variable`. Made on each access (the leaf has no slot
+    for it); two for the same leaf compare equal."""
+    __slots__ = ("variable",)
+    next_functions = ()
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    def __eq__(self, other):
+        return isinstance(other, AccumulateGrad) and other.variable is self.variable
+
+    def __hash__(self):
+        return id(self.variable)
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {hex(id(self))}>"

@@ -18,10 +18,9 @@ from ..tensor import Tensor
 from .parameter import Buffer, Parameter
 from ..core.hooks import RemovableHandle
 
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
-
-
-class _IncompatibleKeysT(_IncompatibleKeys):
+# torch's class name: load_state_dict(strict=False)'s result prints as
+# `_IncompatibleKeys(missing_keys=[...], unexpected_keys=[...])`
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     __slots__ = ()
 
     def __repr__(self):
@@ -497,7 +496,7 @@ class Module:
         for k, mod in extra_keys.items():
             if k in state_dict:
                 mod.set_extra_state(state_dict[k])
-        return _IncompatibleKeysT(missing, unexpected)
+        return _IncompatibleKeys(missing, unexpected)
 
     # ---- repr ------------------------------------------------------------------------------
     def extra_repr(self):

@@ -145,14 +145,15 @@ def cat(tensors, dim=0, *, axis=None):
     for i, t in enumerate(ts[1:], 1):
         s = t._data.shape
         if len(s) != nd:
-            raise RuntimeError(f"cat: Tensors must have same number of dimensions: got {nd} and "
-                               f"{len(s)} (shapes {tuple(first)} and {tuple(s)})")
+            # torch's sentence first (programs print it), then the op and the shapes
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and "
+                               f"{len(s)} (cat: shapes {tuple(first)} and {tuple(s)})")
         for k in range(nd):
             if k != d and s[k] != first[k]:
                 raise RuntimeError(
-                    f"cat: Sizes of tensors must match except in dimension {d}. Expected size "
-                    f"{first[k]} but got size {s[k]} for tensor number {i} in the list "
-                    f"(shapes {tuple(first)} and {tuple(s)})")
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{first[k]} but got size {s[k]} for tensor number {i} in the list. "
+                    f"(cat: shapes {tuple(first)} and {tuple(s)})")
     if len(ts) == 1:
         return apply(S.cat, ts[0], axis=d)
     return apply(S.cat, *ts, axis=d)

@@ -29,6 +29,7 @@ import contextlib
 import numpy as np
 
 import tapegrad as tg
+from tapegrad.core.node import AccumulateGrad
 from tapegrad import distributed as dist
 from tapegrad.distributed import process_group as _pg
 from tapegrad.distributed.node_reduce import NodeReducer, add_parts
@@ -107,8 +108,8 @@ def _reachable_leaves(outputs):
         for fn, _ in node.next_functions:
             if fn is None:
                 continue
-            if isinstance(fn, tg.Tensor):
-                leaves.add(id(fn))
+            if isinstance(fn, AccumulateGrad):  # a leaf: the parameter is .variable
+                leaves.add(id(fn.variable))
             elif id(fn) not in seen_nodes:
                 stack.append(fn)
     return leaves
