@@ -1,6 +1,6 @@
 """tapegrad.linalg: torch.linalg's norms (norm, vector_norm, matrix_norm, svdvals), cross,
-det, slogdet, inv, solve, svd, qr, eigh, eigvalsh, cholesky and LinAlgError."""
-from .ops.linalg_decomp_functions import cholesky, eigvalsh
+det, slogdet, inv, solve, svd, qr, eigh, eigvalsh, cholesky, pinv and LinAlgError."""
+from .ops.linalg_decomp_functions import cholesky, eigvalsh, pinv
 from .ops.linalg_decomp_functions import linalg_eigh as eigh
 from .ops.linalg_decomp_functions import linalg_qr as qr
 from .ops.linalg_decomp_functions import linalg_svd as svd
@@ -14,4 +14,4 @@ from .ops.linalg_solve_functions import linalg_slogdet as slogdet
 from .ops.linalg_solve_functions import solve
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "svdvals", "cross", "det", "slogdet", "inv",
-           "solve", "svd", "qr", "eigh", "eigvalsh", "cholesky", "LinAlgError"]
+           "solve", "svd", "qr", "eigh", "eigvalsh", "cholesky", "pinv", "LinAlgError"]

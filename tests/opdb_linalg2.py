@@ -123,6 +123,9 @@ ENTRIES = [
     op("svd_S", lambda lib, a: _svd_old(lib, a, some=False),
        _matrices(_distinct_sv, [((4, 3),)]), variant="torch.svd some=False",
        f32_tol=WIDE_F32),
+    op("svd_S", lambda lib, a: (lib.linalg.pinv(a), lib.linalg.pinv(a @ a.mT, hermitian=True)),
+       _matrices(_distinct_sv, [((4, 3),), ((3, 4),), ((2, 3, 3),)]), variant="pinv",
+       f32_tol=WIDE_F32),
     # ---- eigh ----
     op("eigh_L", _eigh_invariants, _matrices(_dominant, [((3, 3),), ((2, 4, 4),), ((1, 1),)]),
        covers=("eigh_Q",), f32_tol=WIDE_F32),

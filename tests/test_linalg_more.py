@@ -1,4 +1,4 @@
-"""torch.linalg's cross, det, slogdet, inv, solve, svd, qr, eigh, cholesky (and torch.cross,
+"""torch.linalg's cross, det, slogdet, inv, solve, svd, qr, eigh, cholesky, pinv (and torch.cross,
 det, slogdet, logdet, inverse, svd): error cases, warnings, return types and the cases
 the op database does not reach (singular matrices, gauge of singular vectors, modes),
 each against torch. Values and gradients of ordinary inputs: tests/opdb_linalg2.py."""
@@ -97,6 +97,8 @@ ERRORS = [
     (lambda lib, a: lib.linalg.cholesky(a), [np.broadcast_to(-np.eye(3, dtype=F32), (2, 3, 3))]),
     (lambda lib, a: lib.linalg.cholesky(a), [np.diag([1.0, 2.0, -1.0])]),
     (lambda lib, a: lib.linalg.cholesky(a), [np.ones((2, 2), np.int64)]),
+    (lambda lib, a: lib.linalg.pinv(a), [np.ones((2, 2), np.int64)]),
+    (lambda lib, a: lib.linalg.pinv(a), [np.ones(3, F32)]),
 ]
 
 
@@ -269,3 +271,12 @@ def test_tutorial_snippet_tensors_deeper():
     np.testing.assert_allclose((U * S) @ V.T, m3.numpy(), atol=1e-5)
     d = tg.det(m2)
     assert abs(float(d) - 9.0) < 1e-6
+
+
+def test_pinv_values_with_tolerances():
+    for a, kw in [(np.array([[1.0, 2.0], [2.0, 4.0]]), {}), (rng.standard_normal((3, 3)),
+                                                              {"atol": 0.5}),
+                  (rng.standard_normal((2, 3, 4)), {"rtol": 0.3}), (np.zeros((2, 3)), {})]:
+        np.testing.assert_allclose(tg.linalg.pinv(tg.tensor(a), **kw).numpy(),
+                                   torch.linalg.pinv(torch.tensor(a), **kw).numpy(),
+                                   atol=1e-12)

@@ -1,6 +1,6 @@
 """torch's matrix decompositions with its names, arguments, return types and errors:
 linalg.svd / svd (V, not Vh), linalg.qr, linalg.eigh / eigvalsh, linalg.cholesky,
-linalg.pinv. The table entries are in linalg_decomp.py: the first factor's entry
+linalg.pinv (a composite of svd or eigh). The table entries are in linalg_decomp.py: the first factor's entry
 computes the decomposition and saves the others, which the other entries hand out.
 """
 import numpy as np
@@ -9,7 +9,8 @@ from ..core.record import apply, apply_saved
 from ..core.tensor_base import like
 from . import functions as F
 from . import linalg_decomp as LD
-from .linalg_solve_functions import check_matrices
+from . import shape_functions as SF
+from .linalg_solve_functions import _tname, check_matrices
 from .return_types import structseq
 
 linalg_svd_result = structseq("linalg_svd", ["U", "S", "Vh"])
@@ -94,3 +95,32 @@ def cholesky(A, *, upper=False):
     for a matrix that is not positive definite."""
     t = check_matrices("linalg.cholesky", A, half='"cholesky_cpu"')
     return apply(LD.cholesky, t, upper=bool(upper))
+
+
+# ---- pseudo-inverse ---------------------------------------------------------------------
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """torch.linalg.pinv: V diag(1/S) U^T over the singular values above
+    max(atol, rtol * S.max()) (rtol defaults to eps * max(m, n), or to 0 when only a
+    positive atol is given). A composite of the svd entries: for a full-rank A with
+    distinct singular values its gradient is torch's (pinv_backward); where the tolerance
+    drops singular values torch's differs (its formula assumes the full pseudo-inverse)."""
+    t = F._tensor(A, "linalg.pinv")
+    if t.ndim < 2 or t.dtype.kind != "f" or t.dtype == np.float16:
+        raise RuntimeError(f"linalg.pinv({_tname(t.dtype)}{{{list(t.shape)}}}): expected a tensor "
+                           "with 2 or more dimensions of float, double, cfloat or cdouble "
+                           "types")
+    m, n = t.shape[-2], t.shape[-1]
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else np.finfo(t.dtype).eps * max(m, n)
+    # hermitian=True: torch computes with eigh; for a symmetric A the SVD gives the same
+    # pinv, and its gradient is torch's (pinv_backward, the general-matrix formula)
+    left, s, right = _svd(t, False)
+    tol = F.amax(s.detach(), -1, keepdim=True) * float(rtol) if s.shape[-1] else s.detach()
+    if atol is not None:
+        tol = F.clamp_min(tol, float(atol))
+    keep = s > tol
+    # 1/s only where kept: the masked-out branch never divides by 0 (no 0 * inf = nan)
+    inv_s = F.where(keep, 1.0 / F.where(keep, s, 1.0), 0.0)
+    # pinv = Vh^T diag(1/s) U^T
+    return F.matmul(F.transpose(right, -2, -1) * SF.unsqueeze(inv_s, -2),
+                    F.transpose(left, -2, -1))
