@@ -41,7 +41,7 @@ def test_autogradyt_grad_fn_chain_prints_like_torch():
         acc = d.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
         print(acc.next_functions, type(acc).__name__, acc.variable is a, acc.name())
         print(c.grad_fn, b.grad_fn, a.grad_fn)
-        print(type(d.grad_fn).__name__ if False else "", str(b.grad_fn).split(" ")[0])
+        print(str(b.grad_fn).split(" ")[0])
         out.backward()
         print(a.grad)
 
