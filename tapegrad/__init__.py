@@ -123,3 +123,9 @@ fix_, negative_, clip_ = trunc_, neg_, clamp_  # noqa: E305  torch's aliases
 from .ops.functions_composite import (addcdiv, addcmul, addmm, broadcast_tensors,  # noqa: E402
                                       count_nonzero, isclose, lerp, mv, ravel, tile)
 from . import return_types  # noqa: E402  torch.return_types: max, sort, topk, ... (+ _out)
+from .ops.functions_more import (cdist, diff, frac, frac_, index_copy,  # noqa: E402
+                                 index_fill, kron, logaddexp, logaddexp2, masked_scatter,
+                                 nanmean, nanquantile, nansum, quantile, rot90, std_mean,
+                                 take, trapezoid, trapz, var_mean)
+from .ops.functions_misc import (bucketize, is_floating_point, isin,  # noqa: E402
+                                 searchsorted, unique_consecutive)

@@ -25,6 +25,8 @@ from .core.tensor_base import TensorBase, like, make as _make
 from .ops import functions as F
 from .ops import functions_composite as FC
 from .ops import functions_extra as FX
+from .ops import functions_misc as FMI
+from .ops import functions_more as FM
 from .ops import index_functions as I
 from .ops import inplace as IP
 from .ops import inplace_more as IM
@@ -528,6 +530,31 @@ class Tensor(TensorBase):
     diagonal = FX.diagonal
     diag_embed = FX.diag_embed
     trace = FX.trace
+    # torch methods real programs use (ops/functions_more.py: compositions; functions_misc.py)
+    unfold = FM.unfold
+    diff = FM.diff
+    take = FM.take
+    index_fill = FM.index_fill
+    index_copy = FM.index_copy
+    masked_scatter = FM.masked_scatter
+    quantile = FM.quantile
+    nanquantile = FM.nanquantile
+    rot90 = FM.rot90
+    logaddexp = FM.logaddexp
+    logaddexp2 = FM.logaddexp2
+    kron = FM.kron
+    nansum = FM.nansum
+    nanmean = FM.nanmean
+    frac = FM.frac
+    unique_consecutive = FMI.unique_consecutive
+    data_ptr = FMI.data_ptr
+    element_size = FMI.element_size
+    nbytes = property(FMI.nbytes)
+    ndimension = FMI.ndimension
+    byte = FMI.byte
+    short = FMI.short
+    char = FMI.char
+    new = FMI.new
 
     # ---- reductions --------------------------------------------------------------------
     sum = F.sum
@@ -559,6 +586,14 @@ class Tensor(TensorBase):
     gt = F.gt
     ge = F.ge
     logical_not = F.logical_not
+    logical_and = F.logical_and
+    logical_or = F.logical_or
+    logical_xor = F.logical_xor
+    less = F.lt
+    less_equal = F.le
+    greater = F.gt
+    greater_equal = F.ge
+    not_equal = F.ne
     isnan = F.isnan
     isinf = F.isinf
     isfinite = F.isfinite
@@ -704,6 +739,14 @@ class Tensor(TensorBase):
     squeeze_ = IM.squeeze_
     unsqueeze_ = IM.unsqueeze_
     triu_ = IM.triu_
+    index_fill_ = FM.index_fill_
+    index_copy_ = FM.index_copy_
+    masked_scatter_ = FM.masked_scatter_
+    frac_ = FM.frac_
+    logical_and_ = FMI.logical_and_
+    logical_or_ = FMI.logical_or_
+    logical_xor_ = FMI.logical_xor_
+    logical_not_ = FMI.logical_not_
 
 
 _SCALAR_WARNED = []
