@@ -22,6 +22,8 @@ ALLOWED = {
     ("tensor.py", "TensorBase"),      # the property itself
     ("viz/explain.py", "v"),          # Value.data (a float, micrograd's)
     ("viz/explain.py", "]"),          # a Value's children: ch[0].data
+    ("core/shared_memory.py", "ctypes"),        # NumPy's arr.ctypes.data: an address
+    ("utils/tensorboard/_summary.py", "arr"),   # an int16 ndarray's buffer, for wave
 }
 
 

@@ -65,6 +65,15 @@ def _svd_forward(x, full_matrices=False):
     return s, {"u": u, "vh": vh}
 
 
+# The factor entries' forward hands out what the first entry computed (a keyword), so
+# strict mode's finite differences of one such entry alone are 0: it skips them. Their
+# rules are checked where the whole decomposition is differentiated: the op database's
+# gradcheck of torch.linalg.svd/eigh/qr (tests/opdb_linalg2.py), and strict mode on the
+# first entry of each.
+_FACTOR_STRICT = ("the forward hands out a factor the decomposition's first entry "
+                  "computed: finite differences of this entry alone are 0")
+
+
 def _factor(name):
     """The forward of the entries that hand out a factor computed by the first one."""
     def forward(x, **kw):
@@ -126,9 +135,11 @@ svd_S = defop("svd_S", _svd_forward, extra=True, vjp=[_svd_S_vjp], reads=["x"],
               text="dA = U @ diag(g) @ Vh",
               hint="the singular values' derivative U V^T is finite")
 svd_U = defop("svd_U", _factor("u"), vjp=[_svd_U_vjp], reads=["x"],
+               strict=_FACTOR_STRICT,
               text="dA = U (skew(U^T g) S / E) Vh (+ (I - U U^T) g S^-1 Vh if m > n)",
               hint=_SVD_HINT)
 svd_Vh = defop("svd_Vh", _factor("vh"), vjp=[_svd_Vh_vjp], reads=["x"],
+               strict=_FACTOR_STRICT,
                text="dA = U (S skew(Vh g^T) / E) Vh (+ U S^-1 g (I - Vh^T Vh) if m < n)",
                hint=_SVD_HINT)
 
@@ -167,10 +178,14 @@ def _eigh_Q_vjp(xp, g, ans, x, w, q, lower=True):
     return _eigh_rule(xp, None, g, L, Q)
 
 
+# eigh reads one triangle of A; its rule (torch's) is the gradient as a symmetric matrix:
+# finite differences in the unread triangle are 0 where the rule is not (strict skips it)
 eigh_L = defop("eigh_L", _eigh_forward, extra=True, vjp=[_eigh_L_vjp], reads=["x"],
+               strict="eigh reads one triangle; its rule is the symmetric gradient",
                text="dA = Q @ diag(g) @ Q^T",
                hint="the eigenvalues' derivative Q Q^T is finite")
 eigh_Q = defop("eigh_Q", _factor("q"), vjp=[_eigh_Q_vjp], reads=["x"],
+               strict=_FACTOR_STRICT,
                text="dA = Q (skew(Q^T g)/2 / E) Q^T, E_ij = L_j - L_i",
                hint=("the eigenvectors' derivative divides by L_j - L_i: infinite for "
                      "repeated eigenvalues"))
@@ -242,6 +257,7 @@ qr_Q = defop("qr_Q", _qr_forward, extra=True, vjp=[_qr_Q_vjp], reads=["x"],
              text="dA = (g + Q copyltu(-(-g^T Q))) R^-T",
              hint="QR's derivative divides by R's diagonal: infinite for a rank-deficient A")
 qr_R = defop("qr_R", _factor("r"), vjp=[_qr_R_vjp], reads=["x"],
+               strict=_FACTOR_STRICT,
              text="dA = Q copyltu(-(R g^T)) R^-T",
              hint="QR's derivative divides by R's diagonal: infinite for a rank-deficient A")
 
@@ -286,6 +302,7 @@ def _raw_mT(a):
 
 
 cholesky = defop("cholesky", _cholesky_forward, vjp=[_cholesky_vjp], reads=["ans"],
+                 strict="cholesky reads one triangle; its rule is the symmetric gradient",
                  text="dA = L^-T sym(tril(L^T g)) L^-1",
                  hint="Cholesky's derivative divides by L's diagonal: infinite near a "
                       "singular A")
