@@ -129,3 +129,14 @@ from .ops.functions_more import (cdist, diff, frac, frac_, index_copy,  # noqa: 
                                  take, trapezoid, trapz, var_mean)
 from .ops.functions_misc import (bucketize, is_floating_point, isin,  # noqa: E402
                                  searchsorted, unique_consecutive)
+from .threads import (get_num_interop_threads, get_num_threads,  # noqa: E402
+                      set_num_interop_threads, set_num_threads)
+from .deterministic import (are_deterministic_algorithms_enabled,  # noqa: E402
+                            get_deterministic_debug_mode,
+                            is_deterministic_algorithms_warn_only_enabled,
+                            set_deterministic_debug_mode, use_deterministic_algorithms)
+from .normal import normal  # noqa: E402
+from .windows import (bartlett_window, blackman_window, hamming_window,  # noqa: E402
+                      hann_window, kaiser_window)
+from .creation_more import frombuffer, logspace, scalar_tensor  # noqa: E402
+from .legacy import set_default_tensor_type  # noqa: E402

@@ -3,8 +3,11 @@
 Each is a constructor with the rules of `tg.Tensor(...)` (legacy_args.py) at a fixed
 dtype, and a type for `isinstance` checks (`isinstance(t, tg.FloatTensor)` is True for a
 float32 tensor), as in torch; the tensors they make are ordinary `tg.Tensor`s.
-`BFloat16Tensor` exists and refuses, like the bfloat16 dtype.
+`BFloat16Tensor` exists and refuses, like the bfloat16 dtype. `set_default_tensor_type`
+(deprecated in torch) sets the default dtype to a floating type's.
 """
+import warnings
+
 from . import dtypes as _dt
 from . import legacy_args as _legacy
 from .device import check as _check_device
@@ -43,3 +46,30 @@ ShortTensor = _make("ShortTensor", _dt.int16)
 IntTensor = _make("IntTensor", _dt.int32)
 LongTensor = _make("LongTensor", _dt.int64)
 BoolTensor = _make("BoolTensor", _dt.bool)
+
+
+_DEPRECATED = ("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+               "torch.set_default_dtype() and torch.set_default_device() as alternatives.")
+_warned = {"once": False}
+
+
+def set_default_tensor_type(t, /):
+    """Deprecated in torch: the default dtype becomes the type's (FloatTensor: float32,
+    DoubleTensor: float64, HalfTensor: float16), named by the type or its dotted name
+    ('torch.DoubleTensor'). torch warns once per program."""
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        t = globals().get(name) if module in ("torch", "tapegrad") else None
+        if not isinstance(t, _TensorType):
+            raise AttributeError(f"module '{module}' has no attribute '{name}'")
+    if not isinstance(t, _TensorType):
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    if t.dtype is None:
+        _dt.bfloat16.refuse()
+    if t.dtype.kind != "f":
+        raise TypeError("only floating-point types are supported as the default type")
+    if not _warned["once"]:
+        _warned["once"] = True
+        warnings.warn(_DEPRECATED, UserWarning, stacklevel=2)
+    _dt.set_default_dtype(t.dtype)

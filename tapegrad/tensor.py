@@ -33,6 +33,7 @@ from .ops import inplace_more as IM
 from .ops import linalg_decomp_functions as LDF
 from .ops import linalg_functions as LF
 from .ops import linalg_solve_functions as LSF
+from .ops import random_fills as RF
 from .ops import shape_functions as S
 from .ops import trig_functions as TF
 from .ops.xp import namespace as _namespace
@@ -703,6 +704,11 @@ class Tensor(TensorBase):
     masked_fill_ = IP.masked_fill_
     normal_ = IP.normal_
     uniform_ = IP.uniform_
+    random_ = RF.random_
+    exponential_ = RF.exponential_
+    geometric_ = RF.geometric_
+    cauchy_ = RF.cauchy_
+    log_normal_ = RF.log_normal_
     index_put_ = I.index_put_
     scatter_ = I.scatter_
     scatter_add_ = I.scatter_add_

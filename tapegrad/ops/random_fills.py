@@ -1,0 +1,114 @@
+"""In-place random fills from torch's distributions: random_, exponential_, geometric_,
+cauchy_, log_normal_ (normal_ and uniform_ are in inplace.py, bernoulli_ in
+functions_extra.py).
+
+Each draws its numbers with NumPy's distribution of the same name from the tensor's
+generator (`generator=`, else the global one: tg.manual_seed reproduces them), then
+writes them with copy_, so the in-place rules (version counter, leaf refusal) are
+copy_'s. The streams differ from torch's; the distributions and checks are torch's.
+"""
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import random as _random
+from ..core.tensor_base import like
+from . import inplace as IP
+
+# the C++ type names torch's bounds and Cauchy messages print
+CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+             "uint8": "unsigned char", "bool": "bool"}
+
+
+def _write(self, draws):
+    return IP.copy_(self, like(self, np.asarray(draws).astype(self._data.dtype)))
+
+
+def _floating(self, kind_msg):
+    if self._data.dtype.kind != "f":
+        raise RuntimeError(kind_msg(self._data.dtype))
+
+
+def _fmt(v):
+    # torch prints 0 and -1 for the numbers 0.0 and -1.0, 0.5 as 0.5
+    return repr(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_fmt(lambd)}")
+    _floating(self, lambda d: "Exponential distribution is a continuous probability "
+              "distribution. dtype must be a floating point but you specified "
+              + _dt.torch_name(d))
+    return _write(self, _random.rng(generator).exponential(1.0 / lambd, self._data.shape))
+
+
+def geometric_(self, p, *, generator=None):
+    """The number of Bernoulli(p) trials up to the first success: 1, 2, 3, ..."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_fmt(p)}")
+    if self._data.dtype == np.bool_:
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    return _write(self, _random.rng(generator).geometric(p, self._data.shape))
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_fmt(sigma)}")
+    _floating(self, lambda d: "Cauchy distribution is a continuous probability distribution. "
+              "dtype must be a floating point but you specified " + CPP_NAMES[np.dtype(d).name])
+    return _write(self, median + sigma * _random.rng(generator).standard_cauchy(self._data.shape))
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_fmt(std)}")
+    if self._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"log_normal_cpu\" not implemented for "
+                                  f"'{_dt.torch_name(self._data.dtype)}'")
+    return _write(self, _random.rng(generator).lognormal(mean, std, self._data.shape))
+
+
+def _int_arg(v, name):
+    if v is None or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)):
+        return v
+    raise TypeError(f"random_(): argument '{name}' must be int, not {type(v).__name__}")
+
+
+def random_(self, *args, generator=None, **kwargs):
+    """random_(): [0, 2^mantissa] for floats, [0, max] for integers; random_(to): [0, to);
+    random_(from, to): [from, to) (to=None: up to the default top). `from` is a Python
+    keyword, so random_(**{'from': 1, 'to': 4}) is its keyword form, as in torch."""
+    if len(args) > 2 or set(kwargs) - {"from", "to"}:
+        raise TypeError("random_() received an invalid combination of arguments")
+    if len(args) == 1 and not kwargs:          # random_(to)
+        lo, hi = 0, args[0]
+        if hi is None:
+            raise TypeError("random_(): argument 'to' must be int, not NoneType")
+    else:
+        vals = dict(zip(("from", "to"), args), **kwargs)
+        lo, hi = vals.get("from", 0), vals.get("to")
+    lo, hi = _int_arg(lo, "from"), _int_arg(hi, "to")
+    dt = self._data.dtype
+    name = CPP_NAMES[np.dtype(dt).name]
+    if dt.kind == "f":
+        top = 2 ** (np.finfo(dt).nmant + 1)      # 0..2^digits are exact in the dtype
+    elif dt == np.bool_:
+        top = 1
+    else:
+        top = int(np.iinfo(dt).max)
+    if hi is None:                              # the default top is included
+        hi_incl = top
+    else:
+        if lo >= hi:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                               f"from={lo} >= to={hi}")
+        hi_incl = hi - 1
+        if dt.kind != "f":
+            low = 0 if dt == np.bool_ else int(np.iinfo(dt).min)
+            if not low <= lo <= top:
+                raise RuntimeError(f"from is out of bounds for {name}")
+            if not low <= hi_incl <= top:
+                raise RuntimeError(f"to - 1 is out of bounds for {name}")
+    draws = _random.rng(generator).integers(lo, hi_incl, size=self._data.shape, endpoint=True)
+    return _write(self, draws)

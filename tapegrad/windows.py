@@ -1,0 +1,68 @@
+"""Window functions for spectral analysis: hann, hamming, blackman, bartlett, kaiser.
+
+torch's definitions, computed in float64 with NumPy and cast to the dtype. A periodic
+window (the default, for use with an FFT) is the symmetric window of length N + 1
+without its last point; lengths 0 and 1 give [] and [1.].
+"""
+import math
+import numbers
+
+import numpy as np
+
+from . import dtypes as _dt
+from .device import check as _check_device
+from .ops.random_fills import CPP_NAMES
+from .tensor import Tensor
+
+
+def _window(name, window_length, periodic, dtype, requires_grad, device, formula):
+    if isinstance(window_length, bool) or not isinstance(window_length, numbers.Integral):
+        raise TypeError(f"{name}(): argument 'window_length' (position 1) must be int, not "
+                        f"{type(window_length).__name__}")
+    _check_device(device, f"{name}()")
+    d = _dt.as_dtype(dtype) or _dt.get_default_dtype()
+    if d.kind != "f":
+        raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype="
+                           f"{CPP_NAMES[np.dtype(d).name]}, device=cpu, layout=Strided (default), "
+                           "requires_grad=false (default), pinned_memory=false, "
+                           "memory_format=(nullopt))")
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got "
+                           f"window_length={window_length}")
+    if window_length <= 1:
+        arr = np.ones(window_length)
+    else:
+        n = window_length + 1 if periodic else window_length
+        arr = formula(np.arange(n, dtype=np.float64), n)[:window_length]
+    return Tensor._of(arr.astype(d), requires_grad=requires_grad)
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
+                   layout=None, device=None, pin_memory=False, requires_grad=False):
+    return _window("hamming_window", window_length, periodic, dtype, requires_grad, device,
+                   lambda k, n: alpha - beta * np.cos(2 * math.pi * k / (n - 1)))
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                pin_memory=False, requires_grad=False):
+    return _window("hann_window", window_length, periodic, dtype, requires_grad, device,
+                   lambda k, n: 0.5 - 0.5 * np.cos(2 * math.pi * k / (n - 1)))
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    pin_memory=False, requires_grad=False):
+    return _window("blackman_window", window_length, periodic, dtype, requires_grad, device,
+                   lambda k, n: (0.42 - 0.5 * np.cos(2 * math.pi * k / (n - 1))
+                                 + 0.08 * np.cos(4 * math.pi * k / (n - 1))))
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    pin_memory=False, requires_grad=False):
+    return _window("bartlett_window", window_length, periodic, dtype, requires_grad, device,
+                   lambda k, n: 1 - np.abs(2 * k / (n - 1) - 1))
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
+                  device=None, pin_memory=False, requires_grad=False):
+    return _window("kaiser_window", window_length, periodic, dtype, requires_grad, device,
+                   lambda k, n: np.kaiser(n, beta))
