@@ -214,6 +214,13 @@ def test_random_ranges(args, dt):
     lambda lib: lib.empty(3, dtype=lib.int8).random_(0, 300),
     lambda lib: lib.empty(3, dtype=lib.int16).random_(-2 ** 40, 3),
     lambda lib: lib.empty(3, dtype=lib.bool).random_(0, 3),
+    lambda lib: lib.empty(3).random_(2 ** 25, None),
+    lambda lib: lib.empty(3, dtype=lib.int8).random_(-200, None),
+    lambda lib: lib.empty(3, dtype=lib.float16).random_(0, 2 ** 25),
+    lambda lib: lib.empty(3).random_(None),
+    lambda lib: lib.empty(3).random_(2.0),
+    lambda lib: lib.empty(3).random_(1, None, 3),
+    lambda lib: lib.empty(3).random_(foo=3),
     lambda lib: lib.empty(3).exponential_(0),
     lambda lib: lib.empty(3).exponential_(-1),
     lambda lib: lib.empty(3, dtype=lib.int64).exponential_(),
@@ -233,6 +240,21 @@ def test_random_ranges(args, dt):
 ])
 def test_random_fill_errors(call):
     same_error(call)
+
+
+@pytest.mark.parametrize("dt,args", [("float32", (-2 ** 25, 0)), ("float32", (0, 2 ** 25)),
+                                     ("float64", (0, 2 ** 60)), ("float16", (0, 2 ** 12)),
+                                     ("float32", (0, 2 ** 24 + 1))])
+def test_random_float_range_warning(dt, args):
+    def msgs(lib):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            x = lib.empty(1000, dtype=getattr(lib, dt)).random_(*args)
+        # torch appends where in its C++ sources it warned
+        return [str(m.message).split(" (Triggered internally")[0] for m in w], x
+    (t, _), (g, x) = msgs(torch), msgs(tg)
+    assert g == t
+    assert args[0] <= x.min().item() and x.max().item() <= args[1]
 
 
 def test_fill_distributions():

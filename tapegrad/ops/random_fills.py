@@ -7,6 +7,8 @@ generator (`generator=`, else the global one: tg.manual_seed reproduces them), t
 writes them with copy_, so the in-place rules (version counter, leaf refusal) are
 copy_'s. The streams differ from torch's; the distributions and checks are torch's.
 """
+import warnings
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -69,46 +71,75 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     return _write(self, _random.rng(generator).lognormal(mean, std, self._data.shape))
 
 
-def _int_arg(v, name):
-    if v is None or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)):
-        return v
-    raise TypeError(f"random_(): argument '{name}' must be int, not {type(v).__name__}")
+_RANDOM_SIGNATURES = (" * (*, torch.Generator generator = None)\n"
+                      " * (int from, int to, *, torch.Generator generator = None)\n"
+                      " * (int to, *, torch.Generator generator = None)\n")
+_FLOAT_RANGE = ("{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                "limitations {name} can support discrete uniform distribution only within "
+                "this range. This warning will become an error in version 1.7 release, please "
+                "fix the code in advance")
+
+
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _random_args(args, kwargs):
+    """(from, to) from torch's three overloads: (), (to), (from, to) with to=None allowed."""
+    if len(args) > 2:
+        raise TypeError(f"random_() takes 2 positional arguments but {len(args)} were given")
+    vals = dict(zip(("to",) if len(args) == 1 and not kwargs else ("from", "to"), args),
+                **kwargs)
+    ok = not set(vals) - {"from", "to"} and all(
+        _is_int(v) or (k == "to" and v is None and "from" in vals) for k, v in vals.items())
+    if not ok:
+        got = ", ".join([type(v).__name__ for v in args]
+                        + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+        got += ", " if kwargs else ""
+        raise TypeError(f"random_() received an invalid combination of arguments - got ({got}), "
+                        f"but expected one of:\n{_RANDOM_SIGNATURES}")
+    return vals.get("from", 0), vals.get("to") if vals else None
+
+
+def _check_bounds(what, v, dt, name):
+    """Integer dtypes (and float16's range) refuse a bound they cannot hold; float dtypes
+    warn outside +-2^digits, where not every integer is representable (torch's rules)."""
+    if dt.kind == "f":
+        if abs(v) > float(np.finfo(dt).max):
+            raise RuntimeError(f"{what} is out of bounds for {name}")
+        digits = np.finfo(dt).nmant + 1
+        if abs(v) > 2 ** digits:
+            warnings.warn(_FLOAT_RANGE.format(what=what, digits=digits, name=name),
+                          UserWarning, stacklevel=3)
+        return
+    low, high = (0, 1) if dt == np.bool_ else (int(np.iinfo(dt).min), int(np.iinfo(dt).max))
+    if not low <= v <= high:
+        raise RuntimeError(f"{what} is out of bounds for {name}")
 
 
 def random_(self, *args, generator=None, **kwargs):
-    """random_(): [0, 2^mantissa] for floats, [0, max] for integers; random_(to): [0, to);
-    random_(from, to): [from, to) (to=None: up to the default top). `from` is a Python
+    """random_(): [0, 2^digits] for floats, [0, max] for integers; random_(to): [0, to);
+    random_(from, to): [from, to) (to=None: up to that default top). `from` is a Python
     keyword, so random_(**{'from': 1, 'to': 4}) is its keyword form, as in torch."""
-    if len(args) > 2 or set(kwargs) - {"from", "to"}:
-        raise TypeError("random_() received an invalid combination of arguments")
-    if len(args) == 1 and not kwargs:          # random_(to)
-        lo, hi = 0, args[0]
-        if hi is None:
-            raise TypeError("random_(): argument 'to' must be int, not NoneType")
-    else:
-        vals = dict(zip(("from", "to"), args), **kwargs)
-        lo, hi = vals.get("from", 0), vals.get("to")
-    lo, hi = _int_arg(lo, "from"), _int_arg(hi, "to")
+    lo, hi = _random_args(args, kwargs)
     dt = self._data.dtype
     name = CPP_NAMES[np.dtype(dt).name]
     if dt.kind == "f":
         top = 2 ** (np.finfo(dt).nmant + 1)      # 0..2^digits are exact in the dtype
-    elif dt == np.bool_:
-        top = 1
     else:
-        top = int(np.iinfo(dt).max)
+        top = 1 if dt == np.bool_ else int(np.iinfo(dt).max)
     if hi is None:                              # the default top is included
+        _check_bounds("from", lo, dt, name)
+        if lo > top:
+            raise RuntimeError("random_ expects 'from' casted to dtype to be less than or equal "
+                               f"to 'to_inc' casted to dtype, but got from={lo} > to_inc={top}")
         hi_incl = top
     else:
         if lo >= hi:
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                                f"from={lo} >= to={hi}")
+        _check_bounds("from", lo, dt, name)
+        _check_bounds("to - 1", hi - 1, dt, name)
         hi_incl = hi - 1
-        if dt.kind != "f":
-            low = 0 if dt == np.bool_ else int(np.iinfo(dt).min)
-            if not low <= lo <= top:
-                raise RuntimeError(f"from is out of bounds for {name}")
-            if not low <= hi_incl <= top:
-                raise RuntimeError(f"to - 1 is out of bounds for {name}")
     draws = _random.rng(generator).integers(lo, hi_incl, size=self._data.shape, endpoint=True)
     return _write(self, draws)
