@@ -140,3 +140,14 @@ from .windows import (bartlett_window, blackman_window, hamming_window,  # noqa:
                       hann_window, kaiser_window)
 from .creation_more import frombuffer, logspace, scalar_tensor  # noqa: E402
 from .legacy import set_default_tensor_type  # noqa: E402
+from .ops.functions_more2 import (copysign, deg2rad, exp2, fmax, fmin,  # noqa: E402
+                                  heaviside, hypot, logit, rad2deg, signbit, sinc, xlogy)
+from .ops.functions_more3 import (addbmm, addmv, addr, atleast_1d,  # noqa: E402
+                                  atleast_2d, atleast_3d, baddbmm, block_diag, combinations,
+                                  cosine_similarity, diagflat, dist, inner, pairwise_distance,
+                                  renorm, split_with_sizes, tensordot, vdot)
+from .ops.functions_more4 import aminmax, as_strided, cummax, cummin, scatter_reduce  # noqa: E402
+from .ops.functions_more4 import resize_as_  # noqa: E402
+from .ops.inplace_more2 import (addmv_, deg2rad_, exp2_, logit_, rad2deg_,  # noqa: E402
+                                sinc_, xlogy_)
+from .shapes import broadcast_shapes  # noqa: E402

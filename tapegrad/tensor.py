@@ -27,9 +27,13 @@ from .ops import functions_composite as FC
 from .ops import functions_extra as FX
 from .ops import functions_misc as FMI
 from .ops import functions_more as FM
+from .ops import functions_more2 as FM2
+from .ops import functions_more3 as FM3
+from .ops import functions_more4 as FM4
 from .ops import index_functions as I
 from .ops import inplace as IP
 from .ops import inplace_more as IM
+from .ops import inplace_more2 as IM2
 from .ops import linalg_decomp_functions as LDF
 from .ops import linalg_functions as LF
 from .ops import linalg_solve_functions as LSF
@@ -556,6 +560,53 @@ class Tensor(TensorBase):
     short = FMI.short
     char = FMI.char
     new = FMI.new
+    # more torch methods (ops/functions_more2.py, 3, 4; in place: ops/inplace_more2.py)
+    xlogy = FM2.xlogy
+    hypot = FM2.hypot
+    copysign = FM2.copysign
+    heaviside = FM2.heaviside
+    deg2rad = FM2.deg2rad
+    rad2deg = FM2.rad2deg
+    sinc = FM2.sinc
+    exp2 = FM2.exp2
+    logit = FM2.logit
+    signbit = FM2.signbit
+    fmax = FM2.fmax
+    fmin = FM2.fmin
+    true_divide = F.true_divide
+    addmv = FM3.addmv
+    addr = FM3.addr
+    baddbmm = FM3.baddbmm
+    addbmm = FM3.addbmm
+    inner = FM3.inner
+    vdot = FM3.vdot
+    dist = FM3.dist
+    renorm = FM3.renorm
+    diagflat = FM3.diagflat
+    split_with_sizes = FM3.split_with_sizes
+    scatter_reduce = FM4.scatter_reduce
+    scatter_reduce_ = FM4.scatter_reduce_
+    cummax = FM4.cummax
+    cummin = FM4.cummin
+    aminmax = FM4.aminmax
+    fill_diagonal_ = FM4.fill_diagonal_
+    as_strided = FM4.as_strided
+    resize_ = FM4.resize_
+    resize_as_ = FM4.resize_as_
+    xlogy_ = IM2.xlogy_
+    hypot_ = IM2.hypot_
+    copysign_ = IM2.copysign_
+    heaviside_ = IM2.heaviside_
+    deg2rad_ = IM2.deg2rad_
+    rad2deg_ = IM2.rad2deg_
+    sinc_ = IM2.sinc_
+    exp2_ = IM2.exp2_
+    logit_ = IM2.logit_
+    renorm_ = IM2.renorm_
+    addmv_ = IM2.addmv_
+    addr_ = IM2.addr_
+    baddbmm_ = IM2.baddbmm_
+    addbmm_ = IM2.addbmm_
 
     # ---- reductions --------------------------------------------------------------------
     sum = F.sum

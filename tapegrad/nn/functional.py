@@ -605,3 +605,4 @@ from .functional_group_norm import group_norm  # noqa: E402,F401
 from .functional_interpolate import (interpolate, upsample, upsample_bilinear,  # noqa: E402,F401
                                      upsample_nearest)
 from .functional_pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
+from ..ops.functions_more3 import cosine_similarity, pairwise_distance  # noqa: E402,F401
