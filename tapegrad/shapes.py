@@ -10,10 +10,8 @@ def broadcast_shapes(*shapes):
     res = []
     for i, shape in enumerate(shapes):
         shape = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
-        for s in shape:
-            if s < 0:
-                raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                                   f"{list(shape)}")
+        if any(s < 0 for s in shape):
+            raise ValueError("Attempting to broadcast a dimension with negative length!")
         res = [1] * (len(shape) - len(res)) + res
         for k in range(-1, -len(shape) - 1, -1):
             a, b = res[k], shape[k]

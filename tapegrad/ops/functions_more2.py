@@ -43,10 +43,13 @@ def _zeros_like(x):
 
 def xlogy(input, other):
     """x * log(y), 0 where x == 0 (unless y is nan). torch's gradients: log(y) for x (0
-    where x == 0), x / y for y."""
+    where x == 0 and y <= 0), x / y for y. Where x == 0 and y <= 0 the log is taken of 1
+    instead, so the product is 0 and its x-gradient log(1) = 0."""
     x, y = _float_pair("xlogy", input, other)
-    zero = like(x, (x._data == 0) & ~np.isnan(y._data))
-    return F.where(zero, _zeros_like(x), F.mul(x, F.log(y)))
+    bad = like(x, (x._data == 0) & (y._data <= 0))
+    if bad._data.any():
+        y = F.where(bad, like(x, np.ones((), x._data.dtype)), y)
+    return F.mul(x, F.log(y))
 
 
 def hypot(input, other):
@@ -110,7 +113,10 @@ def copysign(input, other):
     flip = like(x, np.signbit(x._data) != np.signbit(y._data))
     val = F.where(flip, F.neg(x), x)
     at0 = like(x, np.broadcast_to(x._data == 0, shape))
-    return F.where(at0, like(x, np.copysign(np.zeros((), x._data.dtype), y._data)), val)
+    out = F.where(at0, like(x, np.copysign(np.zeros((), x._data.dtype), y._data)), val)
+    if y._rg:  # torch's gradient for y is zeros, not None: connect y through a never-taken
+        out = F.where(like(x, np.zeros((), bool)), y, out)  # branch of a where
+    return out
 
 
 def _fmaxmin(name, pick_self):
@@ -118,6 +124,11 @@ def _fmaxmin(name, pick_self):
         """NaN-ignoring maximum / minimum: the other operand where one is nan. Ties send the
         gradient to input, as torch's."""
         x, y = _t(input, name), _t(other, name, "other", 2)
+        try:
+            np.broadcast_shapes(x._data.shape, y._data.shape)
+        except ValueError:
+            F._check_broadcast(name, x, y)
+            raise
         dt = _dt.as_dtype(F.result_type(x, y))
         x = x if x._data.dtype == dt else x.to(dt)
         y = y if y._data.dtype == dt else y.to(dt)

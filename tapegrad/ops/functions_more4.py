@@ -124,14 +124,22 @@ def _differentiable(x, s, d, index, reduce, include_self, total, idx, tgt, part,
         return out
     res = _reduce_numpy(x._data, idx, s._data[part], d, reduce, include_self, tgt, hit,
                         counts)
-    self_is = (x._data == res) & ~drop._data
+    # torch divides the gradient among every element equal to the result, self included
+    # even where include_self=False drops it (its share is then lost, as in torch)
+    tied = x._data == res
+    self_is = tied & ~drop._data
     src_is = s._data[part] == res[tgt]
-    n = self_is.astype(np.int64)
-    np.add.at(n, tgt, src_is.astype(np.int64))
+    k = self_is.astype(np.int64)
+    np.add.at(k, tgt, src_is.astype(np.int64))
+    n = k + (tied & drop._data)
     s_part = s[part] if s._data.shape != idx.shape else s
     summed = I.scatter_add(F.where(like(x, self_is), x, zero), d, index,
                            F.where(like(x, src_is), s_part, zero))
     out = F.div(summed, like(x, np.maximum(n, 1).astype(x._data.dtype)))
+    if (n != k).any():  # the dropped shares' value, as a constant: out's value stays res
+        with np.errstate(all="ignore"):
+            out = F.add(out, like(x, np.where(n != k, res * (n - k) / np.maximum(n, 1), 0)
+                                  .astype(x._data.dtype)))
     # no contribution equals the result only when it is nan
     return F.where(like(x, n == 0), like(x, res), out) if (n == 0).any() else out
 
@@ -187,8 +195,7 @@ def aminmax(input, *, dim=None, keepdim=False):
     else:
         d = _dim(dim, x.ndim)
         if x.ndim and x.shape[d] == 0:
-            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
-                               "the operation has no identity.")
+            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
         dims = (d,) if x.ndim else ()
     if not dims:
         return aminmax_result(F.clone(x), F.clone(x))
@@ -207,6 +214,9 @@ def fill_diagonal_(self, fill_value, wrap=False):
     np.fill_diagonal(mask, True, wrap=wrap)
     value = fill_value.item() if isinstance(fill_value, TensorBase) else fill_value
     value = like(x, np.asarray(value, dtype=x._data.dtype))
+    if x._rg and x.grad_fn is None and state.grad_enabled:  # torch writes through a view
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
     return _inplace(x, lambda t: F.where(like(t, mask), value, t), ())
 
 
