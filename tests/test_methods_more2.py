@@ -272,3 +272,26 @@ def test_errors_as_torch(name, fn):
         (got.value, want.value)
     w, g = str(want.value).split("\n")[0], str(got.value).split("\n")[0]
     assert g[:40] == w[:40], (g, w)
+
+
+# found by comparing more calls with torch
+ERRORS_DTYPES = [
+    ("cosine_similarity int", lambda lib: lib.cosine_similarity(lib.tensor([[1, 2]]), lib.tensor([[2, 3]]))),
+    ("addmv dtypes", lambda lib: lib.addmv(lib.ones(2), lib.ones(2, 3), lib.ones(3, dtype=lib.float64))),
+    ("tensordot dtypes", lambda lib: lib.tensordot(lib.ones(2, 3), lib.ones(3, 2, dtype=lib.float64), dims=1)),
+    ("inner dtypes", lambda lib: lib.inner(lib.ones(3, dtype=lib.float64), lib.ones(3))),
+    ("dist int", lambda lib: lib.dist(lib.tensor([1, 2]), lib.tensor([3, 4]))),
+    ("baddbmm input shape", lambda lib: lib.baddbmm(lib.ones(3, 3, 3), lib.ones(2, 3, 4), lib.ones(2, 4, 3))),
+    ("addr input shape", lambda lib: lib.addr(lib.ones(4, 2), lib.ones(3), lib.ones(2))),
+    ("baddbmm batch dtypes", lambda lib: lib.baddbmm(lib.ones(3), lib.ones(2, 3, 4), lib.ones(2, 4, 3, dtype=lib.float64))),
+    ("baddbmm input dtype", lambda lib: lib.baddbmm(lib.ones(3, dtype=lib.float64), lib.ones(2, 3, 4), lib.ones(2, 4, 3))),
+    ("addbmm input dtype", lambda lib: lib.addbmm(lib.ones(3, dtype=lib.float64), lib.ones(2, 3, 4), lib.ones(2, 4, 3))),
+    ("resize_ negative", lambda lib: lib.ones(2).resize_(-2)),
+    ("split_with_sizes negative", lambda lib: lib.ones(3).split_with_sizes([4, -1])),
+    ("cosine_similarity shapes", lambda lib: lib.cosine_similarity(lib.ones(2, 3), lib.ones(2, 4))),
+]
+
+
+@pytest.mark.parametrize("name,fn", ERRORS_DTYPES, ids=[n for n, _ in ERRORS_DTYPES])
+def test_more_errors_as_torch(name, fn):
+    test_errors_as_torch(name, fn)

@@ -27,10 +27,22 @@ def _t(x, name, arg="input", pos=1):
                     f"{type(x).__name__}")
 
 
+def _tname(t):
+    return _dt.torch_name(t._data.dtype)
+
+
 def _add_scaled(name, input, prod, beta, alpha):
     """beta * input + alpha * prod; beta == 0 ignores input's values (nan does not
-    propagate), as torch's addmm family does."""
+    propagate), as torch's addmm family does. input must expand to prod's shape."""
     x = _t(input, name)
+    want, have = tuple(prod.shape), tuple(x.shape)
+    if have != want:  # input broadcasts one way, to the product's shape
+        pad = (1,) * (len(want) - len(have)) + have
+        for i, (w, h) in enumerate(zip(want, pad)):
+            if len(have) > len(want) or (h != w and h != 1):
+                raise RuntimeError(f"The expanded size of the tensor ({w}) must match the "
+                                   f"existing size ({h}) at non-singleton dimension {i}.  "
+                                   f"Target sizes: {list(want)}.  Tensor sizes: {list(have)}")
     p = prod if alpha == 1 else prod * alpha
     if beta == 0:
         return F.where(like(x, np.ones(tuple(p.shape), dtype=bool)), p, x)
@@ -45,6 +57,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
         raise RuntimeError(f"size mismatch, got input ({'x'.join(map(str, x.shape))}), mat "
                            f"({'x'.join(map(str, m.shape))}), vec "
                            f"({'x'.join(map(str, v.shape))})")
+    if not x._data.dtype == m._data.dtype == v._data.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_tname(x)}, {_tname(m)}, and {_tname(v)}")
     return _add_scaled("addmv", x, F.matmul(m, v), beta, alpha)
 
 
@@ -58,22 +73,30 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return _add_scaled("addr", input, F.outer(a, b), beta, alpha)
 
 
-def _batches(name, b1, b2):
-    a, b = _t(b1, name, "batch1", 2), _t(b2, name, "batch2", 3)
+def _batches(name, input, b1, b2):
+    x, a, b = _t(input, name), _t(b1, name, "batch1", 2), _t(b2, name, "batch2", 3)
     if a.ndim != 3 or b.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if a.ndim != 3 else
                            "batch2 must be a 3D tensor")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"expected scalar type {_tname(a)} but found {_tname(b)}")
+    if x._data.dtype != a._data.dtype:
+        raise RuntimeError(
+            f"Input dtypes must be the same, got: input {_tname(x).lower()}, batch1: "
+            f"{_tname(a).lower()}, batch2: {_tname(b).lower()}" if name == "baddbmm" else
+            f"self and mat2 must have the same dtype, but got {_tname(x)} and {_tname(a)}")
     return F.bmm(a, b)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
-    return _add_scaled("baddbmm", input, _batches("baddbmm", batch1, batch2), beta, alpha)
+    return _add_scaled("baddbmm", input, _batches("baddbmm", input, batch1, batch2), beta,
+                       alpha)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b(batch1[b] @ batch2[b])."""
-    return _add_scaled("addbmm", input, F.sum(_batches("addbmm", batch1, batch2), 0),
+    return _add_scaled("addbmm", input, F.sum(_batches("addbmm", input, batch1, batch2), 0),
                        beta, alpha)
 
 
@@ -81,6 +104,8 @@ def tensordot(a, b, dims=2, out=None):
     """Contract dims `dims` of a with those of b (an int n: a's last n with b's first n; a
     pair of lists; a tensor of either): permute, reshape to matrices, one mm."""
     a, b = _t(a, "tensordot", "a"), _t(b, "tensordot", "b", 2)
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     if isinstance(dims, TensorBase):
         dims = dims._data.tolist()
     if isinstance(dims, int):
@@ -137,6 +162,10 @@ def vdot(input, other):
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast)."""
     a, b = _t(input, "dist"), _t(other, "dist", "other", 2)
+    if _dt.as_dtype(F.promote_types(a._data.dtype, b._data.dtype)).kind != "f":
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {_dt.torch_name(F.promote_types(a._data.dtype, b._data.dtype))}"
+                           f" instead.")
     return LF.vector_norm(F.sub(a, b), p)
 
 
@@ -197,8 +226,16 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1/|x1| * x2/|x2|) along dim, each norm clamped to at least eps (torch clamps
     without recording, so the gradient is the unclamped one; they agree for norms > eps)."""
     a, b = _t(x1, "cosine_similarity", "x1"), _t(x2, "cosine_similarity", "x2", 2)
+    common = _dt.as_dtype(F.promote_types(a._data.dtype, b._data.dtype))
+    if common.kind != "f":
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{_dt.torch_name(common)}")
     if a.shape != b.shape:
-        shape = np.broadcast_shapes(a.shape, b.shape)
+        try:
+            shape = np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:
+            F._check_broadcast("cosine_similarity", a, b)
+            raise
         a, b = F.expand(a, shape), F.expand(b, shape)
     na = F.clamp_min(LF.vector_norm(a, 2, dim, True), eps)
     nb = F.clamp_min(LF.vector_norm(b, 2, dim, True), eps)
@@ -234,7 +271,11 @@ def combinations(input, r=2, with_replacement=False):
 
 def split_with_sizes(input, split_sizes, dim=0):
     """Pieces of the given sizes along dim (they must add up to its length)."""
-    return S.split(_t(input, "split_with_sizes"), list(split_sizes), dim)
+    sizes = [int(s) for s in split_sizes]
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                           f"entries, but got split_sizes={sizes}")
+    return S.split(_t(input, "split_with_sizes"), sizes, dim)
 
 
 def _atleast(n, name, tensors):

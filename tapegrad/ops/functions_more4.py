@@ -258,8 +258,7 @@ def resize_(self, *sizes, memory_format=None):
     shape = tuple(int(v) for v in (sizes[0] if len(sizes) == 1 and isinstance(
         sizes[0], (tuple, list)) else sizes))
     if any(v < 0 for v in shape):
-        raise RuntimeError(f"Trying to create tensor with negative dimension "
-                           f"{min(shape)}: {list(shape)}")
+        raise RuntimeError("numel: integer multiplication overflow")  # torch's message
     n = math.prod(shape)
     a = x._data
     store = _storage(a)
