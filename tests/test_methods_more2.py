@@ -295,3 +295,26 @@ ERRORS_DTYPES = [
 @pytest.mark.parametrize("name,fn", ERRORS_DTYPES, ids=[n for n, _ in ERRORS_DTYPES])
 def test_more_errors_as_torch(name, fn):
     test_errors_as_torch(name, fn)
+
+
+# as_strided reads input's storage: a transpose's or a slice's is its base's
+AS_STRIDED_VIEWS = [
+    ("transpose back", lambda x: x.t().as_strided((4, 3), (1, 4))),
+    ("transpose window", lambda x: x.t().as_strided((2, 2), (1, 1))),
+    ("slice default offset", lambda x: x[1:].as_strided((2, 2), (1, 1))),
+    ("column slice", lambda x: x[1:, 1:].as_strided((3,), (1,))),
+    ("outside the view", lambda x: x[1:, 1:].as_strided((2, 2), (4, 1), 0)),
+    ("overlapping", lambda x: x.as_strided((3, 3), (1, 1), 2)),
+]
+
+
+@pytest.mark.parametrize("name,fn", AS_STRIDED_VIEWS, ids=[n for n, _ in AS_STRIDED_VIEWS])
+def test_as_strided_of_views_values_and_gradients(name, fn):
+    res = []
+    for lib in (tg, torch):
+        x = lib.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        y = fn(x * 1)
+        (y * lib.arange(float(y.numel())).reshape(tuple(y.shape))).sum().backward()
+        res.append((y.detach().numpy(), x.grad.numpy()))
+    for g, w in zip(*res):
+        np.testing.assert_array_equal(g, w)

@@ -11,8 +11,8 @@ No table entries of their own. The differentiable results are formulas of table 
   evenly among ties, torch's rule; prod has no gradient here (an error if one is needed);
 - cummax/cummin: indices by NumPy, values = gather(input, dim, indices);
 - fill_diagonal_: in place where(diagonal, value, x).
-as_strided is a copy (tapegrad's tensors are NumPy arrays whose storage is not exposed):
-torch's values for a contiguous input, offsets counted in its row-major elements.
+as_strided is a copy, not torch's view (see its docstring), with torch's values: the storage
+it reads is the contiguous array the input's NumPy array is (or is a view of).
 resize_ keeps the first elements in row-major order; growing pads with zeros (torch leaves
 them uninitialized) and, after a shrink, gets the old values back as torch's storage does.
 """
@@ -220,11 +220,34 @@ def fill_diagonal_(self, fill_value, wrap=False):
     return _inplace(x, lambda t: F.where(like(t, mask), value, t), ())
 
 
+def _storage_of(a):
+    """(the 1-D storage a lives in, a's offset in it, the storage position of each of a's
+    elements): a itself when it owns contiguous memory, else the contiguous array it is a
+    NumPy view of (a transpose, a slice), as torch's storage is the base's."""
+    item = a.dtype.itemsize
+    base = a.base
+    while isinstance(base, np.ndarray) and not base.flags.owndata and isinstance(
+            base.base, np.ndarray):
+        base = base.base
+    if (a.flags.c_contiguous or not isinstance(base, np.ndarray) or base.dtype != a.dtype
+            or not base.flags.c_contiguous or any(st % item for st in a.strides)):
+        return a.reshape(-1), 0, np.arange(a.size, dtype=np.int64).reshape(a.shape)
+    off = (a.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // item
+    pos = np.full(a.shape, off, np.int64)
+    for k, (m, st) in enumerate(zip(a.shape, a.strides)):
+        shape = [1] * a.ndim
+        shape[k] = m
+        pos = pos + (np.arange(m, dtype=np.int64) * (st // item)).reshape(shape)
+    return base.reshape(-1), int(off), pos
+
+
 def as_strided(input, size, stride, storage_offset=None):
-    """The elements at storage_offset + sum(i_k * stride_k) of input's row-major elements,
-    in the given size: a copy by index_select (overlapping windows add their gradients, as
-    torch's as_strided backward does). torch returns a view of the storage; this matches
-    its values for a contiguous input."""
+    """The storage elements at storage_offset + sum(i_k * stride_k), in the given size.
+    The storage is input's, as torch's: its own memory when contiguous, else the
+    contiguous array it is a view of (a transpose, a slice), and storage_offset defaults
+    to input's offset in it. A copy (torch returns a view): input's elements are picked by
+    index_select (overlapping windows add their gradients, as torch's as_strided backward
+    does); storage elements outside input are constants."""
     x = _t(input, "as_strided")
     size, stride = [int(v) for v in size], [int(v) for v in stride]
     if len(size) != len(stride):
@@ -232,9 +255,10 @@ def as_strided(input, size, stride, storage_offset=None):
     if any(v < 0 for v in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
                            f"got strides: {stride}")
-    off = int(storage_offset or 0)
+    store, own_off, where_x = _storage_of(x._data)
+    off = own_off if storage_offset is None else int(storage_offset)
     need = 0 if 0 in size else off + 1 + sum((n - 1) * st for n, st in zip(size, stride))
-    n, item = x._data.size, x._data.dtype.itemsize
+    n, item = store.size, x._data.dtype.itemsize
     if need > n:
         raise RuntimeError(f"setStorage: sizes {size}, strides {stride}, storage offset "
                            f"{off}, and itemsize {item} requiring a storage size of "
@@ -244,7 +268,14 @@ def as_strided(input, size, stride, storage_offset=None):
         shape = [1] * len(size)
         shape[k] = m
         pos = pos + (np.arange(m, dtype=np.int64) * st).reshape(shape)
-    flat = I.index_select(F.reshape(x, (-1,)), 0, like(x, pos.reshape(-1)))
+    pos = pos.reshape(-1)
+    owner = np.full(n, -1, np.int64)  # storage position -> x's row-major element (or -1)
+    owner[where_x.reshape(-1)] = np.arange(x._data.size, dtype=np.int64)
+    pick = owner[pos]
+    inside = pick >= 0
+    flat = I.index_select(F.reshape(x, (-1,)), 0, like(x, np.maximum(pick, 0)))
+    if not inside.all():
+        flat = F.where(like(x, inside), flat, like(x, store[pos]))
     return F.reshape(flat, tuple(size))
 
 
