@@ -82,10 +82,12 @@ def _floating(name, input):
 
 
 def sinc(input):
-    """sin(pi x) / (pi x), 1 at x = 0 (gradient 0 there, as torch's). The quotient is
-    taken at a safe stand-in (1) where x == 0, so its unused branch has no 0/0."""
+    """sin(pi x) / (pi x), 1 at x = 0 (gradient 0 there, as torch's, which takes "0" as
+    pi x**2 == 0 in x's dtype: a subnormal x too). The quotient is taken at a safe
+    stand-in (1) there, so its unused branch has no 0/0."""
     x = _floating("sinc", input)
-    at0 = like(x, x._data == 0)
+    with np.errstate(under="ignore"):
+        at0 = like(x, x._data * x._data * np.pi == 0)
     px = F.mul(F.where(at0, like(x, np.ones((), x._data.dtype)), x), math.pi)
     return F.where(at0, like(x, np.ones((), x._data.dtype)), F.div(F.sin(px), px))
 
