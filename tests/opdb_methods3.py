@@ -2,7 +2,7 @@
 hypot, deg2rad, rad2deg, sinc, exp2, logit, copysign, fmax, fmin, addmv, addr, baddbmm,
 addbmm, inner, vdot, tensordot, dist, renorm, diagflat, block_diag, cosine_similarity,
 pairwise_distance, combinations, split_with_sizes, atleast_1d/2d/3d, scatter_reduce
-(sum, mean, amax, amin), cummax, cummin, aminmax, fill_diagonal_, as_strided (values and
+(sum, prod, mean, amax, amin), cummax, cummin, aminmax, fill_diagonal_, as_strided (values and
 gradients against torch in float64 and float32, gradcheck, second order:
 tests/test_opdb.py). Shapes include 0-d, size-1 dims and broadcasting where the op has
 them; index arguments are written in the lambdas with `lib.tensor(...)`.
@@ -100,6 +100,8 @@ ENTRIES = [
     *[op("scatter_reduce", _scatter(r, inc), _shapes((((3, 4), (2, 4)), {})),
          domain=SEPARATED, variant=f"{r}{'' if inc else '_exclude_self'}")
       for r in ("sum", "mean", "amax", "amin") for inc in (True, False)],
+    *[op("scatter_reduce", _scatter("prod", inc), _shapes((((3, 4), (2, 4)), {})),
+         domain=NONZERO, variant=f"prod{'' if inc else '_exclude_self'}") for inc in (True, False)],
     op("scatter_reduce", lambda lib, x, s: lib.scatter_reduce(
         x, 1, lib.tensor([[1, 1], [0, 1]]), s, "amax"), _shapes((((2, 3), (2, 2)), {})),
        domain=SEPARATED, variant="dim1"),

@@ -318,3 +318,15 @@ def test_as_strided_of_views_values_and_gradients(name, fn):
         res.append((y.detach().numpy(), x.grad.numpy()))
     for g, w in zip(*res):
         np.testing.assert_array_equal(g, w)
+
+
+def test_scatter_reduce_prod_with_a_zero_in_src():
+    """Values as torch's; the gradient there (torch: the product of the others) is refused
+    rather than given wrong (0/0 in prod / src)."""
+    idx, src = [[0, 0, 1]], [[0.0, 2.0, 3.0]]
+    want = torch.ones(1, 3).scatter_reduce(1, torch.tensor(idx), torch.tensor(src), "prod")
+    got = tg.ones(1, 3).scatter_reduce(1, tg.tensor(idx), tg.tensor(src), "prod")
+    _same(got, want)
+    with pytest.raises(RuntimeError, match="zero in src"):
+        tg.ones(1, 3).scatter_reduce(1, tg.tensor(idx), tg.tensor(src, requires_grad=True),
+                                     "prod")

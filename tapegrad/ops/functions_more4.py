@@ -8,7 +8,11 @@ No table entries of their own. The differentiable results are formulas of table 
   include_self=False), mean divided by the constant count of contributions;
 - scatter_reduce amax/amin: the result is computed with NumPy, then rebuilt as (the
   contributions equal to it, summed) / (how many there are), so the gradient is split
-  evenly among ties, torch's rule; prod has no gradient here (an error if one is needed);
+  evenly among ties, torch's rule;
+- scatter_reduce prod: input (or 1) times exp(scatter_add(log|src|)) times the signs, its
+  value replaced by NumPy's exact product (expr - value(expr) + exact keeps expr's
+  gradient: prod / src for src, as torch's); a zero in src, where that quotient is 0/0
+  and torch takes the product of the others, has no gradient here (an error if needed);
 - cummax/cummin: indices by NumPy, values = gather(input, dim, indices);
 - fill_diagonal_: in place where(diagonal, value, x).
 as_strided is a copy, not torch's view (see its docstring), with torch's values: the storage
@@ -101,15 +105,30 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     counts = np.zeros(x.shape, np.int64)
     np.add.at(counts, tgt, 1)
     xa, sa = x._data, s._data[part]
-    if x._data.dtype.kind != "f" or reduce == "prod":
+    if x._data.dtype.kind != "f" or (reduce == "prod" and (sa == 0).any()):
         if reduce == "prod" and state.grad_enabled and (x._rg or s._rg):
-            raise RuntimeError("scatter_reduce(): the gradient of reduce='prod' is not "
-                               "implemented in tapegrad")
+            raise RuntimeError("scatter_reduce(): the gradient of reduce='prod' with a zero "
+                               "in src is not implemented in tapegrad")
         out = like(x, _reduce_numpy(xa, idx, sa, d, reduce, include_self, tgt, hit, counts))
+    elif reduce == "prod":
+        out = _prod(x, s, d, index, include_self, idx, tgt, part, hit, counts)
     else:
         out = _differentiable(x, s, d, index, reduce, include_self, total, idx, tgt, part,
                               hit, counts)
     return F.reshape(out, ()) if squeeze else out
+
+
+def _prod(x, s, d, index, include_self, idx, tgt, part, hit, counts):
+    exact = _reduce_numpy(x._data, idx, s._data[part], d, "prod", include_self, tgt, hit,
+                          counts)
+    s_part = s[part] if s._data.shape != idx.shape else s
+    logs = I.scatter_add(like(x, np.zeros(x.shape, x._data.dtype)), d, index,
+                         F.log(F.abs(s_part)))
+    sign = np.ones(x.shape, x._data.dtype)
+    np.multiply.at(sign, tgt, np.sign(s._data[part]))
+    base = x if include_self else F.where(like(x, hit), like(x, np.ones((), x._data.dtype)), x)
+    expr = F.mul(base, F.mul(F.exp(logs), like(x, sign)))
+    return F.add(F.sub(expr, like(x, expr._data)), like(x, exact))
 
 
 def _differentiable(x, s, d, index, reduce, include_self, total, idx, tgt, part, hit,
