@@ -80,7 +80,7 @@ def _reduce_numpy(x, idx, s, d, reduce, include_self, tgt, hit, counts):
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """out = input, then each src element reduced into out[index] along dim (sum, prod,
     mean, amax, amin); include_self=False leaves input's own value out where something is
-    scattered. Gradients as torch's for sum, mean, amax, amin (see the module docstring)."""
+    scattered. Gradients as torch's (prod: not with a zero in src; see the module docstring)."""
     x, s = _t(input, "scatter_reduce"), _t(src, "scatter_reduce", "src", 4)
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
