@@ -25,3 +25,16 @@ def error_of(fn):
     except Exception as e:  # noqa: BLE001  any error, compared with the other library's
         return type(e).__name__, str(e)
     return None
+
+
+def assert_raises_as_torch(fn, tg, chars=40):
+    """`fn(torch)` and `fn(tg)` both raise; tapegrad's exception is (a subclass of) torch's
+    type and the first line of its message starts with the same `chars` characters."""
+    import pytest
+    with pytest.raises(Exception) as want:
+        fn(torch)
+    with pytest.raises(Exception) as got:
+        fn(tg)
+    assert issubclass(type(got.value), type(want.value)), (got.value, want.value)
+    w, g = str(want.value).split("\n")[0], str(got.value).split("\n")[0]
+    assert g[:chars] == w[:chars], (g, w)
