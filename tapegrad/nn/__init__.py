@@ -38,3 +38,8 @@ from .parallel import DataParallel
 from . import parallel  # noqa: F401  (torch.nn.parallel)
 from .sync_batchnorm import SyncBatchNorm
 from . import modules  # noqa: F401  (torch.nn.modules.* import paths)
+from .activation2 import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, LogSigmoid,
+                          Mish, PReLU, RReLU, Softmax2d, Softmin, Softshrink, Softsign,
+                          Tanhshrink, Threshold)
+from .rmsnorm import RMSNorm
+from .distance import CosineSimilarity, PairwiseDistance

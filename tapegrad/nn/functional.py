@@ -606,3 +606,5 @@ from .functional_interpolate import (interpolate, upsample, upsample_bilinear,  
                                      upsample_nearest)
 from .functional_pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
 from ..ops.functions_more3 import cosine_similarity, pairwise_distance  # noqa: E402,F401
+from .functional_normalize import normalize, rms_norm  # noqa: E402,F401
+from .functional_activations2 import *  # noqa: E402,F401,F403  (glu, mish, selu, prelu, ...)

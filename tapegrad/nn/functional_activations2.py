@@ -1,0 +1,286 @@
+"""More activations for `tapegrad.nn.functional` (glu, mish, hardswish, selu, celu, prelu,
+rrelu, gumbel_softmax, the shrinks, ...), each a composition of public differentiable ops.
+
+Piecewise functions are written with `where` on a NumPy condition so that the slope at
+a breakpoint is the one torch's backward kernel uses (e.g. hardswish'(3) = 1.5,
+logsigmoid'(0) = 1/2); the comments name the kernel's rule where it matters.
+"""
+import warnings
+
+import numpy as np
+
+from ..core import tape as _tape
+from ..ops import functions as _F
+from ..ops import inplace_more as _IM
+from ..tensor import Tensor
+
+__all__ = ["glu", "mish", "hardswish", "hardsigmoid", "selu", "selu_", "celu", "celu_",
+           "elu_", "hardtanh_", "softsign", "softshrink", "hardshrink", "tanhshrink",
+           "logsigmoid", "softmin", "threshold", "threshold_", "prelu", "rrelu", "rrelu_",
+           "gumbel_softmax"]
+
+# torch's SELU constants (Klambauer et al. 2017)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _t(x, name):
+    if isinstance(x, Tensor):
+        return x
+    raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+
+
+def _dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def _in_place(input, fn):
+    """fn(input) written back into input (the `inplace=True` forms)."""
+    return _IM.inplace_of(input, fn)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), a and b the two halves of input along dim."""
+    x = _t(input, "glu")
+    if x.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _dim(dim, x.ndim)
+    if x.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
+                           f"{x.shape[d]}")
+    a, b = x.chunk(2, d)
+    return a * _F.sigmoid(b)
+
+
+def _softplus(x):
+    """log(1 + exp(x)) without overflow, slope 1/2 at 0 (no threshold: exact everywhere)."""
+    pos = x._data > 0
+    return _F.where(pos, x, 0.0) + _F.log1p(_F.exp(_F.where(pos, -x, x)))
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x))."""
+    x = _t(input, "mish")
+    if inplace:
+        return _in_place(x, mish)
+    return x * _F.tanh(_softplus(x))
+
+
+def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6. torch's backward: 0 up to -3, x/3 + 1/2 strictly between,
+    1 from 3 on; the where-branches below have exactly those slopes."""
+    x = _t(input, "hardswish")
+    if inplace:
+        return _in_place(x, hardswish)
+    d = x._data
+    mid = x * (x + 3.0) / 6.0
+    return _F.where(d <= -3.0, x * 0.0, _F.where(d < 3.0, mid, x))
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6; slope 1/6 strictly inside (-3, 3), as torch's backward (whose
+    1/6 is a float32 constant even for float64: 3e-8 away from this exact one)."""
+    x = _t(input, "hardsigmoid")
+    if inplace:
+        return _in_place(x, hardsigmoid)
+    d = x._data
+    outside = (d >= 3.0).astype(d.dtype)  # 1 above, 0 below: constants
+    return _F.where((d > -3.0) & (d < 3.0), (x + 3.0) / 6.0, outside)
+
+
+def _elu(x, alpha, scale=1.0, input_scale=1.0):
+    """scale * (x for x > 0, alpha (exp(input_scale x) - 1) otherwise); the slope at 0 is
+    the negative branch's, as torch's elu_backward (x <= 0)."""
+    pos = x._data > 0
+    neg = _F.where(pos, 0.0, x)  # exp only of non-positive values (no overflow)
+    y = _F.where(pos, x, alpha * _F.expm1(neg * input_scale))
+    return y * scale if scale != 1.0 else y
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with torch's fixed constants."""
+    x = _t(input, "selu")
+    if inplace:
+        return _in_place(x, selu)
+    return _elu(x, _SELU_ALPHA, _SELU_SCALE)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
+    x = _t(input, "celu")
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    if inplace:
+        return _in_place(x, lambda v: celu(v, alpha))
+    return _elu(x, alpha, 1.0, 1.0 / alpha)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def elu_(input, alpha=1.0):
+    return _in_place(_t(input, "elu_"), lambda v: _elu(v, alpha))
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """clamp in place; the slope is 1 strictly inside the bounds, as functional.hardtanh
+    (restated here: functional.py imports this module, not the other way round)."""
+    def ht(v):
+        inside = (v._data > min_val) & (v._data < max_val)
+        y = _F.clamp(v, min_val, max_val)
+        return _F.where(inside, y, y.detach())
+    return _in_place(_t(input, "hardtanh_"), ht)
+
+
+def softsign(input):
+    """x / (1 + |x|)."""
+    x = _t(input, "softsign")
+    return x / (1.0 + _F.abs(x))
+
+
+def _check_lambd(x, lambd):
+    if lambd < 0:
+        fi = np.finfo(x._data.dtype) if x._data.dtype.kind == "f" else np.finfo(np.float64)
+        name = {"float32": "Float", "float64": "Double", "float16": "Half"}.get(
+            x._data.dtype.name, x._data.dtype.name)
+        raise RuntimeError(f"lambda must be in range [0, {float(fi.max):g}] for input dtype "
+                           f"{name}, but found {float(lambd):g}")
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    x = _t(input, "softshrink")
+    _check_lambd(x, lambd)
+    d = x._data
+    return _F.where(d > lambd, x - lambd, _F.where(d < -lambd, x + lambd, x * 0.0))
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0 (torch's backward: zero on [-lambd, lambd])."""
+    x = _t(input, "hardshrink")
+    d = x._data
+    return _F.where((d > lambd) | (d < -lambd), x, x * 0.0)
+
+
+def tanhshrink(input):
+    x = _t(input, "tanhshrink")
+    return x - _F.tanh(x)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    x = _t(input, "logsigmoid")
+    return -_softplus(-x)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-x, dim)."""
+    x = _t(input, "softmin")
+    if dim is None:
+        warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
+                      "call to include dim=X as an argument.", stacklevel=_stacklevel)
+        dim = 0 if x.ndim in (0, 1, 3) else 1  # torch's legacy implicit choice
+    return _F.softmax(-x, dim, dtype=dtype)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else value (the gradient passes where x > threshold)."""
+    x = _t(input, "threshold")
+    if inplace:
+        return _in_place(x, lambda v: _threshold(v, threshold, value))
+    return _threshold(x, threshold, value)
+
+
+def _threshold(x, threshold, value):
+    return _F.where(x._data > threshold, x, x * 0.0 + value)
+
+
+def threshold_(input, threshold, value):
+    return _in_place(_t(input, "threshold_"), lambda v: _threshold(v, threshold, value))
+
+
+def prelu(input, weight):
+    """x where x > 0, weight[c] * x elsewhere; c is dim 1 (dim 0 of a 1-d input)."""
+    x = _t(input, "prelu")
+    w = _t(weight, "prelu")
+    if w.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {w.ndim}")
+    if w.numel() != 1:
+        if x.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        C = x.shape[1] if x.ndim >= 2 else 1  # torch: a 1-d input has one channel
+        if w.numel() != C:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {w.numel()} and channel size = {C}.")
+        w = w.reshape((C,) + (1,) * (x.ndim - 2))
+    else:  # one slope: a scalar, so a 0-d input stays 0-d
+        w = w.reshape(())
+    return _F.where(x._data > 0, x, w * x)
+
+
+def _check_bounds(lower, upper):
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+
+
+def _rrelu_slopes(shape, dtype, lower, upper, generator=None):
+    from ..random import rng
+    return rng(generator).uniform(lower, upper, shape).astype(dtype)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU. Training: each element x <= 0 gets its own slope drawn
+    uniformly from [lower, upper] (tapegrad's generator: the draws differ from torch's);
+    eval: the slope (lower + upper) / 2."""
+    x = _t(input, "rrelu")
+    _check_bounds(lower, upper)
+    if inplace:
+        return _in_place(x, lambda v: rrelu(v, lower, upper, training))
+    if not training:
+        return _F.where(x._data > 0, x, x * ((lower + upper) / 2))  # leaky_relu's slope rule
+    # a tg.compile replay draws the slopes again, from the same generator, in order
+    a = _tape.host(_rrelu_slopes, tuple(x.shape), x._data.dtype, lower, upper)
+    return _F.where(x._data > 0, x, x * a)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def _gumbels(shape, dtype):
+    from ..random import rng
+    return -np.log(rng().exponential(1.0, shape)).astype(dtype)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with g ~ Gumbel(0, 1); `hard=True` returns the one-hot
+    of the argmax in the forward and the soft sample's gradient (straight-through).
+    `eps` is unused, as in torch (kept for its signature)."""
+    x = _t(logits, "gumbel_softmax")
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    g = _tape.host(_gumbels, tuple(x.shape), x._data.dtype)
+    y_soft = _F.softmax((x + g) / tau, dim)
+    if not hard:
+        return y_soft
+    d = _dim(dim, x.ndim)
+    arr = y_soft._data
+    idx = np.expand_dims(np.argmax(arr, axis=d), d) if arr.ndim else None
+    onehot = np.zeros_like(arr)
+    if arr.ndim:
+        np.put_along_axis(onehot, idx, 1.0, axis=d)
+    else:
+        onehot = np.ones_like(arr)
+    # torch's y_hard - y_soft.detach() + y_soft (same rounding): the value is the one-hot,
+    # the gradient y_soft's (straight-through)
+    return (-y_soft.detach() + onehot) + y_soft
