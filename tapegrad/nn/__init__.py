@@ -43,3 +43,10 @@ from .activation2 import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, L
                           Tanhshrink, Threshold)
 from .rmsnorm import RMSNorm
 from .distance import CosineSimilarity, PairwiseDistance
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
+                      ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
+                      ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
+                      ZeroPad3d)
+from .loss2 import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss,
+                    MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss,
+                    TripletMarginLoss)

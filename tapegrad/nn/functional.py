@@ -19,34 +19,13 @@ from ..ops import inplace_more as _IM
 from ..ops import nn_ops as _K
 from ..tensor import Tensor
 
-_REDUCTIONS = ("mean", "sum", "none")
+from ._loss_reduction import _REDUCTIONS, _reduce, _reduction  # noqa: E402,F401
 
 
 def _t(x, name="input"):
     if isinstance(x, Tensor):
         return x
     raise TypeError(f"{name} must be a Tensor, not {type(x).__name__}")
-
-
-def _reduction(reduction, size_average=None, reduce=None):
-    if size_average is not None or reduce is not None:  # legacy arguments
-        size_average = True if size_average is None else size_average
-        reduce = True if reduce is None else reduce
-        reduction = "none" if not reduce else ("mean" if size_average else "sum")
-        # torch warns on every use (the VAE tutorials still pass size_average=False)
-        warnings.warn("size_average and reduce args will be deprecated, please use "
-                      f"reduction='{reduction}' instead.")
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return reduction
-
-
-def _reduce(loss, reduction):
-    if reduction == "mean":
-        return _F.mean(loss)
-    if reduction == "sum":
-        return _F.sum(loss)
-    return loss
 
 
 # ---- linear -----------------------------------------------------------------------------
@@ -579,10 +558,6 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction)
 
 
-def soft_margin_loss(*a, **k):
-    raise NotImplementedError("soft_margin_loss is not implemented in tapegrad")
-
-
 # ---- helpers re-exported from the shape / indexing modules when they exist ---------------
 def _reexport():
     g = globals()
@@ -608,3 +583,7 @@ from .functional_pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E4
 from ..ops.functions_more3 import cosine_similarity, pairwise_distance  # noqa: E402,F401
 from .functional_normalize import normalize, rms_norm  # noqa: E402,F401
 from .functional_activations2 import *  # noqa: E402,F401,F403  (glu, mish, selu, prelu, ...)
+from .functional_losses2 import (cosine_embedding_loss, gaussian_nll_loss,  # noqa: E402,F401
+                                 hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
+                                 multilabel_soft_margin_loss, poisson_nll_loss,
+                                 soft_margin_loss, triplet_margin_loss)
