@@ -430,3 +430,44 @@ def test_new_names_exported():
               "Softshrink", "Hardshrink", "Tanhshrink", "LogSigmoid", "Softmin", "Threshold",
               "PReLU", "Softmax2d", "RReLU", "RMSNorm", "CosineSimilarity", "PairwiseDistance"):
         assert issubclass(getattr(tg.nn, n), tg.nn.Module), n
+
+
+def test_torch_nn_modules_import_paths():
+    # torch.nn.modules.activation / normalization / distance hold these classes too
+    import importlib
+    for mod, names in (("activation", ("GLU", "PReLU", "RReLU", "Softmax2d", "ReLU")),
+                       ("normalization", ("RMSNorm", "LayerNorm")),
+                       ("distance", ("CosineSimilarity", "PairwiseDistance"))):
+        tm = importlib.import_module(f"tapegrad.nn.modules.{mod}")
+        thm = importlib.import_module(f"torch.nn.modules.{mod}")
+        for n in names:
+            assert hasattr(thm, n) and getattr(tm, n) is getattr(tg.nn, n), (mod, n)
+            assert n in tm.__all__, (mod, n)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's inf * 0 warnings
+@pytest.mark.parametrize("name", ["mish", "hardswish", "hardsigmoid", "selu", "celu",
+                                  "softsign", "softshrink", "hardshrink", "tanhshrink",
+                                  "logsigmoid", "rrelu", "softmin", "threshold"])
+def test_non_finite_values_as_torch(name):
+    # NaN passes through and +-inf gives torch's values (hardswish(-inf) is NaN there)
+    a = np.array([-np.inf, -5.0, -3.0, -0.5, 0.0, 0.5, 3.0, 5.0, np.inf, np.nan])
+    args = {"softmin": (0,), "threshold": (0.5, 2.0)}.get(name, ())
+    got = getattr(F, name)(tg.tensor(a), *args)
+    want = getattr(TF, name)(torch.tensor(a), *args)
+    np.testing.assert_allclose(np.asarray(got.data), want.numpy(), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["mish", "hardswish", "hardsigmoid", "selu", "celu",
+                                  "softshrink", "hardshrink", "logsigmoid", "rrelu"])
+def test_integer_input_refused_as_torch(name):
+    assert_raises_as_torch(lambda L: getattr(_f(L), name)(L.arange(3)), tg, chars=60)
+
+
+def test_integer_inputs_that_torch_accepts():
+    assert_raises_as_torch(lambda L: _f(L).rms_norm(L.arange(3), [3]), tg, chars=60)
+    for fn in (lambda L, x: _f(L).threshold(x, 1, 5.7), lambda L, x: _f(L).softsign(x),
+               lambda L, x: _f(L).tanhshrink(x)):
+        got, want = fn(tg, tg.arange(4)), fn(torch, torch.arange(4))
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        np.testing.assert_allclose(np.asarray(got.data), want.numpy(), rtol=1e-6)

@@ -30,6 +30,19 @@ def _t(x, name):
     raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
 
 
+# torch's names of the integer and bool dtypes, for its "not implemented for" messages
+_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                "uint8": "Byte", "bool": "Bool"}
+
+
+def _floating(x, kernel):
+    """torch's kernels for these activations exist for floating dtypes only."""
+    name = _TORCH_NAMES.get(x._data.dtype.name)
+    if name is not None:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+    return x
+
+
 def _dim(dim, ndim):
     n = max(ndim, 1)
     if not -n <= dim < n:
@@ -64,7 +77,7 @@ def _softplus(x):
 
 def mish(input, inplace=False):
     """x * tanh(softplus(x))."""
-    x = _t(input, "mish")
+    x = _floating(_t(input, "mish"), "mish_cpu")
     if inplace:
         return _in_place(x, mish)
     return x * _F.tanh(_softplus(x))
@@ -73,22 +86,22 @@ def mish(input, inplace=False):
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6. torch's backward: 0 up to -3, x/3 + 1/2 strictly between,
     1 from 3 on; the where-branches below have exactly those slopes."""
-    x = _t(input, "hardswish")
+    x = _floating(_t(input, "hardswish"), "hardswish_cpu")
     if inplace:
         return _in_place(x, hardswish)
     d = x._data
     mid = x * (x + 3.0) / 6.0
-    return _F.where(d <= -3.0, x * 0.0, _F.where(d < 3.0, mid, x))
+    return _F.where(d <= -3.0, x * 0.0, _F.where(d < 3.0, mid, x))  # -inf * 0: NaN, as torch
 
 
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6; slope 1/6 strictly inside (-3, 3), as torch's backward (whose
     1/6 is a float32 constant even for float64: 3e-8 away from this exact one)."""
-    x = _t(input, "hardsigmoid")
+    x = _floating(_t(input, "hardsigmoid"), "hardsigmoid_cpu")
     if inplace:
         return _in_place(x, hardsigmoid)
     d = x._data
-    outside = (d >= 3.0).astype(d.dtype)  # 1 above, 0 below: constants
+    outside = np.where(np.isnan(d), d, d >= 3.0).astype(d.dtype)  # 1 above, 0 below, NaN
     return _F.where((d > -3.0) & (d < 3.0), (x + 3.0) / 6.0, outside)
 
 
@@ -103,7 +116,7 @@ def _elu(x, alpha, scale=1.0, input_scale=1.0):
 
 def selu(input, inplace=False):
     """scale * elu(x, alpha) with torch's fixed constants."""
-    x = _t(input, "selu")
+    x = _floating(_t(input, "selu"), "elu_cpu")
     if inplace:
         return _in_place(x, selu)
     return _elu(x, _SELU_ALPHA, _SELU_SCALE)
@@ -115,7 +128,7 @@ def selu_(input):
 
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
-    x = _t(input, "celu")
+    x = _floating(_t(input, "celu"), "elu_cpu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     if inplace:
@@ -158,17 +171,18 @@ def _check_lambd(x, lambd):
 
 def softshrink(input, lambd=0.5):
     """x - lambd above lambd, x + lambd below -lambd, 0 between."""
-    x = _t(input, "softshrink")
+    x = _floating(_t(input, "softshrink"), "softshrink_check")
     _check_lambd(x, lambd)
     d = x._data
+    # x * 0 in the middle: a NaN stays NaN, as in torch
     return _F.where(d > lambd, x - lambd, _F.where(d < -lambd, x + lambd, x * 0.0))
 
 
 def hardshrink(input, lambd=0.5):
     """x where |x| > lambd, else 0 (torch's backward: zero on [-lambd, lambd])."""
-    x = _t(input, "hardshrink")
+    x = _floating(_t(input, "hardshrink"), "hardshrink_cpu")
     d = x._data
-    return _F.where((d > lambd) | (d < -lambd), x, x * 0.0)
+    return _F.where((d >= -lambd) & (d <= lambd), x * 0.0, x)  # NaN passes, as torch
 
 
 def tanhshrink(input):
@@ -178,7 +192,7 @@ def tanhshrink(input):
 
 def logsigmoid(input):
     """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
-    x = _t(input, "logsigmoid")
+    x = _floating(_t(input, "logsigmoid"), "log_sigmoid_cpu")
     return -_softplus(-x)
 
 
@@ -201,7 +215,10 @@ def threshold(input, threshold, value, inplace=False):
 
 
 def _threshold(x, threshold, value):
-    return _F.where(x._data > threshold, x, x * 0.0 + value)
+    # value in x's dtype: torch's threshold keeps an integer input integer
+    # torch's test is x <= threshold (a NaN passes through); value in x's dtype (an integer
+    # input stays integer)
+    return _F.where(x._data <= threshold, np.asarray(value).astype(x._data.dtype), x)
 
 
 def threshold_(input, threshold, value):
@@ -242,7 +259,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU. Training: each element x <= 0 gets its own slope drawn
     uniformly from [lower, upper] (tapegrad's generator: the draws differ from torch's);
     eval: the slope (lower + upper) / 2."""
-    x = _t(input, "rrelu")
+    x = _floating(_t(input, "rrelu"), "leaky_relu_cpu")
     _check_bounds(lower, upper)
     if inplace:
         return _in_place(x, lambda v: rrelu(v, lower, upper, training))

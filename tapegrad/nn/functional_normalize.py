@@ -48,6 +48,10 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
                            f"[*{', '.join(map(str, ns))}], but got input of size"
                            f"{list(xs)}")
+    if input._data.dtype.kind not in "fc":
+        name = {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(input._data.dtype.name,
+                                                                     input._data.dtype.name)
+        raise NotImplementedError(f'"rms_norm" not implemented for \'{name}\'')
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     dims = tuple(range(-len(ns), 0))
