@@ -50,3 +50,4 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
 from .loss2 import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss,
                     MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss,
                     TripletMarginLoss)
+from .instancenorm import InstanceNorm1d, InstanceNorm2d

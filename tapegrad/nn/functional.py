@@ -587,3 +587,4 @@ from .functional_losses2 import (cosine_embedding_loss, gaussian_nll_loss,  # no
                                  hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
                                  multilabel_soft_margin_loss, poisson_nll_loss,
                                  soft_margin_loss, triplet_margin_loss)
+from .functional_instance_norm import instance_norm  # noqa: E402,F401
