@@ -51,3 +51,4 @@ from .loss2 import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, Ma
                     MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss,
                     TripletMarginLoss)
 from .instancenorm import InstanceNorm1d, InstanceNorm2d
+from .adaptive_max_pool import AdaptiveMaxPool1d, AdaptiveMaxPool2d

@@ -588,3 +588,4 @@ from .functional_losses2 import (cosine_embedding_loss, gaussian_nll_loss,  # no
                                  multilabel_soft_margin_loss, poisson_nll_loss,
                                  soft_margin_loss, triplet_margin_loss)
 from .functional_instance_norm import instance_norm  # noqa: E402,F401
+from .functional_adaptive_max import adaptive_max_pool1d, adaptive_max_pool2d  # noqa: E402,F401
