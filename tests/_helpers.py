@@ -38,3 +38,21 @@ def assert_raises_as_torch(fn, tg, chars=40):
     assert issubclass(type(got.value), type(want.value)), (got.value, want.value)
     w, g = str(want.value).split("\n")[0], str(got.value).split("\n")[0]
     assert g[:chars] == w[:chars], (g, w)
+
+
+def assert_same_result(got, want, rtol=1e-6):
+    """A tapegrad result equals torch's: tensors (in nested tuples/lists) by dtype name,
+    shape and values (NaN equal to NaN), anything else by ==."""
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same_result(g, w, rtol)
+        return
+    if isinstance(want, torch.Tensor):
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=rtol,
+                                   equal_nan=True)
+    else:
+        assert got == want
+

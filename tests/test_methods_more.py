@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import tapegrad as tg
-from _helpers import assert_raises_as_torch
+from _helpers import assert_raises_as_torch, assert_same_result
 
 
 def _both(fn, *arrays):
@@ -18,18 +18,6 @@ def _both(fn, *arrays):
             fn(torch, *[torch.tensor(a) for a in arrays]))
 
 
-def _same(got, want):
-    if isinstance(want, (tuple, list)):
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            _same(g, w)
-        return
-    if isinstance(want, torch.Tensor):
-        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-        assert tuple(got.shape) == tuple(want.shape)
-        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, equal_nan=True)
-    else:
-        assert got == want
 
 
 SEQ = np.array([1.0, 3.0, 5.0, 7.0, 9.0])
@@ -80,7 +68,7 @@ def test_functions_without_gradient(name, fn, arrays):
         got, want = tuple(got), tuple(want)
     elif name == "new tuple":
         got = got is True or got  # tapegrad dtypes answer is_floating_point as torch's do
-    _same(got, want)
+    assert_same_result(got, want)
 
 
 def test_data_ptr_is_the_address_and_views_share_it():

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import tapegrad as tg
-from _helpers import assert_raises_as_torch
+from _helpers import assert_raises_as_torch, assert_same_result
 
 
 def _both(fn, *arrays):
@@ -26,19 +26,6 @@ def _version(t):
     return v if isinstance(v, int) else v[0]
 
 
-def _same(got, want):
-    if isinstance(want, (tuple, list)):
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            _same(g, w)
-        return
-    if isinstance(want, torch.Tensor):
-        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-        assert tuple(got.shape) == tuple(want.shape)
-        np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-6,
-                                   equal_nan=True)
-    else:
-        assert got == want
 
 
 INTS = np.array([[3, -1, 0], [2, 5, -4]])
@@ -101,7 +88,7 @@ for _red in ("sum", "prod", "mean", "amax", "amin"):
 @pytest.mark.parametrize("name,fn,arrays", NO_GRAD, ids=[n for n, _, _ in NO_GRAD])
 def test_functions_without_gradient(name, fn, arrays):
     got, want = _both(fn, *arrays)
-    _same(got, want)
+    assert_same_result(got, want)
 
 
 def test_broadcast_shapes():
@@ -320,7 +307,7 @@ def test_scatter_reduce_prod_with_a_zero_in_src():
     idx, src = [[0, 0, 1]], [[0.0, 2.0, 3.0]]
     want = torch.ones(1, 3).scatter_reduce(1, torch.tensor(idx), torch.tensor(src), "prod")
     got = tg.ones(1, 3).scatter_reduce(1, tg.tensor(idx), tg.tensor(src), "prod")
-    _same(got, want)
+    assert_same_result(got, want)
     with pytest.raises(RuntimeError, match="zero in src"):
         tg.ones(1, 3).scatter_reduce(1, tg.tensor(idx), tg.tensor(src, requires_grad=True),
                                      "prod")
