@@ -281,8 +281,13 @@ def test_data_parallel_is_a_pass_through_with_module_prefix():
     ("conv", ["Conv2d"]), ("batchnorm", ["BatchNorm1d", "BatchNorm2d"]),
     ("normalization", ["LayerNorm", "GroupNorm"]), ("dropout", ["Dropout"]),
     ("sparse", ["Embedding"]), ("transformer", ["Transformer", "TransformerEncoderLayer"]),
-    ("pooling", ["MaxPool2d"]), ("flatten", ["Flatten", "Unflatten"]),
-    ("upsampling", ["Upsample"])])
+    ("pooling", ["MaxPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]),
+    ("flatten", ["Flatten", "Unflatten"]), ("upsampling", ["Upsample"]),
+    ("loss", ["TripletMarginLoss", "MarginRankingLoss", "GaussianNLLLoss", "MultiMarginLoss"]),
+    ("padding", ["ZeroPad2d", "ConstantPad1d", "ReflectionPad2d", "ReplicationPad1d"]),
+    ("instancenorm", ["InstanceNorm1d", "InstanceNorm2d"]),
+    ("distance", ["CosineSimilarity", "PairwiseDistance"]),
+    ("normalization", ["RMSNorm"]), ("activation", ["PReLU", "Mish", "GLU"])])
 def test_nn_modules_import_paths_like_torch(path, names):
     ours = importlib.import_module(f"tapegrad.nn.modules.{path}")
     theirs = importlib.import_module(f"torch.nn.modules.{path}")
@@ -290,6 +295,14 @@ def test_nn_modules_import_paths_like_torch(path, names):
         assert hasattr(theirs, n)                                # the path is torch's
         assert getattr(ours, n) is getattr(tg.nn, n)
         assert getattr(tg.nn.modules, n) is getattr(tg.nn, n)
+
+
+def test_loss_bases_importable_like_torch():
+    from tapegrad.nn.modules.loss import _Loss, _WeightedLoss
+    from torch.nn.modules.loss import _Loss as T_Loss, _WeightedLoss as T_WeightedLoss
+    assert issubclass(tg.nn.MSELoss, _Loss) and issubclass(torch.nn.MSELoss, T_Loss)
+    assert (issubclass(tg.nn.CrossEntropyLoss, _WeightedLoss)
+            and issubclass(torch.nn.CrossEntropyLoss, T_WeightedLoss))
 
 
 def test_program_style_imports():

@@ -8,10 +8,12 @@ from .conv import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
+from .instancenorm import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
 from .pixelshuffle import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
