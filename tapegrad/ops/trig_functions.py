@@ -3,25 +3,14 @@ acos, atan, atan2, sinh, cosh, asinh, acosh, atanh, with NumPy-style aliases (ar
 arctan2, ...), as torch has them. Integer and bool inputs give the default float dtype,
 as torch's (the table entries are in ops/trig.py).
 """
-from .. import dtypes as _dt
 from . import functions as F
 from . import promotion as P
 from . import trig as T
 
-
-def _unary(op):
-    """F._unary(op), computing integer and bool inputs in the default float dtype: NumPy
-    would compute bool, int8 and uint8 in float16 (tan(True) 1.5576, torch's 1.5574)."""
-    f = F._unary(op)
-
-    def g(input):
-        x = F._tensor(input, op.name)
-        if x._data.dtype.kind in "biu":
-            x = x.to(_dt.get_default_dtype())
-        return f(x)
-    g.__name__, g.__doc__ = f.__name__, f.__doc__
-    return g
-
+# Integer and bool inputs: core/record.py computes every table op that promotes to the
+# default float dtype on inputs cast to it (NumPy alone would give float16: tan(True)
+# 1.5576, torch's 1.5574), so F._unary is all these need.
+_unary = F._unary
 
 tan = _unary(T.tan)
 asin = arcsin = _unary(T.asin)
