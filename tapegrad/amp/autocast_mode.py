@@ -112,8 +112,7 @@ class autocast:
     decorator. See the module: the state is torch's, the computation full precision."""
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
-        if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        _check_device_type(device_type)
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self.device = device_type
         if not is_autocast_available(device_type):
@@ -122,12 +121,11 @@ class autocast:
         self._cache_enabled = (is_autocast_cache_enabled() if cache_enabled is None
                                else cache_enabled)
         if enabled:
-            supported = (_dt.bfloat16, _dt.float16)
             if device_type == "cuda":  # (tapegrad has no CUDA: torch without one says this)
                 warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
                               "autocast.", stacklevel=2)
                 enabled = False
-            elif not any(self.fast_dtype is d or self.fast_dtype == d for d in supported):
+            elif self.fast_dtype not in (_dt.bfloat16, _dt.float16):
                 name = device_type.upper()
                 warnings.warn(f"In {name} autocast, but the target dtype is not supported. "
                               f"Disabling autocast.\n{name} Autocast only supports dtypes of "
