@@ -6,7 +6,7 @@ from .ops.linalg_decomp_functions import linalg_qr as qr
 from .ops.linalg_decomp_functions import linalg_svd as svd
 from .ops.linalg_functions import linalg_norm as norm
 from .ops.linalg_functions import matrix_norm, svdvals, vector_norm
-from .ops.linalg_solve import LinAlgError
+from .ops.rules.linalg_solve import LinAlgError
 from .ops.linalg_solve_functions import linalg_cross as cross
 from .ops.linalg_solve_functions import linalg_det as det
 from .ops.linalg_solve_functions import linalg_inv as inv

@@ -17,7 +17,7 @@ from . import dtypes as _dt
 from .core.record import apply
 from .core.tensor_base import TensorBase, like
 from .device import check as _check_device
-from .ops import elementwise as E
+from .ops.rules import pointwise as E
 from .ops.out_arg import with_out
 from .random import rng as _rng
 from .tensor import Tensor

@@ -497,7 +497,7 @@ CORE = [
 
 
 def _alias(x):
-    from tapegrad.ops.shape import alias as op_
+    from tapegrad.ops.rules.shape import alias as op_
     from tapegrad.core.record import apply
     return apply(op_, x)
 

@@ -1,4 +1,4 @@
-"""Op-database entries for fused scaled-dot-product attention (tapegrad/ops/attention.py).
+"""Op-database entries for fused scaled-dot-product attention (tapegrad/ops/rules/attention.py).
 
 Runs the public function (tapegrad.nn.functional_attention vs torch.nn.functional);
 the larger cases and the composite reference live in tests/test_attention.py.

@@ -1,4 +1,4 @@
-"""Op-database entries for the convolution and pooling kernels (tapegrad/ops/conv_ops.py).
+"""Op-database entries for the convolution and pooling kernels (tapegrad/ops/rules/conv.py).
 
 Each entry runs the PUBLIC function (`tg.nn.functional.X` vs `torch.nn.functional.X`).
 The gradient ops (`conv2d_input_grad`, `conv2d_weight_grad`, the pooling adjoints and

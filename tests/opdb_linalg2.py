@@ -1,5 +1,5 @@
 """Op-database entries for the cross product, determinants, inverses, solves and
-decompositions (ops/linalg_solve.py, ops/linalg_decomp.py): values and gradients
+decompositions (ops/rules/linalg_solve.py, ops/rules/linalg_decomp.py): values and gradients
 against torch (float64, float32), gradcheck, second order (tests/test_opdb.py), forward
 mode (tests/test_forward_mode.py).
 

@@ -1,4 +1,4 @@
-"""Op-database entries for the fused nn kernels (tapegrad/ops/nn_ops.py).
+"""Op-database entries for the fused nn kernels (tapegrad/ops/rules/nn.py).
 
 Each entry runs the PUBLIC function (`tg.nn.functional.X` vs `torch.nn.functional.X`)
 so the argument handling is checked too; the table op it exercises is `name`.
@@ -13,7 +13,7 @@ from _opinfo import (REAL, SEPARATED, Domain, OpInfo, Sample, draw_array, hyp_el
 
 import tapegrad as tg
 from tapegrad.core.record import apply
-from tapegrad.ops import nn_ops
+from tapegrad.ops.rules import nn as nn_ops
 
 PROB = Domain("prob", 0.05, 0.95, lambda rng, s: rng.uniform(0.05, 0.95, s))
 UNIT = Domain("unit", 0.0, 1.0, lambda rng, s: rng.uniform(0.0, 1.0, s))

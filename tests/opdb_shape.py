@@ -1,4 +1,4 @@
-"""Op-database entries for the shape ops (ops/shape.py) and indexing ops (ops/indexing.py).
+"""Op-database entries for the shape ops (ops/rules/shape.py) and indexing ops (ops/rules/indexing.py).
 
 Picked up by tests/opdb.py: each entry runs forward, gradients (float64 and float32),
 gradcheck, second order and (where `hyp` is set) hypothesis against PyTorch.

@@ -1,4 +1,4 @@
-"""Op-database entries for the trigonometric and hyperbolic functions of ops/trig.py:
+"""Op-database entries for the trigonometric and hyperbolic functions of ops/rules/pointwise.py:
 tan, asin, acos, atan, atan2, sinh, cosh, asinh, acosh, atanh (values and gradients
 against torch, gradcheck, second order, forward mode: tests/test_opdb.py)."""
 from _opinfo import NONZERO, REAL, Domain, binary_samples, hyp_elementwise, op, unary_samples

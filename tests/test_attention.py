@@ -76,7 +76,7 @@ def test_shape_error_names_op_and_shapes():
         sdpa(q, k, k)
 
 
-# ---- the multi-head layout (ops/attention.py `_matmul_heads_inner`) ----------------------
+# ---- the multi-head layout (ops/rules/attention.py `_matmul_heads_inner`) ----------------------
 def _packed_heads(mod, x, B, T, H, D):
     """nanoGPT's q, k, v: (B, H, T, D) views of a packed (B, T, 3 H D) projection."""
     q, k, v = x.split(H * D, dim=2)
@@ -122,7 +122,7 @@ def test_multihead_layout_gradcheck_and_second_order():
 def test_one_call_backward_equals_per_input_rules_bitwise(dtype):
     # the engine runs `backward`; tools needing one input's rule run `vjps[i]`: the same
     # bits (the heads-inner layout changes strides, not values)
-    from tapegrad.ops import attention as A
+    from tapegrad.ops.rules import attention as A
     rng = np.random.default_rng(6)
     packed = rng.standard_normal((4, 5, 3, 2, 3)).astype(dtype)
     q, k, v = (packed[:, :, i].transpose(0, 2, 1, 3) for i in range(3))

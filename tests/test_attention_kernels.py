@@ -1,4 +1,4 @@
-"""The NumPy kernels attention's rules call (ops/attention.py): `softmax_back_rows` and
+"""The NumPy kernels attention's rules call (ops/rules/attention.py): `softmax_back_rows` and
 `matmul_heads_inner`, each against its simple formula and PyTorch, with gradcheck of
 their own rules (what create_graph runs)."""
 import numpy as np
@@ -7,7 +7,7 @@ import torch
 
 import tapegrad as tg
 from tapegrad.core.record import apply
-from tapegrad.ops import attention as A
+from tapegrad.ops.rules import attention as A
 
 
 def _probs(rng, shape, dtype):

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import tapegrad as tg
-from tapegrad.ops import nn_ops as N
+from tapegrad.ops.rules import nn as N
 
 SHAPES = [((32, 200), (0,)), ((6, 3, 5), (0, 2)), ((2, 3, 4, 4), (0, 2, 3))]
 

@@ -1,4 +1,4 @@
-"""gelu's float32 kernel (ops/nn_ops.py `_normal_cdf_pdf_f32`: erf by Abramowitz & Stegun
+"""gelu's float32 kernel (ops/rules/nn.py `_normal_cdf_pdf_f32`: erf by Abramowitz & Stegun
 7.1.26, one exp shared with the backward) against PyTorch, over the whole float32 range
 that matters (the tails, zero, non-finite values), values, first and second derivatives.
 float64 keeps SciPy's erf; the op database checks it at rtol 1e-10."""
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import tapegrad as tg
-from tapegrad.ops.nn_ops import _normal_cdf_pdf_f32
+from tapegrad.ops.rules.nn import _normal_cdf_pdf_f32
 
 F = tg.nn.functional
 TF = torch.nn.functional
@@ -94,7 +94,7 @@ def test_gelu_float32_matches_the_float64_kernel():
 def test_gelu_f32_kernel_pair_matches_the_simple_formula():
     """`_gelu_f32`'s (y, gelu') against x Phi(x) and Phi(x) + x phi(x) in float64 (SciPy
     erf): what the float32 forward saves is what the backward would compute."""
-    from tapegrad.ops.nn_ops import _gelu_f32, _gelu_grad_from_cdf, _normal_cdf
+    from tapegrad.ops.rules.nn import _gelu_f32, _gelu_grad_from_cdf, _normal_cdf
     x = GRID[np.abs(GRID) < 20].astype(np.float32)
     y, d = _gelu_f32(x)
     assert y.dtype == d.dtype == np.float32

@@ -5,7 +5,7 @@ import torch
 
 import tapegrad as tg
 from tapegrad.autograd import GradcheckError, gradcheck, gradgradcheck
-from tapegrad.ops import elementwise as E
+from tapegrad.ops.rules import pointwise as E
 
 
 def _t(*shape, seed=0):

@@ -332,7 +332,7 @@ def test_pick_by_target_backward():
 def test_add_rows_equals_np_add_at(data):
     """The vectorized scatter-add behind getitem/index_select backward, in all its regimes
     (few repeats: rounds; many: bincount; tiny: add.at), against np.add.at."""
-    from tapegrad.ops.indexing import add_rows
+    from tapegrad.ops.rules.indexing import add_rows
     V = data.draw(st.integers(1, 40))
     width = data.draw(st.sampled_from([1, 3, 200]))
     n = data.draw(st.sampled_from([0, 5, 50, 3000]))

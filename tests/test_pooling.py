@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import tapegrad as tg
 from tapegrad.autograd.gradcheck import gradcheck, gradgradcheck
 from tapegrad.nn import functional_conv as F
-from tapegrad.ops import conv_ops as K
+from tapegrad.ops.rules import conv as K
 
 from _convcheck import compare
 

@@ -31,7 +31,7 @@ import torch
 import tapegrad as tg
 from tapegrad.core import standin
 from tapegrad.core.record import apply
-from tapegrad.ops import elementwise as E
+from tapegrad.ops.rules import pointwise as E
 from tapegrad.ops.registry import OPS, Op
 from test_opdb import _cases, _gradcheck_args, _run, _sample
 

@@ -33,7 +33,7 @@ from ..core.record import apply
 from ..core.state import state
 from ..core.tensor_base import TensorBase, like
 from ..core.engine import sum_to
-from ..ops import shape as _S
+from ..ops.rules import shape as _S
 from ..ops.xp import namespace as _xp
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level",

@@ -16,7 +16,7 @@ from ..core import backward as _backward
 from ..core import grad_mode
 from ..core.record import apply
 from ..core.tensor_base import make
-from ..ops import shape as _S
+from ..ops.rules import shape as _S
 from ..tensor import Tensor
 
 __all__ = ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"]

@@ -1,7 +1,7 @@
 """`tapegrad.nn.functional` (import as `F`): the stateless forms of the layers and losses.
 
 Each function checks its arguments the way PyTorch does, then calls a table entry
-(fused kernels in `tapegrad/ops/nn_ops.py`, elementwise ops in `ops/elementwise.py`)
+(fused kernels in `tapegrad/ops/rules/nn.py`, elementwise ops in `ops/rules/pointwise.py`)
 or composes existing ops. Names, arguments and defaults are PyTorch's.
 """
 import math
@@ -16,7 +16,7 @@ from ..core.record import apply, apply_saved
 from ..ops import functions as _F
 from ..ops import inplace as _IP
 from ..ops import inplace_more as _IM
-from ..ops import nn_ops as _K
+from ..ops.rules import nn as _K
 from ..tensor import Tensor
 
 from ._loss_reduction import _REDUCTIONS, _reduce, _reduction  # noqa: E402,F401

@@ -1,6 +1,6 @@
 """Attention functions: the fused primitive and its composite reference.
 
-`scaled_dot_product_attention` calls the fused table entry (ops/attention.py);
+`scaled_dot_product_attention` calls the fused table entry (ops/rules/attention.py);
 `sdpa_reference` is the same math op by op (matmul -> mask -> softmax -> matmul),
 kept as the reference the tests compare the fused backward against.
 """
@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core import tape as _tape
 from ..core.record import apply
-from ..ops import attention as _A
+from ..ops.rules import attention as _A
 from ..ops import functions as F
 from ..random import rng
 from ..tensor import Tensor

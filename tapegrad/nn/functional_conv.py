@@ -1,7 +1,7 @@
 """Public convolution, pooling and padding functions (PyTorch's `torch.nn.functional` names).
 
 Each function translates PyTorch's arguments (ints or pairs, 'same'/'valid' padding,
-unbatched inputs, 1-D variants) into one table entry of `tapegrad/ops/conv_ops.py`,
+unbatched inputs, 1-D variants) into one table entry of `tapegrad/ops/rules/conv.py`,
 where the forward and the fused backward rules live. Re-exported by
 `tapegrad.nn.functional`.
 """
@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from ..core.record import apply, apply_saved
-from ..ops import conv_ops as K
+from ..ops.rules import conv as K
 from ..ops import functions as _F
 from ..tensor import Tensor
 

@@ -92,7 +92,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                       "The distribution of values may be incorrect.", stacklevel=2)
     lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
     u = _rng(generator).uniform(2 * lo - 1, 2 * hi - 1, size=tuple(tensor.shape))
-    from ..ops.nn_ops import _erfinv
+    from ..ops.rules.nn import _erfinv
     v = _erfinv(u) * std * math.sqrt(2.0) + mean
     return _fill(tensor, np.clip(v, a, b))
 

@@ -1,5 +1,5 @@
 """`BatchNorm2d` (batch norm over (N, H, W) per channel, the fused `batch_norm` entry of
-`ops/nn_ops.py`) and `Dropout2d` (drops whole channels)."""
+`ops/rules/nn.py`) and `Dropout2d` (drops whole channels)."""
 from . import functional_conv as F
 from .dropout import _DropoutNd
 from .normalization import _BatchNorm

@@ -1,5 +1,5 @@
 """Pooling layers: `MaxPool1d/2d`, `AvgPool1d/2d`, `AdaptiveAvgPool1d/2d` (PyTorch's
-arguments and reprs). The work is in `functional_conv` / `ops/conv_ops.py`."""
+arguments and reprs). The work is in `functional_conv` / `ops/rules/conv.py`."""
 from . import functional_conv as F
 from .module import Module
 

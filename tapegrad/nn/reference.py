@@ -2,7 +2,7 @@
 
 These are the formulas written with ordinary tapegrad ops, so every step records its
 own node and takes its derivative from the generic table entries. They are slower and
-use more memory than the fused kernels in `tapegrad/ops/nn_ops.py`, but each line is
+use more memory than the fused kernels in `tapegrad/ops/rules/nn.py`, but each line is
 easy to check; the tests assert that both give the same values and gradients
 (worked examples 8 and 9).
 """

@@ -13,13 +13,13 @@ from .. import dtypes as _dt
 from ..core import cuts as _cuts
 from ..core.record import apply, apply_saved
 from ..core.tensor_base import TensorBase, like, to_array
-from . import elementwise as E
-from . import linalg as L
+from .rules import pointwise as E
+from .rules import products as L
 from . import promotion as P
-from . import reduce as R
+from .rules import reductions as R
 from .return_types import structseq
-from . import shape as S
-from . import softmax as SM
+from .rules import shape as S
+from .rules import softmax as SM
 from .registry import defop
 
 _generic = np.generic

@@ -16,15 +16,15 @@ from .. import dtypes as _dt
 from .. import random as _random
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
-from . import einsum as ES
-from . import elementwise as E
+from .rules import einsum as ES
+from .rules import pointwise as E
 from . import functions as F
 from .return_types import structseq
-from . import indexing as IX
+from .rules import indexing as IX
 from . import inplace as IP
-from . import linalg_extra as LX
-from . import scan as SC
-from . import special as SP
+from .rules import linalg as LX
+from .rules import reductions as SC
+from .rules import special as SP
 from .shape_functions import _dim
 
 

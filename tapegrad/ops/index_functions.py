@@ -21,7 +21,7 @@ from ..core.tensor_base import TensorBase, like
 from .. import random as _random
 from . import functions as F
 from .return_types import structseq
-from . import indexing as I
+from .rules import indexing as I
 from . import inplace
 from .shape_functions import _dim
 

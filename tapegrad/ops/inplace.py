@@ -39,7 +39,7 @@ from ..core.hooks import RetainGrad
 from ..core.record import apply
 from ..core.state import anywhere, state
 from ..core.tensor_base import TensorBase, like, to_array
-from . import elementwise as E
+from .rules import pointwise as E
 from . import functions as F
 from . import promotion as P
 from .xp import namespace as _xp

@@ -8,7 +8,7 @@ import numpy as np
 from ..core.record import apply, apply_saved
 from ..core.tensor_base import like
 from . import functions as F
-from . import linalg_decomp as LD
+from .rules import linalg_decomp as LD
 from . import shape_functions as SF
 from .linalg_solve_functions import _tname, check_matrices
 from .return_types import structseq

@@ -12,7 +12,7 @@ import math
 
 from ..core.record import apply
 from . import functions as F
-from . import linalg_extra as LX
+from .rules import linalg as LX
 from .functions_extra import _tname
 from .shape_functions import _dim
 

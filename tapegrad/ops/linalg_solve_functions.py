@@ -11,7 +11,7 @@ from .. import dtypes as _dt
 from ..core.record import apply, apply_saved
 from ..core.tensor_base import like
 from . import functions as F
-from . import linalg_solve as LS
+from .rules import linalg_solve as LS
 from . import shape_functions as S
 from .return_types import structseq
 

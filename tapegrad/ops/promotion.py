@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
-from . import shape as S
+from .rules import shape as S
 
 _default = _dt._default  # {'float': the default dtype}, read on every call
 

@@ -19,8 +19,8 @@ from ..core.record import apply
 from ..core.state import state
 from ..core.tensor_base import TensorBase, make
 from . import functions as F
-from . import indexing as I
-from . import shape as S
+from .rules import indexing as I
+from .rules import shape as S
 
 
 def _dim(d, nd, extra=0):

@@ -1,11 +1,11 @@
 """torch's trigonometric and hyperbolic functions beyond sin, cos and tanh: tan, asin,
 acos, atan, atan2, sinh, cosh, asinh, acosh, atanh, with NumPy-style aliases (arcsin,
 arctan2, ...), as torch has them. Integer and bool inputs give the default float dtype,
-as torch's (the table entries are in ops/trig.py).
+as torch's (the table entries are in ops/rules/pointwise.py).
 """
 from . import functions as F
 from . import promotion as P
-from . import trig as T
+from .rules import pointwise as T
 
 # Integer and bool inputs: core/record.py computes every table op that promotes to the
 # default float dtype on inputs cast to it (NumPy alone would give float16: tan(True)

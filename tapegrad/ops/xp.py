@@ -12,10 +12,10 @@ import numpy as np
 
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
-from . import elementwise as E
-from . import linalg as L
-from . import reduce as R
-from . import shape as S
+from .rules import pointwise as E
+from .rules import products as L
+from .rules import reductions as R
+from .rules import shape as S
 
 
 def _axis(axis):

@@ -16,7 +16,7 @@ boolean ndarrays (index_functions.normalize_key makes it from Tensors and lists)
 """
 import numpy as np
 
-from .registry import defop
+from ..registry import defop
 from ._within_rule import within_rule as run
 from .repeats import scatter_writes_twice, setitem_writes_twice
 from .shape import pad

@@ -26,7 +26,7 @@ import numpy as np
 
 from ._within_rule import within_rule as _call
 from ._rowsum import max_last, sum_trailing
-from .registry import defop
+from ..registry import defop
 
 
 def _mask(t, s, is_causal, attn_mask):
@@ -66,7 +66,7 @@ def _sdpa_scores_softmax(q, k, attn_mask, is_causal, scale):
             s += add.astype(s.dtype, copy=False)
         else:  # a mask with more batch dims than q k^T
             s = s + add.astype(s.dtype, copy=False)
-    m = max_last(s)  # row max and row sum: ops/_rowsum.py (short rows: ~4x faster)
+    m = max_last(s)  # row max and row sum: ops/rules/_rowsum.py (short rows: ~4x faster)
     m[~np.isfinite(m)] = 0  # a fully masked row gives nan, as in PyTorch
     s -= m
     e = np.exp(s, out=s)
@@ -78,7 +78,7 @@ def _sdpa_scores_softmax(q, k, attn_mask, is_causal, scale):
 # ---- the rules' kernels: table entries with rules of their own ----------------------
 def _softmax_back_forward(dp, p):
     """p * (dp - sum(dp * p, -1)) in ONE fresh full-size array (dp * p's buffer is
-    reused for dp - s), the row sums as a BLAS matrix-vector product (ops/_rowsum.py:
+    reused for dp - s), the row sums as a BLAS matrix-vector product (ops/rules/_rowsum.py:
     on (32, 4, 16, 16) float32 ~10 vs ~41 us for ndarray.sum, measured; the sums may
     differ from ndarray.sum's in the last bits). The reference: `_softmax_back_ref`."""
     t = dp * p

@@ -5,7 +5,7 @@ the values written there (NumPy: the last; PyTorch leaves it unspecified), so th
 output does not depend on the others at all. Their rules still send every written
 value its gradient (`dv = g[key]`, `dsrc = g.gather(axis, index)`), as PyTorch's do.
 These predicates on a node's arguments are the `strict=` of those table entries
-(ops/indexing.py): strict mode would otherwise report the PyTorch behaviour as a
+(ops/rules/indexing.py): strict mode would otherwise report the PyTorch behaviour as a
 wrong rule.
 """
 import numpy as np

@@ -27,10 +27,10 @@ cholesky(A) = L L^T:  P = tril(L^T gL) with a halved diagonal symmetrised;
 """
 import numpy as np
 
-from ..core.record import apply
+from ...core.record import apply
 from ._within_rule import within_rule
 from .linalg_solve import LinAlgError, solve
-from .registry import defop
+from ..registry import defop
 from .shape import cat, narrow, tril, triu
 
 

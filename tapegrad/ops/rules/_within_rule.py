@@ -13,7 +13,7 @@ share.
 """
 import numpy as np
 
-from ..core.record import apply
+from ...core.record import apply
 
 
 def within_rule(xp, op, *args, **kw):

@@ -17,7 +17,7 @@ Rules follow the registry's signature `rule(xp, g, ans, *inputs, **kw)` and are
 written ONCE against `xp`. A value the forward saved (layer/batch norm's xhat and
 invstd, cross-entropy's softmax, gelu's Phi(x)) is read through a table entry of its
 own (`norm_xhat`, `norm_invstd`, `softmax_rows`, `gelu_backward`) called with
-`within_rule` (ops/_within_rule.py): in an ordinary backward that returns the saved
+`within_rule` (ops/rules/_within_rule.py): in an ordinary backward that returns the saved
 array; under `create_graph=True` it is a recorded op whose rule is that value's
 derivative, so the second derivative flows through the statistics too. Where the xp
 form of a formula measured slower than a NumPy kernel, that kernel is a table entry of
@@ -33,10 +33,10 @@ import math
 import numpy as np
 
 from ._within_rule import within_rule as _call
-from . import elementwise as E
+from . import pointwise as E
 from .indexing import add_rows
 from ._rowsum import sum_leading as _sum_leading_arr, sum_trailing as _sum_trailing
-from .registry import defop
+from ..registry import defop
 
 # ufunc reductions called directly: ndarray.sum/max/all reach these same calls through
 # NumPy's Python wrappers (numpy/_core/_methods.py), one Python frame more each
@@ -62,7 +62,7 @@ def _const(a):
 # ---- sums of a gradient over the batch axes (bias / weight gradients) -------------------
 def _sum_to_forward(a, *, axes, shape):
     # leading axes (bias / layer-norm weight gradients): a vector-matrix product with
-    # ones (ops/_rowsum.py: ~2.5x faster on the GPT's (32, 16, C) gradients); other
+    # ones (ops/rules/_rowsum.py: ~2.5x faster on the GPT's (32, 16, C) gradients); other
     # axes: ndarray methods (~1.9 us less than np.sum + np.reshape on (32, 200))
     if axes == tuple(range(len(axes))):
         s = _sum_leading_arr(a, len(axes))
@@ -245,7 +245,7 @@ def _ce_forward(x, target, weight=None, *, ignore_index=-100, label_smoothing=0.
         out = loss.sum()
         denom = 1.0
     else:
-        # all rows ignored: 0/0 = nan (its RuntimeWarning is filtered, ops/elementwise.py)
+        # all rows ignored: 0/0 = nan (its RuntimeWarning is filtered, ops/rules/pointwise.py)
         denom = x.dtype.type(n) if wy is None else wy.sum()
         out = loss.sum() / denom
     return out.astype(x.dtype, copy=False), {"lsm": lsm, "wy": wy, "keep": keep,
@@ -400,7 +400,7 @@ def _mean(a, axes, n):
 
 def _mean_trailing(a, axes, n):
     """`_mean` over the trailing axes (layer norm's) as one matrix-vector product
-    (ops/_rowsum.py: (512, 64) f32 19 -> 4 us); other axes (batch norm's), other
+    (ops/rules/_rowsum.py: (512, 64) f32 19 -> 4 us); other axes (batch norm's), other
     dtypes: `_mean` itself."""
     if a.dtype.kind == "f" and a.dtype.itemsize >= 4:
         return _sum_trailing(a, axes) / n

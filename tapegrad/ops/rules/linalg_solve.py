@@ -15,7 +15,7 @@ The singular-matrix errors carry torch's words (LAPACK's first zero pivot of the
 import numpy as np
 
 from ._within_rule import within_rule
-from .registry import defop
+from ..registry import defop
 
 
 class LinAlgError(RuntimeError):

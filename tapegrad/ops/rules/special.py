@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .registry import defop
+from ..registry import defop
 
 _2_SQRTPI = 2.0 / math.sqrt(math.pi)
 _SQRTPI_2 = math.sqrt(math.pi) / 2.0

@@ -21,7 +21,7 @@ import string
 import numpy as np
 
 from ._within_rule import within_rule
-from .registry import defop
+from ..registry import defop
 from .shape import EachInput
 
 LETTERS = string.ascii_uppercase + string.ascii_lowercase

@@ -12,9 +12,9 @@ diagonal(x, offset, dim1, dim2) and diagonal_backward(g, shape, offset, dim1, di
 import numpy as np
 
 from ._within_rule import within_rule
-from .elementwise import _sign
-from .reduce import _0d, _axes, _unreduce
-from .registry import defop
+from .pointwise import _sign
+from .reductions import _0d, _axes, _unreduce
+from ..registry import defop
 
 
 def _raw(a):

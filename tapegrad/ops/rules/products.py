@@ -7,7 +7,7 @@ gradient squeezed back; broadcast batch dimensions are summed away by the engine
 """
 import numpy as np
 
-from .registry import defop
+from ..registry import defop
 
 
 def _matmul_forward(x, y):

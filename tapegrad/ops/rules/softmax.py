@@ -8,7 +8,7 @@ one rule each, computed from the saved output:
 """
 import numpy as np
 
-from .registry import defop
+from ..registry import defop
 
 
 def _softmax_forward(x, axis):

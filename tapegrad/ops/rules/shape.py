@@ -6,9 +6,9 @@ broadcast axes).
 """
 import numpy as np
 
-from ..core.record import apply
+from ...core.record import apply
 from ._within_rule import within_rule as run  # one dispatch point for rules
-from .registry import Op, defop
+from ..registry import Op, defop
 
 
 def _reshape_forward(x, shape):
