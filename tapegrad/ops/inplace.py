@@ -138,6 +138,16 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
     return self
 
 
+def write_into(self, compute, args=(), kwargs=None):
+    """The in-place form of a public function (`public_inplace`): self = compute(self),
+    the other tensor arguments (in args and kwargs) deciding whether a graph is needed.
+    The old value is kept for backward (several rules read their input)."""
+    others = tuple(a for a in args if isinstance(a, TensorBase))
+    if kwargs:
+        others += tuple(v for v in kwargs.values() if isinstance(v, TensorBase))
+    return _inplace(self, compute, others, needs_old=True)
+
+
 MULTI_VIEW_ERROR = (
     "Output {k} of {name} is a view and is being modified inplace. This view is the "
     "output of a function that returns multiple views. Such functions do not allow the "

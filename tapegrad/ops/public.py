@@ -1,0 +1,82 @@
+"""`public`: the one declaration of a public op, from which its variants follow.
+
+A family file (`ops/pointwise.py`, `ops/reductions.py`, ...) declares each op once, next
+to its definition:
+
+    exp = public(unary(R.exp), out=True)       # tg.exp(x, out=y); Tensor.exp is this function
+    exp_ = public_inplace(exp)                 # tg.exp_(x) and Tensor.exp_
+
+    @public(out=True, aliases=("absolute",))
+    def abs(input): ...
+
+What follows from a declaration:
+- **its name**: `__name__`, `__qualname__` and the code object's name become the torch
+  name, so tracebacks and profiles say `exp`, never `f` or `_unary.<locals>.f`;
+- **the `out=` form** (`out=True`): `tg.exp` takes torch's `out=` keyword
+  (`out_arg.with_out`). The plain function stays what the module holds, so the Tensor
+  method and the library's own calls run without the wrapper;
+- **the in-place form** (`public_inplace(fn)`): `fn(self, ...)` computed out of place and
+  written into self by `inplace.write_into` — the one in-place mechanism (leaf check,
+  version counter, rebasing a view's base, torch's cast check). An op whose in-place form
+  needs a NumPy fast path (`add_`, `mul_`, ...: the optimizers' hot path) writes it by hand
+  and declares it with `public(add_)`;
+- **aliases** (`aliases=("absolute",)`): other torch names of the same function;
+- **the package root**: `EXPORTS` maps every declared name to what `tg.<name>` is;
+  `tapegrad/__init__.py` takes them all, so a declared op cannot be missing from `tg`;
+  `METHODS` lists the names `Tensor` must carry (`method=False` for functions torch has
+  no method of, e.g. `cat`), which tests/test_declarations.py checks against the class.
+
+The Tensor method itself is one line in its family's section of `class Tensor`
+(`tensor.py`), so a reader of the class sees the whole API.
+"""
+from .out_arg import with_out
+
+EXPORTS = {}  # torch name -> the callable `tg.<name>` is (the out= form where declared)
+METHODS = {}  # torch name -> the function `Tensor.<name>` must be
+FAMILIES = {}  # torch name -> the module that declares it (the op's home)
+
+
+def _rename(fn, name):
+    """Give `fn` (often made by a factory: `_unary.<locals>.f`) the torch name everywhere
+    a name shows: repr, tracebacks (the code object's name), profiles."""
+    fn.__name__ = name
+    fn.__qualname__ = name
+    code = getattr(fn, "__code__", None)
+    if code is not None and code.co_name != name:
+        fn.__code__ = code.replace(co_name=name, co_qualname=name)
+    return fn
+
+
+def _register(fn, name, out, method, aliases, module):
+    for n in (name,) + tuple(aliases):
+        if n in EXPORTS:
+            raise RuntimeError(f"ops: {n!r} is declared twice ({FAMILIES[n]} and {module})")
+        EXPORTS[n] = with_out(fn, n) if out else fn
+        FAMILIES[n] = module
+        if method:
+            METHODS[n] = fn
+
+
+def public(fn=None, *, name=None, out=False, method=True, aliases=()):
+    """Declare `fn` as the public op `name` (default: fn's name); usable as a decorator
+    with or without arguments. Returns `fn` itself, renamed."""
+    def declare(f):
+        n = name or f.__name__
+        _register(_rename(f, n), n, out, method, aliases, f.__module__)
+        return f
+    return declare if fn is None else declare(fn)
+
+
+def public_inplace(fn, *, name=None, method=True, aliases=()):
+    """Declare the in-place form of the public function `fn`: `fn_(self, *args, **kw)`
+    computes `fn(self, *args, **kw)` and writes it into self. Returns the new function."""
+    from .inplace import write_into  # inplace.py imports the op families' functions
+
+    def inplace_form(self, *args, **kwargs):
+        return write_into(self, lambda x: fn(x, *args, **kwargs), args, kwargs)
+
+    n = name or fn.__name__ + "_"
+    inplace_form.__doc__ = f"{fn.__name__} in place: self = {fn.__name__}(self, ...); returns self."
+    inplace_form.__module__ = fn.__module__
+    _register(_rename(inplace_form, n), n, False, method, aliases, fn.__module__)
+    return inplace_form
