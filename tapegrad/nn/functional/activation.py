@@ -305,7 +305,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     return (-y_soft.detach() + onehot) + y_soft
 
 
-# ---- activations ----------------------------------------------------------------------------
+# ---- activations ---------------------------------------------------------------------
 def relu(input, inplace=False):
     """max(x, 0); the gradient passes where x > 0 (NOTE: relu'(0) = 0, as in PyTorch)."""
     return relu_(input) if inplace else _F.relu(input)

@@ -15,7 +15,8 @@ No mask and no dropout goes to the fused table entry (one node, one backward rul
 `_fused_attention.fused_scaled_dot_product_attention`; everything else is a composite of
 public ops so that masks may be learned and dropout can act on the weights.
 
-`multi_head_attention_forward`: PyTorch's algorithm, step for step, on sequence-first tensors (L, N, E):
+`multi_head_attention_forward`: PyTorch's algorithm, step for step, on sequence-first
+tensors (L, N, E):
     project q, k, v (one packed weight, or three when kdim/vdim differ)
     [append bias_k / bias_v as one more key]  ->  split into heads (N*H, L, hd)
     [append a zero key]  ->  merge attn_mask and key_padding_mask into one float mask

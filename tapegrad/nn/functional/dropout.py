@@ -15,7 +15,7 @@ from ._input_checks import _t
 from ._window_args import _tensor
 
 
-# ---- dropout ----------------------------------------------------------------------------------
+# ---- dropout -------------------------------------------------------------------------
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
     """Zero each element with probability p and scale the rest by 1/(1-p) (training only).
 

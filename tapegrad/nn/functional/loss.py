@@ -19,7 +19,6 @@ from .._reduction import _REDUCTIONS, _reduce, _reduction
 from ._input_checks import _t
 
 
-# ---- losses ------------------------------------------------------------------------------------------
 def _class_dim_last(x, target):
     """(N, C, d1, ...) -> (N*d1*..., C) and targets -> (N*d1*...,); (C,) -> (1, C).
     `target` is the targets' array. (N, C) stays as it is."""

@@ -71,7 +71,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return y if weight is None else y * weight
 
 
-# ---- normalization ------------------------------------------------------------------------------
+# ---- normalization -------------------------------------------------------------------
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-05, *, correction=0):
     """Batch normalization over every axis except the channel axis 1.

@@ -8,7 +8,6 @@ from ...ops import nn_ops as _K
 from ...ops.index_functions import one_hot  # noqa: F401  (F.one_hot is torch's name)
 
 
-# ---- embedding -------------------------------------------------------------------------------------
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of `weight` (V, D) picked by integer indices of any shape -> (*idx, D).

@@ -9,7 +9,7 @@ MultiheadAttention's parameters (state-dict keys as torch's, so checkpoints inte
     bias_k, bias_v (1, 1, E)                   [add_bias_kv=True]
 Init: xavier_uniform_ on the projection weights, zero biases, xavier_normal_ on bias_k/v;
 out_proj.weight keeps Linear's default init. The computation is in
-nn/functional/_multi_head_attention.py.
+`multi_head_attention_forward` (nn/functional/attention.py).
 """
 import numpy as np
 

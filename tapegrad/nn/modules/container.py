@@ -1,4 +1,5 @@
-"""Containers: `Sequential`, `ModuleList`, `ModuleDict` (PyTorch's names and behaviour).
+"""torch.nn.modules.container: `Sequential`, `ModuleList`, `ModuleDict`, `ParameterList`,
+`ParameterDict` (PyTorch's names and behaviour).
 
 They hold submodules under the names "0", "1", ... (or the dict keys), so parameter
 names and state_dict keys are the same as PyTorch's: `0.weight`, `2.bias`, ...

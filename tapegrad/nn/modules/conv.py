@@ -1,4 +1,5 @@
-"""`Conv1d` and `Conv2d` with PyTorch's arguments, defaults and initialisation.
+"""torch.nn.modules.conv: `Conv1d`, `Conv2d`, `ConvTranspose1d/2d` with PyTorch's arguments,
+defaults and initialisation.
 
     Conv2d: x (N, C_in, H, W) -> y (N, C_out, OH, OW),
             OH = floor((H + 2p - d (k - 1) - 1) / s) + 1

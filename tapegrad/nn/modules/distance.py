@@ -1,4 +1,4 @@
-"""`CosineSimilarity` and `PairwiseDistance` (torch.nn.modules.distance): modules over
+"""torch.nn.modules.distance: `CosineSimilarity` and `PairwiseDistance`, modules over
 the functionals `F.cosine_similarity` and `F.pairwise_distance`."""
 from ...ops.functions_more3 import cosine_similarity, pairwise_distance
 from .module import Module

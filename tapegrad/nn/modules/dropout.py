@@ -1,5 +1,5 @@
-"""`Dropout`: zero elements with probability p and scale by 1/(1-p) in training mode;
-identity in eval mode."""
+"""torch.nn.modules.dropout: `Dropout` zeroes elements with probability p and scales by
+1/(1-p) in training mode (identity in eval mode); `Dropout2d` drops whole channels."""
 from .. import functional as F
 from .module import Module
 

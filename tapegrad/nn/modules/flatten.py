@@ -1,4 +1,5 @@
-"""`Flatten`: merge dims start_dim..end_dim into one (default: all but the batch dim)."""
+"""torch.nn.modules.flatten: `Flatten` (merges dims start_dim..end_dim into one (default: all
+but the batch dim)) and `Unflatten`."""
 from ...ops import functions as _F
 from .module import Module
 

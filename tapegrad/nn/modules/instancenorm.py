@@ -1,5 +1,6 @@
-"""`InstanceNorm1d` / `InstanceNorm2d` over `F.instance_norm` (PyTorch's defaults:
-affine=False, track_running_stats=False; its input checks, reprs and unbatched input)."""
+"""torch.nn.modules.instancenorm: `InstanceNorm1d` / `InstanceNorm2d` over `F.instance_norm`
+(PyTorch's defaults: affine=False, track_running_stats=False; its input checks, reprs and
+unbatched input)."""
 import warnings
 
 from ..functional.normalization import instance_norm

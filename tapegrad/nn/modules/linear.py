@@ -1,4 +1,7 @@
-"""`Identity` and `Linear` (y = x W^T + b), with PyTorch's default initialisation."""
+"""torch.nn.modules.linear: `Identity` and `Linear` (y = x W^T + b), with PyTorch's default
+initialisation, and `NonDynamicallyQuantizableLinear`, MultiheadAttention's out_proj class,
+which torch defines here but leaves out of `__all__` (word_language_model names it as a
+safe global)."""
 import numpy as np
 
 from ... import dtypes as _dt

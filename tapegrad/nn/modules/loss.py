@@ -1,5 +1,5 @@
-"""Loss modules: `CrossEntropyLoss`, `NLLLoss`, `MSELoss`, `L1Loss`, `BCELoss`,
-`BCEWithLogitsLoss` (wrappers over `tapegrad.nn.functional`, PyTorch's arguments).
+"""torch.nn.modules.loss: every loss module (wrappers over `tapegrad.nn.functional`,
+PyTorch's arguments and reprs) and their bases `_Loss`, `_WeightedLoss`.
 Class weights and `pos_weight` are registered as buffers, as in PyTorch."""
 from .. import functional as F
 from .._reduction import _reduction

@@ -1,4 +1,5 @@
-"""`Module`: the base class of every layer and model (PyTorch's `nn.Module`).
+"""torch.nn.modules.module: `Module`, the base class of every layer and model (PyTorch's
+`nn.Module`).
 
 Assigning an attribute registers it, as in `torch/nn/modules/module.py`:
     self.w = Parameter(...)      -> self._parameters["w"]

@@ -1,4 +1,5 @@
-"""`nn.PixelShuffle` / `nn.PixelUnshuffle` over F.pixel_shuffle / F.pixel_unshuffle."""
+"""torch.nn.modules.pixelshuffle: `nn.PixelShuffle` / `nn.PixelUnshuffle` over
+F.pixel_shuffle / F.pixel_unshuffle."""
 from ..functional.vision import pixel_shuffle, pixel_unshuffle
 from .module import Module
 

@@ -1,5 +1,6 @@
-"""Pooling layers: `MaxPool1d/2d`, `AvgPool1d/2d`, `AdaptiveAvgPool1d/2d` (PyTorch's
-arguments and reprs). The work is in `functional_conv` / `ops/conv_ops.py`."""
+"""torch.nn.modules.pooling: `MaxPool1d/2d`, `AvgPool1d/2d`, `AdaptiveAvgPool1d/2d`,
+`AdaptiveMaxPool1d/2d` (PyTorch's arguments and reprs). The work is in
+`nn/functional/pooling.py` / `ops/conv_ops.py`."""
 from .. import functional as F
 from ..functional._window_args import _single
 from .module import Module

@@ -1,4 +1,7 @@
-"""Multi-layer recurrent layers `RNN`, `LSTM`, `GRU` (PyTorch's `nn.RNNBase` family).
+"""torch.nn.modules.rnn: the multi-layer recurrent layers `RNN`, `LSTM`, `GRU` (PyTorch's
+`nn.RNNBase` family) and the single-step cells `RNNCell`, `LSTMCell`, `GRUCell`, which
+share their step functions (`_rnn_steps.py`), so a cell and a one-layer RNN agree
+exactly.
 
 Constructor arguments, parameter names / shapes / registration order, initialisation
 U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), state shapes and error messages are
@@ -27,11 +30,12 @@ from .._public_ops import cat, stack
 from .._split import split_cat
 from .module import Module
 from ..parameter import Parameter
-from ._rnn_steps import (STEPS, gru_step, lstm_step, rnn_relu_step, rnn_tanh_step, run_forward,
-                         run_reverse)
+from ._rnn_steps import (STEPS, gru_step, lstm_step, rnn_relu_step, rnn_tanh_step,
+                         run_forward, run_reverse)
 from ..utils.rnn import PackedSequence
 
-__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell",
+           "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
@@ -331,6 +335,10 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
 
+# ---- the single-step cells ------------------------------------------------------------
+# Parameters weight_ih (gates*H, in), weight_hh (gates*H, H), bias_ih, bias_hh (gates*H,)
+# (None without bias), all U(-1/sqrt(H), 1/sqrt(H)). Input (B, in) or unbatched (in,);
+# state (B, H) or (H,), zeros when omitted.
 class RNNCellBase(Module):
     """The parameters, initialisation, repr and input checks the cells share."""
 

@@ -1,4 +1,5 @@
-"""`Embedding`: a lookup table of vectors; backward is a scatter-add (repeated indices add)."""
+"""torch.nn.modules.sparse: `Embedding`, a lookup table of vectors; backward is a
+scatter-add (repeated indices add)."""
 import numpy as np
 
 from ... import dtypes as _dt

@@ -1,4 +1,4 @@
-"""Transformer layers as PyTorch defines them (torch/nn/modules/transformer.py):
+"""torch.nn.modules.transformer: the transformer layers as PyTorch defines them:
 `TransformerEncoderLayer`, `TransformerEncoder`, `TransformerDecoderLayer`,
 `TransformerDecoder`, `Transformer`.
 

@@ -1,4 +1,5 @@
-"""`nn.Upsample`, `nn.UpsamplingNearest2d`, `nn.UpsamplingBilinear2d` over F.interpolate."""
+"""torch.nn.modules.upsampling: `nn.Upsample`, `nn.UpsamplingNearest2d`,
+`nn.UpsamplingBilinear2d` over F.interpolate."""
 from ..functional.vision import interpolate
 from .module import Module
 
