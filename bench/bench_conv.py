@@ -37,7 +37,7 @@ from tapegrad._alloc import keep_freed_memory  # noqa: E402
 
 MALLOC = "default" if ARGS.default_malloc else ("tuned" if keep_freed_memory() else "default")
 import tapegrad as tg  # noqa: E402
-from tapegrad.nn import functional_conv as FC  # noqa: E402
+import tapegrad.nn.functional as FC  # noqa: E402
 
 
 # ---- hand-written NumPy reference (forward and backward by hand, stride 1, no padding) ---

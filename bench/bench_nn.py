@@ -21,7 +21,7 @@ import torch.nn.functional as TF  # noqa: E402
 
 import tapegrad as tg  # noqa: E402
 import tapegrad.nn.functional as F  # noqa: E402
-from tapegrad.nn import reference as R  # noqa: E402
+from tapegrad.nn import composite_reference as R  # noqa: E402
 
 REPEAT = 50
 ROUNDS = 5

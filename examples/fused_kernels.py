@@ -1,7 +1,7 @@
 """Worked examples 8 and 9: fused cross-entropy and fused batch norm vs the composites.
 
 A fused kernel is ONE table entry whose backward is one formula; the composite is the
-same math written op by op (tapegrad/nn/reference.py). They must agree, and the fused
+same math written op by op (tapegrad/nn/composite_reference.py). They must agree, and the fused
 one must be faster. Run: python examples/fused_kernels.py
 """
 import time
@@ -10,7 +10,7 @@ import numpy as np
 
 import tapegrad as tg
 import tapegrad.nn.functional as F
-from tapegrad.nn import reference as R
+from tapegrad.nn import composite_reference as R
 
 SEED = 0
 N, C = 32, 27            # the character model: 32 examples, 27 characters

@@ -64,7 +64,7 @@ from . import viz  # noqa: E402  graph pictures (draw, to_dot), narrated backwar
 from . import testing  # noqa: E402  tg.testing.compare: the manual-backprop check
 from .viz.explain import explain  # noqa: E402
 from . import nn  # noqa: E402  tg.nn: Module, layers, losses, functional, init
-from .nn.functional_pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402
+from .nn.functional.vision import pixel_shuffle, pixel_unshuffle  # noqa: E402
 from . import optim, utils, data  # noqa: E402  optimizers, tg.utils.data, tg.data.MNIST
 from . import amp  # noqa: E402  tg.amp: GradScaler (float16 loss scaling)
 from .amp import autocast  # noqa: E402  torch.autocast: the region's state (full precision)

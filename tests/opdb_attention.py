@@ -1,13 +1,13 @@
 """Op-database entries for fused scaled-dot-product attention (tapegrad/ops/rules/attention.py).
 
-Runs the public function (tapegrad.nn.functional_attention vs torch.nn.functional);
+Runs the public function (tapegrad.nn.functional._fused_attention vs torch.nn.functional);
 the larger cases and the composite reference live in tests/test_attention.py.
 """
 import numpy as np
 import torch.nn.functional as TF
 
 from _opinfo import OpInfo, Sample
-from tapegrad.nn.functional_attention import scaled_dot_product_attention as _sdpa
+from tapegrad.nn.functional._fused_attention import fused_scaled_dot_product_attention as _sdpa
 
 
 def _samples(rng, info):

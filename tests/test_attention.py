@@ -5,8 +5,8 @@ import torch
 import torch.nn.functional as TF
 
 import tapegrad as tg
-from tapegrad.nn.functional_attention import scaled_dot_product_attention as sdpa
-from tapegrad.nn.functional_attention import sdpa_reference
+from tapegrad.nn.functional._fused_attention import fused_scaled_dot_product_attention as sdpa
+from tapegrad.nn.functional._fused_attention import sdpa_reference
 
 SHAPES = [((2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 6)),  # (B, H, T, D)
           ((4, 3), (6, 3), (6, 2)),                    # unbatched, S != T

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import tapegrad as tg
 from tapegrad.autograd.gradcheck import gradcheck, gradgradcheck
-from tapegrad.nn import functional_conv as F
+import tapegrad.nn.functional as F
 
 from _convcheck import compare
 

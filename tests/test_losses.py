@@ -12,7 +12,7 @@ import torch.nn.functional as TF
 import tapegrad as tg
 import tapegrad.nn as nn
 import tapegrad.nn.functional as F
-from tapegrad.nn import reference as R
+from tapegrad.nn import composite_reference as R
 from _nn_helpers import close
 
 DTYPES = [np.float64, np.float32]

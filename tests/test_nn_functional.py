@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import tapegrad as tg
 import tapegrad.nn.functional as F
-from tapegrad.nn import reference as R
+from tapegrad.nn import composite_reference as R
 from _nn_helpers import TOL, close
 
 DTYPES = [np.float64, np.float32]

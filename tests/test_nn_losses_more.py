@@ -1,6 +1,7 @@
-"""The padding modules and the losses of functional_losses2 / loss2 against torch: values
-and gradients (float64 tight, float32), every reduction, broadcasting where torch allows
-it, gradcheck, module reprs, and torch's error cases (type and message start)."""
+"""The padding modules and the losses of nn/functional/loss.py and nn/modules/loss.py
+against torch: values and gradients (float64 tight, float32), every reduction,
+broadcasting where torch allows it, gradcheck, module reprs, and torch's error cases (type
+and message start)."""
 import warnings
 
 import numpy as np

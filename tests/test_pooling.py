@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import tapegrad as tg
 from tapegrad.autograd.gradcheck import gradcheck, gradgradcheck
-from tapegrad.nn import functional_conv as F
+import tapegrad.nn.functional as F
 from tapegrad.ops.rules import conv as K
 
 from _convcheck import compare

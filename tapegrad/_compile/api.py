@@ -9,7 +9,7 @@ torch does (eager).
 """
 import functools
 
-from ..nn.module import Module
+from ..nn.modules.module import Module
 from .runner import Runner
 
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")

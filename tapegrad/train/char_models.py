@@ -19,7 +19,7 @@ import numpy as np
 import tapegrad as tg
 from tapegrad import nn
 from tapegrad.nn import functional as F
-from tapegrad.nn.functional_attention import scaled_dot_product_attention
+from tapegrad.nn.functional._fused_attention import fused_scaled_dot_product_attention
 
 
 class MakemoreMLP(nn.Module):
@@ -56,7 +56,7 @@ class CausalSelfAttention(nn.Module):
         q = q.reshape(B, T, self.n_head, hs).transpose(1, 2)           # (B, nh, T, hs)
         k = k.reshape(B, T, self.n_head, hs).transpose(1, 2)
         v = v.reshape(B, T, self.n_head, hs).transpose(1, 2)
-        y = scaled_dot_product_attention(q, k, v, is_causal=True)     # (B, nh, T, hs)
+        y = fused_scaled_dot_product_attention(q, k, v, is_causal=True)     # (B, nh, T, hs)
         y = y.transpose(1, 2).reshape(B, T, C)                         # (B, T, C)
         return self.c_proj(y)
 

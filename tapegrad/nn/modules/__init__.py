@@ -1,22 +1,67 @@
-"""`tapegrad.nn.modules`: torch.nn.modules' import paths (`from torch.nn.modules.linear
-import Linear`, `torch.nn.modules.module.Module`, ...), each re-exporting tapegrad.nn's
-classes."""
-from .activation import *  # noqa: F401,F403
-from .batchnorm import *  # noqa: F401,F403
-from .container import *  # noqa: F401,F403
-from .conv import *  # noqa: F401,F403
-from .distance import *  # noqa: F401,F403
-from .dropout import *  # noqa: F401,F403
-from .flatten import *  # noqa: F401,F403
-from .instancenorm import *  # noqa: F401,F403
-from .linear import *  # noqa: F401,F403
-from .loss import *  # noqa: F401,F403
-from .module import *  # noqa: F401,F403
-from .normalization import *  # noqa: F401,F403
-from .padding import *  # noqa: F401,F403
-from .pixelshuffle import *  # noqa: F401,F403
-from .pooling import *  # noqa: F401,F403
-from .rnn import *  # noqa: F401,F403
-from .sparse import *  # noqa: F401,F403
-from .transformer import *  # noqa: F401,F403
-from .upsampling import *  # noqa: F401,F403
+"""`tapegrad.nn.modules`: the home of every layer class, one file per torch file
+(`torch.nn.modules.linear.Linear` is `tapegrad.nn.modules.linear.Linear`, ...).
+`tapegrad.nn` imports the public names from here."""
+from .module import Module
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .linear import Identity, Linear
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d,
+                      AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d)
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
+                      ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
+                      ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+                      ZeroPad1d, ZeroPad2d, ZeroPad3d)
+from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish,
+                         Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish,
+                         MultiheadAttention, PReLU, ReLU, ReLU6, RReLU, Sigmoid, SiLU,
+                         Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign, Tanh,
+                         Tanhshrink, Threshold)
+from .batchnorm import BatchNorm1d, BatchNorm2d, SyncBatchNorm
+from .instancenorm import InstanceNorm1d, InstanceNorm2d
+from .normalization import GroupNorm, LayerNorm, RMSNorm
+from .dropout import Dropout, Dropout2d
+from .sparse import Embedding
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
+                   GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+                   NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
+from .distance import CosineSimilarity, PairwiseDistance
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .flatten import Flatten, Unflatten
+
+__all__ = [
+    "Module",
+    "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential",
+    "Identity", "Linear",
+    "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d",
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
+    "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d",
+    "ZeroPad3d",
+    "CELU", "ELU", "GELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish",
+    "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "MultiheadAttention",
+    "PReLU", "ReLU", "ReLU6", "RReLU", "Sigmoid", "SiLU", "Softmax", "Softmax2d", "Softmin",
+    "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold",
+    "BatchNorm1d", "BatchNorm2d", "SyncBatchNorm",
+    "InstanceNorm1d", "InstanceNorm2d",
+    "GroupNorm", "LayerNorm", "RMSNorm",
+    "Dropout", "Dropout2d",
+    "Embedding",
+    "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+    "TransformerEncoderLayer",
+    "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
+    "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
+    "MarginRankingLoss", "MSELoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss",
+    "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
+    "CosineSimilarity", "PairwiseDistance",
+    "PixelShuffle", "PixelUnshuffle",
+    "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "Flatten", "Unflatten",
+]

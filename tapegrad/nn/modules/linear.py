@@ -1,7 +1,68 @@
-"""torch.nn.modules.linear: Identity, Linear (re-exported from tapegrad.nn), and
-NonDynamicallyQuantizableLinear, MultiheadAttention's out_proj class, which torch defines
-here but leaves out of `__all__` (word_language_model names it as a safe global)."""
-from ..linear import Identity, Linear
-from ..multihead import NonDynamicallyQuantizableLinear  # noqa: F401
+"""torch.nn.modules.linear: `Identity` and `Linear` (y = x W^T + b), with PyTorch's default
+initialisation, and `NonDynamicallyQuantizableLinear`, MultiheadAttention's out_proj class,
+which torch defines here but leaves out of `__all__` (word_language_model names it as a
+safe global)."""
+import numpy as np
+
+from ... import dtypes as _dt
+from .. import functional as F
+from .. import init
+from .module import Module
+from ..parameter import Parameter
 
 __all__ = ["Identity", "Linear"]
+
+
+def _empty(shape, dtype):
+    return np.empty(shape, dtype=_dt.as_dtype(dtype) or _dt.get_default_dtype())
+
+
+class Identity(Module):
+    """Returns its input unchanged (any constructor arguments are ignored)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """y = x W^T + b.   x: (*, in_features) -> y: (*, out_features).
+
+    weight (out_features, in_features) ~ kaiming_uniform_(a=sqrt(5)), i.e.
+    U(-1/sqrt(in_features), 1/sqrt(in_features)); bias ~ the same bound. The table
+    entry `linear` has the rules dX = dY W, dW = dY^T X, db = dY.sum(0).
+    """
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(_empty((out_features, in_features), dtype))
+        if bias:
+            self.bias = Parameter(_empty((out_features,), dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init._default_layer_init_(self.weight, self.bias, fill_bias_without_fan_in=True)
+
+    def forward(self, input):
+        # the parameters read from the registry: `self.weight` is a failed attribute
+        # lookup, an AttributeError and then Module.__getattr__ (~0.85 us each, measured).
+        # The same values: a name registered as a parameter cannot also be an instance
+        # attribute; a subclass (which may define `weight` otherwise) takes the general path.
+        p = self._parameters
+        if type(self) is Linear and "weight" in p and "bias" in p:
+            return F.linear(input, p["weight"], p["bias"])
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """torch's class name for MHA's `out_proj` (a plain Linear), so reprs match."""

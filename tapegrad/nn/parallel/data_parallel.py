@@ -2,7 +2,7 @@
 
 The wrapped model is the child `module`, so state-dict keys get the same "module."
 prefix as a torch DataParallel checkpoint, and `model.module` reaches the original."""
-from ..module import Module
+from ..modules.module import Module
 
 __all__ = ["DataParallel", "data_parallel"]
 

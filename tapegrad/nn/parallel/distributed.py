@@ -34,7 +34,7 @@ from tapegrad import distributed as dist
 from tapegrad.distributed import process_group as _pg
 from tapegrad.distributed.node_reduce import NodeReducer, add_parts
 
-from ..module import Module
+from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
 

@@ -11,7 +11,7 @@ Backward (the softmax rule folded in, p saved from forward):
     ds = p * (dp - sum(dp * p, -1))
     dq = ds @ k * scale,   dk = ds^T @ q * scale
 The composite version (matmul -> masked fill -> softmax -> matmul) is the reference
-the tests compare against (`tapegrad.nn.functional_attention.sdpa_reference`).
+the tests compare against (`tapegrad.nn.functional._fused_attention.sdpa_reference`).
 
 Two NumPy kernels the rules call through table entries of their own (so that
 create_graph records them and differentiates them with their own rules):

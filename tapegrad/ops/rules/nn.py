@@ -1,7 +1,7 @@
 """Fused neural-network kernels: table entries whose backward is one formula.
 
 Each entry could be written as a composite of simpler ops (those composites live in
-`tapegrad/nn/reference.py`, and the tests check that both agree). The fused form
+`tapegrad/nn/composite_reference.py`, and the tests check that both agree). The fused form
 records ONE node instead of many and computes its gradient in one pass:
 
     linear          Y = X W^T + b          dX = dY W,  dW = dY^T X,  db = sum dY

@@ -1,4 +1,5 @@
-"""Composite (op-by-op) reference versions of the fused nn kernels.
+"""`tapegrad.nn.composite_reference`: composite (op-by-op) reference versions of the fused
+nn kernels.
 
 These are the formulas written with ordinary tapegrad ops, so every step records its
 own node and takes its derivative from the generic table entries. They are slower and

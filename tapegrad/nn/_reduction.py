@@ -1,6 +1,6 @@
-"""The `reduction` argument of the losses: torch's legacy `size_average` / `reduce`
-translation and the final mean / sum / none (shared by `functional` and its sibling
-loss modules, which cannot import `functional` without a cycle)."""
+"""torch.nn._reduction: the `reduction` argument of the losses, torch's legacy
+`size_average` / `reduce` translation and the final mean / sum / none (shared by
+`nn/functional/loss.py` and the loss modules of `nn/modules/loss.py`)."""
 import warnings
 
 from ..ops import functions as _F

@@ -1,5 +1,7 @@
-"""More activations for `tapegrad.nn.functional` (glu, mish, hardswish, selu, celu, prelu,
-rrelu, gumbel_softmax, the shrinks, ...), each a composition of public differentiable ops.
+"""torch.nn.functional's non-linear activation functions: relu, gelu, softmax, ... (the
+fused table entries of ops/rules/nn.py or the elementwise ops) and glu, mish, hardswish,
+selu, celu, prelu, rrelu, gumbel_softmax, the shrinks, ..., each a composition of public
+differentiable ops.
 
 Piecewise functions are written with `where` on a NumPy condition so that the slope at
 a breakpoint is the one torch's backward kernel uses (e.g. hardswish'(3) = 1.5,
@@ -9,22 +11,22 @@ import warnings
 
 import numpy as np
 
-from ..core import tape as _tape
-from ..ops import functions as _F
-from ..ops import inplace_more as _IM
-from ..tensor import Tensor
+from ...core import tape as _tape
+from ...core.record import apply
+from ...ops import functions as _F
+from ...ops import inplace as _IP
+from ...ops import inplace_more as _IM
+from ...ops.rules import nn as _K
+from ...tensor import Tensor
+from ._input_checks import _t
 
-__all__ = ["glu", "mish", "hardswish", "hardsigmoid", "selu", "selu_", "celu", "celu_",
-           "elu_", "hardtanh_", "softsign", "softshrink", "hardshrink", "tanhshrink",
-           "logsigmoid", "softmin", "threshold", "threshold_", "prelu", "rrelu", "rrelu_",
-           "gumbel_softmax"]
 
 # torch's SELU constants (Klambauer et al. 2017)
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _t(x, name):
+def _named_t(x, name):
     if isinstance(x, Tensor):
         return x
     raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
@@ -58,7 +60,7 @@ def _in_place(input, fn):
 
 def glu(input, dim=-1):
     """a * sigmoid(b), a and b the two halves of input along dim."""
-    x = _t(input, "glu")
+    x = _named_t(input, "glu")
     if x.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     d = _dim(dim, x.ndim)
@@ -77,7 +79,7 @@ def _softplus(x):
 
 def mish(input, inplace=False):
     """x * tanh(softplus(x))."""
-    x = _floating(_t(input, "mish"), "mish_cpu")
+    x = _floating(_named_t(input, "mish"), "mish_cpu")
     if inplace:
         return _in_place(x, mish)
     return x * _F.tanh(_softplus(x))
@@ -86,7 +88,7 @@ def mish(input, inplace=False):
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6. torch's backward: 0 up to -3, x/3 + 1/2 strictly between,
     1 from 3 on; the where-branches below have exactly those slopes."""
-    x = _floating(_t(input, "hardswish"), "hardswish_cpu")
+    x = _floating(_named_t(input, "hardswish"), "hardswish_cpu")
     if inplace:
         return _in_place(x, hardswish)
     d = x._data
@@ -97,7 +99,7 @@ def hardswish(input, inplace=False):
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6; slope 1/6 strictly inside (-3, 3), as torch's backward (whose
     1/6 is a float32 constant even for float64: 3e-8 away from this exact one)."""
-    x = _floating(_t(input, "hardsigmoid"), "hardsigmoid_cpu")
+    x = _floating(_named_t(input, "hardsigmoid"), "hardsigmoid_cpu")
     if inplace:
         return _in_place(x, hardsigmoid)
     d = x._data
@@ -116,7 +118,7 @@ def _elu(x, alpha, scale=1.0, input_scale=1.0):
 
 def selu(input, inplace=False):
     """scale * elu(x, alpha) with torch's fixed constants."""
-    x = _floating(_t(input, "selu"), "elu_cpu")
+    x = _floating(_named_t(input, "selu"), "elu_cpu")
     if inplace:
         return _in_place(x, selu)
     return _elu(x, _SELU_ALPHA, _SELU_SCALE)
@@ -128,7 +130,7 @@ def selu_(input):
 
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
-    x = _floating(_t(input, "celu"), "elu_cpu")
+    x = _floating(_named_t(input, "celu"), "elu_cpu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     if inplace:
@@ -141,7 +143,7 @@ def celu_(input, alpha=1.0):
 
 
 def elu_(input, alpha=1.0):
-    return _in_place(_t(input, "elu_"), lambda v: _elu(v, alpha))
+    return _in_place(_named_t(input, "elu_"), lambda v: _elu(v, alpha))
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -151,12 +153,12 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
         inside = (v._data > min_val) & (v._data < max_val)
         y = _F.clamp(v, min_val, max_val)
         return _F.where(inside, y, y.detach())
-    return _in_place(_t(input, "hardtanh_"), ht)
+    return _in_place(_named_t(input, "hardtanh_"), ht)
 
 
 def softsign(input):
     """x / (1 + |x|)."""
-    x = _t(input, "softsign")
+    x = _named_t(input, "softsign")
     return x / (1.0 + _F.abs(x))
 
 
@@ -171,7 +173,7 @@ def _check_lambd(x, lambd):
 
 def softshrink(input, lambd=0.5):
     """x - lambd above lambd, x + lambd below -lambd, 0 between."""
-    x = _floating(_t(input, "softshrink"), "softshrink_check")
+    x = _floating(_named_t(input, "softshrink"), "softshrink_check")
     _check_lambd(x, lambd)
     d = x._data
     # x * 0 in the middle: a NaN stays NaN, as in torch
@@ -180,25 +182,25 @@ def softshrink(input, lambd=0.5):
 
 def hardshrink(input, lambd=0.5):
     """x where |x| > lambd, else 0 (torch's backward: zero on [-lambd, lambd])."""
-    x = _floating(_t(input, "hardshrink"), "hardshrink_cpu")
+    x = _floating(_named_t(input, "hardshrink"), "hardshrink_cpu")
     d = x._data
     return _F.where((d >= -lambd) & (d <= lambd), x * 0.0, x)  # NaN passes, as torch
 
 
 def tanhshrink(input):
-    x = _t(input, "tanhshrink")
+    x = _named_t(input, "tanhshrink")
     return x - _F.tanh(x)
 
 
 def logsigmoid(input):
     """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
-    x = _floating(_t(input, "logsigmoid"), "log_sigmoid_cpu")
+    x = _floating(_named_t(input, "logsigmoid"), "log_sigmoid_cpu")
     return -_softplus(-x)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-x, dim)."""
-    x = _t(input, "softmin")
+    x = _named_t(input, "softmin")
     if dim is None:
         warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
                       "call to include dim=X as an argument.", stacklevel=_stacklevel)
@@ -208,7 +210,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 def threshold(input, threshold, value, inplace=False):
     """x where x > threshold, else value (the gradient passes where x > threshold)."""
-    x = _t(input, "threshold")
+    x = _named_t(input, "threshold")
     if inplace:
         return _in_place(x, lambda v: _threshold(v, threshold, value))
     return _threshold(x, threshold, value)
@@ -222,13 +224,13 @@ def _threshold(x, threshold, value):
 
 
 def threshold_(input, threshold, value):
-    return _in_place(_t(input, "threshold_"), lambda v: _threshold(v, threshold, value))
+    return _in_place(_named_t(input, "threshold_"), lambda v: _threshold(v, threshold, value))
 
 
 def prelu(input, weight):
     """x where x > 0, weight[c] * x elsewhere; c is dim 1 (dim 0 of a 1-d input)."""
-    x = _t(input, "prelu")
-    w = _t(weight, "prelu")
+    x = _named_t(input, "prelu")
+    w = _named_t(weight, "prelu")
     if w.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {w.ndim}")
@@ -251,7 +253,7 @@ def _check_bounds(lower, upper):
 
 
 def _rrelu_slopes(shape, dtype, lower, upper, generator=None):
-    from ..random import rng
+    from ...random import rng
     return rng(generator).uniform(lower, upper, shape).astype(dtype)
 
 
@@ -259,7 +261,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU. Training: each element x <= 0 gets its own slope drawn
     uniformly from [lower, upper] (tapegrad's generator: the draws differ from torch's);
     eval: the slope (lower + upper) / 2."""
-    x = _floating(_t(input, "rrelu"), "leaky_relu_cpu")
+    x = _floating(_named_t(input, "rrelu"), "leaky_relu_cpu")
     _check_bounds(lower, upper)
     if inplace:
         return _in_place(x, lambda v: rrelu(v, lower, upper, training))
@@ -275,7 +277,7 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
 
 
 def _gumbels(shape, dtype):
-    from ..random import rng
+    from ...random import rng
     return -np.log(rng().exponential(1.0, shape)).astype(dtype)
 
 
@@ -283,7 +285,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     """softmax((logits + g) / tau) with g ~ Gumbel(0, 1); `hard=True` returns the one-hot
     of the argmax in the forward and the soft sample's gradient (straight-through).
     `eps` is unused, as in torch (kept for its signature)."""
-    x = _t(logits, "gumbel_softmax")
+    x = _named_t(logits, "gumbel_softmax")
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     g = _tape.host(_gumbels, tuple(x.shape), x._data.dtype)
@@ -301,3 +303,122 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     # torch's y_hard - y_soft.detach() + y_soft (same rounding): the value is the one-hot,
     # the gradient y_soft's (straight-through)
     return (-y_soft.detach() + onehot) + y_soft
+
+
+# ---- activations ---------------------------------------------------------------------
+def relu(input, inplace=False):
+    """max(x, 0); the gradient passes where x > 0 (NOTE: relu'(0) = 0, as in PyTorch)."""
+    return relu_(input) if inplace else _F.relu(input)
+
+
+
+def relu_(input):
+    """max(x, 0) in place (torch.nn.functional.relu_)."""
+    return _IP.relu_(input)
+
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """clamp(x, min_val, max_val); NOTE: the gradient passes strictly inside the bounds,
+    as PyTorch's hardtanh_backward does (clamp's passes at the bounds too)."""
+    x = _t(input)
+    if inplace:
+        return _IM.inplace_of(x, lambda v: hardtanh(v, min_val, max_val))
+    y = _F.clamp(x, min_val, max_val)
+    inside = (x._data > min_val) & (x._data < max_val)
+    if inside.all() or not x.requires_grad:
+        return y
+    return _F.where(inside, y, y.detach())
+
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x where x > 0, negative_slope * x elsewhere."""
+    if inplace:
+        return leaky_relu_(input, negative_slope)
+    return apply(_K.leaky_relu, _t(input), negative_slope=float(negative_slope))
+
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """leaky_relu in place (torch.nn.functional.leaky_relu_; LeakyReLU(inplace=True) as
+    DCGAN discriminators build it)."""
+    return _IM.inplace_of(_t(input), lambda v: leaky_relu(v, negative_slope))
+
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x) (exact, with erf) or the tanh approximation (`approximate='tanh'`)."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh. "
+                           f"(got {approximate!r})")
+    return apply(_K.gelu, _t(input), approximate=approximate)
+
+
+
+def silu(input, inplace=False):
+    if inplace:
+        return _IM.inplace_of(_t(input), silu)
+    return input * _F.sigmoid(input)
+
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x for x > 0, alpha (exp(x) - 1) otherwise."""
+    x = _t(input)
+    if inplace:
+        return _IM.inplace_of(x, lambda v: elu(v, alpha))
+    neg = _F.where(x._data > 0, 0.0, x)  # exp only of non-positive values (no overflow)
+    return _F.where(x._data > 0, x, alpha * (_F.exp(neg) - 1.0))
+
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, computed stably; linear where beta x > threshold."""
+    x = _t(input)
+    bx = x * beta
+    # max(bx, 0) + log(1 + exp(-|bx|)), written with where so that the slope at 0 is 1/2
+    pos = bx._data > 0
+    soft = (_F.where(pos, bx, 0.0) + _F.log(1.0 + _F.exp(_F.where(pos, -bx, bx)))) / beta
+    return _F.where(bx._data > threshold, x, soft)
+
+
+
+def tanh(input):
+    return _F.tanh(input)
+
+
+
+def sigmoid(input):
+    return _F.sigmoid(input)
+
+
+
+def _softmax_dim(ndim):
+    # PyTorch's legacy implicit choice when dim is None
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    x = _t(input)
+    if dim is None:
+        warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the "
+                      "call to include dim=X as an argument.", stacklevel=_stacklevel)
+        dim = _softmax_dim(x.ndim)
+    return _F.softmax(x, dim, dtype=dtype)
+
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    x = _t(input)
+    if dim is None:
+        warnings.warn("Implicit dimension choice for log_softmax has been deprecated. Change "
+                      "the call to include dim=X as an argument.", stacklevel=_stacklevel)
+        dim = _softmax_dim(x.ndim)
+    return _F.log_softmax(x, dim, dtype=dtype)

@@ -15,10 +15,10 @@ import functools
 
 import numpy as np
 
-from .. import creation as _c
-from . import functional as F
-from ._public_ops import cat, relu, sigmoid, tanh
-from ._split import split_cat
+from ... import creation as _c
+from .. import functional as F
+from .._public_ops import cat, relu, sigmoid, tanh
+from .._split import split_cat
 
 
 def rnn_tanh_step(gi, state, w_hh, b_hh):

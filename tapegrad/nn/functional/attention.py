@@ -1,6 +1,22 @@
-"""`multi_head_attention_forward`: the computation behind `nn.MultiheadAttention`.
+"""torch.nn.functional's attention functions: `scaled_dot_product_attention` and
+`multi_head_attention_forward` (the computation behind `nn.MultiheadAttention`).
 
-PyTorch's algorithm, step for step, on sequence-first tensors (L, N, E):
+`scaled_dot_product_attention`, PyTorch's full signature and semantics:
+
+    out = softmax(q @ k^T * scale + mask) @ v       q (..., L, E), k (..., S, E), v (..., S, Ev)
+
+- `attn_mask` bool: keep where True; float: added to the scores (it may require grad).
+- `is_causal`: keys after the query position are masked (top-left aligned, as torch);
+  together with `attn_mask` it is an error, as in torch.
+- `scale` defaults to 1/sqrt(E); `enable_gqa` repeats key/value heads (dim -3).
+- A query row whose keys are ALL masked gives zeros (torch's "safe softmax"), not nan.
+
+No mask and no dropout goes to the fused table entry (one node, one backward rule) via
+`_fused_attention.fused_scaled_dot_product_attention`; everything else is a composite of
+public ops so that masks may be learned and dropout can act on the weights.
+
+`multi_head_attention_forward`: PyTorch's algorithm, step for step, on sequence-first
+tensors (L, N, E):
     project q, k, v (one packed weight, or three when kdim/vdim differ)
     [append bias_k / bias_v as one more key]  ->  split into heads (N*H, L, hd)
     [append a zero key]  ->  merge attn_mask and key_padding_mask into one float mask
@@ -9,23 +25,132 @@ PyTorch's algorithm, step for step, on sequence-first tensors (L, N, E):
     out_proj
 MHA's masks are the OPPOSITE of scaled_dot_product_attention's: a bool True here means
 "may NOT attend" (it becomes -inf); float masks are added.
-Not re-exported from `nn.functional` (it depends on it; `functional` must not depend back).
 """
 import math
 import warnings
 
 import numpy as np
 
-import tapegrad as tg
+from ...core import tape as _tape
+from ...creation import zeros
+from ...ops.functions import where
+from ...ops.index_functions import repeat_interleave
+from ...ops.shape_functions import cat
+from ...random import rng as _rng
+from ...tensor import Tensor
+from ._fused_attention import fused_scaled_dot_product_attention as _fused
+from .dropout import dropout
+from .linear import linear
+from .vision import pad
 
-from ..tensor import Tensor
-from . import functional as F
 
-__all__ = ["multi_head_attention_forward"]
+def _check_tensor(x, name):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"scaled_dot_product_attention(): argument '{name}' must be a Tensor, "
+                        f"not {type(x).__name__}")
+
+
+def _check_shapes(query, key, value):
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if t.ndim < 2:
+            raise RuntimeError(f"scaled_dot_product_attention: {name} must have at least 2 "
+                               f"dimensions (..., seq, features), got shape {tuple(t.shape)}")
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(
+            "scaled_dot_product_attention: expected query (..., L, E), key (..., S, E) and "
+            f"value (..., S, Ev), got {tuple(query.shape)}, {tuple(key.shape)} and "
+            f"{tuple(value.shape)}")
+
+
+def _repeat_kv_heads(query, key, value):
+    """enable_gqa: each key/value head serves Hq // Hkv consecutive query heads."""
+    if query.ndim < 3 or key.ndim < 3:
+        return key, value
+    hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+    if hq == hk == hv:
+        return key, value
+    if hk != hv or hq % hk:
+        raise RuntimeError(
+            "scaled_dot_product_attention (enable_gqa=True): number of heads in key and value "
+            f"must divide the number of heads in query, got query {hq}, key {hk}, value {hv}")
+    r = hq // hk
+    return repeat_interleave(key, r, dim=-3), repeat_interleave(value, r, dim=-3)
+
+
+def _as_mask(attn_mask, query):
+    if attn_mask is None:
+        return None
+    m = attn_mask if isinstance(attn_mask, Tensor) else Tensor._of(np.asarray(attn_mask))
+    if m.dtype != np.bool_ and not m.is_floating_point():
+        raise RuntimeError(
+            "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+            f"attn_mask.dtype: {m.dtype} and query.dtype: {query.dtype} instead.")
+    return m
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(query key^T * scale + mask) value, with torch's arguments (see module doc)."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        _check_tensor(t, name)
+    _check_shapes(query, key, value)
+    if not 0.0 <= dropout_p <= 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    mask = _as_mask(attn_mask, query)
+    if is_causal and mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
+    if enable_gqa:
+        key, value = _repeat_kv_heads(query, key, value)
+    sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    if mask is None and not dropout_p:
+        return _fused(query, key, value, is_causal=bool(is_causal), scale=sc)
+    return _composite(query, key, value, mask, dropout_p, bool(is_causal), sc)
+
+
+def _composite(query, key, value, mask, dropout_p, is_causal, sc):
+    s = query.matmul(key.transpose(-2, -1)) * sc                       # (..., L, S)
+    L, S = query.shape[-2], key.shape[-2]
+    dead = None                                                       # rows with no key left
+    if is_causal:
+        s = where(_tape.const(np.tril(np.ones((L, S), dtype=bool))), s, float("-inf"))
+    elif mask is not None:
+        if mask.dtype == np.bool_:
+            keep = mask._data
+            s = where(keep, s, float("-inf"))
+            dead = ~np.any(keep, axis=-1, keepdims=True)
+        else:
+            s = s + mask.to(s.dtype)
+            dead = np.all(np.isneginf(mask._data), axis=-1, keepdims=True)
+        if not dead.any():
+            dead = None
+    if dead is not None:
+        # Give dead rows finite scores so softmax (and its backward) stays nan-free, then
+        # zero their weights: torch's safe softmax.
+        s = where(dead, 0.0, s)
+    p = s.softmax(-1)
+    if dead is not None:
+        p = where(dead, 0.0, p)
+    if dropout_p:
+        # Same rule as F.dropout (the mask drawn from tapegrad.random): keep with 1 - p and
+        # scale by 1 / (1 - p); torch applies it whenever dropout_p > 0, training or not.
+        if dropout_p == 1.0:
+            keep = _tape.const(np.zeros(tuple(p.shape), dtype=p.dtype))
+        else:  # a tg.compile replay draws it again (core/tape.py)
+            keep = _tape.host(_keep_mask, tuple(p.shape), p.dtype, dropout_p)
+        p = p * Tensor._of(keep)
+    return p.matmul(value)
+
+
+def _keep_mask(shape, dtype, dropout_p):
+    keep = (_rng(None).random(shape) >= dropout_p).astype(dtype)
+    keep *= np.asarray(1.0 / (1.0 - dropout_p), dtype=dtype)
+    return keep
 
 
 def _is_float(m):
     return m.is_floating_point()
+
 
 
 def canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
@@ -45,8 +170,10 @@ def canonical_mask(mask, mask_name, other_type, other_name, target_type, check_o
     return mask
 
 
+
 def _dtype_or_none(t):
     return None if t is None else t.dtype
+
 
 
 def _shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
@@ -87,12 +214,13 @@ def _shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
                          f"{query.ndim}-D query tensor")
 
 
+
 def _project(query, key, value, w, b, use_separate, q_w, k_w, v_w):
     if not use_separate:
         if w is None:
             raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
         if query is key and key is value:  # self-attention: one matmul, then split
-            return F.linear(query, w, b).chunk(3, dim=-1)
+            return linear(query, w, b).chunk(3, dim=-1)
         wq, wk, wv = w.chunk(3)
         bq, bk, bv = (None, None, None) if b is None else b.chunk(3)
     else:
@@ -102,11 +230,13 @@ def _project(query, key, value, w, b, use_separate, q_w, k_w, v_w):
                                      "is None")
         wq, wk, wv = q_w, k_w, v_w
         bq, bk, bv = (None, None, None) if b is None else b.chunk(3)
-    return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
+    return linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
+
 
 
 def _pad_last(mask):
-    return None if mask is None else F.pad(mask, (0, 1))
+    return None if mask is None else pad(mask, (0, 1))
+
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
@@ -166,15 +296,15 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if bias_k is not None:
         if static_k is not None or static_v is not None:
             raise AssertionError("bias cannot be added to static key / value.")
-        k = tg.cat([k, bias_k.repeat(1, bsz, 1)])
-        v = tg.cat([v, bias_v.repeat(1, bsz, 1)])
+        k = cat([k, bias_k.repeat(1, bsz, 1)])
+        v = cat([v, bias_v.repeat(1, bsz, 1)])
         attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
     q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
     k = _heads(k, static_k, bsz, num_heads, head_dim, "static_k")
     v = _heads(v, static_v, bsz, num_heads, head_dim, "static_v")
     if add_zero_attn:
-        zeros = tg.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)
-        k, v = tg.cat([k, zeros], dim=1), tg.cat([v, zeros], dim=1)
+        zero_key = zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)
+        k, v = cat([k, zero_key], dim=1), cat([v, zero_key], dim=1)
         attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
     src_len = k.shape[1]
     if key_padding_mask is not None:
@@ -192,10 +322,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             scores = scores + attn_mask
         weights = scores.softmax(-1)
         if dropout_p > 0.0:
-            weights = F.dropout(weights, p=dropout_p)
+            weights = dropout(weights, p=dropout_p)
         out = weights.matmul(v)                                        # (N*H, L, hd)
         out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = F.linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+        out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
         weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(dim=1)
@@ -210,12 +340,13 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     q = q.reshape(bsz, num_heads, tgt_len, head_dim)
     k = k.reshape(bsz, num_heads, src_len, head_dim)
     v = v.reshape(bsz, num_heads, src_len, head_dim)
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = F.linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
     if not batched:
         out = out.squeeze(1)
     return out, None
+
 
 
 def _heads(t, static, bsz, num_heads, head_dim, name):

@@ -1,4 +1,8 @@
-"""`F.interpolate`: resize the spatial dims of (N, C, *spatial) input, as torch does.
+"""torch.nn.functional's vision functions: `pad` (ops/shape_functions.py: constant,
+reflect, replicate, circular), `interpolate` / `upsample*`, `pixel_shuffle` /
+`pixel_unshuffle`.
+
+`interpolate`: resize the spatial dims of (N, C, *spatial) input, as torch does.
 
 Modes: nearest, nearest-exact (1-3 spatial dims), linear (3-D input), bilinear (4-D),
 trilinear (5-D); `size=` or `scale_factor=`, `align_corners`, `recompute_scale_factor`.
@@ -11,16 +15,21 @@ modes, a weighted sum of the two neighbours. Source coordinates follow ATen:
                     otherwise:     src = max((dst + 0.5) * scale - 0.5, 0)
 with scale = 1 / scale_factor when a scale factor is given (and not recomputed), else
 in / out.
+
+`pixel_shuffle` / `pixel_unshuffle` (super_resolution's sub-pixel upscaling) are each a
+reshape, a permute and a reshape of the (*, C, H, W) input, so the gradient is those
+ops' own: pixel_shuffle moves the r*r channel groups into r x r spatial blocks,
+`out[..., c, h*r + i, w*r + j] = in[..., c*r*r + i*r + j, h, w]`, and pixel_unshuffle is
+its inverse.
 """
 import math
 
 import numpy as np
 
-import tapegrad as tg
+from ...ops.index_functions import index_select
+from ...ops.shape_functions import pad  # noqa: F401  (F.pad: one implementation, in ops)
+from ...tensor import Tensor
 
-from ..tensor import Tensor
-
-__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
 _LINEAR = {"linear": 3, "bilinear": 4, "trilinear": 5}
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
@@ -124,13 +133,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             if n_in == n_out:
                 continue
             idx = _nearest_index(n_in, n_out, scales[k], mode == "nearest-exact")
-            x = tg.index_select(x, axis, Tensor._of(idx))
+            x = index_select(x, axis, Tensor._of(idx))
             continue
         i0, i1, l1 = _linear_weights(n_in, n_out, scales[k], bool(align_corners), x.dtype)
         w1 = Tensor._of(l1.reshape(_bshape(x.ndim, axis, n_out)))
         w0 = Tensor._of((1 - l1).reshape(_bshape(x.ndim, axis, n_out)))
-        x = (tg.index_select(x, axis, Tensor._of(i0)) * w0
-             + tg.index_select(x, axis, Tensor._of(i1)) * w1)
+        x = (index_select(x, axis, Tensor._of(i0)) * w0
+             + index_select(x, axis, Tensor._of(i1)) * w1)
     return x
 
 
@@ -145,3 +154,47 @@ def upsample_nearest(input, size=None, scale_factor=None):
 
 def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def _check(input, factor, name, what):
+    if input.dim() < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got "
+                           f"input with {input.dim()} dimension(s)")
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r) with r = upscale_factor."""
+    r = int(upscale_factor)
+    _check(input, r, "pixel_shuffle", "upscale_factor")
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
+                           "divisible by the square of upscale_factor, but "
+                           f"input.size(-3)={c} is not divisible by {r * r}")
+    n = len(batch)
+    x = input.reshape(*batch, c // (r * r), r, r, h, w)
+    # (..., C, i, j, H, W) -> (..., C, H, i, W, j)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W) with r = downscale_factor."""
+    r = int(downscale_factor)
+    _check(input, r, "pixel_unshuffle", "downscale_factor")
+    *batch, c, h, w = input.shape
+    if h % r:
+        raise RuntimeError("pixel_unshuffle expects height to be divisible by "
+                           f"downscale_factor, but input.size(-2)={h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError("pixel_unshuffle expects width to be divisible by "
+                           f"downscale_factor, but input.size(-1)={w} is not divisible by {r}")
+    n = len(batch)
+    x = input.reshape(*batch, c, h // r, r, w // r, r)
+    # (..., C, H, i, W, j) -> (..., C, i, j, H, W)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*batch, c * r * r, h // r, w // r)

@@ -1,6 +1,7 @@
-"""Attention functions: the fused primitive and its composite reference.
+"""The fused attention primitive behind `F.scaled_dot_product_attention`, and its
+composite reference.
 
-`scaled_dot_product_attention` calls the fused table entry (ops/rules/attention.py);
+`fused_scaled_dot_product_attention` calls the fused table entry (ops/rules/attention.py);
 `sdpa_reference` is the same math op by op (matmul -> mask -> softmax -> matmul),
 kept as the reference the tests compare the fused backward against.
 """
@@ -8,14 +9,14 @@ import math
 
 import numpy as np
 
-from ..core import tape as _tape
-from ..core.record import apply
-from ..ops.rules import attention as _A
-from ..ops import functions as F
-from ..random import rng
-from ..tensor import Tensor
+from ...core import tape as _tape
+from ...core.record import apply
+from ...ops.rules import attention as _A
+from ...ops import functions as F
+from ...random import rng
+from ...tensor import Tensor
 
-__all__ = ["scaled_dot_product_attention", "sdpa_reference"]
+__all__ = ["fused_scaled_dot_product_attention", "sdpa_reference"]
 
 
 def _mask_array(attn_mask):
@@ -33,8 +34,8 @@ def _check(query, key, value):
             f"{tuple(value.shape)}")
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None):
+def fused_scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                       is_causal=False, scale=None):
     """softmax(q k^T * scale + mask) v, fused (one node, one backward rule)."""
     _check(query, key, value)
     if dropout_p:

@@ -1,0 +1,31 @@
+"""torch.nn.functional's linear functions: `linear` (the fused `linear` table entry of
+ops/rules/nn.py) and `bilinear` (not implemented)."""
+import numpy as np
+
+from ...core.record import apply
+from ...ops.rules import nn as _K
+from ._input_checks import _t
+
+
+# ---- linear -----------------------------------------------------------------------------
+def linear(input, weight, bias=None):
+    """y = x W^T + b. Shapes: x (*, in), W (out, in), b (out,) -> (*, out)."""
+    x = _t(input)
+    xs, ws = x._data.shape, weight._data.shape
+    if len(ws) != 2 or not xs or xs[-1] != ws[1]:
+        xs, ws = tuple(x.shape), tuple(weight.shape)
+        rows = int(np.prod(xs[:-1])) if len(xs) > 1 else 1
+        raise RuntimeError(
+            f"linear: input of shape {xs} does not fit weight of shape {ws} (in_features = "
+            f"{ws[-1] if ws else '?'}, the input's last dimension is "
+            f"{xs[-1] if xs else '?'}): mat1 and mat2 shapes cannot be multiplied "
+            f"({rows}x{xs[-1] if xs else 0} and {ws[-1] if ws else 0}x{ws[0] if ws else 0})")
+    if bias is not None and bias._data.shape not in ((ws[0],), ()):
+        raise RuntimeError(f"linear: bias of shape {tuple(bias.shape)} does not match weight "
+                           f"of shape {tuple(weight.shape)} (expected ({weight.shape[0]},))")
+    return apply(_K.linear, x, weight, bias)
+
+
+
+def bilinear(*args, **kwargs):
+    raise NotImplementedError("bilinear is not implemented in tapegrad")

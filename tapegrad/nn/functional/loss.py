@@ -1,0 +1,444 @@
+"""torch.nn.functional's loss functions. cross_entropy, nll_loss, the BCEs, ... check
+their arguments as torch does and call a fused table entry of ops/rules/nn.py; the others
+(margin_ranking_loss, hinge_embedding_loss, triplet_margin_loss, poisson_nll_loss,
+gaussian_nll_loss, multi_margin_loss, ...) are compositions of differentiable ops, torch's
+own formula, so values and gradients match.
+"""
+import math
+import warnings
+
+import numpy as np
+
+from ...core.record import apply
+from ...creation import arange, ones_like, zeros_like
+from ...ops import functions as _F
+from ...ops.rules import nn as _K
+from ...ops.functions_more3 import pairwise_distance
+from ...tensor import Tensor
+from .._reduction import _REDUCTIONS, _reduce, _reduction
+from ._input_checks import _t
+
+
+def _class_dim_last(x, target):
+    """(N, C, d1, ...) -> (N*d1*..., C) and targets -> (N*d1*...,); (C,) -> (1, C).
+    `target` is the targets' array. (N, C) stays as it is."""
+    xs = x._data.shape
+    if len(xs) == 2:
+        return x, target, None
+    if len(xs) == 1:
+        return _F.reshape(x, (1, xs[0])), target.reshape(1), ()
+    C = xs[1]
+    perm = (0,) + tuple(range(2, len(xs))) + (1,)
+    x2 = _F.reshape(_F.permute(x, perm), (-1, C))
+    return x2, target.reshape(-1), (xs[0],) + tuple(xs[2:])
+
+
+def _check_class_target(xs, ts, name):
+    """Class-index targets of shape `ts` for an input of shape `xs` (array shapes: no
+    Tensor property calls on the loss's every call)."""
+    if len(xs) == 1:
+        if len(ts) != 0:
+            raise RuntimeError(f"{name}: for a 1-D input of shape {tuple(xs)} expected a "
+                               f"0-D target, got shape {tuple(ts)}")
+        return
+    if len(ts) == 0 or ts[0] != xs[0]:
+        raise ValueError(f"Expected input batch_size ({xs[0]}) to match target "
+                         f"batch_size ({ts[0] if ts else 0}).")
+    if tuple(ts[1:]) != tuple(xs[2:]):
+        raise RuntimeError(f"{name}: expected target of shape "
+                           f"{(xs[0],) + tuple(xs[2:])}, got {tuple(ts)}")
+
+
+def _weight_arr(weight, C, name):
+    if weight is None:
+        return None
+    w = weight._data if isinstance(weight, Tensor) else np.asarray(weight)
+    if w.shape != (C,):
+        raise RuntimeError(f"{name}: weight tensor should be defined either for all {C} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(w.shape)}")
+    return Tensor._of(w)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """Cross-entropy between logits and targets (class indices, or class probabilities).
+
+    Class-index targets use ONE fused table entry (log_softmax + pick + reduce):
+        loss_i = -w[y_i] * log_softmax(x_i)[y_i]     (mixed with the uniform target when
+                                                      label_smoothing > 0)
+        mean:  sum_i loss_i / sum_i w[y_i]  over rows whose target != ignore_index
+        dx_i = w[y_i] * (softmax(x_i) - onehot(y_i)) / sum w   ((softmax - onehot) / n
+                                                               without weights)
+    Input (N, C), (C,) or (N, C, d1, ...); target (N,), () or (N, d1, ...).
+    """
+    x = _t(input)
+    reduction = _reduction(reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    tgt = target if isinstance(target, Tensor) else Tensor._of(np.asarray(target))
+    xs = x._data.shape
+    C = xs[1] if len(xs) > 1 else xs[0]
+    if tgt._data.dtype.kind == "f":
+        return _cross_entropy_probs(x, tgt, weight, reduction, label_smoothing, C)
+    _check_class_target(xs, tgt._data.shape, "cross_entropy")
+    w = None if weight is None else _weight_arr(weight, C, "cross_entropy")
+    x2, t2, out_shape = _class_dim_last(x, tgt._data)
+    out = apply(_K.cross_entropy, x2, t2.astype(np.int64, copy=False), w,
+                ignore_index=int(ignore_index), label_smoothing=float(label_smoothing),
+                reduction=reduction)
+    if reduction == "none" and out_shape is not None:
+        out = _F.reshape(out, out_shape)
+    return out
+
+
+def _cross_entropy_probs(x, tgt, weight, reduction, label_smoothing, C):
+    """Soft targets (same shape as input): loss = -sum_c w_c t_c log_softmax(x)_c."""
+    if tuple(tgt.shape) != tuple(x.shape):
+        raise RuntimeError(f"cross_entropy: probability targets must have the input's shape "
+                           f"{tuple(x.shape)}, got {tuple(tgt.shape)}")
+    cdim = 1 if x.ndim > 1 else 0
+    if label_smoothing > 0:
+        tgt = tgt * (1 - label_smoothing) + label_smoothing / C
+    lsm = _F.log_softmax(x, cdim)
+    prod = lsm * tgt
+    if weight is not None:
+        shape = [1] * x.ndim
+        shape[cdim] = C
+        prod = prod * _F.reshape(weight, tuple(shape))
+    loss = -_F.sum(prod, dim=cdim)
+    if reduction == "mean":
+        n = x.shape[0] if x.ndim > 1 else 1
+        return _F.sum(loss) / (loss.numel() if x.ndim > 1 else 1) if n else _F.sum(loss)
+    return _reduce(loss, reduction)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log-likelihood of log-probabilities: loss_i = -w[y_i] * input[i, y_i]."""
+    x = _t(input)
+    reduction = _reduction(reduction, size_average, reduce)
+    tgt = target if isinstance(target, Tensor) else Tensor._of(np.asarray(target))
+    if tgt.dtype.kind not in "iu":
+        raise RuntimeError(f"nll_loss: expected target of integer dtype (class indices), got "
+                           f"{tgt.dtype}")
+    xs = x._data.shape
+    _check_class_target(xs, tgt._data.shape, "nll_loss")
+    C = xs[1] if len(xs) > 1 else xs[0]
+    w = None if weight is None else _weight_arr(weight, C, "nll_loss")
+    x2, t2, out_shape = _class_dim_last(x, tgt._data)
+    out = apply(_K.nll_loss, x2, t2.astype(np.int64, copy=False), w,
+                ignore_index=int(ignore_index), reduction=reduction)
+    if reduction == "none" and out_shape is not None:
+        out = _F.reshape(out, out_shape)
+    return out
+
+
+def _check_same_size(input, target, name, error=False):
+    if tuple(target.shape) != tuple(input.shape):
+        msg = (f"Using a target size ({target.shape}) that is different to the input size "
+               f"({input.shape}). This will likely lead to incorrect results due to "
+               "broadcasting. Please ensure they have the same size.")
+        if error:
+            raise ValueError(f"Using a target size ({target.shape}) that is different to the "
+                             f"input size ({input.shape}) is deprecated. Please ensure they "
+                             "have the same size.")
+        warnings.warn(msg, stacklevel=3)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """mean((x - y)^2); d/dx = 2 (x - y) / n."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _check_same_size(input, target, "mse_loss")
+    d = input - target
+    loss = d * d
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """mean(|x - y|); d/dx = sign(x - y) / n (NOTE: 0 where x == y)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _check_same_size(input, target, "l1_loss")
+    loss = _F.abs(input - target)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _check_same_size(input, target, "smooth_l1_loss")
+    d = input - target
+    ad = _F.abs(d)
+    if beta == 0:
+        return _reduce(ad, reduction)
+    loss = _F.where(ad._data < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 d^2 where |d| <= delta, delta (|d| - 0.5 delta) elsewhere."""
+    reduction = _reduction(reduction)
+    _check_same_size(input, target, "huber_loss")
+    d = input - target
+    ad = _F.abs(d)
+    loss = _F.where(ad._data <= delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL(target || exp(input)) pointwise: target (log target - input), input = log-probs.
+    reduction='batchmean' divides the sum by the batch size (the mathematical KL)."""
+    if reduction == "batchmean":
+        red = "batchmean"
+    else:
+        red = _reduction(reduction, size_average, reduce)
+    x = _t(input)
+    if log_target:
+        loss = _F.exp(target) * (target - x)
+    else:
+        t = target if isinstance(target, Tensor) else Tensor._of(np.asarray(target, dtype=x.dtype))
+        # NOTE: 0 * log 0 is taken as 0 (xlogy), as PyTorch does
+        logt = Tensor._of(np.log(np.where(t._data > 0, t._data, 1.0)).astype(t._data.dtype))
+        if t.requires_grad:
+            logt = _F.log(_F.where(t._data > 0, t, 1.0))
+        loss = t * (logt - x)
+    if red == "batchmean":
+        return _F.sum(loss) / (x.shape[0] if x.ndim else 1)
+    return _reduce(loss, red)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """-w (y log x + (1 - y) log(1 - x)) for probabilities x in [0, 1].
+
+    As in PyTorch, each log is clamped at -100 so that x = 0 or 1 gives a finite loss,
+    and the gradient is w (x - y) / max(x (1 - x), 1e-12)."""
+    x = _t(input)
+    reduction = _reduction(reduction, size_average, reduce)
+    y = target if isinstance(target, Tensor) else Tensor._of(np.asarray(target, dtype=x.dtype))
+    _check_same_size(x, y, "binary_cross_entropy", error=True)
+    xd = x._data
+    if xd.size and (np.any(xd < 0) or np.any(xd > 1) or np.any(np.isnan(xd))):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    loss = apply(_K.binary_cross_entropy, x, y)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    """BCE on logits, computed stably (never exponentiates a large positive number):
+        loss = (1 - y) x + (1 + (pw - 1) y) * log(1 + exp(-x))
+        dx   = (1 + (pw - 1) y) sigmoid(x) - pw y   (= sigmoid(x) - y without pos_weight)
+    """
+    x = _t(input)
+    reduction = _reduction(reduction, size_average, reduce)
+    y = target if isinstance(target, Tensor) else Tensor._of(np.asarray(target, dtype=x.dtype))
+    _check_same_size(x, y, "binary_cross_entropy_with_logits", error=True)
+    if pos_weight is None:
+        loss = apply(_K.bce_with_logits, x, y)
+    else:
+        loss = apply(_K.bce_with_logits_pw, x, y, pos_weight)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _sizes(t):
+    return list(t.shape)
+
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """max(0, -target * (input1 - input2) + margin); the three broadcast together."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got "
+            f"sizes: input1: torch.Size({_sizes(input1)}), input2: torch.Size({_sizes(input2)}), "
+            f"target: torch.Size({_sizes(target)}) ")
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """x where target == 1, max(0, margin - x) where target == -1 (torch adds both masks,
+    so a target that is neither gives x + max(0, margin - x))."""
+    reduction = _reduction(reduction, size_average, reduce)
+    zeros = zeros_like(input)
+    margin_clamp = (margin - input).clamp_min(0)
+    out = _F.where(target != 1, margin_clamp, zeros) + _F.where(target != -1, input, zeros)
+    return _reduce(out, reduction)
+
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-target * input)): torch's log1p(exp(.)) (not a stable softplus, so
+    the same overflow as torch for target * input below about -709)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if target.requires_grad:  # torch's kernel has no target gradient
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
+                           "to argument 'target'. This input cannot have requires_grad True.")
+    # input first, so a shape mismatch names the sizes in torch's order
+    return _reduce(_F.log1p(_F.exp(-(input * target))), reduction)
+
+
+
+def _logsigmoid(x):
+    # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): exact for both signs, as torch's kernel
+    return x.clamp_max(0) - _F.log1p(_F.exp(-x.abs()))
+
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """Binary cross-entropy with logits per class, averaged over the last (class) dim."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(None, size_average, reduce)
+    loss = -(target * _logsigmoid(input) + (1 - target) * _logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(dim=class_dim) / input.shape[class_dim]
+    if reduction not in _REDUCTIONS:  # torch checks after computing, with its own message
+        raise ValueError(f"{reduction} is not valid")
+    return _reduce(loss, reduction)
+
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """1 - cos(x1, x2) where target == 1, max(0, cos - margin) where target == -1; cos over
+    the last dim with torch's 1e-12 added to each squared norm."""
+    reduction = _reduction(reduction, size_average, reduce)
+    td = target.dim()
+    if td > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.dim() != td + 1 or input2.dim() != td + 1:
+        raise RuntimeError(f"{td}D target tensor expects {td + 1}D input tensors, but found "
+                           f"inputs with sizes {_sizes(input1)} and {_sizes(input2)}.")
+    eps = 1e-12
+    prod_sum = (input1 * input2).sum(td)
+    mag1 = (input1 * input1).sum(td) + eps
+    mag2 = (input2 * input2).sum(td) + eps
+    cos = prod_sum / (mag1 * mag2).sqrt()
+    zeros = zeros_like(cos)
+    out = (_F.where(target == 1, 1 - cos, zeros)
+           + _F.where(target == -1, (cos - margin).clamp_min(0), zeros))
+    return _reduce(out, reduction)
+
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """max(0, margin + d(a, p) - d(a, n)) with d = pairwise_distance(., ., p, eps); `swap`
+    uses min(d(a, n), d(p, n)) as the negative distance."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a, pd, n = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pd == n):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {a}D, positive {pd}D, and negative {n}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = _F.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    """exp(x) - t * x (log_input) or x - t * log(x + eps); `full` adds Stirling's
+    t log t - t + log(2 pi t) / 2 where t > 1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if log_input:
+        loss = _F.exp(input) - target * input
+    else:
+        loss = input - target * _F.log(input + eps)
+    if full:
+        stirling = target * _F.log(target) - target + 0.5 * _F.log(2 * math.pi * target)
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduce(loss, reduction)
+
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """(log(var) + (input - target)^2 / var) / 2 (+ log(2 pi) / 2 if `full`). var is the
+    input's shape, that shape without its last dim, or differs from it in one dim of size
+    1; it is clamped to eps without cutting its gradient (torch clamps under no_grad)."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * ones_like(input)
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape)[:-1] == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.dim() == var.dim()
+                  and sum(y for x, y in zip(input.shape, var.shape) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    # var - var.detach() is exactly 0 with var's gradient; adding the clamped constant
+    # gives torch's clamp_ under no_grad: clamped values, identity gradient
+    var = var - var.detach() + var.detach().clamp(min=eps)
+    loss = 0.5 * (_F.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """Per sample, sum over classes j != y of max(0, margin - x[y] + x[j])^p (times
+    weight[y]), divided by the number of classes."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    if weight is not None and weight.requires_grad:  # torch's kernel has no weight gradient
+        raise RuntimeError("The function 'multi_margin_loss' is not differentiable with respect "
+                           "to argument 'weight'. This input cannot have requires_grad True.")
+    in_shape, t_shape = _sizes(input), _sizes(target)
+    x = input if input.dim() == 2 else input.reshape(1, -1) if input.dim() < 2 else None
+    if x is None or x.shape[1] == 0:
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {in_shape}")
+    n, c = x.shape
+    if target.dim() > 1 or target.numel() != n:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{n}], but got {t_shape}. "
+            f"Input has shape {in_shape}.")
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {_sizes(weight)}")
+    t = target.reshape(n, 1)
+    if bool(((t < 0) | (t >= c)).any()):
+        raise RuntimeError("target out of range")
+    z = (margin - x.gather(1, t) + x).clamp_min(0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight[t]
+    z = _F.where(arange(c) != t, z, zeros_like(z))
+    if reduction == "none":
+        per = z.mean(dim=1)
+        # torch: a 1-D input with a 0-dim target gives a 0-dim loss
+        return per.reshape(()) if input.dim() < 2 and target.dim() == 0 else per
+    return z.mean() if reduction == "mean" else z.sum() / c

@@ -1,0 +1,209 @@
+"""torch.nn.functional's pooling functions: max_pool1d/2d, avg_pool1d/2d,
+adaptive_avg_pool1d/2d (argument translation into one table entry of ops/rules/conv.py,
+as in convolution.py) and adaptive_max_pool1d/2d.
+
+`adaptive_max_pool1d/2d` (with `return_indices`): torch's windows
+[floor(i L / out), ceil((i + 1) L / out)) as a gather plus `max(dim)`.
+
+Windows differ in length by at most one, so each is gathered at the longest length,
+a short one repeating its last index: a repeat never changes the maximum, and `max(dim)`
+picks the first maximum, the original element, so the gradient goes to one element per
+window as torch's. The 2-D pool is the max over rows of the max along each row: the
+first maximum in row-major order, torch's scan order.
+"""
+import numbers
+
+import numpy as np
+
+from ...core.record import apply, apply_saved
+from ...creation import tensor as _index_tensor
+from ...ops.rules import conv as K
+from ...ops import functions as _F
+from ...tensor import Tensor
+from ._window_args import _batched, _pair, _single, _tensor, _unbatch
+
+
+def _windows(n, out):
+    """(out, K) source indices of each window, K the longest window."""
+    starts = [(i * n) // out for i in range(out)]
+    ends = [-(-((i + 1) * n) // out) for i in range(out)]
+    k = max([e - s for s, e in zip(starts, ends)], default=1)
+    return np.array([[min(s + j, e - 1) for j in range(k)] for s, e in zip(starts, ends)],
+                    dtype=np.int64).reshape(out, k)
+
+
+def _pool_last(x, dim, out):
+    """Max over the adaptive windows of dimension `dim` (negative): values and the source
+    index along `dim` of each maximum."""
+    n = x.shape[dim]
+    idx = _windows(n, out)
+    k = idx.shape[1]
+    g = x.index_select(dim, _index_tensor(idx.reshape(-1)))
+    shape = list(g.shape)
+    d = dim % len(shape)
+    g = g.reshape(shape[:d] + [out, k] + shape[d + 1:])
+    vals, pos = g.max(dim=d + 1)
+    p = np.asarray(pos.numpy())
+    rows = np.arange(out).reshape((out,) + (1,) * (len(shape) - d - 1))
+    return vals, idx[rows, p]
+
+
+def _check_sizes(x, name, nd):
+    for d in range(x.dim() - nd, x.dim()):
+        if x.shape[d] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(x.shape)} with "
+                               f"dimension {d} being empty")
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Input (N, C, L) or (C, L) -> (..., output_size)."""
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != 1:
+            raise RuntimeError("adaptive_max_pool1d() argument 'output_size' should contain one "
+                               f"int (got {len(output_size)})")
+        output_size = output_size[0]
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "adaptive_max_pool1d)")
+    _check_sizes(input, "adaptive_max_pool1d", 1)
+    vals, idx = _pool_last(input, -1, int(output_size))
+    return (vals, _index_tensor(idx)) if return_indices else vals
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Input (N, C, H, W) or (C, H, W) -> (..., oh, ow); an output size of None keeps the
+    input's size; indices count in the flattened H * W plane, as torch's."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError("adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{list(input.shape)}")
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    if len(output_size) != 2:
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    H, W = input.shape[-2], input.shape[-1]
+    oh = H if output_size[0] is None else int(output_size[0])
+    ow = W if output_size[1] is None else int(output_size[1])
+    _check_sizes(input, "adaptive_max_pool2d", 2)
+    row_max, cols = _pool_last(input, -1, ow)        # (..., H, ow): max along each row
+    vals, rows = _pool_last(row_max, -2, oh)         # (..., oh, ow): max over the rows
+    if not return_indices:
+        return vals
+    col_of_max = np.take_along_axis(cols, rows, axis=-2)
+    return vals, _index_tensor(rows * W + col_of_max)
+
+
+def _pool_args(name, kernel_size, stride, padding, dilation=1):
+    kernel = _pair(kernel_size, "kernel_size")
+    stride = kernel if (stride is None or (not isinstance(stride, numbers.Integral)
+                                           and len(tuple(stride)) == 0)) \
+        else _pair(stride, "stride")
+    padding = _pair(padding, "padding")
+    dilation = _pair(dilation, "dilation")
+    if min(kernel) <= 0:
+        raise RuntimeError(f"{name}: kernel_size must be greater than zero, but got {kernel}")
+    if min(stride) <= 0:
+        raise RuntimeError(f"{name}: stride must be greater than zero, but got {stride}")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"{name}: dilation must be greater than zero, but got {dilation}")
+    for p, k in zip(padding, kernel):
+        if p < 0 or p > k // 2:
+            raise RuntimeError(f"{name}: pad should be smaller than or equal to half of kernel "
+                               f"size, but got pad={padding}, kernel_size={kernel}")
+    return kernel, stride, padding, dilation
+
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over each window; the gradient goes to the (first) maximum of each window and
+    overlapping windows add up. `return_indices` gives flat indices into H*W."""
+    x, was = _batched(_tensor(input), "max_pool2d", 4)
+    kernel, stride, padding, dilation = _pool_args("max_pool2d", kernel_size, stride, padding,
+                                                   dilation)
+    oh, ow = K._geometry(x.shape, kernel, stride, tuple((p, p) for p in padding), dilation,
+                         bool(ceil_mode))
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"max_pool2d: given input size {tuple(x.shape[1:])}, the calculated "
+                           f"output size ({oh}x{ow}) is too small")
+    y, saved = apply_saved(K.max_pool2d, x, kernel=kernel, stride=stride, padding=padding,
+                           dilation=dilation, ceil_mode=bool(ceil_mode))
+    out = _unbatch(y, was)
+    if return_indices:
+        idx = Tensor._of(saved["indices"].astype(np.int64))
+        return out, _unbatch(idx, was)
+    return out
+
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Mean over each window (zero padding counted unless count_include_pad=False)."""
+    x, was = _batched(_tensor(input), "avg_pool2d", 4)
+    kernel, stride, padding, _ = _pool_args("avg_pool2d", kernel_size, stride, padding)
+    if divisor_override is not None and int(divisor_override) == 0:
+        raise RuntimeError("avg_pool2d: divisor must be not zero")
+    oh = K.out_size(x.shape[2], kernel[0], stride[0], padding[0], padding[0], 1, ceil_mode)
+    ow = K.out_size(x.shape[3], kernel[1], stride[1], padding[1], padding[1], 1, ceil_mode)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"avg_pool2d: given input size {tuple(x.shape[1:])}, the calculated "
+                           f"output size ({oh}x{ow}) is too small")
+    y = apply(K.avg_pool2d, x, kernel=kernel, stride=stride, padding=padding,
+              ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
+              divisor_override=None if divisor_override is None else int(divisor_override))
+    return _unbatch(y, was)
+
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average over PyTorch's adaptive windows [floor(i*H/oh), ceil((i+1)*H/oh))."""
+    x, was = _batched(_tensor(input), "adaptive_avg_pool2d", 4)
+    if isinstance(output_size, numbers.Integral):
+        output_size = (output_size, output_size)
+    oh, ow = output_size
+    oh = x.shape[2] if oh is None else int(oh)
+    ow = x.shape[3] if ow is None else int(ow)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: output size must be positive, got "
+                           f"{(oh, ow)}")
+    y = apply(K.adaptive_avg_pool2d, x, output_size=(oh, ow))
+    return _unbatch(y, was)
+
+
+
+def _as4d_1d(x, name):
+    x, was = _batched(_tensor(x), name, 3)
+    return _F.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2])), was
+
+
+
+def _from4d_1d(y, was):
+    y = _F.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+    return _unbatch(y, was)
+
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    x4, was = _as4d_1d(input, "max_pool1d")
+    stride = _single(kernel_size) if stride is None else _single(stride)
+    y = max_pool2d(x4, (1, _single(kernel_size)), (1, stride), (0, _single(padding)),
+                   (1, _single(dilation)), ceil_mode)
+    return _from4d_1d(y, was)
+
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    x4, was = _as4d_1d(input, "avg_pool1d")
+    stride = _single(kernel_size) if stride is None else _single(stride)
+    y = avg_pool2d(x4, (1, _single(kernel_size)), (1, stride), (0, _single(padding)),
+                   ceil_mode, count_include_pad)
+    return _from4d_1d(y, was)
+
+
+
+def adaptive_avg_pool1d(input, output_size):
+    x4, was = _as4d_1d(input, "adaptive_avg_pool1d")
+    y = adaptive_avg_pool2d(x4, (1, _single(output_size)))
+    return _from4d_1d(y, was)
