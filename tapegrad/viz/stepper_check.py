@@ -82,7 +82,9 @@ def tensor_fd(entries, index, root, gradient, enabled=True):
                 for k in leaves}
     if not same:
         return {k: {"note": "replaying the recorded ops does not give the root's value "
-                            "(a random op, or a tensor changed in place since?): no check"}
+                            "(a custom autograd.Function or a checkpoint, whose forward the "
+                            "graph does not hold; a random op; a tensor changed in place "
+                            "since): no check"}
                 for k in leaves}
     seed = np.ones(()) if gradient is None else np.asarray(
         getattr(gradient, "_data", gradient), dtype=np.float64)
