@@ -87,8 +87,8 @@ def svg(vertices, root, max_nodes=200):
     height = max((y for _, y in pos.values()), default=0) + H + 2 * PAD
     parts = [f'<svg id="graph" xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" '
              f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}">',
-             '<defs><marker id="arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" '
-             'markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#889"/>'
+             '<defs><marker id="arrow" viewBox="0 0 8 8" refX="8" refY="4" markerUnits="userSpaceOnUse" markerWidth="8" '
+             'markerHeight="8" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#889"/>'
              '</marker></defs>']
     for v in vertices:
         if v["id"] not in pos:
