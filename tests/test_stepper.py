@@ -101,7 +101,7 @@ def test_non_scalar_root_with_gradient_and_several_outputs():
     torch.max(tx * tx, dim=0).values.backward(torch.tensor([1.0, -2.0, 0.5],
                                                            dtype=torch.float64))
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
-    assert page.data["seed"] == summary(seed)
+    assert page.record["seed"] == summary(seed)
     assert page.leaves[0]["fd"]["ok"]
 
 

@@ -27,7 +27,8 @@ How the walk is watched:
 The API (stable; lessons embed it):
     stepper(root, path=None, *, gradient=None, retain_graph=None, model=None,
             params=None, max_nodes=200, title=None, fd=True) -> StepperPage
-    StepperPage.html (str), .path (or None), .steps, .leaves, .vertices (lists of dicts),
+    StepperPage.html (str), .path (or None), .steps, .leaves, .vertices (lists of dicts;
+    all three, with the title and the seed, in the dict .record),
     .save(path), ._repr_html_() (an <iframe srcdoc=...>: the page's script runs in a
     notebook and its ids cannot collide with another page's).
 
@@ -59,13 +60,13 @@ class StepperPage:
     `leaves`, plain lists of dicts). In a notebook it displays itself."""
 
     def __init__(self, data, html, path):
-        self.data = data
+        self.record = data
         self.html = html
         self.path = path
 
-    vertices = property(lambda self: self.data["vertices"])
-    steps = property(lambda self: self.data["steps"])
-    leaves = property(lambda self: self.data["leaves"])
+    vertices = property(lambda self: self.record["vertices"])
+    steps = property(lambda self: self.record["steps"])
+    leaves = property(lambda self: self.record["leaves"])
 
     def save(self, path):
         """Write the page to `path` (one file, nothing else); returns the path."""
@@ -190,7 +191,7 @@ def _record_value(root, given, fd):
         vertices.append({
             "id": vid[v], "name": names[v], "kind": "op" if is_op else "leaf",
             "op": v._op, "formula": _value_formula(v, names) if is_op else "",
-            "value": _fmt(v.data), "shape": [], "grad0": _fmt(v.grad) if not is_op else "0.0",
+            "value": _fmt(v.item()), "shape": [], "grad0": _fmt(v.grad) if not is_op else "0.0",
             "inputs": [vid[c] for c in v._children], "root": v is root})
     before = {v: v.grad for v in order}
     steps, by_v, count = [], {}, {}
@@ -226,7 +227,7 @@ def _record_value(root, given, fd):
     return {"kind": "Value", "vertices": vertices, "steps": steps, "leaves": leaves,
             "seed": "1.0", "root": vid[root],
             "forward": [f"{names[v]} = {_value_formula(v, names) + ' = ' if v._op or v._children else ''}"
-                        f"{_fmt(v.data)}" for v in order]}
+                        f"{_fmt(v.item())}" for v in order]}
 
 
 # ---- Tensor graphs -----------------------------------------------------------------

@@ -147,18 +147,18 @@ def value_fd(root, order, leaves, enabled=True):
         vals = []
         for k, v in enumerate(order):
             if not (v._op or v._children):
-                vals.append(Value(x if k == k_leaf else v.data))
+                vals.append(Value(x if k == k_leaf else v.item()))
                 continue
             vals.append(_value_op(v)(*[vals[pos[c]] for c in v._children]))
-        return vals[pos[root]].data
+        return vals[pos[root]].item()
 
     leaf_pos = [k for k, v in enumerate(order) if not (v._op or v._children)]
-    if abs(f(-1, 0.0) - root.data) > 1e-12 * max(1.0, abs(root.data)):
+    if abs(f(-1, 0.0) - root.item()) > 1e-12 * max(1.0, abs(root.item())):
         return [{"note": "replaying the graph does not give the root's value: no check"}
                 for _ in leaves]
     out = []
     for k in leaf_pos:
-        x = order[k].data
+        x = order[k].item()
         h = 1e-6 * max(1.0, abs(x))
         out.append({"idx": [0], "fd": [(f(k, x + h) - f(k, x - h)) / (2 * h)],
                     "dtype": "float64"})
