@@ -341,6 +341,14 @@ def _record_tensor(root, gradient, retain_graph, given, fd):
                 "shares": []}
             steps.append(step)
         t = node.inputs[i]
+        if (id(t.grad_fn) if t.grad_fn is not None else id(t)) not in index:
+            # (an input the walk rebased after an in-place change: not in the graph as
+            # recorded before backward; its share is still counted by the engine)
+            step["shares"].append({"to": "", "to_name": "(a tensor changed in place)",
+                                   "input": node.op.input_name(i), "share": summary(gi),
+                                   "summed": "", "fitted": summary(gi), "count": 1,
+                                   "after": "-", "leaf": False})
+            return
         j, o = where(t)
         data = np.asarray(t._data)
         gi_a = np.asarray(getattr(gi, "_data", gi))

@@ -1,7 +1,7 @@
 """The stepper page's graph picture: a layered layout computed here, drawn as inline SVG.
 
 Forward flows left to right. A value's column is its depth: the longest path from a
-leaf (so every edge points right). Within a column the values are ordered by the mean
+leaf (so every edge points right); a leaf stands in the column before its first consumer. Within a column the values are ordered by the mean
 row of their inputs, then of their consumers (a few barycenter sweeps), which keeps
 most edges short without any layout library. Graphs larger than `max_nodes` values
 draw the `max_nodes` nearest the root (breadth first from it, against the edges) and
@@ -39,14 +39,17 @@ def layout(vertices, root, max_nodes=200):
     depth = {}
     for v in drawn:  # children first: one pass gives the longest path
         depth[v["id"]] = 1 + max((depth[i] for i in v["inputs"] if i in depth), default=-1)
-    cols = {}
-    for v in drawn:
-        cols.setdefault(depth[v["id"]], []).append(v["id"])
     consumers = {}
     for v in drawn:
         for i in v["inputs"]:
             if i in keep:
                 consumers.setdefault(i, []).append(v["id"])
+    for v in drawn:  # a leaf sits just before its first consumer, not far left of it
+        if not v["inputs"] and consumers.get(v["id"]):
+            depth[v["id"]] = min(depth[c] for c in consumers[v["id"]]) - 1
+    cols = {}
+    for v in drawn:
+        cols.setdefault(depth[v["id"]], []).append(v["id"])
     inputs = {v["id"]: [i for i in v["inputs"] if i in keep] for v in drawn}
     row = {}
     for c in sorted(cols):
