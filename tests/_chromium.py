@@ -35,7 +35,7 @@ def find():
     """The Chromium executable, or None."""
     env = os.environ.get("TAPEGRAD_CHROMIUM")
     if env:
-        return env
+        return shutil.which(env)  # None when it names nothing executable
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)
         if path:

@@ -182,3 +182,20 @@ def test_bad_input_gets_a_clear_error():
     y.backward()
     with pytest.raises(RuntimeError, match="freed by a backward pass"):
         tg.viz.stepper(y)
+
+
+def test_value_with_a_hand_written_backward():
+    # micrograd's style: a node whose `_backward` closure the user wrote
+    a = Value(2.0, label="a")
+    five_a = Value(a.item() * 5, (a,), "x5")
+
+    def _backward():
+        a.grad += 5 * five_a.grad
+    five_a._backward = _backward
+    page = tg.viz.stepper(five_a * a)
+    assert a.grad == 20.0 == page.leaves[0]["grad"]
+    last = page.steps[-1]
+    assert last["note"].endswith("custom _backward ran (not narrated)")
+    assert [(sh["share"], sh["after"], sh["count"]) for sh in last["shares"]] == \
+        [("10.0", "20.0", 2)]
+    assert "cannot replay" in page.leaves[0]["fd"]["text"]

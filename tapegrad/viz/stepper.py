@@ -194,7 +194,7 @@ def _record_value(root, given, fd):
             "value": _fmt(v.item()), "shape": [], "grad0": _fmt(v.grad) if not is_op else "0.0",
             "inputs": [vid[c] for c in v._children], "root": v is root})
     before = {v: v.grad for v in order}
-    steps, by_v, count = [], {}, {}
+    steps, by_v, count, last = [], {}, {}, {}
 
     def observer(v, i, c, contribution):
         step = by_v.get(v)
@@ -203,10 +203,20 @@ def _record_value(root, given, fd):
                               "rule": _value_rule(v, names), "g": _fmt(v.grad),
                               "g_shape": [], "shares": []}
             steps.append(step)
-        if c is None:
+        if c is None:  # a hand-written `_backward` ran: show what it added to each child
             step["note"] = value_line(names, v, i, c, contribution)
+            for k, ch in enumerate(v._children):
+                prev = last.get(ch, before[ch] if not (ch._op or ch._children) else 0.0)
+                count[ch] = count.get(ch, 0) + 1
+                last[ch] = ch.grad
+                step["shares"].append({
+                    "to": vid[ch], "to_name": names[ch], "input": f"child {k}",
+                    "share": _fmt(ch.grad - prev), "summed": "", "fitted": _fmt(ch.grad - prev),
+                    "count": count[ch], "after": _fmt(ch.grad),
+                    "leaf": not (ch._op or ch._children), "line": ""})
             return
         count[c] = count.get(c, 0) + 1
+        last[c] = c.grad
         step["shares"].append({
             "to": vid[c], "to_name": names[c], "input": f"child {i}",
             "share": _fmt(contribution), "summed": "", "fitted": _fmt(contribution),
