@@ -47,7 +47,7 @@ from ..core.engine import sum_to
 from ..tensor import Tensor
 from ..value import Value, run_backward, topo_order
 from . import stepper_check, stepper_page
-from .explain import num, param_names, rule_text, value_line, value_names
+from .explain import _summed_axes, formula, num, param_names, rule_text, value_line, value_names
 from .rules_text import VALUE_TEXT
 
 __all__ = ["stepper", "StepperPage", "summary"]
@@ -146,15 +146,6 @@ def _exact(a):
 
 # ---- Value graphs ------------------------------------------------------------------
 
-def _value_formula(v, names):
-    op, args = v._op, [names[c] for c in v._children]
-    if op in ("+", "*", "**"):
-        return f" {op} ".join(args)
-    if op.startswith("**"):
-        return f"{args[0]}{op}"
-    return f"{op}({', '.join(args)})"
-
-
 def _value_rule(v, names):
     """The rule as tg.explain states it: one `child.grad += ...` template per child."""
     op = v._op
@@ -190,7 +181,7 @@ def _record_value(root, given, fd):
         is_op = bool(v._op or v._children)
         vertices.append({
             "id": vid[v], "name": names[v], "kind": "op" if is_op else "leaf",
-            "op": v._op, "formula": _value_formula(v, names) if is_op else "",
+            "op": v._op, "formula": formula(v, names) if is_op else "",
             "value": _fmt(v.item()), "shape": [], "grad0": _fmt(v.grad) if not is_op else "0.0",
             "inputs": [vid[c] for c in v._children], "root": v is root})
     before = {v: v.grad for v in order}
@@ -236,8 +227,9 @@ def _record_value(root, given, fd):
         lf["before"] = _fmt(lf["before"])
     return {"kind": "Value", "vertices": vertices, "steps": steps, "leaves": leaves,
             "seed": "1.0", "root": vid[root],
-            "forward": [f"{names[v]} = {_value_formula(v, names) + ' = ' if v._op or v._children else ''}"
-                        f"{_fmt(v.item())}" for v in order]}
+            "forward": [f"{names[v]} = "
+                        + (f"{formula(v, names)} = " if v._op or v._children else "")
+                        + _fmt(v.item()) for v in order]}
 
 
 # ---- Tensor graphs -----------------------------------------------------------------
@@ -410,9 +402,3 @@ def _record_tensor(root, gradient, retain_graph, given, fd):
             "seed": seed, "root": vid[index[id(root.grad_fn)]] if root.grad_fn is not None
             else vid[0], "forward": fwd_lines}
 
-
-def _summed_axes(gshape, shape):
-    gshape, shape = tuple(gshape), tuple(shape)
-    lead = len(gshape) - len(shape)
-    return tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)

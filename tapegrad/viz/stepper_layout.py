@@ -1,11 +1,11 @@
 """The stepper page's graph picture: a layered layout computed here, drawn as inline SVG.
 
 Forward flows left to right. A value's column is its depth: the longest path from a
-leaf (so every edge points right); a leaf stands in the column before its first consumer. Within a column the values are ordered by the mean
-row of their inputs, then of their consumers (a few barycenter sweeps), which keeps
-most edges short without any layout library. Graphs larger than `max_nodes` values
-draw the `max_nodes` nearest the root (breadth first from it, against the edges) and
-say how many were left out.
+leaf (so every edge points right); a leaf stands in the column before its first
+consumer. Within a column the values are ordered by the mean row of their inputs, then
+of their consumers (a few barycenter sweeps), which keeps most edges short without any
+layout library. Graphs larger than `max_nodes` values draw the `max_nodes` nearest the
+root (breadth first from it, against the edges) and say how many were left out.
 """
 import html
 
@@ -90,8 +90,8 @@ def svg(vertices, root, max_nodes=200):
     height = max((y for _, y in pos.values()), default=0) + H + 2 * PAD
     parts = [f'<svg id="graph" xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" '
              f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}">',
-             '<defs><marker id="arrow" viewBox="0 0 8 8" refX="8" refY="4" markerUnits="userSpaceOnUse" markerWidth="8" '
-             'markerHeight="8" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#889"/>'
+             '<defs><marker id="arrow" viewBox="0 0 8 8" refX="8" refY="4" '
+             'markerUnits="userSpaceOnUse" markerWidth="8" markerHeight="8" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#889"/>'
              '</marker></defs>']
     for v in vertices:
         if v["id"] not in pos:
