@@ -50,7 +50,7 @@ from . import stepper_check, stepper_page
 from .explain import _summed_axes, formula, num, param_names, rule_text, value_line, value_names
 from .rules_text import VALUE_TEXT
 
-__all__ = ["stepper", "StepperPage", "summary"]
+__all__ = ["stepper", "StepperPage", "summary", "short"]
 
 SMALL = 12  # arrays of at most this many elements are shown in full
 
@@ -134,6 +134,24 @@ def summary(a):
                 f"max {f.max():.4g}, |.| {np.sqrt((f * f).sum()):.4g}")
 
 
+def short(a):
+    """A value in a few characters, for a box of the graph: a number, up to 3 numbers,
+    or the shape and the mean."""
+    if a is None:
+        return "-"
+    if isinstance(a, (list, tuple)):
+        return "(" + ", ".join(short(x) for x in a) + ")"
+    a = np.asarray(getattr(a, "_data", a))
+    if a.ndim == 0:
+        return _fmt(a)
+    if a.size <= 3:
+        return "[" + ", ".join(f"{float(x):.4g}" for x in a.reshape(-1)) + "]"
+    with np.errstate(all="ignore"):
+        mean = float(a.astype(np.float64).mean())
+    return "(" + ",".join(map(str, a.shape)) + ("," if a.ndim == 1 else "") + \
+        f") mean {mean:.4g}"
+
+
 def _shape(a):
     return list(np.shape(getattr(a, "_data", a)))
 
@@ -182,7 +200,8 @@ def _record_value(root, given, fd):
         vertices.append({
             "id": vid[v], "name": names[v], "kind": "op" if is_op else "leaf",
             "op": v._op, "formula": formula(v, names) if is_op else "",
-            "value": _fmt(v.item()), "shape": [], "grad0": _fmt(v.grad) if not is_op else "0.0",
+            "value": _fmt(v.item()), "short": _fmt(v.item()), "shape": [],
+            "grad0": _fmt(v.grad) if not is_op else "0.0",
             "inputs": [vid[c] for c in v._children], "root": v is root})
     before = {v: v.grad for v in order}
     steps, by_v, count, last = [], {}, {}, {}
@@ -203,7 +222,7 @@ def _record_value(root, given, fd):
                 step["shares"].append({
                     "to": vid[ch], "to_name": names[ch], "input": f"child {k}",
                     "share": _fmt(ch.grad - prev), "summed": "", "fitted": _fmt(ch.grad - prev),
-                    "count": count[ch], "after": _fmt(ch.grad),
+                    "count": count[ch], "after": _fmt(ch.grad), "after_short": _fmt(ch.grad),
                     "leaf": not (ch._op or ch._children), "line": ""})
             return
         count[c] = count.get(c, 0) + 1
@@ -211,7 +230,8 @@ def _record_value(root, given, fd):
         step["shares"].append({
             "to": vid[c], "to_name": names[c], "input": f"child {i}",
             "share": _fmt(contribution), "summed": "", "fitted": _fmt(contribution),
-            "count": count[c], "after": _fmt(c.grad), "leaf": not (c._op or c._children),
+            "count": count[c], "after": _fmt(c.grad), "after_short": _fmt(c.grad),
+            "leaf": not (c._op or c._children),
             "line": value_line(names, v, i, c, contribution)})
 
     run_backward(root, observer)
@@ -226,7 +246,7 @@ def _record_value(root, given, fd):
         lf["fd"] = stepper_check.compare(c, lf["grad"], lf["before"], "float64")
         lf["before"] = _fmt(lf["before"])
     return {"kind": "Value", "vertices": vertices, "steps": steps, "leaves": leaves,
-            "seed": "1.0", "root": vid[root],
+            "seed": "1.0", "seed_short": "1.0", "root": vid[root],
             "forward": [f"{names[v]} = "
                         + (f"{formula(v, names)} = " if v._op or v._children else "")
                         + _fmt(v.item()) for v in order]}
@@ -315,14 +335,16 @@ def _record_tensor(root, gradient, retain_graph, given, fd):
             formula = f"{obj.op.name}({', '.join(args)}{', ' + extra if extra else ''})"
             vertices.append({"id": vid[k], "name": names[k], "kind": "op", "op": obj.op.name,
                              "formula": formula, "rule": rule_text(obj.op),
-                             "value": summary(val), "shape": _shape(val if not isinstance(
+                             "value": summary(val), "short": short(val),
+                             "shape": _shape(val if not isinstance(
                                  val, tuple) else val[0]), "grad0": "-", "inputs": ins,
                              "root": obj is root.grad_fn})
         else:
             t = obj
             vertices.append({"id": vid[k], "name": names[k], "kind": e["kind"], "op": "",
-                             "formula": "", "value": summary(t), "shape": _shape(t),
-                             "grad0": summary(t.grad) if t.grad is not None else "None",
+                             "formula": "", "value": summary(t), "short": short(t),
+                             "shape": _shape(t),
+                             "grad0": short(t.grad) if t.grad is not None else "None",
                              "inputs": [], "root": t is root})
         v = vertices[-1]
         fwd_lines.append(f"{v['name']} = {v['formula'] + ' = ' if v['formula'] else ''}"
@@ -349,7 +371,7 @@ def _record_tensor(root, gradient, retain_graph, given, fd):
             step["shares"].append({"to": "", "to_name": "(a tensor changed in place)",
                                    "input": node.op.input_name(i), "share": summary(gi),
                                    "summed": "", "fitted": summary(gi), "count": 1,
-                                   "after": "-", "leaf": False})
+                                   "after": "-", "after_short": "-", "leaf": False})
             return
         j, o = where(t)
         data = np.asarray(t._data)
@@ -372,6 +394,7 @@ def _record_tensor(root, gradient, retain_graph, given, fd):
                                                  else ""),
             "input": node.op.input_name(i), "share": summary(gi_a), "summed": summed,
             "fitted": summary(fitted), "count": count[key], "after": summary(acc[key]),
+            "after_short": short(acc[key]),
             "leaf": entries[j]["kind"] == "leaf"})
 
     leaf_objs = [e["obj"] for e in entries if e["kind"] == "leaf"]
@@ -398,7 +421,8 @@ def _record_tensor(root, gradient, retain_graph, given, fd):
                        "fd": stepper_check.compare(check.get(k), None if gr is None
                                                    else gr._data, b, str(t._data.dtype))})
     seed = "1.0" if gradient is None else summary(gradient)
+    seed_short = "1.0" if gradient is None else short(gradient)
+    top = vid[index[id(root.grad_fn)]] if root.grad_fn is not None else vid[0]
     return {"kind": "Tensor", "vertices": vertices, "steps": steps, "leaves": leaves,
-            "seed": seed, "root": vid[index[id(root.grad_fn)]] if root.grad_fn is not None
-            else vid[0], "forward": fwd_lines}
+            "seed": seed, "seed_short": seed_short, "root": top, "forward": fwd_lines}
 

@@ -78,7 +78,7 @@ def _esc(s):
     return html.escape(str(s), quote=True)
 
 
-def _clip(s, n=24):
+def _clip(s, n=23):
     s = str(s)
     return s if len(s) <= n else s[:n - 1] + "\u2026"
 
@@ -112,16 +112,14 @@ def svg(vertices, root, max_nodes=200):
         x, y = pos[v["id"]]
         head = v["name"] if v["kind"] != "op" or v["name"] == v["op"] else \
             f'{v["name"]}' + (f' ({v["op"]})' if not v["name"].startswith(v["op"]) else "")
-        shape = ("(" + ",".join(map(str, v["shape"])) + ("," if len(v["shape"]) == 1 else "")
-                 + ")") if v["shape"] else ""
-        val = f"{shape} {v['value']}" if shape and len(v["value"]) > 14 else v["value"]
+        val = v["short"]
         cls = f'vertex {v["kind"]}' + (" root" if v["root"] else "")
         parts.append(
             f'<g class="{cls}" id="v-{v["id"]}" data-id="{v["id"]}" '
             f'transform="translate({x:.0f},{y:.0f})"><title>{_esc(v["formula"] or v["name"])}'
             f'</title><rect width="{W}" height="{H}" rx="6"/>'
             f'<text x="6" y="15" class="vname">{_esc(_clip(head))}</text>'
-            f'<text x="6" y="31" class="vval">{_esc(_clip("data " + val, 27))}</text>'
+            f'<text x="6" y="31" class="vval">{_esc(_clip("data " + val, 23))}</text>'
             f'<text x="6" y="47" class="vgrad" id="g-{v["id"]}"></text></g>')
     parts.append("</svg>")
     return "".join(parts), left_out

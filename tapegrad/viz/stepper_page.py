@@ -76,7 +76,7 @@ def render(data, max_nodes=200):
         nv=len(data["vertices"]), nl=len(data["leaves"]), seed=_e(data["seed"]),
         svg=picture, note=note, steps=steps, forward=forward,
         leaves=_leaf_rows(data["leaves"]), data=_dumps(
-            {k: data[k] for k in ("kind", "vertices", "steps", "root", "seed")}),
+            {k: data[k] for k in ("kind", "vertices", "steps", "root", "seed", "seed_short")}),
         css=_CSS, js=_JS)
 
 
@@ -129,15 +129,16 @@ D.vertices.forEach(function(v){ byId[v.id] = v; });
 function el(id){ return document.getElementById(id); }
 function esc(s){ return String(s).replace(/[&<>"]/g, function(c){
   return {"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"}[c]; }); }
+function clip(s, n){ return s.length <= n ? s : s.slice(0, n - 1) + "\u2026"; }
 function gradsAt(k){
   // each value's gradient as shown after k steps: the latest running sum it received
   var g = {};
   D.vertices.forEach(function(v){ if (v.kind === "leaf" && v.grad0 !== "None" &&
     v.grad0 !== "0.0" && v.grad0 !== "-") g[v.id] = v.grad0 + " (earlier)"; });
-  if (k >= 1) g[D.root] = D.seed + " (seed)";
+  if (k >= 1) g[D.root] = D.seed_short + " (seed)";
   for (var s = 0; s < k; s++) {
     D.steps[s].shares.forEach(function(sh){
-      g[sh.to] = sh.after + (sh.count > 1 ? "  (" + sh.count + " uses)" : "");
+      g[sh.to] = sh.after_short + (sh.count > 1 ? " (" + sh.count + " uses)" : "");
     });
   }
   return g;
@@ -183,7 +184,7 @@ function show(k){
   var g = gradsAt(cur);
   D.vertices.forEach(function(v){
     var t = el("g-" + v.id);
-    if (t) t.textContent = g[v.id] !== undefined ? "grad " + g[v.id] : "";
+    if (t) t.textContent = g[v.id] !== undefined ? clip("grad " + g[v.id], 23) : "";
     var b = el("v-" + v.id);
     if (b) b.classList.remove("current", "done", "target");
   });
