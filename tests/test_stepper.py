@@ -199,3 +199,18 @@ def test_value_with_a_hand_written_backward():
     assert [(sh["share"], sh["after"], sh["count"]) for sh in last["shares"]] == \
         [("10.0", "20.0", 2)]
     assert "cannot replay" in page.leaves[0]["fd"]["text"]
+
+
+def test_the_check_has_a_budget(monkeypatch):
+    from tapegrad.viz import stepper_check
+    monkeypatch.setattr(stepper_check, "BUDGET", 8)
+    model = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.Tanh(), tg.nn.Linear(4, 1))
+    page = tg.viz.stepper(model(tg.randn(5, 3)).sum(), model=model)
+    assert [lf["fd"]["text"].split(" of ")[0] for lf in page.leaves] == ["ok: 1"] * 4
+    monkeypatch.setattr(stepper_check, "SECONDS", -1)
+    page = tg.viz.stepper(model(tg.randn(5, 3)).sum(), model=model)
+    assert all(lf["fd"]["text"].startswith("not checked: the check's -1 s")
+               for lf in page.leaves)
+    a = Value(1.0)
+    page = tg.viz.stepper(a * a)
+    assert page.leaves[0]["fd"]["text"].startswith("not checked")

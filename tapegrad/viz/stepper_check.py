@@ -8,8 +8,11 @@ is re-derived by hand. A replay that does not give the root's value back (a rand
 an in-place change since recording, a hand-written `_backward`) is reported as such and
 no check is made. Tensor graphs are replayed in float64 (float leaves cast), so the
 differences measure the rule, not float32 rounding. At most `PER_LEAF` elements of each
-leaf are checked, spread over the leaf.
+leaf are checked, spread over the leaf, fewer when there are many leaves (`BUDGET`
+replays in all, and at most `SECONDS`).
 """
+import time
+
 import numpy as np
 
 from ..core.tensor_base import TensorBase
@@ -18,6 +21,8 @@ from ..value import Value
 __all__ = ["replay_values", "tensor_fd", "value_fd", "compare"]
 
 PER_LEAF = 6
+BUDGET = 400     # forward replays for all leaves together (each element costs two)
+SECONDS = 20     # and at most this long: the remaining leaves are reported unchecked
 
 
 def _replay(entries, index, override=None, f64=False):
@@ -69,8 +74,8 @@ def _root_value(vals, root, index):
     return v[root._out - 1] if root._out else v
 
 
-def _spread(size):
-    n = min(size, PER_LEAF)
+def _spread(size, most=None):
+    n = min(size, PER_LEAF if most is None else most)
     return sorted(set(np.linspace(0, size - 1, n).round().astype(int).tolist())) if n else []
 
 
@@ -99,13 +104,21 @@ def tensor_fd(entries, index, root, gradient, enabled=True):
                                                root, index)))
 
     out = {}
+    # a budget of forward replays: a model with many parameter tensors gets fewer
+    # elements checked per leaf (at least one) instead of a page that takes minutes
+    per_leaf = max(1, min(PER_LEAF, BUDGET // max(1, 2 * len(leaves))))
+    start = time.monotonic()
     for k in leaves:
         x = entries[k]["obj"]._data
         if x.dtype.kind != "f":
             out[k] = {"note": f"a {x.dtype} leaf has no finite differences"}
             continue
+        if time.monotonic() - start > SECONDS:
+            out[k] = {"note": f"not checked: the check's {SECONDS} s were spent on the "
+                              "leaves above (stepper(..., fd=False) skips it)"}
+            continue
         x64 = x.astype(np.float64)
-        idx, fds = _spread(x.size), []
+        idx, fds = _spread(x.size, per_leaf), []
         for i in idx:
             h = 1e-6 * max(1.0, abs(float(x64.flat[i])))
             xp_, xm = x64.copy(), x64.copy()
@@ -162,7 +175,12 @@ def value_fd(root, order, leaves, enabled=True):
         return [{"note": "replaying the graph does not give the root's value: no check"}
                 for _ in leaves]
     out = []
+    start = time.monotonic()
     for k in leaf_pos:
+        if time.monotonic() - start > SECONDS:
+            out.append({"note": f"not checked: the check's {SECONDS} s were spent on the "
+                                "leaves above (stepper(..., fd=False) skips it)"})
+            continue
         x = order[k].item()
         h = 1e-6 * max(1.0, abs(x))
         out.append({"idx": [0], "fd": [(f(k, x + h) - f(k, x - h)) / (2 * h)],
