@@ -140,3 +140,22 @@ def test_mlp_loss(tmp_path):
     assert problems == []
     _check_shown(shown, {n: p.grad.numpy() for n, p in model.named_parameters()})
     assert all(lf["fd"]["ok"] for lf in page.leaves)
+
+
+def test_notebook_view_runs_inside_its_iframe(tmp_path):
+    a, b = Value(1.5, label="a"), Value(-2.0, label="b")
+    page = tg.viz.stepper((a * b + a).relu() + b * b)
+    host = tmp_path / "notebook.html"   # what a notebook's output cell holds
+    host.write_text("<!DOCTYPE html><html><body><p>cell output</p>" + page._repr_html_() +
+                    "</body></html>", encoding="utf-8")
+    inner = "document.querySelector('iframe').contentDocument"
+    with _chromium.Browser(EXE) as br:
+        br.open(host)
+        assert int(br.eval(inner + ".body.dataset.steps")) == len(page.steps) == 5
+        br.eval(inner + ".getElementById('next').click()")
+        assert br.eval(inner + ".body.dataset.step") == "1"
+        grads = json.loads(br.eval(
+            "JSON.stringify(Array.from(" + inner + ".querySelectorAll('tr[data-leaf]'))"
+            ".map(function(r){ return [r.dataset.leaf, JSON.parse(r.dataset.grad)]; }))"))
+        assert dict(grads) == {"a": a.grad, "b": b.grad}
+        assert br.problems() == []
