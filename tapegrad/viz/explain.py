@@ -147,32 +147,35 @@ def _fill(template, fields):
     return "".join(out)
 
 
+def value_line(names, v, i, c, contribution):
+    """One narrated line: `c.grad += <rule> = <numbers> -> <c.grad>`, for the observer
+    call of `run_backward` that added `contribution` into child `c` (input `i` of `v`)."""
+    if c is None:
+        return f"{names[v]}: custom _backward ran (not narrated)"
+    tmpl = VALUE_TEXT.get(_value_key(v))
+    cname = names[c]
+    if tmpl is None:
+        return (f"{cname}.grad += d({names[v]})/d({cname}) * {names[v]}.grad "
+                f"= {num(contribution)} -> {num(c.grad)}")
+    ch = v._children
+    fields = {"out": names[v], "g": v.grad, "ans": v.data,
+              "x": names[ch[0]], "xd": ch[0].data}
+    if len(ch) > 1:
+        fields.update(y=names[ch[1]], yd=ch[1].data, ym1=ch[1].data - 1)
+    if _value_key(v) == "**c":   # the exponent as micrograd's label writes it
+        k = v._op[2:]
+        e = float(k) - 1
+        fields.update(c=k, cm1=int(e) if e.is_integer() and "." not in k else e)
+    form, numbers = tmpl[i]
+    return f"{cname}.grad += {_fill(form, fields)} = {_fill(numbers, fields)} -> {num(c.grad)}"
+
+
 def _explain_value(root, given):
     names = value_names(root, given)
     lines = []
 
     def observer(v, i, c, contribution):
-        if c is None:
-            lines.append(f"{names[v]}: custom _backward ran (not narrated)")
-            return
-        tmpl = VALUE_TEXT.get(_value_key(v))
-        cname = names[c]
-        if tmpl is None:
-            lines.append(f"{cname}.grad += d({names[v]})/d({cname}) * {names[v]}.grad "
-                         f"= {num(contribution)} -> {num(c.grad)}")
-            return
-        ch = v._children
-        fields = {"out": names[v], "g": v.grad, "ans": v.data,
-                  "x": names[ch[0]], "xd": ch[0].data}
-        if len(ch) > 1:
-            fields.update(y=names[ch[1]], yd=ch[1].data, ym1=ch[1].data - 1)
-        if _value_key(v) == "**c":   # the exponent as micrograd's label writes it
-            k = v._op[2:]
-            e = float(k) - 1
-            fields.update(c=k, cm1=int(e) if e.is_integer() and "." not in k else e)
-        form, numbers = tmpl[i]
-        lines.append(f"{cname}.grad += {_fill(form, fields)} = {_fill(numbers, fields)}"
-                     f" -> {num(c.grad)}")
+        lines.append(value_line(names, v, i, c, contribution))
 
     run_backward(root, observer)
     return lines
