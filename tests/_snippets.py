@@ -69,4 +69,5 @@ def fill_parameters_float32(torch, model, scale=0.1):
     with torch.no_grad():
         for k, p in enumerate(model.parameters()):
             n = p.numel()
-            p.copy_((torch.sin(torch.arange(n, dtype=torch.float32) * 0.7 + k) * scale).view(p.shape))
+            vals = torch.sin(torch.arange(n, dtype=torch.float32) * 0.7 + k) * scale
+            p.copy_(vals.view(p.shape))
