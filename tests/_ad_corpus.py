@@ -4,7 +4,7 @@ Used by the forward-mode, higher-order and mode-identity tests. Each entry is
 (name, fn(lib, *xs), shapes, domain): `lib` is `tapegrad` or `torch`, the xs are
 float64 tensors of the given shapes drawn from the domain ("real", "pos" = (0.5, 2),
 "sep" = distinct values so max/min/sort have no ties). If the shared op database
-(tests/opdb.py) exists, `opdb_calls()` adds its entries too.
+(tests/opdb/) exists, `opdb_calls()` adds its entries too.
 """
 import numpy as np
 
@@ -73,7 +73,7 @@ def sample(rng, shape, domain):
 def opdb_calls():
     """(name, tg_call, torch_call, arrays) from the shared op database, if it exists."""
     try:
-        import opdb  # noqa: F401  (tests/opdb.py, written by another helper)
+        import opdb  # noqa: F401  (tests/opdb/, the op database)
     except Exception:
         return []
     out = []

@@ -1,9 +1,9 @@
 """Op-database machinery: `OpInfo`, `Sample`, input domains and sample helpers.
 
-The entries themselves live in `tests/opdb.py` (core ops) and in `tests/opdb_<area>.py`
-files (one per helper/area, each defining a list `ENTRIES`); `opdb.OP_DB` collects them
-all. This file only holds the shared vocabulary, so that extension files can
-`from _opinfo import OpInfo, Sample, ...` without importing opdb (no import cycle).
+The entries themselves live in `tests/opdb/<family>.py` (one module per op family,
+each defining a list `ENTRIES`); `opdb.OP_DB` collects them all. This file only holds
+the shared vocabulary, so that family files can `from _opinfo import OpInfo, Sample,
+...` without importing opdb (no import cycle).
 
 An entry's functions are called as `tg_fn(*args, **kwargs)` / `torch_fn(*args, **kwargs)`
 with the SAME sample: NumPy float arrays become tensors (requiring grad unless the

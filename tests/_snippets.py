@@ -52,3 +52,22 @@ def assert_same_output(program, rtol=1e-4, atol=1e-6):
         raise AssertionError(f"{b!r} where torch prints {a!r}\ntorch printed:\n{want}\n"
                              f"tapegrad printed:\n{got}")
     return want
+
+
+def fill_parameters(torch, module, scale=0.3):
+    """Deterministic parameters for `module` of library `torch` (the two libraries'
+    random streams differ): sin(0.7 k + i) * scale for the k-th value of parameter i."""
+    with torch.no_grad():
+        for i, p in enumerate(module.parameters()):
+            vals = np.sin(np.arange(p.numel()) * 0.7 + i).reshape(tuple(p.shape)) * scale
+            p.copy_(torch.from_numpy(vals))
+
+
+def fill_parameters_float32(torch, model, scale=0.1):
+    """Every parameter of `model` from a fixed formula computed by library `torch` in
+    float32, sin(0.7 k + i) * scale, so both libraries start from the same weights."""
+    with torch.no_grad():
+        for k, p in enumerate(model.parameters()):
+            n = p.numel()
+            vals = torch.sin(torch.arange(n, dtype=torch.float32) * 0.7 + k) * scale
+            p.copy_(vals.view(p.shape))

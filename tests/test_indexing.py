@@ -2,7 +2,7 @@
 and the speed of the integer-array paths (Embedding, cross-entropy picking).
 
 Values, gradients, gradcheck and second order of the differentiable indexing ops are in
-tests/opdb_shape.py (run by tests/test_opdb.py).
+tests/opdb/indexing.py (run by tests/test_opdb.py).
 """
 
 import numpy as np

@@ -2,7 +2,8 @@
 against torch: the functions without a gradient (searchsorted, bucketize, isin,
 unique_consecutive, the logical ops in place, memory queries, legacy constructors), the
 in-place forms (with their gradients), and the errors: same exception type, same message
-start. (Values and gradients of the differentiable ones: tests/opdb_methods2.py.)
+start. (Values and gradients of the differentiable ones: the op database,
+tests/opdb/<family>.py.)
 """
 import numpy as np
 import pytest

@@ -4,7 +4,7 @@ signbit, broadcast_shapes, resize_, scatter_reduce's prod and integer forms), dt
 results (integers promoted to float), the gradients at the special points torch defines
 (xlogy at x = 0, sinc at 0, copysign at 0), the in-place forms with their gradients, and
 the errors: same exception type, same message start. (Values and gradients of the
-differentiable ones: tests/opdb_methods3.py.)
+differentiable ones: the op database, tests/opdb/<family>.py.)
 """
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Differential tests of every op-database entry (tests/opdb.py) against PyTorch.
+"""Differential tests of every op-database entry (tests/opdb/) against PyTorch.
 
 For every entry and sample:
   * forward values and first-order gradients vs PyTorch, float64 (rtol 1e-10) and
@@ -213,8 +213,8 @@ def test_every_table_op_has_an_entry():
     covered = covered_ops()
     missing = sorted(set(OPS) - covered - set(PENDING))
     assert not missing, (f"table ops with no op-database entry: {missing}. Add an entry to "
-                         "tests/opdb.py or tests/opdb_<area>.py (see the docstring of "
-                         "tests/opdb.py)")
+                         "tests/opdb/<family>.py (see the docstring of "
+                         "tests/opdb/__init__.py)")
     stale = sorted(set(PENDING) & covered)
     assert not stale, f"remove from opdb.PENDING (they have entries now): {stale}"
     unknown = sorted({e.name for e in OP_DB} - set(OPS) - _composites())

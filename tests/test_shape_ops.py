@@ -1,9 +1,10 @@
 """Shape ops beyond the op database: forward-mode rules, errors as PyTorch, speed.
 
 Values, gradients, gradcheck, second order and hypothesis runs of every shape and
-indexing op are in the op database (tests/opdb_shape.py, run by tests/test_opdb.py).
+indexing op are in the op database (tests/opdb/shape_views.py and
+tests/opdb/indexing.py, run by tests/test_opdb.py).
 Here:
-  * the mode identity <u, J v> = <J^T u, v> for every entry of opdb_shape (the JVP
+  * the mode identity <u, J v> = <J^T u, v> for every entry of those two families (the JVP
     rules of the table against its VJP rules), with PyTorch's forward mode as a
     second reference for the J v values;
   * error cases: same exception type as PyTorch, messages naming the op and shapes;
@@ -16,7 +17,18 @@ import torch
 import torch.func
 
 import tapegrad as tg
-from opdb_shape import ENTRIES
+from opdb.indexing import ENTRIES as INDEXING
+from opdb.shape_views import ENTRIES as SHAPE_VIEWS
+
+# The ops of ops/shape.py and ops/indexing.py. The two families hold other entries too:
+# products of other modules whose table op is a shape or indexing one (median runs as
+# gather, scatter_reduce, as_strided, ...); those are not this file's subject.
+SHAPE_AND_INDEX_OPS = {
+    "squeeze", "unsqueeze", "flatten", "unflatten", "repeat", "permute", "cat", "stack",
+    "narrow", "select", "flip", "roll", "tril", "triu", "pad", "getitem", "setitem", "gather",
+    "scatter", "scatter_add", "index_select", "index_add", "masked_fill"}
+ENTRIES = [e for e in SHAPE_VIEWS + INDEXING
+           if e.name in SHAPE_AND_INDEX_OPS and "median" not in e.variant]
 
 
 def _cases():

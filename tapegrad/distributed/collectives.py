@@ -9,8 +9,9 @@ collective warns and does nothing. Every wait is bounded by the group's timeout.
 """
 import numpy as np
 
-import tapegrad as tg
-
+from ..core.grad_mode import no_grad
+from ..creation import from_numpy
+from ..tensor import Tensor
 from .process_group import arrive, comm_for, mpi, resolve, timeout_of, wait_all
 
 __all__ = ["ReduceOp", "Work", "all_reduce", "broadcast", "all_gather",
@@ -40,7 +41,7 @@ def _mpi_op(op, what):
 
 
 def _check_tensor(t, what, arg="tensor"):
-    if not isinstance(t, tg.Tensor):
+    if not isinstance(t, Tensor):
         raise TypeError(f"{what}: {arg} must be a tapegrad Tensor, got {type(t).__name__}")
 
 
@@ -55,8 +56,8 @@ def _member_comm(group, what, **tensors):
 
 def _write(t, arr):
     """Write `arr` into tensor `t` in place (version counter bumped)."""
-    with tg.no_grad():
-        t.copy_(tg.from_numpy(np.asarray(arr, dtype=t._data.dtype).reshape(t._data.shape)))
+    with no_grad():
+        t.copy_(from_numpy(np.asarray(arr, dtype=t._data.dtype).reshape(t._data.shape)))
 
 
 class Work:

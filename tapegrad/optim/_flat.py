@@ -27,7 +27,7 @@ __all__ = ["FlatPack"]
 class FlatPack:
     """Buffers `names` of `params` (one dtype) as views of flat arrays, with scratch."""
 
-    def __init__(self, params, names, dtype):
+    def __init__(self, params, names, dtype, step_dtype=np.float32):
         self.params = tuple(params)
         shapes = [p._data.shape for p in params]
         sizes = [p._data.size for p in params]
@@ -37,7 +37,7 @@ class FlatPack:
         self.views = {}
         for name in names:
             if name == "step":  # one 0-d counter per parameter (torch's state layout)
-                flat = np.zeros(len(params), np.float32)
+                flat = np.zeros(len(params), step_dtype)
                 views = [flat[i:i + 1].reshape(()) for i in range(len(params))]
             else:
                 flat = np.zeros(total, dtype)

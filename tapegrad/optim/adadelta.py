@@ -37,23 +37,18 @@ class Adadelta(Optimizer):
     @_no_grad_step
     def step(self, closure=None):
         """One update of every parameter that has a gradient. Returns closure() if given."""
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
-            for p in params:
-                st = self.state.setdefault(p, {})
-                if len(st) == 0:  # lazy state init at the first step
-                    st["step"] = Tensor._of(np.zeros((), np.float32))
-                    st["square_avg"] = Tensor._of(np.zeros_like(p._data))
-                    st["acc_delta"] = Tensor._of(np.zeros_like(p._data))
-            states = [self.state[p] for p in params]
-            adadelta([p._data for p in params], [p.grad._data for p in params],
-                     [s["square_avg"]._data for s in states],
-                     [s["acc_delta"]._data for s in states], [s["step"]._data for s in states],
-                     lr=group["lr"], rho=group["rho"], eps=group["eps"],
-                     weight_decay=group["weight_decay"], maximize=group["maximize"])
-            self._bump(params)
-        return loss
+        return self._step(closure)
+
+    def _init_state(self, p, group):
+        return {"step": self._new_step(), "square_avg": Tensor._of(np.zeros_like(p._data)),
+                "acc_delta": Tensor._of(np.zeros_like(p._data))}
+
+    def _update(self, group, params, states):
+        adadelta([p._data for p in params], [p.grad._data for p in params],
+                 [s["square_avg"]._data for s in states],
+                 [s["acc_delta"]._data for s in states], [s["step"]._data for s in states],
+                 lr=group["lr"], rho=group["rho"], eps=group["eps"],
+                 weight_decay=group["weight_decay"], maximize=group["maximize"])
 
 
 def adadelta(params, grads, square_avgs, acc_deltas, state_steps, *, lr, rho, eps,

@@ -43,30 +43,24 @@ class Adagrad(Optimizer):
                         maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
         for group in self.param_groups:
-            for p in group["params"]:
-                self._init_state(p)
-
-    def _init_state(self, p):
-        st = self.state.setdefault(p, {})
-        if len(st) == 0:
-            st["step"] = Tensor._of(np.zeros((), np.float32))
-            st["sum"] = Tensor._of(
-                np.full_like(p._data, self.defaults["initial_accumulator_value"]))
-        return st
+            self._group_states(group, group["params"])
 
     @_no_grad_step
     def step(self, closure=None):
         """One update of every parameter that has a gradient. Returns closure() if given."""
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
-            states = [self._init_state(p) for p in params]
-            adagrad([p._data for p in params], [p.grad._data for p in params],
-                    [s["sum"]._data for s in states], [s["step"]._data for s in states],
-                    lr=group["lr"], weight_decay=group["weight_decay"],
-                    lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"])
-            self._bump(params)
-        return loss
+        return self._step(closure)
+
+    def _init_state(self, p, group):
+        # torch takes the accumulator's start from the constructor's defaults, not the group
+        return {"step": self._new_step(fused=bool(group["fused"])),
+                "sum": Tensor._of(
+                    np.full_like(p._data, self.defaults["initial_accumulator_value"]))}
+
+    def _update(self, group, params, states):
+        adagrad([p._data for p in params], [p.grad._data for p in params],
+                [s["sum"]._data for s in states], [s["step"]._data for s in states],
+                lr=group["lr"], weight_decay=group["weight_decay"],
+                lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"])
 
 
 def adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay, lr_decay, eps,

@@ -40,39 +40,39 @@ class Adam(Optimizer):
     @_no_grad_step
     def step(self, closure=None):
         """One update of every parameter that has a gradient. Returns closure() if given."""
-        loss = self._closure_loss(closure)
-        for gi, group in enumerate(self.param_groups):
-            params = [p for p in group["params"] if p.grad is not None]
-            beta1, beta2 = group["betas"]
-            pack = (self._pack(gi, group, params) if group.get("foreach") is not False
-                    else None)
-            if pack is not None:
-                adam_flat(pack, [p._data for p in params], [p.grad._data for p in params],
-                          amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2,
-                          lr=group["lr"], weight_decay=group["weight_decay"],
-                          eps=group["eps"], maximize=group["maximize"],
-                          decoupled_weight_decay=group.get("decoupled_weight_decay", False))
-                self._bump(params)
-                continue
-            for p in params:
-                st = self.state.setdefault(p, {})
-                if len(st) == 0:  # lazy state init at the first step
-                    st["step"] = Tensor._of(np.zeros((), np.float32))
-                    st["exp_avg"] = Tensor._of(np.zeros_like(p._data))
-                    st["exp_avg_sq"] = Tensor._of(np.zeros_like(p._data))
-                    if group["amsgrad"]:
-                        st["max_exp_avg_sq"] = Tensor._of(np.zeros_like(p._data))
-            states = [self.state[p] for p in params]
-            adam([p._data for p in params], [p.grad._data for p in params],
-                 [s["exp_avg"]._data for s in states], [s["exp_avg_sq"]._data for s in states],
-                 [s["max_exp_avg_sq"]._data for s in states] if group["amsgrad"] else [],
-                 [s["step"]._data for s in states],
-                 amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
-                 weight_decay=group["weight_decay"], eps=group["eps"],
-                 maximize=group["maximize"],
-                 decoupled_weight_decay=group.get("decoupled_weight_decay", False))
-            self._bump(params)
-        return loss
+        return self._step(closure)
+
+    def _init_state(self, p, group):
+        st = {"step": self._new_step(fused=bool(group["fused"])),
+              "exp_avg": Tensor._of(np.zeros_like(p._data)),
+              "exp_avg_sq": Tensor._of(np.zeros_like(p._data))}
+        if group["amsgrad"]:
+            st["max_exp_avg_sq"] = Tensor._of(np.zeros_like(p._data))
+        return st
+
+    def _update(self, group, params, states):
+        beta1, beta2 = group["betas"]
+        adam([p._data for p in params], [p.grad._data for p in params],
+             [s["exp_avg"]._data for s in states], [s["exp_avg_sq"]._data for s in states],
+             [s["max_exp_avg_sq"]._data for s in states] if group["amsgrad"] else [],
+             [s["step"]._data for s in states],
+             amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
+             weight_decay=group["weight_decay"], eps=group["eps"],
+             maximize=group["maximize"],
+             decoupled_weight_decay=group.get("decoupled_weight_decay", False))
+
+    def _update_fast(self, gi, group, params):
+        """The group's FlatPack update (`foreach` not False and the pack fits)."""
+        pack = self._pack(gi, group, params) if group.get("foreach") is not False else None
+        if pack is None:
+            return False
+        beta1, beta2 = group["betas"]
+        adam_flat(pack, [p._data for p in params], [p.grad._data for p in params],
+                  amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2,
+                  lr=group["lr"], weight_decay=group["weight_decay"],
+                  eps=group["eps"], maximize=group["maximize"],
+                  decoupled_weight_decay=group.get("decoupled_weight_decay", False))
+        return True
 
     def _names(self, group):
         return ("step", "exp_avg", "exp_avg_sq") + (
@@ -89,7 +89,9 @@ class Adam(Optimizer):
             return pack if steps.min() == steps.max() else None
         if not FlatPack.fits(params) or any(self.state.get(p) for p in params):
             return None
-        pack = packs[gi] = FlatPack(params, self._names(group), params[0]._data.dtype)
+        step_dtype = self._new_step(bool(group["fused"]))._data.dtype
+        pack = packs[gi] = FlatPack(params, self._names(group), params[0]._data.dtype,
+                                    step_dtype)
         pack.install(self.state)
         return pack
 
@@ -103,7 +105,12 @@ class Adam(Optimizer):
             if (group.get("foreach") is False or not FlatPack.fits(params)
                     or not all(set(names) <= set(self.state.get(p, ())) for p in params)):
                 continue
-            pack = packs[gi] = FlatPack(params, names, params[0]._data.dtype)
+            # a loaded `step` keeps its dtype (torch casts only capturable/fused ones)
+            step_dtypes = {np.asarray(self.state[p]["step"]._data).dtype for p in params}
+            if len(step_dtypes) != 1:
+                continue
+            pack = packs[gi] = FlatPack(params, names, params[0]._data.dtype,
+                                        step_dtypes.pop())
             pack.install(self.state, copy_from_state=True)
 
 
@@ -128,7 +135,7 @@ class AdamW(Adam):
 def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad,
          beta1, beta2, lr, weight_decay, eps, maximize, decoupled_weight_decay=False):
     """The Adam / AdamW math on arrays; everything is updated in place (state_steps are
-    0-d float32 arrays, incremented here)."""
+    0-d arrays of torch's scalar dtype, incremented here)."""
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]

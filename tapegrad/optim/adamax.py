@@ -30,24 +30,19 @@ class Adamax(Optimizer):
     @_no_grad_step
     def step(self, closure=None):
         """One update of every parameter that has a gradient. Returns closure() if given."""
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
-            for p in params:
-                st = self.state.setdefault(p, {})
-                if len(st) == 0:  # lazy state init at the first step
-                    st["step"] = Tensor._of(np.zeros((), np.float32))
-                    st["exp_avg"] = Tensor._of(np.zeros_like(p._data))
-                    st["exp_inf"] = Tensor._of(np.zeros_like(p._data))
-            states = [self.state[p] for p in params]
-            beta1, beta2 = group["betas"]
-            adamax([p._data for p in params], [p.grad._data for p in params],
-                   [s["exp_avg"]._data for s in states], [s["exp_inf"]._data for s in states],
-                   [s["step"]._data for s in states], eps=group["eps"], beta1=beta1,
-                   beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
-                   maximize=group["maximize"])
-            self._bump(params)
-        return loss
+        return self._step(closure)
+
+    def _init_state(self, p, group):
+        return {"step": self._new_step(), "exp_avg": Tensor._of(np.zeros_like(p._data)),
+                "exp_inf": Tensor._of(np.zeros_like(p._data))}
+
+    def _update(self, group, params, states):
+        beta1, beta2 = group["betas"]
+        adamax([p._data for p in params], [p.grad._data for p in params],
+               [s["exp_avg"]._data for s in states], [s["exp_inf"]._data for s in states],
+               [s["step"]._data for s in states], eps=group["eps"], beta1=beta1,
+               beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
+               maximize=group["maximize"])
 
 
 def adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps, beta1, beta2, lr,

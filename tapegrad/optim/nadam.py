@@ -6,7 +6,7 @@ Per parameter p with gradient g, step t = 1, 2, ... (PyTorch's formulation):
     g <- -g                                   if maximize
     p <- p * (1 - lr * wd)                    decoupled_weight_decay (NAdamW)
     g <- g + wd * p                           otherwise (L2 in the gradient)
-    P <- P * mu_t                             state 'mu_product' (a 0-d float32 tensor)
+    P <- P * mu_t                             state 'mu_product' (0-d, torch's scalar dtype)
     m <- m + (1 - beta1) * (g - m);  v <- beta2 * v + (1 - beta2) * g * g
     d = sqrt(v / (1 - beta2^t)) + eps
     p <- p - lr (1 - mu_t) / (1 - P) * g / d - lr mu_{t+1} / (1 - P mu_{t+1}) * m / d
@@ -36,27 +36,23 @@ class NAdam(Optimizer):
     @_no_grad_step
     def step(self, closure=None):
         """One update of every parameter that has a gradient. Returns closure() if given."""
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
-            for p in params:
-                st = self.state.setdefault(p, {})
-                if len(st) == 0:  # lazy state init at the first step
-                    st["step"] = Tensor._of(np.zeros((), scalar_dtype()))
-                    st["mu_product"] = Tensor._of(np.ones((), scalar_dtype()))
-                    st["exp_avg"] = Tensor._of(np.zeros_like(p._data))
-                    st["exp_avg_sq"] = Tensor._of(np.zeros_like(p._data))
-            states = [self.state[p] for p in params]
-            beta1, beta2 = group["betas"]
-            nadam([p._data for p in params], [p.grad._data for p in params],
-                  [s["exp_avg"]._data for s in states], [s["exp_avg_sq"]._data for s in states],
-                  [s["mu_product"]._data for s in states], [s["step"]._data for s in states],
-                  beta1=beta1, beta2=beta2, lr=group["lr"],
-                  weight_decay=group["weight_decay"], momentum_decay=group["momentum_decay"],
-                  eps=group["eps"], decoupled_weight_decay=group["decoupled_weight_decay"],
-                  maximize=group["maximize"])
-            self._bump(params)
-        return loss
+        return self._step(closure)
+
+    def _init_state(self, p, group):
+        return {"step": self._new_step(),
+                "mu_product": Tensor._of(np.ones((), scalar_dtype())),
+                "exp_avg": Tensor._of(np.zeros_like(p._data)),
+                "exp_avg_sq": Tensor._of(np.zeros_like(p._data))}
+
+    def _update(self, group, params, states):
+        beta1, beta2 = group["betas"]
+        nadam([p._data for p in params], [p.grad._data for p in params],
+              [s["exp_avg"]._data for s in states], [s["exp_avg_sq"]._data for s in states],
+              [s["mu_product"]._data for s in states], [s["step"]._data for s in states],
+              beta1=beta1, beta2=beta2, lr=group["lr"],
+              weight_decay=group["weight_decay"], momentum_decay=group["momentum_decay"],
+              eps=group["eps"], decoupled_weight_decay=group["decoupled_weight_decay"],
+              maximize=group["maximize"])
 
 
 def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, *, beta1, beta2, lr,

@@ -20,6 +20,7 @@ import numpy as np
 from ..autograd.why_no_grad import warn_on_first_step
 from ..core.grad_mode import enable_grad, recording_off
 from ..tensor import Tensor
+from ._arrays import scalar_dtype
 
 __all__ = ["Optimizer", "required"]
 
@@ -118,6 +119,48 @@ class Optimizer:
 
     def step(self, closure=None):
         raise NotImplementedError
+
+    # ---- the step scaffold every built-in optimizer shares ---------------------------
+    # torch's shape: `step` gathers each group's parameters that have a gradient, makes
+    # their state at the first step (`_init_group`), then one plain function updates the
+    # arrays. A subclass's `step` is `return self._step(closure)` under @_no_grad_step;
+    # it supplies `_init_state` (a fresh state dict) and `_update` (the array function's
+    # call), and may supply `_update_fast` (a path that gives the same bits faster).
+    def _step(self, closure):
+        """One update of every parameter that has a gradient; returns closure()'s loss."""
+        loss = self._closure_loss(closure)
+        for gi, group in enumerate(self.param_groups):
+            params = [p for p in group["params"] if p.grad is not None]
+            if not self._update_fast(gi, group, params):
+                self._update(group, params, self._group_states(group, params))
+            self._bump(params)
+        return loss
+
+    def _group_states(self, group, params):
+        """Each parameter's state dict, made by `_init_state` the first time it steps."""
+        states = []
+        for p in params:
+            st = self.state.get(p)
+            if not st:
+                st = self.state[p] = self._init_state(p, group)
+            states.append(st)
+        return states
+
+    def _init_state(self, p, group):
+        raise NotImplementedError
+
+    def _update(self, group, params, states):
+        raise NotImplementedError
+
+    def _update_fast(self, gi, group, params):
+        """Update group `gi` on a faster path and return True, or return False."""
+        return False
+
+    @staticmethod
+    def _new_step(fused=False):
+        """A fresh `step` counter: a 0-d tensor of torch's dtype (`_get_scalar_dtype`):
+        float32 for fused, else float64 under a float64 default dtype, else float32."""
+        return Tensor._of(np.zeros((), np.float32 if fused else scalar_dtype()))
 
     # ---- helpers for subclasses ------------------------------------------------------
     @staticmethod

@@ -16,7 +16,7 @@ Per parameter p with gradient g, step t = 1, 2, ... (PyTorch's formulation):
 import numpy as np
 
 from ..tensor import Tensor
-from ._arrays import lerp_, scalar_dtype
+from ._arrays import lerp_
 from .optimizer import Optimizer, _no_grad_step
 
 __all__ = ["RAdam", "radam"]
@@ -36,25 +36,20 @@ class RAdam(Optimizer):
     @_no_grad_step
     def step(self, closure=None):
         """One update of every parameter that has a gradient. Returns closure() if given."""
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
-            for p in params:
-                st = self.state.setdefault(p, {})
-                if len(st) == 0:  # lazy state init at the first step
-                    st["step"] = Tensor._of(np.zeros((), scalar_dtype()))
-                    st["exp_avg"] = Tensor._of(np.zeros_like(p._data))
-                    st["exp_avg_sq"] = Tensor._of(np.zeros_like(p._data))
-            states = [self.state[p] for p in params]
-            beta1, beta2 = group["betas"]
-            radam([p._data for p in params], [p.grad._data for p in params],
-                  [s["exp_avg"]._data for s in states], [s["exp_avg_sq"]._data for s in states],
-                  [s["step"]._data for s in states], beta1=beta1, beta2=beta2, lr=group["lr"],
-                  weight_decay=group["weight_decay"], eps=group["eps"],
-                  decoupled_weight_decay=group["decoupled_weight_decay"],
-                  maximize=group["maximize"])
-            self._bump(params)
-        return loss
+        return self._step(closure)
+
+    def _init_state(self, p, group):
+        return {"step": self._new_step(), "exp_avg": Tensor._of(np.zeros_like(p._data)),
+                "exp_avg_sq": Tensor._of(np.zeros_like(p._data))}
+
+    def _update(self, group, params, states):
+        beta1, beta2 = group["betas"]
+        radam([p._data for p in params], [p.grad._data for p in params],
+              [s["exp_avg"]._data for s in states], [s["exp_avg_sq"]._data for s in states],
+              [s["step"]._data for s in states], beta1=beta1, beta2=beta2, lr=group["lr"],
+              weight_decay=group["weight_decay"], eps=group["eps"],
+              decoupled_weight_decay=group["decoupled_weight_decay"],
+              maximize=group["maximize"])
 
 
 def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, beta1, beta2, lr,

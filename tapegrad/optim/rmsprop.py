@@ -41,30 +41,26 @@ class RMSprop(Optimizer):
     @_no_grad_step
     def step(self, closure=None):
         """One update of every parameter that has a gradient. Returns closure() if given."""
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
-            for p in params:
-                st = self.state.setdefault(p, {})
-                if len(st) == 0:
-                    st["step"] = Tensor._of(np.zeros((), np.float32))
-                    st["square_avg"] = Tensor._of(np.zeros_like(p._data))
-                    if group["momentum"] > 0:
-                        st["momentum_buffer"] = Tensor._of(np.zeros_like(p._data))
-                    if group["centered"]:
-                        st["grad_avg"] = Tensor._of(np.zeros_like(p._data))
-            states = [self.state[p] for p in params]
-            rmsprop([p._data for p in params], [p.grad._data for p in params],
-                    [s["square_avg"]._data for s in states],
-                    [s["grad_avg"]._data for s in states] if group["centered"] else [],
-                    [s["momentum_buffer"]._data for s in states] if group["momentum"] > 0
-                    else [],
-                    [s["step"]._data for s in states],
-                    lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
-                    weight_decay=group["weight_decay"], momentum=group["momentum"],
-                    centered=group["centered"], maximize=group["maximize"])
-            self._bump(params)
-        return loss
+        return self._step(closure)
+
+    def _init_state(self, p, group):
+        st = {"step": self._new_step(), "square_avg": Tensor._of(np.zeros_like(p._data))}
+        if group["momentum"] > 0:
+            st["momentum_buffer"] = Tensor._of(np.zeros_like(p._data))
+        if group["centered"]:
+            st["grad_avg"] = Tensor._of(np.zeros_like(p._data))
+        return st
+
+    def _update(self, group, params, states):
+        rmsprop([p._data for p in params], [p.grad._data for p in params],
+                [s["square_avg"]._data for s in states],
+                [s["grad_avg"]._data for s in states] if group["centered"] else [],
+                [s["momentum_buffer"]._data for s in states] if group["momentum"] > 0
+                else [],
+                [s["step"]._data for s in states],
+                lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                weight_decay=group["weight_decay"], momentum=group["momentum"],
+                centered=group["centered"], maximize=group["maximize"])
 
 
 def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, *, lr,

@@ -13,6 +13,7 @@ The update, per parameter p with gradient g (PyTorch's formulation):
 """
 import numpy as np
 
+from ..tensor import Tensor
 from .optimizer import Optimizer, _no_grad_step, required
 
 __all__ = ["SGD", "sgd"]
@@ -38,45 +39,40 @@ class SGD(Optimizer):
     @_no_grad_step
     def step(self, closure=None):
         """One update of every parameter that has a gradient. Returns closure() if given."""
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            if (group["momentum"] == 0 and group["weight_decay"] == 0
-                    and not group["maximize"]):
-                # plain SGD (the common case): `sgd`'s update `p -= lr * g`, the same
-                # arithmetic, in one loop with the version bump (no per-step lists)
-                lr = group["lr"]
-                for p in group["params"]:
-                    g = p.grad
-                    if g is not None:
-                        d = p._data
-                        d -= lr * g._data
-                        p._version[0] += 1
-                continue
-            params = [p for p in group["params"] if p.grad is not None]
-            bufs = []
-            if group["momentum"] != 0:
-                for p in params:
-                    b = self.state.get(p, {}).get("momentum_buffer")
-                    bufs.append(None if b is None else b._data)
-            else:
-                bufs = [None] * len(params)
-            sgd([p._data for p in params], [p.grad._data for p in params], bufs,
-                weight_decay=group["weight_decay"], momentum=group["momentum"],
-                lr=group["lr"], dampening=group["dampening"], nesterov=group["nesterov"],
-                maximize=group["maximize"])
-            if group["momentum"] != 0:
-                for p, b in zip(params, bufs):
-                    st = self.state.setdefault(p, {})
-                    old = st.get("momentum_buffer")
-                    if old is None or old._data is not b:
-                        st["momentum_buffer"] = _wrap(b)
-            self._bump(params)
-        return loss
+        return self._step(closure)
 
+    def _group_states(self, group, params):
+        # torch keeps SGD state only with momentum, and makes no buffer before the first
+        # step: `sgd` starts it AT the gradient (so there is no `_init_state`)
+        if group["momentum"] == 0:
+            return [None] * len(params)
+        return [self.state.get(p) for p in params]
 
-def _wrap(arr):
-    from ..tensor import Tensor
-    return Tensor._of(arr)
+    def _update(self, group, params, states):
+        bufs = [None if st is None or st.get("momentum_buffer") is None
+                else st["momentum_buffer"]._data for st in states]
+        sgd([p._data for p in params], [p.grad._data for p in params], bufs,
+            weight_decay=group["weight_decay"], momentum=group["momentum"],
+            lr=group["lr"], dampening=group["dampening"], nesterov=group["nesterov"],
+            maximize=group["maximize"])
+        if group["momentum"] != 0:
+            for p, st, b in zip(params, states, bufs):
+                if st is None:
+                    st = self.state[p] = {}
+                old = st.get("momentum_buffer")
+                if old is None or old._data is not b:
+                    st["momentum_buffer"] = Tensor._of(b)
+
+    def _update_fast(self, gi, group, params):
+        """Plain SGD (the common case): `sgd`'s update `p -= lr * g`, the same arithmetic,
+        in one loop (no per-step lists)."""
+        if group["momentum"] != 0 or group["weight_decay"] != 0 or group["maximize"]:
+            return False
+        lr = group["lr"]
+        for p in params:
+            d = p._data
+            d -= lr * p.grad._data
+        return True
 
 
 def sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr, dampening,

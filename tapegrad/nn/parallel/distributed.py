@@ -28,11 +28,13 @@ import contextlib
 
 import numpy as np
 
-import tapegrad as tg
+from tapegrad.core.grad_mode import is_grad_enabled, no_grad
 from tapegrad.core.node import AccumulateGrad
 from tapegrad import distributed as dist
 from tapegrad.distributed import process_group as _pg
 from tapegrad.distributed.node_reduce import NodeReducer, add_parts
+from tapegrad.creation import from_numpy
+from tapegrad.tensor import Tensor
 
 from ..modules.module import Module
 
@@ -82,7 +84,7 @@ def _output_tensors(out):
     found, stack = [], [out]
     while stack:
         o = stack.pop()
-        if isinstance(o, tg.Tensor):
+        if isinstance(o, Tensor):
             found.append(o)
         elif isinstance(o, (list, tuple)):
             stack.extend(o)
@@ -222,9 +224,9 @@ class DistributedDataParallel(Module):
             bufs.append(buf)
         _pg.wait_all(reqs, "DistributedDataParallel's broadcast of parameters and buffers",
                      _pg.timeout_of(self._comm))
-        with tg.no_grad():
+        with no_grad():
             for t, buf in zip(tensors, bufs):
-                t.copy_(tg.from_numpy(buf))
+                t.copy_(from_numpy(buf))
 
     def _build_buckets(self, cap):
         """Reverse registration order, one dtype per bucket, 1 MB first bucket."""
@@ -244,7 +246,7 @@ class DistributedDataParallel(Module):
 
     # ---- forward ----------------------------------------------------------------------
     def forward(self, *inputs, **kwargs):
-        sync = tg.is_grad_enabled() and self.require_backward_grad_sync
+        sync = is_grad_enabled() and self.require_backward_grad_sync
         if self._expect_hooks and self._ready:
             self._raise_unfinished()
         # torch decides the buffer broadcast from the PREVIOUS forward's mode (its
@@ -380,7 +382,7 @@ class DistributedDataParallel(Module):
                 add_parts(parts, off, off + n, avg)
             if not (g is not None and g._data.shape == shape
                     and _address(g._data) == _address(avg)):
-                p.grad = tg.Tensor._of(avg)
+                p.grad = Tensor._of(avg)
             return
         if (g is not None and g.grad_fn is None and g._data.shape == shape
                 and g._data.dtype == b.dtype and g._data.flags.writeable
@@ -388,7 +390,7 @@ class DistributedDataParallel(Module):
             out = g._data
         else:
             out = np.empty(shape, dtype=b.dtype)
-            p.grad = tg.Tensor._of(out)
+            p.grad = Tensor._of(out)
         if parts is not None:
             add_parts(parts, off, off + n, out)
         else:

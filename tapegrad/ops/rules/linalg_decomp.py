@@ -68,7 +68,7 @@ def _svd_forward(x, full_matrices=False):
 # The factor entries' forward hands out what the first entry computed (a keyword), so
 # strict mode's finite differences of one such entry alone are 0: it skips them. Their
 # rules are checked where the whole decomposition is differentiated: the op database's
-# gradcheck of torch.linalg.svd/eigh/qr (tests/opdb_linalg2.py), and strict mode on the
+# gradcheck of torch.linalg.svd/eigh/qr (tests/opdb/linalg.py), and strict mode on the
 # first entry of each.
 _FACTOR_STRICT = ("the forward hands out a factor the decomposition's first entry "
                   "computed: finite differences of this entry alone are 0")

@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-import tapegrad as tg
+from ...creation import randperm
+from ...random import Generator
 
 __all__ = ["DistributedSampler"]
 
@@ -56,8 +57,8 @@ class DistributedSampler:
     def __iter__(self):
         n = len(self.dataset)
         if self.shuffle:
-            g = tg.Generator().manual_seed(self.seed + self.epoch)
-            indices = tg.randperm(n, generator=g)._data.tolist()
+            g = Generator().manual_seed(self.seed + self.epoch)
+            indices = randperm(n, generator=g)._data.tolist()
         else:
             indices = list(range(n))
         if not self.drop_last:

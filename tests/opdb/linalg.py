@@ -1,19 +1,14 @@
-"""Op-database entries for the cross product, determinants, inverses, solves and
-decompositions (ops/rules/linalg_solve.py, ops/rules/linalg_decomp.py): values and gradients
-against torch (float64, float32), gradcheck, second order (tests/test_opdb.py), forward
-mode (tests/test_forward_mode.py).
+"""Op-database entries: torch.linalg: cross, det, slogdet, inv, solve, svd, eigh, qr, cholesky,
+vector_norm, svdvals, renorm.
 
-The matrices are drawn where the functions are smooth, as torch's own OpInfos draw
-them: diagonally dominant (well conditioned, either sign of det) for det/inv/solve;
-distinct singular values and eigenvalues for svd/eigh; symmetric positive definite
-(A A^T + I, formed inside the call) for cholesky. Singular vectors and eigenvectors
-are defined up to sign, and LAPACK's choice may differ between NumPy's and torch's
-builds, so those entries compare gauge-invariant functions of them (S; U diag(w) U^T;
-U diag(w) Vh; U * U), as torch's tests do.
+Values and gradients against torch in float64 and float32, gradcheck, second order,
+hypothesis where `hyp` is set (tests/test_opdb.py), forward mode (tests/test_forward_mode.py).
 """
 import numpy as np
 
-from _opinfo import Domain, Sample, op
+from _opinfo import Domain, SEPARATED, Sample, op, unary_samples
+from opdb.samples import _matrix_samples, _shapes
+
 
 WIDE_F32 = (2e-4, 2e-5)  # factorizations in float32: LAPACK's rounding differs
 
@@ -45,7 +40,6 @@ def _matrices(kind, shapes, **kw):
 
 
 SQUARE = [((3, 3),), ((1, 1),), ((2, 4, 4),), ((2, 1, 2, 2),)]
-DOMINANT = Domain("dominant", -3.0, 3.0, _dominant)
 
 
 def _w(lib, k, like):
@@ -75,6 +69,34 @@ def _eigh_invariants(lib, a, **kw):
 
 def _spd(lib, a):
     return a @ a.mT + 0.5 * lib.eye(a.shape[-1], dtype=a.dtype)
+
+
+# renorm: rows of norms on both sides of maxnorm = 1.5
+ROWS = Domain("rows", -3.0, 3.0, lambda rng, s: rng.uniform(-1.5, 1.5, s))
+
+
+# ---- vector norms -----------------------------------------------------------------------
+_NORM_SPECS = [(((5,),), {}), (((2, 3, 4),), {}), (((),), {}),
+               (((3, 4),), {"dim": 1}), (((3, 4),), {"dim": 0, "keepdim": True}),
+               (((2, 3, 4),), {"dim": (0, 2)}), (((2, 3, 4),), {"dim": (-1, 1), "keepdim": True})]
+
+
+def _norm_samples(ords):
+    def gen(rng, info):
+        out = []
+        for o in ords:
+            for (shapes, kw) in _NORM_SPECS:
+                out.append(Sample((SEPARATED.sample(rng, shapes[0]),), {"ord": o, **kw}))
+        return out
+    return gen
+
+
+def _norm_zero_samples(rng, info):
+    z = np.zeros((2, 3))
+    z[1] = [0.5, -1.0, 2.0]
+    return [Sample((z,), {"ord": o, "dim": 1}, gradcheck=False, note="zero row")
+            for o in (2, 1, 3.0, 1.5, np.inf, 0.5)] + \
+        [Sample((np.zeros(3),), {"ord": 2}, gradcheck=False, note="zero vector")]
 
 
 ENTRIES = [
@@ -146,4 +168,30 @@ ENTRIES = [
        _matrices(_dominant, [((3, 3),), ((2, 4, 4),), ((1, 1),)]), f32_tol=WIDE_F32),
     op("cholesky", lambda lib, a: lib.linalg.cholesky(_spd(lib, a), upper=True),
        _matrices(_dominant, [((3, 3),)]), variant="upper", f32_tol=WIDE_F32),
+    op("renorm", lambda lib, x, **kw: x.renorm(**kw), _shapes(
+        (((3, 4),), dict(p=2, dim=0, maxnorm=1.5)), (((3, 4),), dict(p=1, dim=1, maxnorm=1.5)),
+        (((2, 3, 2),), dict(p=3, dim=-1, maxnorm=1.5)), (((1, 4),), dict(p=2, dim=0, maxnorm=0.5))),
+       domain=ROWS),
+    # ---- norms ----
+    op("vector_norm", lambda lib, x, **kw: lib.linalg.vector_norm(x, **kw),
+       _norm_samples([2, 1, 3, 1.5, 0.5, np.inf, -np.inf, 0]), hyp=None),
+    op("vector_norm", lambda lib, x, **kw: lib.linalg.vector_norm(x, **kw), _norm_zero_samples,
+       variant="zeros", gradgrad=False),
+    op("vector_norm", lambda lib, x: (lib.norm(x), x.norm(), x.norm(1), x.norm(p=3, dim=-1),
+                                      lib.norm(x, dim=0, keepdim=True),
+                                      x.norm("fro", dim=(0, 1)), lib.linalg.norm(x),
+                                      lib.linalg.norm(x, dim=1), lib.linalg.norm(x, 3, dim=1),
+                                      lib.linalg.norm(x, "fro"),
+                                      lib.linalg.matrix_norm(x),
+                                      lib.linalg.norm(x.reshape(-1), np.inf)),
+       unary_samples([(3, 4), (2, 2)]), domain=SEPARATED, variant="norm_functions"),
+    op("svdvals", lambda lib, x: lib.linalg.svdvals(x),
+       lambda rng, info: [Sample((rng.uniform(-1.0, 1.0, s),))
+                          for s in [(3, 4), (2, 3, 3), (4, 2)]],
+       gradgrad=False),
+    op("svdvals", lambda lib, x, **kw: lib.linalg.matrix_norm(x, **kw),
+       _matrix_samples(["nuc", 2, -2]), variant="matrix_norm", gradgrad=False),
+    op("svdvals", lambda lib, x: (x.norm(p="nuc"), lib.linalg.norm(x, "nuc"),
+                                  lib.linalg.norm(x, 2), lib.norm(x, "nuc", dim=(1, 0))),
+       unary_samples([(3, 4)]), variant="norm_functions", gradgrad=False),
 ]

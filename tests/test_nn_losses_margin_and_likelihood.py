@@ -1,7 +1,9 @@
-"""The padding modules and the losses of nn/functional/loss.py and nn/modules/loss.py
-against torch: values and gradients (float64 tight, float32), every reduction,
-broadcasting where torch allows it, gradcheck, module reprs, and torch's error cases (type
-and message start)."""
+"""torch.nn's margin and likelihood losses against torch: margin_ranking, hinge_embedding,
+soft_margin, multilabel_soft_margin, cosine_embedding, triplet_margin, poisson_nll,
+gaussian_nll, multi_margin. Values and gradients (float64 tight, float32), every
+reduction, broadcasting where torch allows it, gradcheck, the legacy size_average/reduce
+arguments, module reprs, and torch's error cases (type and message start).
+"""
 import warnings
 
 import numpy as np
@@ -13,115 +15,15 @@ import torch.nn.functional as TF
 import tapegrad as tg
 import tapegrad.nn as nn
 import tapegrad.nn.functional as F
+
 from _helpers import assert_raises_as_torch
-from _nn_helpers import TOL
+from _nn_compare import compare, rng, signs
+
 
 DTYPES = [np.float64, np.float32]
+
+
 REDUCTIONS = ["mean", "sum", "none"]
-
-
-def _pair(a, grad):
-    """The same array as a tapegrad and a torch tensor (float arrays require grad)."""
-    a = np.asarray(a)
-    g = grad and a.dtype.kind == "f"
-    return tg.tensor(a, requires_grad=g), torch.tensor(a, requires_grad=g)
-
-
-def compare(tg_fn, th_fn, arrays, dtype=np.float64, grad=(True,) * 8, cot_seed=3):
-    """tg_fn(*tensors) vs th_fn(*tensors): the value, then every float input's gradient
-    for a random cotangent."""
-    arrays = [np.asarray(a, dtype=dtype) if np.asarray(a).dtype.kind == "f" else np.asarray(a)
-              for a in arrays]
-    pairs = [_pair(a, g) for a, g in zip(arrays, grad)]
-    out, want = tg_fn(*[p[0] for p in pairs]), th_fn(*[p[1] for p in pairs])
-    assert tuple(out.shape) == tuple(want.shape), (out.shape, want.shape)
-    np.testing.assert_allclose(np.asarray(out.data), want.detach().numpy(), **TOL[dtype])
-    if not want.requires_grad:
-        return out, want
-    cot = np.random.default_rng(cot_seed).standard_normal(tuple(want.shape)).astype(dtype)
-    out.backward(tg.tensor(cot))
-    want.backward(torch.tensor(cot))
-    for i, (a, b) in enumerate(pairs):
-        if b.requires_grad:
-            assert (a.grad is None) == (b.grad is None), i
-            if b.grad is not None:
-                np.testing.assert_allclose(np.asarray(a.grad.data), b.grad.numpy(),
-                                           err_msg=f"grad of argument {i}", **TOL[dtype])
-    return out, want
-
-
-def rng(seed=0):
-    return np.random.default_rng(seed)
-
-
-def signs(r, shape):
-    return np.where(r.random(shape) < 0.5, -1.0, 1.0)
-
-
-# ---- padding modules ----------------------------------------------------------------------
-PAD_CASES = [
-    ("ConstantPad1d", (2, 3.5), [(3, 5), (2, 3, 5), (4,)]),
-    ("ConstantPad1d", ((1, -1), -2.0), [(2, 3, 5)]),
-    ("ConstantPad2d", ((1, 2, 0, 3), 1.5), [(2, 4, 5), (1, 2, 4, 5)]),
-    ("ConstantPad3d", (1, 0.0), [(2, 3, 4, 5), (1, 2, 3, 4, 5)]),
-    ("ZeroPad1d", ((2, 0),), [(3, 5), (2, 3, 5)]),
-    ("ZeroPad2d", ((1, 1, 2, 0),), [(2, 4, 5), (1, 2, 4, 5)]),
-    ("ZeroPad3d", (1,), [(2, 3, 4, 5)]),
-    ("ReflectionPad1d", (2,), [(3, 5), (2, 3, 5)]),
-    ("ReflectionPad1d", ((3, 1),), [(2, 3, 5)]),
-    ("ReflectionPad2d", ((1, 2, 3, 0),), [(2, 4, 5), (1, 2, 4, 5)]),
-    ("ReflectionPad3d", (1,), [(2, 3, 4, 5), (1, 2, 3, 4, 5)]),
-    ("ReplicationPad1d", ((4, 1),), [(3, 5), (2, 3, 5)]),
-    ("ReplicationPad2d", (2,), [(2, 4, 5), (1, 2, 4, 5)]),
-    ("ReplicationPad3d", ((1, 0, 2, 1, 0, 3),), [(2, 3, 4, 5), (1, 2, 3, 4, 5)]),
-    ("CircularPad1d", ((2, 5),), [(3, 5), (2, 3, 5)]),
-    ("CircularPad2d", ((1, 2, 3, 0),), [(2, 4, 5), (1, 2, 4, 5)]),
-    ("CircularPad3d", (1,), [(2, 3, 4, 5), (1, 2, 3, 4, 5)]),
-]
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("name,args,shapes", PAD_CASES)
-def test_padding_modules(name, args, shapes, dtype):
-    m, tm = getattr(nn, name)(*args), getattr(tnn, name)(*args)
-    assert repr(m) == repr(tm)
-    assert m.padding == tm.padding
-    for shape in shapes:
-        compare(m, tm, [rng(1).standard_normal(shape)], dtype)
-
-
-PAD_ERRORS = [
-    ("ConstantPad2d", (1, 1.0), (5,)),
-    ("ZeroPad3d", (1,), (4, 5)),
-    ("ReflectionPad1d", (2,), (5,)),
-    ("ReflectionPad1d", (2,), (2, 3, 4, 5)),
-    ("ReflectionPad1d", (5,), (2, 3)),
-    ("ReflectionPad2d", (1,), (3, 4)),
-    ("ReflectionPad2d", (1,), (1, 2, 3, 4, 5)),
-    ("ReflectionPad3d", (1,), (3, 4, 5)),
-    ("ReplicationPad1d", (1,), (1, 2, 3, 4)),
-    ("ReplicationPad2d", (1,), (3, 4)),
-    ("ReplicationPad3d", (1,), (3, 4, 5)),
-    ("CircularPad1d", (1,), (5,)),
-    ("CircularPad1d", (1,), (1, 2, 3, 4)),
-    ("CircularPad2d", (1,), (3, 4)),
-    ("CircularPad3d", (1,), (3, 4, 5)),
-    ("CircularPad1d", (5,), (2, 3)),
-]
-
-
-@pytest.mark.parametrize("name,args,shape", PAD_ERRORS)
-def test_padding_errors(name, args, shape):
-    x = np.zeros(shape)
-    assert_raises_as_torch(lambda lib: getattr(lib.nn, name)(*args)(lib.tensor(x)), tg, 60)
-
-
-def test_padding_gradcheck():
-    for m in (nn.ReflectionPad2d((1, 2, 2, 0)), nn.CircularPad1d(2), nn.ReplicationPad3d(1),
-              nn.ConstantPad2d(1, 2.0)):
-        x = tg.tensor(rng(2).standard_normal((1, 2, 3, 4, 4)[-(len(m.padding) // 2 + 2):]),
-                      requires_grad=True)
-        assert tg.autograd.gradcheck(m, (x,))
 
 
 # ---- losses: values and gradients -----------------------------------------------------------
@@ -409,154 +311,3 @@ ERRORS = {
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_errors(case):
     assert_raises_as_torch(ERRORS[case], tg, 60)
-
-
-# ---- instance norm ----------------------------------------------------------------------------
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(2, 3, 7), (3, 2, 4, 5), (1, 3, 2, 3, 2)])
-@pytest.mark.parametrize("affine,stats", [(False, False), (True, False), (True, True),
-                                          (False, True)])
-def test_instance_norm_functional(shape, affine, stats, dtype):
-    r = rng(20)
-    C = shape[1]
-    x = r.standard_normal(shape) * 2 + 0.5
-    w, b = r.uniform(0.5, 1.5, C), r.standard_normal(C)
-    rm, rv = r.standard_normal(C), r.uniform(0.5, 2.0, C)
-    for use_input_stats in (True, False) if stats else (True,):
-        state = {}
-
-        def run(lib, F_, *ts):
-            args = list(ts)
-            xx, ww, bb = args[0], (args[1] if affine else None), (args[2] if affine else None)
-            m, v = (lib.tensor(rm.astype(dtype)), lib.tensor(rv.astype(dtype))) if stats \
-                else (None, None)
-            out = F_.instance_norm(xx, m, v, ww, bb, use_input_stats, 0.3, 1e-3)
-            state[lib.__name__] = (m, v)
-            return out
-
-        compare(lambda *ts: run(tg, F, *ts), lambda *ts: run(torch, TF, *ts),
-                [x, w, b] if affine else [x], dtype)
-        if stats:  # the running statistics, updated in place (only with input statistics)
-            for a, t in zip(state["tapegrad"], state["torch"]):
-                np.testing.assert_allclose(np.asarray(a.detach().numpy()), t.numpy(),
-                                           **TOL[dtype])
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("cls,shape", [("InstanceNorm1d", (4, 3, 6)), ("InstanceNorm1d", (3, 6)),
-                                       ("InstanceNorm2d", (2, 3, 4, 5)),
-                                       ("InstanceNorm2d", (3, 4, 5))])
-@pytest.mark.parametrize("kw", [dict(), dict(affine=True), dict(track_running_stats=True),
-                                dict(affine=True, track_running_stats=True, momentum=None),
-                                dict(affine=True, bias=False, eps=1e-3, momentum=0.5)])
-def test_instance_norm_modules(cls, shape, kw, dtype):
-    from _nn_helpers import compare_module
-    m, tm = getattr(nn, cls)(3, **kw), getattr(tnn, cls)(3, **kw)
-    assert repr(m) == repr(tm)
-    assert sorted(m.state_dict()) == sorted(tm.state_dict())
-    if m.weight is not None:  # not the initial ones / zeros, so the affine part is tested
-        m.weight.data.copy_(tg.tensor(rng(21).uniform(0.5, 1.5, 3)))
-    compare_module(m, tm, rng(22).standard_normal(shape) * 2 + 1, dtype, steps=2)
-    m.eval()
-    tm.eval()
-    compare_module(m, tm, rng(23).standard_normal(shape), dtype)
-
-
-def test_instance_norm_gradcheck():
-    r = rng(24)
-    x = tg.tensor(r.standard_normal((2, 3, 5)), requires_grad=True)
-    w = tg.tensor(r.uniform(0.5, 1.5, 3), requires_grad=True)
-    b = tg.tensor(r.standard_normal(3), requires_grad=True)
-    assert tg.autograd.gradcheck(lambda a, c, d: F.instance_norm(a, weight=c, bias=d), (x, w, b))
-
-
-IN_ERRORS = {
-    "one spatial element": lambda L: L.nn.functional.instance_norm(L.ones(2, 3, 1)),
-    "no running stats": lambda L: L.nn.functional.instance_norm(L.ones(2, 3, 4),
-                                                                use_input_stats=False),
-    "1d rank": lambda L: L.nn.InstanceNorm1d(3)(L.ones(2, 3, 4, 5)),
-    "2d rank": lambda L: L.nn.InstanceNorm2d(3)(L.ones(3, 4)),
-    "affine features": lambda L: L.nn.InstanceNorm2d(4, affine=True)(L.ones(2, 3, 4, 5)),
-}
-
-
-@pytest.mark.parametrize("case", sorted(IN_ERRORS))
-def test_instance_norm_errors(case):
-    assert_raises_as_torch(IN_ERRORS[case], tg, 60)
-
-
-def test_instance_norm_features_warning():
-    with pytest.warns(UserWarning, match="does not match num_features"):
-        nn.InstanceNorm1d(4)(tg.ones(2, 3, 5))
-
-
-# ---- adaptive max pooling ---------------------------------------------------------------------
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,out", [((2, 3, 9), 4), ((3, 9), 9), ((2, 3, 5), 8), ((2, 7), 1),
-                                       ((1, 2, 10), (3,))])
-def test_adaptive_max_pool1d(shape, out, dtype):
-    x = rng(30).standard_normal(shape)
-    compare(lambda a: F.adaptive_max_pool1d(a, out), lambda a: TF.adaptive_max_pool1d(a, out),
-            [x], dtype)
-    _, i = F.adaptive_max_pool1d(tg.tensor(x), out, return_indices=True)
-    _, ti = TF.adaptive_max_pool1d(torch.tensor(x), out, return_indices=True)
-    np.testing.assert_array_equal(i.numpy(), ti.numpy())
-    assert i.dtype == tg.int64
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,out", [((2, 3, 7, 9), (3, 4)), ((3, 7, 9), 7),
-                                       ((2, 3, 5, 4), (8, 6)), ((1, 2, 6, 6), (None, 2)),
-                                       ((2, 4, 5), (1, None)), ((1, 1, 6, 5), 1)])
-def test_adaptive_max_pool2d(shape, out, dtype):
-    x = rng(31).standard_normal(shape)
-    compare(lambda a: F.adaptive_max_pool2d(a, out), lambda a: TF.adaptive_max_pool2d(a, out),
-            [x], dtype)
-    _, i = F.adaptive_max_pool2d(tg.tensor(x), out, return_indices=True)
-    _, ti = TF.adaptive_max_pool2d(torch.tensor(x), out, return_indices=True)
-    np.testing.assert_array_equal(i.numpy(), ti.numpy())
-
-
-def test_adaptive_max_pool_ties():
-    # ReLU-style ties: the gradient goes to the first maximum in torch's scan order
-    x = np.maximum(rng(32).standard_normal((2, 3, 6, 7)), 0.0).round(0)
-    for out in ((2, 3), (4, 5)):
-        compare(lambda a: F.adaptive_max_pool2d(a, out),
-                lambda a: TF.adaptive_max_pool2d(a, out), [x])
-    compare(lambda a: F.adaptive_max_pool1d(a, 4), lambda a: TF.adaptive_max_pool1d(a, 4),
-            [x[0, :, 0]])
-
-
-@pytest.mark.parametrize("cls,out,shape", [("AdaptiveMaxPool1d", 3, (2, 3, 8)),
-                                           ("AdaptiveMaxPool2d", (3, None), (2, 3, 8, 5)),
-                                           ("AdaptiveMaxPool2d", 2, (3, 8, 5))])
-def test_adaptive_max_pool_modules(cls, out, shape):
-    m, tm = getattr(nn, cls)(out), getattr(tnn, cls)(out)
-    assert repr(m) == repr(tm)
-    compare(m, tm, [rng(33).standard_normal(shape)])
-    m, tm = getattr(nn, cls)(out, return_indices=True), getattr(tnn, cls)(out, True)
-    x = rng(34).standard_normal(shape)
-    (v, i), (tv, ti) = m(tg.tensor(x)), tm(torch.tensor(x))
-    np.testing.assert_array_equal(i.numpy(), ti.numpy())
-    np.testing.assert_array_equal(v.numpy(), tv.numpy())
-
-
-def test_adaptive_max_pool_gradcheck():
-    x = tg.tensor(rng(35).standard_normal((1, 2, 5, 7)), requires_grad=True)
-    assert tg.autograd.gradcheck(lambda a: F.adaptive_max_pool2d(a, (3, 4)), (x,))
-    assert tg.autograd.gradcheck(lambda a: F.adaptive_max_pool1d(a[0], 3), (x,))
-
-
-AMP_ERRORS = {
-    "1d rank 1": lambda L: L.nn.functional.adaptive_max_pool1d(L.ones(5), 2),
-    "1d rank 4": lambda L: L.nn.functional.adaptive_max_pool1d(L.ones(1, 2, 3, 5), 2),
-    "1d two sizes": lambda L: L.nn.functional.adaptive_max_pool1d(L.ones(2, 5), (2, 3)),
-    "2d rank 2": lambda L: L.nn.functional.adaptive_max_pool2d(L.ones(2, 5), 2),
-    "2d rank 5": lambda L: L.nn.functional.adaptive_max_pool2d(L.ones(1, 2, 3, 4, 5), 2),
-    "2d empty": lambda L: L.nn.functional.adaptive_max_pool2d(L.ones(2, 0, 5), 2),
-}
-
-
-@pytest.mark.parametrize("case", sorted(AMP_ERRORS))
-def test_adaptive_max_pool_errors(case):
-    assert_raises_as_torch(AMP_ERRORS[case], tg, 60)

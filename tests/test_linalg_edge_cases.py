@@ -1,7 +1,7 @@
 """torch.linalg's cross, det, slogdet, inv, solve, svd, qr, eigh, cholesky, pinv (and torch.cross,
 det, slogdet, logdet, inverse, svd): error cases, warnings, return types and the cases
 the op database does not reach (singular matrices, gauge of singular vectors, modes),
-each against torch. Values and gradients of ordinary inputs: tests/opdb_linalg2.py."""
+each against torch. Values and gradients of ordinary inputs: tests/opdb/linalg.py."""
 import warnings
 
 import numpy as np

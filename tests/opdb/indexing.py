@@ -1,82 +1,59 @@
-"""Op-database entries for the shape ops (ops/rules/shape.py) and indexing ops (ops/rules/indexing.py).
+"""Op-database entries: indexing, gathering and scattering: getitem/setitem, gather,
+scatter(_add, _reduce), index_select/add/fill/copy, take, masked_fill/scatter,
+fill_diagonal_.
 
-Picked up by tests/opdb.py: each entry runs forward, gradients (float64 and float32),
-gradcheck, second order and (where `hyp` is set) hypothesis against PyTorch.
-Index arguments are written inside the lambdas with `lib.tensor(...)`, so the same
-code runs with lib = tapegrad and lib = torch.
+Values and gradients against torch in float64 and float32, gradcheck, second order,
+hypothesis where `hyp` is set (tests/test_opdb.py), forward mode (tests/test_forward_mode.py).
 """
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from _opinfo import REAL, SEPARATED, OpInfo, Sample, draw_array, op, unary_samples
+from _opinfo import NONZERO, REAL, SEPARATED, Sample, draw_array, op, unary_samples
+from opdb.samples import _many, _one_arg_samples, _shape, _shapes
 
 
-def _samples(*specs):
-    """specs: tuples (shape, kwargs) -> one float64 sample each (values from N(0, 1))."""
-    def gen(rng, info):
-        return [Sample((info.domain_for(0).sample(rng, s),), dict(kw)) for s, kw in specs]
-    return gen
+# scatter_reduce's index (dim 0 of a (3, 4) self, from a (2, 4) src)
+_IDX = [[0, 2, 2, 1], [2, 0, 2, 1]]
 
 
-def _many(*shape_lists):
-    """Samples with several array args: each spec is a tuple of shapes (+ kwargs dict)."""
-    def gen(rng, info):
-        out = []
-        for spec in shape_lists:
-            kw = spec[-1] if isinstance(spec[-1], dict) else {}
-            shapes = spec[:-1] if kw or isinstance(spec[-1], dict) else spec
-            out.append(Sample(tuple(info.domain_for(i).sample(rng, s)
-                                    for i, s in enumerate(shapes)), dict(kw)))
-        return out
-    return gen
+def _scatter(reduce, include_self):
+    return lambda lib, x, s: x.scatter_reduce(0, lib.tensor(_IDX), s, reduce,
+                                              include_self=include_self)
 
 
-# ---- hypothesis generators ------------------------------------------------------------
-def _shape(draw, min_dims=0, max_dims=3):
-    return draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=1, max_side=4))
+# ---- median -----------------------------------------------------------------------------
+def _median_samples(rng, info):
+    d = SEPARATED
+    return [Sample((d.sample(rng, (5,)),)), Sample((d.sample(rng, (2, 3)),)),
+            Sample((d.sample(rng, (4,)),), note="even"), Sample((d.sample(rng, ()),)),
+            Sample((d.sample(rng, (3, 4)),), {"dim": 1}),
+            Sample((d.sample(rng, (3, 4)),), {"dim": 0, "keepdim": True}),
+            Sample((d.sample(rng, (2, 3, 5)),), {"dim": -1}),
+            Sample((d.sample(rng, ()),), {"dim": 0}, note="0d")]
 
 
-def _hyp_dim(extra=0, min_dims=0, kw=None):
-    """One array and `dim` in range (extra=1 for unsqueeze/stack-like ops)."""
-    def hyp(draw, info):
-        shape = _shape(draw, min_dims)
-        nd = max(len(shape) + extra, 1)
-        k = {"dim": draw(st.integers(-nd, nd - 1))}
-        if kw is not None:
-            k.update(kw(draw, shape))
-        return Sample((draw_array(draw, shape, info.domain_for(0)),), k)
-    return hyp
+def _nan_median_samples(rng, info, all_nan=True):
+    x = np.array([[1.0, np.nan, 3.0, 0.5], [np.nan, np.nan, np.nan, np.nan],
+                  [2.0, -1.0, 4.0, 0.25]])
+    # (nanmedian's index in an all-NaN row is torch's implementation detail: not compared)
+    return [Sample((x if all_nan else x[[0, 2]],), {"dim": 1}, gradcheck=False, note="nan"),
+            Sample((x[2:],), {}, gradcheck=False, note="no nan"),
+            Sample((x[:1],), {}, gradcheck=False, note="nan")]
 
 
-def _hyp_squeeze(draw, info):
-    shape = draw(st.lists(st.sampled_from([1, 1, 2, 3]), min_size=0, max_size=4).map(tuple))
-    nd = max(len(shape), 1)
-    dim = draw(st.one_of(st.none(), st.integers(-nd, nd - 1),
-                         st.lists(st.integers(0, nd - 1), min_size=1, max_size=nd,
-                                  unique=True).map(tuple)))
-    kw = {} if dim is None else {"dim": dim}
-    return Sample((draw_array(draw, shape, REAL),), kw)
+def _median_pair(lib, x, **kw):
+    r = lib.median(x, **kw)
+    return tuple(r) if "dim" in kw else r
 
 
-def _hyp_cat(draw, info):
-    base = list(_shape(draw, 1))
-    d = draw(st.integers(0, len(base) - 1))
-    n = draw(st.integers(1, 3))
-    arrs = []
-    for _ in range(n):
-        s = list(base)
-        s[d] = draw(st.integers(0, 3))
-        arrs.append(draw_array(draw, tuple(s), REAL))
-    return Sample(tuple(arrs), {"dim": d - len(base) if draw(st.booleans()) else d})
+def _nanmedian_pair(lib, x, **kw):
+    r = lib.nanmedian(x, **kw)
+    return tuple(r) if "dim" in kw else r
 
 
-def _hyp_stack(draw, info):
-    shape = _shape(draw)
-    n = draw(st.integers(1, 3))
-    nd = len(shape) + 1
-    return Sample(tuple(draw_array(draw, shape, REAL) for _ in range(n)),
-                  {"dim": draw(st.integers(-nd, nd - 1))})
+def _flat(r):
+    return tuple(r) if isinstance(r, tuple) else (r,)
 
 
 def _hyp_getitem(draw, info):
@@ -193,23 +170,6 @@ def _index_put_acc(lib, x, v):
     return lib.index_put(x, (lib.tensor([0, 2, 0, 0]),), v, accumulate=True)
 
 
-def _pad_samples(rng, info):
-    x = lambda *s: rng.standard_normal(s)  # noqa: E731
-    return [Sample((x(2, 3),), {"pad": (1, 2)}), Sample((x(2, 3),), {"pad": (1, 0, 0, 2)}),
-            Sample((x(2, 3, 4),), {"pad": (0, 1, 2, 1, 1, 0), "value": 0.5}),
-            Sample((x(2, 5),), {"pad": (-1, 2)}), Sample((x(4, 5),), {"pad": (-2, -1, 1, -1)}),
-            Sample((x(3,),), {"pad": (0, 0)})]
-
-
-def _pad_mode_samples(rng, info):
-    x = lambda *s: rng.standard_normal(s)  # noqa: E731
-    out = []
-    for mode in ("reflect", "replicate", "circular"):
-        out += [Sample((x(2, 3, 5),), {"pad": (2, 1), "mode": mode}),
-                Sample((x(1, 2, 4, 5),), {"pad": (1, 2, 3, 1), "mode": mode})]
-    return out
-
-
 def _gather_samples(rng, info):
     x = lambda *s: rng.standard_normal(s)  # noqa: E731
     return [Sample((x(3, 4), np.array([[0, 0], [3, 1], [2, 2]])), {"dim": 1}),
@@ -278,106 +238,44 @@ def _take_along_samples(rng, info):
             Sample((x(3, 4), np.array([[1], [0], [3]])), {"dim": -1})]
 
 
-def _cat_samples(rng, info):
-    x = lambda *s: rng.standard_normal(s)  # noqa: E731
-    return [Sample((x(2, 1), x(2, 3), x(2, 2)), {"dim": 1}),
-            Sample((x(1, 3), x(2, 3)), {"dim": 0}), Sample((x(2, 3, 2), x(2, 3, 1)), {"dim": -1}),
-            Sample((x(3,),), {"dim": 0}), Sample((x(0, 2), x(3, 2)), {"dim": 0}),
-            Sample((x(4,), x(2)), {})]
-
-
-def _stack_samples(rng, info):
-    x = lambda *s: rng.standard_normal(s)  # noqa: E731
-    return [Sample((x(2, 3), x(2, 3), x(2, 3)), {"dim": 0}), Sample((x(2, 3), x(2, 3)), {"dim": 2}),
-            Sample((x(2, 3), x(2, 3)), {"dim": -2}), Sample((x(), x()), {"dim": 0}),
-            Sample((x(4),), {"dim": 1})]
-
-
-def _F(lib):
-    return lib.nn.functional
-
-
-def _cat(lib, *xs, dim=0):
-    return lib.cat(list(xs), dim=dim)
-
-
-def _stack(lib, *xs, dim=0):
-    return lib.stack(xs, dim=dim)
-
-
-_SQUEEZE = _samples(((1, 3, 1), {}), ((1, 3, 1), {"dim": 0}), ((1, 3, 1), {"dim": (0, 2)}),
-                    ((1, 3, 1), {"dim": 1}), ((), {}), ((1,), {"dim": 0}), ((2, 1), {"dim": -1}))
-
 ENTRIES = [
-    # ---- reshapes ----
-    op("squeeze", lambda lib, x, **kw: lib.squeeze(x, **kw), _SQUEEZE, hyp=_hyp_squeeze),
-    op("squeeze", lambda lib, x, **kw: x.squeeze(**kw), _SQUEEZE, variant="method"),
-    op("unsqueeze", lambda lib, x, dim: x.unsqueeze(dim),
-       _samples(((2, 3), {"dim": 0}), ((2, 3), {"dim": -1}), ((2, 3), {"dim": 1}), ((), {"dim": 0}),
-                ((), {"dim": -1})), hyp=_hyp_dim(extra=1)),
-    op("flatten", lambda lib, x, **kw: lib.flatten(x, **kw),
-       _samples(((2, 3, 4), {}), ((2, 3, 4), {"start_dim": 1}), ((2, 3, 4), {"end_dim": -2}),
-                ((), {}), ((2, 1, 3), {"start_dim": 1, "end_dim": 1}), ((5,), {}))),
-    op("unflatten", lambda lib, x, dim, sizes: x.unflatten(dim, sizes),
-       _samples(((2, 6), {"dim": 1, "sizes": (2, 3)}), ((6,), {"dim": 0, "sizes": (-1, 2)}),
-                ((2, 6, 1), {"dim": -2, "sizes": (3, 1, 2)}))),
-    op("repeat", lambda lib, x, reps: x.repeat(*reps),
-       _samples(((2, 3), {"reps": (2, 1)}), ((3,), {"reps": (2, 2)}), ((), {"reps": (3,)}),
-                ((2, 1, 3), {"reps": (1, 2, 1, 2)}), ((2, 3), {"reps": (1, 1)}),
-                ((2, 3), {"reps": (0, 1)}))),
-    op("permute", lambda lib, x, src, dst: lib.movedim(x, src, dst),
-       _samples(((2, 3, 4), {"src": 0, "dst": -1}), ((2, 3, 4), {"src": (0, 1), "dst": (2, 0)})),
-       variant="movedim"),
-    # ---- joining and splitting ----
-    op("cat", _cat, _cat_samples, hyp=_hyp_cat),
-    op("cat", lambda lib, x, y: (lib.concat([x, y], dim=1), lib.concatenate((y, x), 1)),
-       _many(((2, 3), (2, 1))), variant="aliases"),
-    op("stack", _stack, _stack_samples, hyp=_hyp_stack),
-    op("stack", lambda lib, x, y: (lib.hstack([x, y]), lib.vstack([x, y])),
-       _many(((2, 3), (2, 3)), ((3,), (3,))), variant="hstack_vstack", covers=("cat",)),
-    op("narrow", lambda lib, x, **kw: x.split(**kw),
-       _samples(((5, 3), {"split_size": 2}), ((5, 3), {"split_size": [1, 4]}),
-                ((2, 6), {"split_size": 3, "dim": 1}), ((4,), {"split_size": 4}),
-                ((2, 5), {"split_size": [2, 0, 3], "dim": -1}))),
-    op("narrow", lambda lib, x, **kw: lib.chunk(x, **kw),
-       _samples(((5, 3), {"chunks": 2}), ((6, 2), {"chunks": 4}),
-                ((2, 7), {"chunks": 3, "dim": 1})),
-       variant="chunk"),
-    op("narrow", lambda lib, x, sec, dim=0: lib.tensor_split(x, sec, dim),
-       _samples(((5, 3), {"sec": 3}), ((7,), {"sec": [1, 5]}),
-                ((2, 6), {"sec": 4, "dim": 1})), variant="tensor_split"),
-    op("narrow", lambda lib, x, **kw: x.narrow(**kw),
-       _samples(((5, 3), {"dim": 0, "start": 1, "length": 3}),
-                ((5, 3), {"dim": -1, "start": -2, "length": 2})), variant="narrow"),
-    op("select", lambda lib, x, **kw: lib.unbind(x, **kw),
-       _samples(((3, 2), {}), ((2, 3, 2), {"dim": 1}), ((1,), {}), ((2, 2), {"dim": -1})),
-       hyp=_hyp_dim(min_dims=1)),
-    op("select", lambda lib, x, dim, index: x.select(dim, index),
-       _samples(((3, 2), {"dim": 0, "index": 2}), ((2, 3, 2), {"dim": -1, "index": -1})),
-       variant="method"),
-    # ---- reordering, triangles, padding ----
-    op("flip", lambda lib, x, dims: lib.flip(x, dims),
-       _samples(((3, 4), {"dims": (0,)}), ((2, 3, 4), {"dims": (0, 2)}), ((3,), {"dims": (-1,)}),
-                ((2, 3), {"dims": ()}), ((), {"dims": ()}))),
-    op("flip", lambda lib, x: (x.fliplr(), x.flipud(), x.flip(1, 0)), unary_samples([(2, 3)]),
-       variant="methods"),
-    # PyTorch has no negative slice steps; tapegrad has NumPy's: compare with flips
-    OpInfo("flip", lambda x: x[::-1, ::-2], lambda x: x.flip(0).flip(1)[:, ::2],
-           unary_samples([(3, 5), (4, 4), (1, 2)]), variant="negative_step",
-           covers=("getitem",)),
-    op("roll", lambda lib, x, **kw: lib.roll(x, **kw),
-       _samples(((3, 4), {"shifts": 1, "dims": 0}), ((3, 4), {"shifts": (2, -1), "dims": (1, 0)}),
-                ((3, 4), {"shifts": 5}), ((3, 4), {"shifts": -7, "dims": -1}),
-                ((2,), {"shifts": 0}))),
-    op("tril", lambda lib, x, **kw: lib.tril(x, **kw),
-       _samples(((3, 4), {}), ((3, 4), {"diagonal": -1}), ((4, 3), {"diagonal": 2}),
-                ((2, 3, 3), {}))),
-    op("triu", lambda lib, x, **kw: x.triu(**kw),
-       _samples(((3, 4), {}), ((3, 4), {"diagonal": 1}), ((4, 3), {"diagonal": -2}),
-                ((2, 3, 3), {"diagonal": 5}))),
-    op("pad", lambda lib, x, **kw: _F(lib).pad(x, **kw), _pad_samples),
-    op("pad", lambda lib, x, **kw: _F(lib).pad(x, **kw), _pad_mode_samples,
-       variant="modes", covers=("index_select",)),
+    op("take", lambda lib, x: lib.take(x, lib.tensor([[0, 5], [-1, 2]])),
+       _shapes((((2, 3),), {}), (((6,),), {}))),
+    op("take", lambda lib, x: x.take(lib.tensor(0)), _shapes((((),), {}), (((1, 1),), {})),
+       variant="0-d"),
+    op("index_fill", lambda lib, x: x.index_fill(1, lib.tensor([0, 2]), -1.5),
+       _shapes((((2, 3),), {}), (((1, 4, 2),), {}))),
+    op("index_fill", lambda lib, x, v: lib.index_fill(x, 0, lib.tensor([1]), v),
+       _shapes((((3, 2), ()), {})), variant="tensor_value"),
+    op("index_copy", lambda lib, x, s: x.index_copy(1, lib.tensor([2, 0]), s),
+       _shapes((((3, 4), (3, 2)), {}), (((1, 3), (1, 2)), {}))),
+    op("masked_scatter", lambda lib, x, s: x.masked_scatter(
+        lib.tensor([[True, False, True], [False, True, True]]), s),
+       _shapes((((2, 3), (5,)), {}), (((2, 3), (2, 3)), {}))),
+    op("masked_scatter", lambda lib, x, s: x.masked_scatter(lib.tensor([False, True, True]), s),
+       _shapes((((2, 3), (3, 2)), {})), variant="broadcast_mask"),
+    # src larger than index: torch's own backward fails ("invalid gradient ... [2, 4]")
+    *[op("scatter_reduce", _scatter(r, inc), _shapes((((3, 4), (2, 4)), {})),
+         domain=SEPARATED, variant=f"{r}{'' if inc else '_exclude_self'}")
+      for r in ("sum", "mean", "amax", "amin") for inc in (True, False)],
+    *[op("scatter_reduce", _scatter("prod", inc), _shapes((((3, 4), (2, 4)), {})),
+         domain=NONZERO, variant=f"prod{'' if inc else '_exclude_self'}") for inc in (True, False)],
+    op("scatter_reduce", lambda lib, x, s: lib.scatter_reduce(
+        x, 1, lib.tensor([[1, 1], [0, 1]]), s, "amax"), _shapes((((2, 3), (2, 2)), {})),
+       domain=SEPARATED, variant="dim1"),
+    op("scatter_reduce", lambda lib, x, s: x.clone().scatter_reduce_(
+        0, lib.tensor(_IDX), s, "mean", include_self=False), _shapes((((3, 4), (2, 4)), {})),
+       variant="in_place"),
+    op("fill_diagonal_", lambda lib, x, **kw: (x * 1).fill_diagonal_(**kw), _shapes(
+        (((3, 3),), dict(fill_value=2.5)), (((2, 4),), dict(fill_value=-1.0)),
+        (((7, 3),), dict(fill_value=0.0, wrap=True)), (((2, 2, 2),), dict(fill_value=1)))),
+    # ---- median (gather) ----
+    op("gather", _median_pair, _median_samples, variant="median"),
+    op("gather", _nanmedian_pair, _median_samples, variant="nanmedian"),
+    op("gather", lambda lib, x, **kw: _flat(_median_pair(lib, x, **kw))
+       + _flat(_nanmedian_pair(lib, x, **kw)),
+       lambda rng, info: _nan_median_samples(rng, info, all_nan=False), variant="median_nan"),
+    op("gather", _median_pair, _nan_median_samples, variant="median_all_nan"),
     # ---- indexing ----
     op("getitem", lambda lib, x, key: x[_key(lib, key)], _getitem_samples, hyp=_hyp_getitem,
        covers=("getitem_backward",)),  # getitem_backward: second order of getitem
@@ -423,6 +321,6 @@ ENTRIES = [
     op("gather", lambda lib, x, **kw: tuple(lib.sort(x, **kw)), _sort_samples, variant="sort"),
     op("gather", lambda lib, x, **kw: tuple(x.topk(**kw)), _topk_samples, variant="topk"),
     op("gather", lambda lib, x, **kw: tuple(x.kthvalue(**kw)),
-       _samples(((3, 5), {"k": 2}), ((3, 5), {"k": 3, "dim": 0, "keepdim": True})),
+       _one_arg_samples(((3, 5), {"k": 2}), ((3, 5), {"k": 3, "dim": 0, "keepdim": True})),
        variant="kthvalue", domain=SEPARATED),
 ]

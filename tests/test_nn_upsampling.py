@@ -1,0 +1,79 @@
+"""F.interpolate and nn.Upsample / UpsamplingNearest2d / UpsamplingBilinear2d against
+PyTorch 2.13: values and gradients for every mode (float64, float32), errors.
+"""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import tapegrad as tg
+import tapegrad.nn.functional as F
+
+from _nn_module_pairs import _grads_match
+
+
+# ---- interpolate / Upsample ------------------------------------------------------------------
+INTERP = [
+    # (input shape, mode, kwargs)
+    ((2, 3, 5), "nearest", dict(scale_factor=2)),
+    ((2, 3, 5), "nearest", dict(size=8)),
+    ((2, 3, 7), "nearest", dict(size=3)),
+    ((2, 3, 4, 5), "nearest", dict(scale_factor=2)),
+    ((2, 3, 4, 5), "nearest", dict(size=(7, 3))),
+    ((2, 3, 4, 5), "nearest", dict(scale_factor=(1.7, 0.6))),
+    ((2, 3, 4, 5), "nearest", dict(scale_factor=1.7, recompute_scale_factor=True)),
+    ((1, 2, 3, 4, 2), "nearest", dict(scale_factor=2)),
+    ((2, 3, 4, 5), "nearest-exact", dict(size=(7, 3))),
+    ((2, 3, 5), "nearest-exact", dict(scale_factor=1.5)),
+    ((2, 3, 5), "linear", dict(size=9)),
+    ((2, 3, 5), "linear", dict(size=9, align_corners=True)),
+    ((2, 3, 6), "linear", dict(scale_factor=0.5)),
+    ((2, 3, 4, 5), "bilinear", dict(scale_factor=2)),
+    ((2, 3, 4, 5), "bilinear", dict(scale_factor=2, align_corners=True)),
+    ((2, 3, 4, 5), "bilinear", dict(size=(7, 3))),
+    ((2, 3, 4, 5), "bilinear", dict(size=(7, 3), align_corners=True)),
+    ((2, 3, 4, 5), "bilinear", dict(size=(1, 1), align_corners=True)),
+    ((2, 3, 4, 5), "bilinear", dict(scale_factor=(1.3, 2.5))),
+    ((2, 3, 6, 6), "bilinear", dict(scale_factor=0.5)),
+    ((2, 3, 4, 5), "bilinear", dict(scale_factor=1.7, recompute_scale_factor=True)),
+    ((1, 2, 3, 4, 2), "trilinear", dict(scale_factor=2)),
+    ((1, 2, 3, 4, 2), "trilinear", dict(size=(2, 5, 3), align_corners=True)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", range(len(INTERP)))
+def test_interpolate_matches_torch(case, dtype):
+    shape, mode, kw = INTERP[case]
+    x = np.random.default_rng(case).standard_normal(shape)
+    _grads_match(lambda a: F.interpolate(a, mode=mode, **kw),
+                 lambda a: TF.interpolate(a, mode=mode, **kw), x, dtype, f"interpolate {mode} {kw}")
+
+
+@pytest.mark.parametrize("kw", [dict(scale_factor=2), dict(size=(6, 7), mode="bilinear"),
+                                dict(scale_factor=3, mode="bilinear", align_corners=True)])
+def test_upsample_modules(kw):
+    x = np.random.default_rng(3).standard_normal((2, 3, 4, 4))
+    ours, theirs = tg.nn.Upsample(**kw), torch.nn.Upsample(**kw)
+    assert repr(ours) == repr(theirs)
+    _grads_match(ours, theirs, x, np.float64, f"Upsample {kw}")
+    _grads_match(tg.nn.UpsamplingNearest2d(scale_factor=2),
+                 torch.nn.UpsamplingNearest2d(scale_factor=2), x, np.float64, "nearest2d")
+    _grads_match(tg.nn.UpsamplingBilinear2d(size=(5, 9)),
+                 torch.nn.UpsamplingBilinear2d(size=(5, 9)), x, np.float64, "bilinear2d")
+
+
+def test_interpolate_errors():
+    x = tg.randn(1, 2, 4, 4)
+    with pytest.raises(ValueError, match="only one of size or scale_factor"):
+        F.interpolate(x, size=3, scale_factor=2)
+    with pytest.raises(ValueError, match="either size or scale_factor"):
+        F.interpolate(x)
+    with pytest.raises(ValueError, match="align_corners option can only be set"):
+        F.interpolate(x, scale_factor=2, align_corners=True)
+    with pytest.raises(NotImplementedError, match="Got 3D input, but bilinear mode needs 4D"):
+        F.interpolate(tg.randn(1, 2, 4), scale_factor=2, mode="bilinear")
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        F.interpolate(x, scale_factor=2, mode="bicubic")
+    with pytest.raises(ValueError, match="same number of spatial dimensions"):
+        F.interpolate(x, size=(2, 3, 4))
