@@ -1,6 +1,6 @@
 """Lesson 3 (docs/lessons/03-logistic-map.md): differentiate code, not formulas.
 
-f(x): repeat x = 4*x*(1-x) k times. For k = 6 at x = 0.3 (worked example 3):
+f(x): repeat x = 4*x*(1-x) k times. For k = 6 at x = 0.3:
 reverse mode vs the exact derivative (rational arithmetic), the tape of 18 entries,
 why symbolic differentiation blows up, the finite-difference error table, forward mode,
 and a 100000-iteration loop (a 300000-node graph) through backward without recursion.

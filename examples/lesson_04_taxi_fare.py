@@ -6,7 +6,7 @@
 
 fare(1.5) = 4000 with gradient 0; fare(5) = 7000 with gradient 1000 (not 1400, the
 average price per km); at the kink d = 2 the gradient is that of the branch the code
-took: 0 with `<=`, 1000 with `<` (worked example 4).
+took: 0 with `<=`, 1000 with `<`.
 
     python examples/lesson_04_taxi_fare.py
 """

@@ -3,7 +3,7 @@
 L = 0.5*(w*x - y)**2 with w = 0.5, x = 2, y = 3: dL/dw = (w*x - y)*x = -4. Recomputing L
 and calling backward three times without zeroing gives w.grad = -4, -8, -12; zero_grad
 resets it. A value used in two places receives the SUM of both uses' gradients, the same
-rule inside one backward pass (worked example 6).
+rule inside one backward pass.
 
     python examples/lesson_06_accumulation.py
 """

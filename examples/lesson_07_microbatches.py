@@ -2,7 +2,7 @@
 
 A batch of 32 with a mean loss, split into 4 micro-batches of 8: calling
 `(loss_i / 4).backward()` on each and zeroing only after all four gives the gradient of
-one backward on the full batch, to float rounding (worked example 7). The model: a linear
+one backward on the full batch, to float rounding. The model: a linear
 model with 3 parameters (2 weights, 1 bias), mean squared error.
 
     python examples/lesson_07_microbatches.py

@@ -6,7 +6,7 @@ The forward pass is broken into small steps so that each one has a local derivat
 learner can write down; the hand-written backward goes through them in reverse, and
 `tg.testing.compare` checks every gradient against autograd's.
 
-Then the fused forms (worked examples 8 and 9):
+Then the fused forms (cross-entropy and batch norm):
     dlogits = (softmax(logits) - onehot(y)) / n
     dhprebn = gain * invstd / n * (n*dh - sum(dh) - n/(n-1) * raw * sum(dh * raw))
 and finally a training run driven only by the manual gradients, which reaches the same
