@@ -40,7 +40,7 @@ def run_lesson(rel):
 PAGES = sorted(LESSONS.glob("0*.md"))
 
 
-def test_seven_lessons_with_output_blocks():
+def test_every_lesson_has_an_output_block():
     assert [p.name[:2] for p in PAGES] == ["01", "02", "03", "04", "05", "06", "07", "08"]
     for p in PAGES:
         assert BLOCK.search(p.read_text()), f"{p.name} quotes no script output"
@@ -108,6 +108,50 @@ def test_lesson_03_logistic_map():
         assert abs(r["fd_errors"][h] - e) <= 0.05 * e, (h, r["fd_errors"][h])
     assert r["n_big"] == 4 * 100_000
     assert len(str(max(map(abs, mod.poly_coeffs())))) == 48
+
+
+def _torch_logistic_grad(k):
+    tx = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    y = tx
+    for _ in range(k):
+        y = 4 * y * (1 - y)
+    y.backward()
+    return tx.grad.item()
+
+
+def test_lesson_03_central_differences_and_the_exploding_derivative():
+    """The corrections of lesson 3: central differences reach ~10 digits where one-sided
+    ones stop at ~7; f' grows like 2^k, overflows at k = 1024 (torch too), and the
+    k = 100000 backward 'finishes' with x.grad = nan."""
+    _, r, _ = run_lesson("examples/lesson_03_logistic_map.py")
+    exact = abs(float(r["exact"]))
+    best_one_sided = min(r["fd_errors"].values()) / exact
+    best_central = min(r["central_errors"].values()) / exact
+    assert 1e-8 < best_one_sided < 1e-7 and 1e-10 < best_central < 1e-9
+    for k, g in r["growth"].items():
+        assert g == pytest.approx(_torch_logistic_grad(k), rel=1e-9), k
+    assert abs(r["growth"][50] + 2.16e14) < 0.01e14            # the issue's -2.2e14
+    assert all(0.85 < math.log2(abs(g)) / k < 1.05 for k, g in r["growth"].items())
+    k = r["overflow_k"]
+    assert k == 1024
+    assert math.isfinite(_torch_logistic_grad(k - 1)) and math.isnan(_torch_logistic_grad(k))
+    assert "-inf" in r["overflow_lines"][0] and r["overflow_lines"][-1].endswith("-> nan")
+    assert math.isnan(r["big_grad"])
+
+
+def test_lesson_03_forward_values_lose_every_digit_by_k_55():
+    """The page: at k = 50 only the first digit of the float64 f(0.3) is right, at 55 none."""
+    from decimal import Decimal, getcontext
+    getcontext().prec = 200          # 2^60 * 1e-200: exact to far more digits than shown
+
+    def f(x, k):
+        for _ in range(k):
+            x = 4 * x * (1 - x)
+        return x
+    for k, right in ((50, 1), (55, 0)):
+        got, true = f"{f(0.3, k):.6f}", f"{float(f(Decimal('0.3'), k)):.6f}"
+        assert got[:2] == true[:2] == "0."                  # the map stays in [0, 1]
+        assert next(i for i, (a, b) in enumerate(zip(got[2:], true[2:])) if a != b) == right
 
 
 def test_lesson_04_taxi_fare():
