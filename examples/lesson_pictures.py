@@ -18,6 +18,7 @@ IMAGES = ROOT / "docs" / "images"
 # picture file -> (lesson script, the function that returns the graph's root)
 PICTURES = {
     "lesson_03_one_step.svg": ("lesson_03_logistic_map.py", "picture"),
+    "lesson_09_skip.svg": ("lesson_09_topological_order.py", "picture"),
 }
 
 
