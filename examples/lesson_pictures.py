@@ -19,6 +19,7 @@ IMAGES = ROOT / "docs" / "images"
 PICTURES = {
     "lesson_03_one_step.svg": ("lesson_03_logistic_map.py", "picture"),
     "lesson_09_skip.svg": ("lesson_09_topological_order.py", "picture"),
+    "lesson_10_bias.svg": ("lesson_10_broadcasting.py", "picture"),
 }
 
 

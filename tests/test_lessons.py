@@ -261,3 +261,47 @@ def test_lesson_09_topological_order():
     a_lines = [i for i, line in enumerate(r["trace"]) if line.startswith("a.grad")]
     x_line = next(i for i, line in enumerate(r["trace"]) if line.startswith("x.grad"))
     assert len(a_lines) == 2 and max(a_lines) < x_line    # both shares before a's rule
+
+
+def _torch_broadcast_grads(shapes, out):
+    leaves = [torch.ones(s, dtype=torch.float64, requires_grad=True) for s in shapes]
+    y = leaves[0]
+    for t in leaves[1:]:
+        y = y + t
+    m = torch.arange(float(np.prod(out)), dtype=torch.float64).reshape(out)
+    (y * m).sum().backward()
+    return [t.grad.numpy() for t in leaves], m.numpy()
+
+
+def test_lesson_10_broadcasting():
+    _, r, mod = run_lesson("examples/lesson_10_broadcasting.py")
+    (tgx, tgb), m = _torch_broadcast_grads([(4, 3), (3,)], (4, 3))
+    np.testing.assert_array_equal(r["gb"], tgb)
+    np.testing.assert_array_equal(r["gx"], tgx)
+    shapes = {"column c (4, 1) + x (4, 3)": ([(4, 1), (4, 3)], (4, 3)),
+              "scalar s () + x (4, 3)": ([(), (4, 3)], (4, 3)),
+              "outer sum u (4, 1) + v (1, 3)": ([(4, 1), (1, 3)], (4, 3)),
+              "v (3,) + x (2, 4, 3)": ([(3,), (2, 4, 3)], (2, 4, 3))}
+    assert set(r["cases"]) == set(shapes)
+    for label, (ins, out) in shapes.items():
+        want, tm = _torch_broadcast_grads(ins, out)
+        for got, w, shape in zip(r["cases"][label], want, ins):
+            assert got.shape == w.shape == tuple(shape)
+            np.testing.assert_array_equal(got, w)
+            np.testing.assert_array_equal(mod.unbroadcast(tm, shape), w)
+    assert all(np.array_equal(g, tgb) for g in r["ways"].values())
+    assert r["agree"] == mod.N_RANDOM
+    add_row = next(line for line in r["table"] if " add " in line)
+    assert "y summed over (0,)" in add_row
+
+
+def test_lesson_10_unbroadcast_against_torch_on_random_shapes():
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        out = tuple(int(s) for s in rng.integers(1, 4, size=rng.integers(0, 5)))
+        shape = tuple(1 if rng.random() < 0.4 else s for s in out)[rng.integers(0, len(out) + 1):]
+        g = rng.standard_normal(out)
+        t = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
+        t.expand(out).backward(torch.tensor(g))
+        _, _, mod = run_lesson("examples/lesson_10_broadcasting.py")
+        np.testing.assert_allclose(mod.unbroadcast(g, shape), t.grad.numpy(), rtol=1e-12)
