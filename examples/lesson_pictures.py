@@ -20,6 +20,7 @@ PICTURES = {
     "lesson_03_one_step.svg": ("lesson_03_logistic_map.py", "picture"),
     "lesson_09_skip.svg": ("lesson_09_topological_order.py", "picture"),
     "lesson_10_bias.svg": ("lesson_10_broadcasting.py", "picture"),
+    "lesson_11_recipe.svg": ("lesson_11_inside_a_tensor.py", "picture"),
 }
 
 

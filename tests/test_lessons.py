@@ -305,3 +305,16 @@ def test_lesson_10_unbroadcast_against_torch_on_random_shapes():
         t.expand(out).backward(torch.tensor(g))
         _, _, mod = run_lesson("examples/lesson_10_broadcasting.py")
         np.testing.assert_allclose(mod.unbroadcast(g, shape), t.grad.numpy(), rtol=1e-12)
+
+
+def test_lesson_11_inside_a_tensor_walks_the_graph_as_torch_does():
+    out, r, mod = run_lesson("examples/lesson_11_inside_a_tensor.py")
+    assert r["lines"] == mod.compare_with_torch()      # names, edges, saved values
+    x, w, c, h, a, loss = mod.build(torch)
+    loss.backward()
+    np.testing.assert_allclose(r["grad"], x.grad.numpy(), rtol=1e-6)
+    # the whole printed output is torch's too (run main() with torch as the library)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        mod.main(torch)
+    assert buf.getvalue() == out
