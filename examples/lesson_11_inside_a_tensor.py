@@ -109,6 +109,39 @@ def main(lib=tg):
     return {"lines": lines, "grad": x.grad.tolist()}
 
 
+# the expressions whose nodes make the table of local derivatives below
+EXPRESSIONS = {
+    "x + y": lambda x, y: x + y, "x - y": lambda x, y: x - y, "x * y": lambda x, y: x * y,
+    "x / y": lambda x, y: x / y, "x ** 3": lambda x, y: x ** 3, "-x": lambda x, y: -x,
+    "x.exp()": lambda x, y: x.exp(), "x.log()": lambda x, y: x.log(),
+    "x.sqrt()": lambda x, y: x.sqrt(), "x.abs()": lambda x, y: x.abs(),
+    "x.sin()": lambda x, y: x.sin(), "x.tanh()": lambda x, y: x.tanh(),
+    "x.sigmoid()": lambda x, y: x.sigmoid(), "x.relu()": lambda x, y: x.relu(),
+    "x @ y": lambda x, y: x @ y, "x.sum()": lambda x, y: x.sum(),
+    "x.mean()": lambda x, y: x.mean(), "x.max()": lambda x, y: x.max(),
+    "x.reshape(-1)": lambda x, y: x.reshape(-1), "x.softmax(-1)": lambda x, y: x.softmax(-1),
+}
+
+
+def rule_table():
+    """(expression, torch's node name, the local rule) for each of EXPRESSIONS: the rule
+    is `grad_fn.op.text`, the op table's entry (g: the incoming gradient, ans: the
+    output; `;` between the inputs' rules)."""
+    x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = tg.tensor([[0.5, 1.0], [1.5, 2.0]], requires_grad=True)
+    rows = []
+    for text, fn in EXPRESSIONS.items():
+        node = fn(x, y).grad_fn
+        rows.append((text, torch_name(node), node.op.text))
+    return rows
+
+
+def print_rule_table():
+    print("== the table of local derivatives, read from the nodes (grad_fn.op.text) ==")
+    for text, name, rule in rule_table():
+        print(f"  {text:14s} {name:17s} {rule}")
+
+
 def compare_with_torch():
     """The same walk with PyTorch: the lines it prints are tapegrad's."""
     import torch
@@ -119,6 +152,7 @@ def compare_with_torch():
 
 if __name__ == "__main__":
     result = main()
+    print_rule_table()
     try:
         same = compare_with_torch() == result["lines"]
         print(f"== PyTorch, the same walk: the same lines: {same} ==")

@@ -318,3 +318,14 @@ def test_lesson_11_inside_a_tensor_walks_the_graph_as_torch_does():
     with contextlib.redirect_stdout(buf):
         mod.main(torch)
     assert buf.getvalue() == out
+
+
+def test_lesson_11_rule_table_names_are_torchs():
+    _, _, mod = run_lesson("examples/lesson_11_inside_a_tensor.py")
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = torch.tensor([[0.5, 1.0], [1.5, 2.0]], requires_grad=True)
+    rows = mod.rule_table()
+    assert [r[0] for r in rows] == list(mod.EXPRESSIONS)
+    for (text, name, rule), fn in zip(rows, mod.EXPRESSIONS.values()):
+        assert name == type(fn(x, y).grad_fn).__name__, text
+        assert rule.startswith(("dx = ", "dX = ")), text
