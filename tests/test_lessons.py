@@ -37,7 +37,7 @@ def run_lesson(rel):
     return _cache[rel]
 
 
-PAGES = sorted(LESSONS.glob("0*.md"))
+PAGES = sorted(LESSONS.glob("[0-9]*.md"))
 
 
 def test_every_lesson_has_an_output_block():
