@@ -1,6 +1,6 @@
 """Debugging backward: the checklist of things that break training silently.
 
-Worked example 11. Each item is one function that builds the failure, prints the
+Each item is one function that builds the failure, prints the
 symptom, and shows the tool that reveals it (and the fix). docs/debugging-backward.md
 quotes this script's output (the doc tests rerun it); tests/test_debugging_doc.py checks
 the numbers against PyTorch.

@@ -1,4 +1,4 @@
-"""Worked examples 8 and 9: fused cross-entropy and fused batch norm vs the composites.
+"""Fused cross-entropy and fused batch norm vs the composites.
 
 A fused kernel is ONE table entry whose backward is one formula; the composite is the
 same math written op by op (tapegrad/nn/reference.py). They must agree, and the fused

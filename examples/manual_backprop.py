@@ -114,7 +114,7 @@ def manual_backward(p, v, Xb, Yb):
 
 
 def fused_dlogits(logits, Yb):
-    """Worked example 8: cross-entropy's gradient in one formula."""
+    """Cross-entropy's gradient in one formula."""
     n = logits.shape[0]
     z = logits - logits.max(1, keepdims=True)
     s = np.exp(z) / np.exp(z).sum(1, keepdims=True)
@@ -123,7 +123,7 @@ def fused_dlogits(logits, Yb):
 
 
 def fused_dhprebn(bngain, bnvar_inv, bnraw, dhpreact):
-    """Worked example 9: batch norm's backward in one formula (Bessel's variance)."""
+    """Batch norm's backward in one formula (Bessel's variance)."""
     n = dhpreact.shape[0]
     return bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0)
                                      - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))
