@@ -34,6 +34,16 @@ def fare_lt(d):
         return 4000 + 1000 * (d - 2)
 
 
+def picture():
+    """fare(5) as a graph (tg.Value, after backward): only the `else` branch was
+    recorded. docs/images/lesson_04_fare.svg."""
+    d = Value(5.0, label="d")
+    y = fare(d)
+    y.label = "fare"
+    y.backward()
+    return y
+
+
 def grad_of(fn, km, kind):
     if kind == "Value":
         d = Value(km)

@@ -25,6 +25,18 @@ FORMS = {
 }
 
 
+def picture():
+    """sqrt(x*x) at 0 after backward: sq's gradient is inf, x's nan.
+    docs/images/lesson_05_sqrt.svg."""
+    x = Value(0.0, label="x")
+    sq = x * x
+    sq.label = "sq"
+    r = sq.sqrt()
+    r.label = "r"
+    r.backward()
+    return r
+
+
 def grad_value(form, x0):
     x = Value(x0, label="x")
     FORMS[form](x).backward()

@@ -22,6 +22,20 @@ def loss(w):
     return 0.5 * (w * X - Y) ** 2
 
 
+def picture():
+    """s = a*a + 2*a at a = 3 after backward: three edges leave a, and a.grad = 8 is the
+    sum of their gradients. docs/images/lesson_06_shared.svg."""
+    a = Value(3.0, label="a")
+    p = a * a
+    p.label = "p"
+    q = 2.0 * a
+    q.label = "q"
+    s = p + q
+    s.label = "s"
+    s.backward()
+    return s
+
+
 def main():
     out = {}
     print(f"dL/dw = (w*x - y)*x = {(W * X - Y) * X}")

@@ -26,6 +26,21 @@ def grads(model):
                            for p in model.parameters()])
 
 
+def picture():
+    """The graph of the first micro-batch's loss, divided by 4, after backward
+    (retain_graph=True): docs/images/lesson_07_micro.svg."""
+    tg.manual_seed(SEED)
+    model = tg.nn.Linear(2, 1).to(tg.float64)
+    model.weight.name, model.bias.name = "weight", "bias"
+    X = tg.randn(BATCH, 2).to(tg.float64)
+    y = (X @ tg.tensor([[1.5], [-2.0]]).to(tg.float64) + 0.3
+         + 0.1 * tg.randn(BATCH, 1).to(tg.float64))
+    loss = tg.nn.functional.mse_loss(model(X[:MICRO]), y[:MICRO]) / (BATCH // MICRO)
+    loss.name = "loss_0 / 4"
+    loss.backward(retain_graph=True)
+    return loss
+
+
 def run(dtype):
     tg.manual_seed(SEED)
     model = tg.nn.Linear(2, 1).to(dtype)

@@ -18,6 +18,11 @@ IMAGES = ROOT / "docs" / "images"
 # picture file -> (lesson script, the function that returns the graph's root)
 PICTURES = {
     "lesson_03_one_step.svg": ("lesson_03_logistic_map.py", "picture"),
+    "lesson_04_fare.svg": ("lesson_04_taxi_fare.py", "picture"),
+    "lesson_05_sqrt.svg": ("lesson_05_abs_vs_sqrt.py", "picture"),
+    "lesson_06_shared.svg": ("lesson_06_accumulation.py", "picture"),
+    "lesson_07_micro.svg": ("lesson_07_microbatches.py", "picture"),
+    "lesson_08_rank0.svg": ("lesson_08_data_parallel.py", "picture"),
     "lesson_09_skip.svg": ("lesson_09_topological_order.py", "picture"),
     "lesson_10_bias.svg": ("lesson_10_broadcasting.py", "picture"),
     "lesson_11_recipe.svg": ("lesson_11_inside_a_tensor.py", "picture"),
