@@ -2,8 +2,8 @@
 
 1. Every lesson page quotes its script's output (that the quote equals the real output
    is checked by the doc tests: conftest.py, `python -m pytest docs -q`).
-2. The numbers the scripts compute are checked against the worked-examples spec and
-   against PyTorch, independently of our own output.
+2. The numbers the scripts compute are checked against PyTorch, exact arithmetic and the
+   numbers the pages state, independently of our own output.
 """
 import contextlib
 import importlib.util
@@ -98,14 +98,14 @@ def test_lesson_03_logistic_map():
     y.backward()
     assert abs(r["grad"] - tx.grad.item()) < 1e-12
     assert abs(r["tensor_grad"] - tx.grad.item()) < 1e-12
-    # the Tensor tape: the spec's 18 entries; tg.Value: micrograd's graph, where 4*x is
+    # the Tensor tape: the page's 18 entries; tg.Value: micrograd's graph, where 4*x is
     # x*Value(4) and 1-x is (x*Value(-1)) + Value(1): 4 ops per iteration, and 3 of them
     # '*' with two children each: 6 multiplications per iteration in its backward
     assert r["n_nodes"] == 18
     assert r["n_ops"] == 4 * 6 and r["mults"] == 6 * 6
     assert r["degree"] == 64          # f' has degree 63
-    spec = {1e-6: 1.8e-3, 1e-8: 1.8e-5, 1e-10: 6.8e-6, 1e-12: 4.7e-3, 1e-14: 0.049}
-    for h, e in spec.items():
+    stated = {1e-6: 1.8e-3, 1e-8: 1.8e-5, 1e-10: 6.8e-6, 1e-12: 4.7e-3, 1e-14: 0.049}
+    for h, e in stated.items():
         assert abs(r["fd_errors"][h] - e) <= 0.05 * e, (h, r["fd_errors"][h])
     assert r["n_big"] == 4 * 100_000
     assert len(str(max(map(abs, mod.poly_coeffs())))) == 48
