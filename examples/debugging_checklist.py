@@ -1,6 +1,6 @@
 """Debugging backward: the checklist of things that break training silently.
 
-Worked example 11. Each item is one function that builds the failure, prints the
+Each item is one function that builds the failure, prints the
 symptom, and shows the tool that reveals it (and the fix). docs/debugging-backward.md
 quotes this script's output (the doc tests rerun it); tests/test_debugging_doc.py checks
 the numbers against PyTorch.
@@ -310,7 +310,10 @@ def item10_freed_graph():
                     _rnn_loop(cell, xs, detach=False)
             except RuntimeError as e:
                 msg = _here(str(e))
-        print(("under detect_anomaly(): " if anomaly else "") + msg.split("\n")[-1])
+        # the whole message once (PyTorch's first line, then tapegrad's); under anomaly
+        # mode only tapegrad's line, which changes (it gains the file:line of each op)
+        print("under detect_anomaly(), the last line: " + msg.split("\n")[-1] if anomaly
+              else msg)
     _rnn_loop(cell, xs, detach=True)
     print("with h = h.detach() at each step: 3 steps, no error")
     return msg

@@ -1,7 +1,7 @@
-"""Demo: worked example 1 (reuse of local derivatives) and a tiny regression fit."""
+"""Demo: reuse of local derivatives (lesson 1) and a tiny regression fit."""
 import tapegrad as tg
 
-# Worked example 1: u = x**2, y = 2*u at x = 3.
+# Reuse (lesson 1): u = x**2, y = 2*u at x = 3.
 x = tg.tensor(3.0, requires_grad=True)
 u = x ** 2
 y = 2 * u

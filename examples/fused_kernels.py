@@ -1,4 +1,4 @@
-"""Worked examples 8 and 9: fused cross-entropy and fused batch norm vs the composites.
+"""Fused cross-entropy and fused batch norm vs the composites.
 
 A fused kernel is ONE table entry whose backward is one formula; the composite is the
 same math written op by op (tapegrad/nn/composite_reference.py). They must agree, and the fused
@@ -41,8 +41,8 @@ def count_nodes(t):
     return len(seen)
 
 
-# ---- worked example 8: cross-entropy -------------------------------------------------
-print("== worked example 8: cross-entropy, n = 32, C = 27 (float32)")
+# ---- cross-entropy --------------------------------------------------------------
+print("== cross-entropy, n = 32, C = 27 (float32)")
 logits0 = rng.standard_normal((N, C)).astype(np.float32)
 y = tg.tensor(rng.integers(0, C, N))
 
@@ -75,8 +75,8 @@ tf, tc = timed(ce_fused), timed(ce_comp)
 print(f"forward+backward: fused {tf * 1e6:.0f} us, composite {tc * 1e6:.0f} us "
       f"-> fused is {tc / tf:.1f}x faster")
 
-# ---- worked example 9: batch norm ------------------------------------------------------
-print("\n== worked example 9: batch norm, training mode, batch", BN_SHAPE)
+# ---- batch norm -------------------------------------------------------------------
+print("\n== batch norm, training mode, batch", BN_SHAPE)
 x0 = (rng.standard_normal(BN_SHAPE) * 2 + 1)
 w0, b0 = rng.standard_normal(BN_SHAPE[1]), rng.standard_normal(BN_SHAPE[1])
 cot = rng.standard_normal(BN_SHAPE)

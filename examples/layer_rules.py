@@ -1,4 +1,4 @@
-"""Worked example 10: the local derivatives of the common layers, checked numerically.
+"""The local derivatives of the common layers, checked numerically.
 
 Each rule is computed twice: by tapegrad's backward pass and by the formula written
 out in NumPy. Run: python examples/layer_rules.py

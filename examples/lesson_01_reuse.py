@@ -1,5 +1,5 @@
 """Lesson 1 (docs/lessons/01-reuse.md): backprop computes each local derivative once and
-reuses it. Worked example 1: u = x**2, y = 2*u at x = 3 gives 9, 18 and dy/dx = 12.
+reuses it. The example: u = x**2, y = 2*u at x = 3 gives 9, 18 and dy/dx = 12.
 
     python examples/lesson_01_reuse.py
 """

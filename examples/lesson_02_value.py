@@ -1,4 +1,4 @@
-"""Lesson 2 (docs/lessons/02-value.md): the scalar engine step by step (worked example 2).
+"""Lesson 2 (docs/lessons/02-value.md): the scalar engine step by step.
 
     w = Value(0.5); x = Value(2.0); b = Value(-1.0)
     u = w * x; v = u + b; loss = v; loss.backward()

@@ -1,12 +1,14 @@
 """Lesson 3 (docs/lessons/03-logistic-map.md): differentiate code, not formulas.
 
-f(x): repeat x = 4*x*(1-x) k times. For k = 6 at x = 0.3 (worked example 3):
+f(x): repeat x = 4*x*(1-x) k times. For k = 6 at x = 0.3:
 reverse mode vs the exact derivative (rational arithmetic), the tape of 18 entries,
-why symbolic differentiation blows up, the finite-difference error table, forward mode,
-and a 100000-iteration loop (a 300000-node graph) through backward without recursion.
+why symbolic differentiation blows up, one-sided vs central finite differences, forward
+mode, the derivative that grows like 2^k until float64 overflows (k = 1024: nan), and a
+100000-iteration loop through backward without recursion, whose x.grad is nan.
 
     python examples/lesson_03_logistic_map.py
 """
+import math
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -19,7 +21,9 @@ from tapegrad.value import topo_order  # noqa: E402
 
 K = 6
 X0 = 0.3
-STEPS = [1e-2, 1e-4, 1e-6, 1e-8, 1e-10, 1e-12, 1e-14]
+STEPS = [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14]
+GROWTH_KS = [10, 20, 30, 40, 50, 100, 200, 500, 1000]
+OVERFLOW_SCAN = range(1000, 1031)   # where float64 (max 1.8e308 = 2^1024) gives out
 BIG_K = 100_000
 
 
@@ -111,17 +115,19 @@ def main():
         print(f"{k:2d} {s:10d} {d:24d}  {growth}")
         prev = d
 
-    print("== finite differences (f(x+h) - f(x)) / h in float64 ==")
-    print("      h     error")
-    fd_errors = {}
+    print("== finite differences in float64: error against the exact f'(0.3) ==")
+    print("      h   one-sided (f(x+h) - f(x)) / h   central (f(x+h) - f(x-h)) / 2h")
+    fd_errors, central_errors = {}, {}
     for h in STEPS:
-        fd = (f(X0 + h) - f(X0)) / h
-        e = abs(fd - float(exact))
-        fd_errors[h] = e
-        print(f"{h:7.0e}  {e:8.1e}")
-    best = min(fd_errors.values())
-    print(f"best: {best:.1e} (relative {best / abs(float(exact)):.1e}); and it needs one "
-          "more evaluation of f per input")
+        fd_errors[h] = abs((f(X0 + h) - f(X0)) / h - float(exact))
+        central_errors[h] = abs((f(X0 + h) - f(X0 - h)) / (2 * h) - float(exact))
+        print(f"{h:7.0e}  {fd_errors[h]:30.1e}  {central_errors[h]:31.1e}")
+    for name, errs in (("one-sided", fd_errors), ("central", central_errors)):
+        h = min(errs, key=errs.get)
+        rel = errs[h] / abs(float(exact))
+        print(f"best {name}: {errs[h]:.1e} at h = {h:.0e} (relative {rel:.1e}: about "
+              f"{-math.log10(rel):.0f} significant digits)")
+    print("each needs extra evaluations of f per input (one-sided 1, central 2)")
 
     print("== forward mode (dual numbers, tg.autograd.forward_ad) ==")
     from tapegrad.autograd import forward_ad as fwAD
@@ -130,17 +136,66 @@ def main():
         tangent = fwAD.unpack_dual(f(xd)).tangent.item()
     print(f"f'(0.3) by forward mode = {tangent:.10f}")
 
+    growth, overflow_k, overflow_lines = exploding_derivative()
+
     xb = Value(X0)
     yb = f(xb, BIG_K)
     n_values = len(topo_order(yb))
     n_big = sum(1 for v in topo_order(yb) if v._op)
     print(f"== k = {BIG_K}: a {n_values}-value graph ==")
     yb.backward()
-    print(f"recorded operations: {n_big}; backward finished (no recursion)")
+    print(f"recorded operations: {n_big}; backward finished (no recursion), "
+          f"but x.grad = {xb.grad}")
     return {"grad": x.grad, "exact": exact, "err": float(err), "n_ops": len(ops),
             "mults": mults, "n_nodes": n_nodes, "tensor_grad": xt.grad.item(),
-            "degree": len(coeffs) - 1, "fd_errors": fd_errors, "forward": tangent,
-            "n_big": n_big}
+            "degree": len(coeffs) - 1, "fd_errors": fd_errors,
+            "central_errors": central_errors, "forward": tangent, "n_big": n_big,
+            "growth": growth, "overflow_k": overflow_k, "overflow_lines": overflow_lines,
+            "big_grad": xb.grad}
+
+
+def picture():
+    """One iteration as a graph (tg.Value, after backward): docs/images/lesson_03_one_step.svg."""
+    x = Value(X0, label="x")
+    y = f(x, 1)
+    y.label = "f"
+    y.backward()
+    return y
+
+
+def reverse_grad(k):
+    """f'(0.3) for k iterations by reverse mode (tg.Value)."""
+    x = Value(X0)
+    f(x, k).backward()
+    return x.grad
+
+
+def exploding_derivative():
+    """f'(0.3) per k: each step multiplies the derivative by 4(1 - 2x), on average by 2
+    (the map doubles distances), so |f'| ~ 2^k, until float64 overflows."""
+    print("== the derivative explodes: f'(0.3) after k iterations ==")
+    print("    k             f'(0.3)   log2|f'| / k")
+    growth = {}
+    for k in GROWTH_KS:
+        g = growth[k] = reverse_grad(k)
+        print(f"{k:5d}  {g:18.6e}   {math.log2(abs(g)) / k:12.3f}")
+    overflow_k = next(k for k in OVERFLOW_SCAN if not math.isfinite(reverse_grad(k)))
+    print(f"f'(0.3) is finite for k = {OVERFLOW_SCAN[0]}..{overflow_k - 1}; k = {overflow_k}: "
+          f"{reverse_grad(overflow_k)} (|f'| ~ 2^k, and the largest float64 is "
+          f"{sys.float_info.max:.3e} ~ 2^1024)")
+    x = Value(X0, label="x")
+    trace = tg.explain(f(x, overflow_k), quiet=True)
+    first_inf = next(i for i, line in enumerate(trace) if "inf" in line)
+    first_nan = next(i for i, line in enumerate(trace) if "nan" in line)
+    lines = trace[first_inf:first_nan + 1]
+    print(f"where: lines {first_inf + 1}-{first_nan + 1} of the narrated backward for "
+          f"k = {overflow_k} ({len(trace)} lines)")
+    for line in lines:
+        print("  " + line)
+    print("a product passes 1.8e308 (-inf); a value used twice then receives -inf and +inf,"
+          " whose sum is nan; from there on every gradient it reaches is nan, and no error"
+          " is raised")
+    return growth, overflow_k, lines
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 
 fare(1.5) = 4000 with gradient 0; fare(5) = 7000 with gradient 1000 (not 1400, the
 average price per km); at the kink d = 2 the gradient is that of the branch the code
-took: 0 with `<=`, 1000 with `<` (worked example 4).
+took: 0 with `<=`, 1000 with `<`.
 
     python examples/lesson_04_taxi_fare.py
 """
@@ -32,6 +32,16 @@ def fare_lt(d):
         return 4000 + 0 * d
     else:
         return 4000 + 1000 * (d - 2)
+
+
+def picture():
+    """fare(5) as a graph (tg.Value, after backward): only the `else` branch was
+    recorded. docs/images/lesson_04_fare.svg."""
+    d = Value(5.0, label="d")
+    y = fare(d)
+    y.label = "fare"
+    y.backward()
+    return y
 
 
 def grad_of(fn, km, kind):

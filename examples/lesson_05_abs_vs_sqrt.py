@@ -2,8 +2,8 @@
 
 abs(x) and sqrt(x*x) are the same function, but their gradients at 0 differ: abs gives
 0.0, sqrt(x*x) gives nan, because backward computes 1/(2*sqrt(0)) = inf and multiplies
-it by d(x*x)/dx = 0, and inf * 0 = nan. The fix sqrt(x*x + eps) is finite
-(worked example 5). Anomaly mode, which names the sqrt, is lesson material of
+it by d(x*x)/dx = 0, and inf * 0 = nan. The fix sqrt(x*x + eps) is finite.
+Anomaly mode, which names the sqrt, is lesson material of
 `tg.autograd.detect_anomaly` (see docs/lessons/05-abs-vs-sqrt.md).
 
     python examples/lesson_05_abs_vs_sqrt.py
@@ -23,6 +23,18 @@ FORMS = {
     "sqrt(x*x)": lambda x: (x * x).sqrt(),
     "sqrt(x*x+eps)": lambda x: (x * x + EPS).sqrt(),
 }
+
+
+def picture():
+    """sqrt(x*x) at 0 after backward: sq's gradient is inf, x's nan.
+    docs/images/lesson_05_sqrt.svg."""
+    x = Value(0.0, label="x")
+    sq = x * x
+    sq.label = "sq"
+    r = sq.sqrt()
+    r.label = "r"
+    r.backward()
+    return r
 
 
 def grad_value(form, x0):

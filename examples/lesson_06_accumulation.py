@@ -3,7 +3,7 @@
 L = 0.5*(w*x - y)**2 with w = 0.5, x = 2, y = 3: dL/dw = (w*x - y)*x = -4. Recomputing L
 and calling backward three times without zeroing gives w.grad = -4, -8, -12; zero_grad
 resets it. A value used in two places receives the SUM of both uses' gradients, the same
-rule inside one backward pass (worked example 6).
+rule inside one backward pass.
 
     python examples/lesson_06_accumulation.py
 """
@@ -20,6 +20,20 @@ W, X, Y = 0.5, 2.0, 3.0
 
 def loss(w):
     return 0.5 * (w * X - Y) ** 2
+
+
+def picture():
+    """s = a*a + 2*a at a = 3 after backward: three edges leave a, and a.grad = 8 is the
+    sum of their gradients. docs/images/lesson_06_shared.svg."""
+    a = Value(3.0, label="a")
+    p = a * a
+    p.label = "p"
+    q = 2.0 * a
+    q.label = "q"
+    s = p + q
+    s.label = "s"
+    s.backward()
+    return s
 
 
 def main():

@@ -2,7 +2,7 @@
 
 A batch of 32 with a mean loss, split into 4 micro-batches of 8: calling
 `(loss_i / 4).backward()` on each and zeroing only after all four gives the gradient of
-one backward on the full batch, to float rounding (worked example 7). The model: a linear
+one backward on the full batch, to float rounding. The model: a linear
 model with 3 parameters (2 weights, 1 bias), mean squared error.
 
     python examples/lesson_07_microbatches.py
@@ -24,6 +24,21 @@ SEED = 0
 def grads(model):
     return np.concatenate([p.grad.numpy().reshape(-1).astype(np.float64)
                            for p in model.parameters()])
+
+
+def picture():
+    """The graph of the first micro-batch's loss, divided by 4, after backward
+    (retain_graph=True): docs/images/lesson_07_micro.svg."""
+    tg.manual_seed(SEED)
+    model = tg.nn.Linear(2, 1).to(tg.float64)
+    model.weight.name, model.bias.name = "weight", "bias"
+    X = tg.randn(BATCH, 2).to(tg.float64)
+    y = (X @ tg.tensor([[1.5], [-2.0]]).to(tg.float64) + 0.3
+         + 0.1 * tg.randn(BATCH, 1).to(tg.float64))
+    loss = tg.nn.functional.mse_loss(model(X[:MICRO]), y[:MICRO]) / (BATCH // MICRO)
+    loss.name = "loss_0 / 4"
+    loss.backward(retain_graph=True)
+    return loss
 
 
 def run(dtype):

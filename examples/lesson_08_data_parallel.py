@@ -42,6 +42,19 @@ def grads(model):
     return [float(g) for p in model.parameters() for g in p.grad.numpy().reshape(-1)]
 
 
+def picture():
+    """Rank 0's graph: the loss of its 16 rows, after backward (retain_graph=True). The
+    all-reduce is not in it: it runs in hooks on the leaves, inside backward.
+    docs/images/lesson_08_rank0.svg."""
+    model, X, y = problem()
+    model.weight.name, model.bias.name = "weight", "bias"
+    rows = slice(0, BATCH // 2)
+    loss = F.mse_loss(model(X[rows]), y[rows])
+    loss.name = "rank 0's loss"
+    loss.backward(retain_graph=True)
+    return loss
+
+
 def rank_main():
     """One rank: its local gradient (no_sync: no communication), then the all-reduced one."""
     import tapegrad.distributed as dist

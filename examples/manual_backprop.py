@@ -6,7 +6,7 @@ The forward pass is broken into small steps so that each one has a local derivat
 learner can write down; the hand-written backward goes through them in reverse, and
 `tg.testing.compare` checks every gradient against autograd's.
 
-Then the fused forms (worked examples 8 and 9):
+Then the fused forms (cross-entropy and batch norm):
     dlogits = (softmax(logits) - onehot(y)) / n
     dhprebn = gain * invstd / n * (n*dh - sum(dh) - n/(n-1) * raw * sum(dh * raw))
 and finally a training run driven only by the manual gradients, which reaches the same
@@ -114,7 +114,7 @@ def manual_backward(p, v, Xb, Yb):
 
 
 def fused_dlogits(logits, Yb):
-    """Worked example 8: cross-entropy's gradient in one formula."""
+    """Cross-entropy's gradient in one formula."""
     n = logits.shape[0]
     z = logits - logits.max(1, keepdims=True)
     s = np.exp(z) / np.exp(z).sum(1, keepdims=True)
@@ -123,7 +123,7 @@ def fused_dlogits(logits, Yb):
 
 
 def fused_dhprebn(bngain, bnvar_inv, bnraw, dhpreact):
-    """Worked example 9: batch norm's backward in one formula (Bessel's variance)."""
+    """Batch norm's backward in one formula (Bessel's variance)."""
     n = dhpreact.shape[0]
     return bngain * bnvar_inv / n * (n * dhpreact - dhpreact.sum(0)
                                      - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))

@@ -1,4 +1,4 @@
-"""`tg.compile` as tape capture and replay (issue 15).
+"""`tg.compile` as tape capture and replay.
 
 A training loop builds the same graph every step. The first call of a compiled module
 (per guard key) runs eagerly while recording its forward (capture.py); the eager backward

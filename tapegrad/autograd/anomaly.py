@@ -14,7 +14,7 @@ the output, the incoming gradient and the result at the first bad positions).
 Which op is blamed. A backward rule computes `g * f'(x)`. In `sqrt(x*x)` at x = 0,
 sqrt's rule gives `1 * 1/(2*sqrt(0)) = inf` from a finite gradient; then mul's rule
 gives `inf * 0 = nan`. By default (`check_inf=True`) tapegrad names the first rule
-whose result is nan OR inf: `sqrt`, where the problem starts (worked example 5).
+whose result is nan OR inf: `sqrt`, where the problem starts (lesson 5: sqrt(x*x) at 0).
 PyTorch's anomaly mode checks for nan only and names `MulBackward0`, where the nan
 first appears; `detect_anomaly(check_inf=False)` reproduces that choice.
 

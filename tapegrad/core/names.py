@@ -50,7 +50,7 @@ NODE_NAMES = {
     "unfold": "Im2ColBackward0", "unsqueeze": "UnsqueezeBackward0", "var": "VarBackward0",
     "where": "WhereBackward0", "checkpoint": "CheckpointFunctionBackward",
 }
-# norms and diagonals (issue 12): torch's nodes for linalg.vector_norm, svdvals, diag_embed
+# norms and diagonals: torch's nodes for linalg.vector_norm, svdvals, diag_embed
 NODE_NAMES.update(vector_norm="LinalgVectorNormBackward0", svdvals="LinalgSvdBackward0",
                   diagonal_backward="DiagEmbedBackward0")
 

@@ -6,6 +6,8 @@
     args      the op's own arguments (axis, keepdims, shape, ...), as the caller gave them
     saved     values the forward computed and kept for backward (argmax indices, im2col
               columns, normalisation statistics), or None; PyTorch's SavedVariables
+              (torch's `grad_fn._saved_self` / `_saved_other` / `_saved_result` read the
+              inputs and output the rules use: core/saved.py)
     ans       the output array (a tuple of arrays when the op has several outputs)
     versions  the inputs' and the output's version counters when recorded (None = all 0):
               backward compares them to refuse values changed in place since
@@ -24,6 +26,7 @@ from .state import anywhere, state
 from .tensor_base import TensorBase
 from . import hooks as _hooks
 from .names import node_name
+from .saved import saved_names, saved_value
 
 _PKG_DIR = __file__.rsplit("/core/", 1)[0]
 
@@ -98,6 +101,16 @@ class Node:
         d["ans"] = self.ans
         d.update(self.rule_kwargs())
         return d
+
+    def __getattr__(self, name):
+        # only reached when normal lookup fails: torch's `grad_fn._saved_self` and the
+        # like (core/saved.py); anything else is torch's AttributeError
+        if name.startswith("_saved_"):
+            return saved_value(self, name)
+        raise AttributeError(f"'{node_name(self)}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(saved_names(self)))
 
     def register_hook(self, fn):
         """Hook on the gradient flowing into this node's output (non-leaf tensors)."""

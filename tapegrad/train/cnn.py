@@ -16,8 +16,8 @@ measurable change in the step time) and, with the schedule, takes the 3-epoch ac
 convolutions also help but cost 40-150% more time per step in tapegrad (BatchNorm's
 per-channel reductions over (N, H, W) are slow in NumPy); the budget is 60 s per epoch.
 
-`hidden=0` is the issue-6 model (20,490 parameters, Flatten -> Linear(1568, 10)), which
-checkpoints written before issue 17 hold (their config has no "arch").
+`hidden=0` is the first CNN (20,490 parameters, Flatten -> Linear(1568, 10)), which
+checkpoints written before the hidden layer was added hold (their config has no "arch").
 """
 import tapegrad.nn as nn
 

@@ -53,7 +53,7 @@ def mlp(config):
 
 
 # The cnn's architecture, stored in the run's config as "arch" so that `tapegrad eval`
-# rebuilds what was trained; a config without it is a checkpoint of the issue-6 model.
+# rebuilds what was trained; a config without it is a checkpoint of the first CNN (no hidden layer).
 CNN_ARCH = {"channels": [16, 32], "hidden": 128}
 CNN_ARCH_ISSUE6 = {"channels": [16, 32], "hidden": 0}
 

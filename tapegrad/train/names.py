@@ -7,8 +7,8 @@ ends a word.
 
 Models (`--model`):
   mlp  makemore's MLP: the previous --block-size characters (default 3) -> embedding 10
-       -> Linear(30, 200) -> BatchNorm1d -> tanh -> Linear(200, 27); SGD, lr 0.1 decayed
-       10x at 75% of the steps; batch 32.
+       -> Linear(30, 200, bias=False) (BatchNorm's shift is the bias) -> BatchNorm1d
+       -> tanh -> Linear(200, 27); SGD, lr 0.1 decayed 10x at 75% of the steps; batch 32.
   gpt  a tiny GPT: token + position embeddings, 2 blocks of causal multi-head attention
        (fused scaled-dot-product primitive) and GELU MLP with LayerNorm and residual
        connections; AdamW with linear warmup then cosine decay; gradient clipping at 1.0.

@@ -1,7 +1,7 @@
 """Narrated backward: `tg.explain(root)` runs the REAL backward pass and tells what it did.
 
 For a `Value` graph: one line per local rule applied, in the order the engine applied it,
-with the numbers, e.g. (worked example 2)
+with the numbers, e.g. (lesson 2)
 
     u.grad += loss.grad = 1.0 -> 1.0
     b.grad += loss.grad = 1.0 -> 1.0
