@@ -9,7 +9,7 @@
 from . import dtypes
 from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype, half,
                      int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)
-from .tensor import Size, Tensor
+from ._tensor import Size, Tensor
 from .ops import functions as _functions
 from .ops.functions import (abs, absolute, add, allclose, amax, amin, argmax, argmin, bmm,
                             broadcast_to, clamp, clip, clone, cos, div, divide, dot, eq, equal,
@@ -94,7 +94,7 @@ def numel(input):
 from . import onnx  # noqa: E402  torch.onnx's import path (export is not supported)
 from .dtypes import bfloat16  # noqa: E402  exists; tensors of it are refused by name
 from .type_info import finfo, iinfo  # noqa: E402  a dtype's limits (eps, min, max)
-from .device import device, get_default_device, set_default_device  # noqa: E402
+from ._device import device, get_default_device, set_default_device  # noqa: E402
 from . import accelerator, backends, cpu, cuda  # noqa: E402  CPU-only answers and flags
 from .settings import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 from ._compile import compile  # noqa: E402  capture and replay (tapegrad/_compile)

@@ -8,9 +8,9 @@ import numpy as np
 from . import dtypes as _dt
 from .core import tape as _tape
 from .core.tensor_base import to_array
-from .device import check as _check_device
+from ._device import check as _check_device
 from .random import rng as _rng
-from .tensor import Tensor
+from ._tensor import Tensor
 
 
 def _size(size, kw=None, name=None):

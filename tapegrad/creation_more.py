@@ -7,9 +7,9 @@ import numpy as np
 
 from . import dtypes as _dt
 from .core.tensor_base import TensorBase
-from .device import check as _check_device
+from ._device import check as _check_device
 from .ops.out_arg import with_out
-from .tensor import Tensor
+from ._tensor import Tensor
 
 
 def _logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,

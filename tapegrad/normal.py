@@ -16,11 +16,11 @@ import numpy as np
 from . import dtypes as _dt
 from .core.record import apply
 from .core.tensor_base import TensorBase, like
-from .device import check as _check_device
+from ._device import check as _check_device
 from .ops.rules import pointwise as E
 from .ops.out_arg import with_out
 from .random import rng as _rng
-from .tensor import Tensor
+from ._tensor import Tensor
 
 _OVERLOADS = (
     " * (Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"

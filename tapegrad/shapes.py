@@ -1,8 +1,8 @@
 """torch.broadcast_shapes: the shape tensors of the given shapes broadcast to, as a
 tapegrad.Size, computed from the shapes alone (no tensors made), with torch's message
-for shapes that do not broadcast. An API-layer module: Size lives in tensor.py.
+for shapes that do not broadcast. An API-layer module: Size lives in _tensor.py.
 """
-from .tensor import Size
+from ._tensor import Size
 
 
 def broadcast_shapes(*shapes):

@@ -10,9 +10,9 @@ import numbers
 import numpy as np
 
 from . import dtypes as _dt
-from .device import check as _check_device
+from ._device import check as _check_device
 from .ops.random_fills import CPP_NAMES
-from .tensor import Tensor
+from ._tensor import Tensor
 
 
 def _window(name, window_length, periodic, dtype, requires_grad, device, formula):

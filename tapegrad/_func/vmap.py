@@ -26,7 +26,7 @@ import numpy as np
 
 from ..ops import shape_functions as _SF
 from ..random import default_generator
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import pytree
 
 __all__ = ["vmap", "randomness_scope", "check_randomness"]

@@ -15,7 +15,7 @@ from ..creation import arange
 from ..nn.functional import softmax
 from ..ops.functions_composite import broadcast_tensors
 from ..ops.index_functions import multinomial
-from ..tensor import Size, Tensor
+from .._tensor import Size, Tensor
 
 
 class Categorical:

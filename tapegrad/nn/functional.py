@@ -17,7 +17,7 @@ from ..ops import functions as _F
 from ..ops import inplace as _IP
 from ..ops import inplace_more as _IM
 from ..ops.rules import nn as _K
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 from ._loss_reduction import _REDUCTIONS, _reduce, _reduction  # noqa: E402,F401
 

@@ -12,7 +12,7 @@ import numpy as np
 from ..core import tape as _tape
 from ..ops import functions as _F
 from ..ops import inplace_more as _IM
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["glu", "mish", "hardswish", "hardsigmoid", "selu", "selu_", "celu", "celu_",
            "elu_", "hardtanh_", "softsign", "softshrink", "hardshrink", "tanhshrink",

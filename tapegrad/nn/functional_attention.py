@@ -13,7 +13,7 @@ from ..core.record import apply
 from ..ops.rules import attention as _A
 from ..ops import functions as F
 from ..random import rng
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["scaled_dot_product_attention", "sdpa_reference"]
 

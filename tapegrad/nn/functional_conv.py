@@ -13,7 +13,7 @@ import numpy as np
 from ..core.record import apply, apply_saved
 from ..ops.rules import conv as K
 from ..ops import functions as _F
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d",
            "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",

@@ -4,7 +4,7 @@ optional per-channel affine map (a composite of public ops).
     x (N, C, *) -> (N, G, C/G * prod(*)) ;  y = (x - mean) / sqrt(var + eps)   (biased var)
     y -> (N, C, *) ;  y * weight[c] + bias[c]
 """
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["group_norm"]
 

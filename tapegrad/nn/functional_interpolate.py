@@ -18,7 +18,7 @@ import numpy as np
 
 import tapegrad as tg
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 

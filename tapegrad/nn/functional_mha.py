@@ -18,7 +18,7 @@ import numpy as np
 
 import tapegrad as tg
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import functional as F
 
 __all__ = ["multi_head_attention_forward"]

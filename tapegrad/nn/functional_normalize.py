@@ -8,7 +8,7 @@ of public ops, so their gradients come from the ops they are made of.
 import numpy as np
 
 from ..out_functions import div as _div_out
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["normalize", "rms_norm"]
 

@@ -20,7 +20,7 @@ import tapegrad as tg
 
 from ..core import tape as _tape
 from ..random import rng as _rng
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .functional_attention import scaled_dot_product_attention as _fused
 
 __all__ = ["scaled_dot_product_attention"]

@@ -7,7 +7,7 @@ put in is wrapped as a Parameter; other objects are kept as plain attributes.
 from collections import OrderedDict
 from collections.abc import Mapping
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .module import Module
 from .parameter import Parameter
 

@@ -9,7 +9,7 @@ easy to check; the tests assert that both give the same values and gradients
 import numpy as np
 
 from ..ops import functions as F
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 
 def onehot(target, num_classes, dtype=np.float64):

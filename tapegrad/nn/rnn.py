@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import creation as _c
 from .. import dtypes as _dt
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import functional as F
 from . import init
 from ._public_ops import cat, stack

@@ -27,7 +27,7 @@ What follows from a declaration:
   no method of, e.g. `cat`), which tests/test_declarations.py checks against the class.
 
 The Tensor method itself is one line in its family's section of `class Tensor`
-(`tensor.py`), so a reader of the class sees the whole API.
+(`_tensor.py`), so a reader of the class sees the whole API.
 """
 from .out_arg import with_out
 

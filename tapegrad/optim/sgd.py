@@ -75,7 +75,7 @@ class SGD(Optimizer):
 
 
 def _wrap(arr):
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     return Tensor._of(arr)
 
 

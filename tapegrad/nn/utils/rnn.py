@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import creation as _c
 from .._public_ops import cat, stack
-from ...tensor import Tensor
+from ..._tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
            "pad_packed_sequence", "pad_sequence", "unpad_sequence", "pack_sequence",

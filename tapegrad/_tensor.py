@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from . import device as _device
+from . import _device
 from . import dtypes as _dt
 from . import legacy_args as _legacy
 from . import printing as _printing
