@@ -10,34 +10,29 @@ from . import dtypes
 from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype, half,
                      int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)
 from ._tensor import Size, Tensor
-from .ops import functions as _functions
-from .ops.functions import (abs, absolute, add, allclose, amax, amin, argmax, argmin, bmm,
-                            broadcast_to, clamp, clip, clone, cos, div, divide, dot, eq, equal,
-                            exp, expand, ge, greater, greater_equal, gt, isfinite, isinf, isnan,
-                            le, less, less_equal, log, log_softmax, logical_and, logical_not,
-                            logical_or, logical_xor, logsumexp, lt, matmul, max, maximum, mean,
-                            min, minimum, mm, mul, multiply, ne, neg, negative, permute, pow,
-                            prod, relu, reshape, rsqrt, sigmoid, sign, sin, softmax, sqrt, std,
-                            sub, subtract, sum, swapaxes, swapdims, t, tanh, transpose,
-                            true_divide, var, where)
-from .ops.functions import (all, any, ceil, clamp_max, clamp_min, cumsum, expm1, fix,  # noqa: E402
-                            floor, floor_divide, fmod, log1p, log2, log10, outer, remainder,
-                            trunc)
-from .ops.functions_extra import (bernoulli, bincount, diag, diag_embed, diagonal,  # noqa: E402
-                                  einsum, erf, erfc, erfinv, histc, histogram, median,
-                                  meshgrid, nan_to_num, nanmedian, relu_, trace)
-from .ops.linalg_functions import norm  # noqa: E402
-from .ops.linalg_solve_functions import (cross, det, inverse, logdet,  # noqa: E402
-                                          slogdet)
-from .ops.linalg_decomp_functions import svd  # noqa: E402
-from .ops.shape_functions import (cat, chunk, concat, concatenate, flatten, flip, fliplr,
-                                  flipud, hstack, moveaxis, movedim, narrow, repeat, roll,
-                                  select, split, squeeze, stack, tensor_split, tril, triu,
-                                  unbind, unflatten, unsqueeze, vstack)
-from .ops.index_functions import (argsort, argwhere, gather, index_add, index_put, index_put_,
-                                  index_select, kthvalue, masked_fill, masked_select,
-                                  multinomial, nonzero, repeat_interleave, scatter,
-                                  scatter_add, sort, take_along_dim, topk, unique)
+from .ops.comparison import allclose, eq, equal, ge, greater, greater_equal, gt, isfinite, isinf, isnan, le, less, less_equal, lt, maximum, minimum, ne
+from .ops.conversion import clone
+from .ops.pointwise import abs, absolute, add, clamp, clip, cos, div, divide, exp, log, logical_and, logical_not, logical_or, logical_xor, mul, multiply, neg, negative, pow, relu, rsqrt, sigmoid, sign, sin, sqrt, sub, subtract, tanh, true_divide, where
+from .ops.products import bmm, dot, matmul, mm
+from .ops.reductions import amax, amin, argmax, argmin, log_softmax, logsumexp, max, mean, min, prod, softmax, std, sum, var
+from .ops.shape import broadcast_to, expand, permute, reshape, swapaxes, swapdims, t, transpose
+from .ops.pointwise import ceil, clamp_max, clamp_min, expm1, fix, floor, floor_divide, fmod, log1p, log2, log10, remainder, trunc
+from .ops.products import outer
+from .ops.reductions import all, any, cumsum
+from .ops.pointwise import relu_
+from .ops.pointwise import nan_to_num
+from .ops.products import einsum, trace
+from .ops.random import bernoulli
+from .ops.reductions import bincount, histc, histogram, median, nanmedian
+from .ops.shape import diag, diag_embed, diagonal, meshgrid
+from .ops.special import erf, erfc, erfinv
+from .ops.linalg import norm
+from .ops.linalg import cross, det, inverse, logdet, slogdet
+from .ops.linalg import svd
+from .ops.shape import cat, chunk, concat, concatenate, flatten, flip, fliplr, flipud, hstack, moveaxis, movedim, narrow, repeat, roll, select, split, squeeze, stack, tensor_split, tril, triu, unbind, unflatten, unsqueeze, vstack
+from .ops.indexing import argwhere, gather, index_add, index_put, index_put_, index_select, masked_fill, masked_select, nonzero, repeat_interleave, scatter, scatter_add, take_along_dim
+from .ops.random import multinomial
+from .ops.sorting import argsort, kthvalue, sort, topk, unique
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, ones, ones_like, rand, rand_like, randint, randint_like,
                        randn, randn_like, randperm, tensor, zeros, zeros_like)
@@ -102,33 +97,34 @@ from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor,  # noqa
                      DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
                      ShortTensor)
 from .printing import get_printoptions, printoptions, set_printoptions  # noqa: E402
-from .ops.functions import can_cast, promote_types, result_type  # noqa: E402
-from .ops.functions import (bitwise_and, bitwise_not, bitwise_or,  # noqa: E402
-                            bitwise_xor)
-from .ops.functions_extra import reciprocal, square  # noqa: E402,F811
+from .ops.conversion import can_cast, promote_types, result_type
+from .ops.pointwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor
+from .ops.pointwise import reciprocal, square
 from .out_functions import (amax, amin, argmax, argmin, argsort, gather,  # noqa: E402,F811
                             index_select, kthvalue, masked_select, max, median, min,
                             nanmedian, negative, reciprocal, relu, rsqrt, sign, sort,
                             square, std, topk, var)
 # torch's in-place functions: torch.erf_(x) is x.erf_()
-from .ops.inplace import (abs_, clamp_, clamp_max_, clamp_min_, cos_, exp_,  # noqa: E402
-                          fill_, log_, neg_, sigmoid_, sin_, sqrt_, rsqrt_, tanh_, zero_)
-from .ops.inplace_more import (ceil_, erf_, erfc_, expm1_, floor_, log1p_,  # noqa: E402
-                               log2_, log10_, nan_to_num_, reciprocal_, round_, square_,
-                               trunc_)
-from .ops.inplace_more import (acos_, acosh_, arccos_, arccosh_, arcsin_,  # noqa: E402
-                               arcsinh_, arctan_, arctanh_, asin_, asinh_, atan_, atanh_,
-                               cosh_, sinh_, tan_)
+from .ops.pointwise import abs_, clamp_, clamp_max_, clamp_min_, cos_, exp_, fill_, log_, neg_, sigmoid_, sin_, sqrt_, rsqrt_, tanh_, zero_
+from .ops.pointwise import ceil_, expm1_, floor_, log1p_, log2_, log10_, nan_to_num_, reciprocal_, round_, square_, trunc_
+from .ops.special import erf_, erfc_
+from .ops.pointwise import acos_, acosh_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_, asin_, asinh_, atan_, atanh_, cosh_, sinh_, tan_
 fix_, negative_, clip_ = trunc_, neg_, clamp_  # noqa: E305  torch's aliases
-from .ops.functions_composite import (addcdiv, addcmul, addmm, broadcast_tensors,  # noqa: E402
-                                      count_nonzero, isclose, lerp, mv, ravel, tile)
+from .ops.comparison import isclose
+from .ops.pointwise import addcdiv, addcmul, lerp
+from .ops.products import addmm, mv
+from .ops.reductions import count_nonzero
+from .ops.shape import broadcast_tensors, ravel, tile
 from . import return_types  # noqa: E402  torch.return_types: max, sort, topk, ... (+ _out)
-from .ops.functions_more import (cdist, diff, frac, frac_, index_copy,  # noqa: E402
-                                 index_fill, kron, logaddexp, logaddexp2, masked_scatter,
-                                 nanmean, nanquantile, nansum, quantile, rot90, std_mean,
-                                 take, trapezoid, trapz, var_mean)
-from .ops.functions_misc import (bucketize, is_floating_point, isin,  # noqa: E402
-                                 searchsorted, unique_consecutive)
+from .ops.indexing import index_copy, index_fill, masked_scatter, take
+from .ops.linalg import cdist
+from .ops.pointwise import frac, frac_, logaddexp, logaddexp2
+from .ops.products import kron
+from .ops.reductions import diff, nanmean, nanquantile, nansum, quantile, std_mean, trapezoid, trapz, var_mean
+from .ops.shape import rot90
+from .ops.comparison import isin
+from .ops.conversion import is_floating_point
+from .ops.sorting import bucketize, searchsorted, unique_consecutive
 from .threads import (get_num_interop_threads, get_num_threads,  # noqa: E402
                       set_num_interop_threads, set_num_threads)
 from .deterministic import (are_deterministic_algorithms_enabled,  # noqa: E402
@@ -140,14 +136,14 @@ from .windows import (bartlett_window, blackman_window, hamming_window,  # noqa:
                       hann_window, kaiser_window)
 from .creation_more import frombuffer, logspace, scalar_tensor  # noqa: E402
 from .legacy import set_default_tensor_type  # noqa: E402
-from .ops.functions_more2 import (copysign, deg2rad, exp2, fmax, fmin,  # noqa: E402
-                                  heaviside, hypot, logit, rad2deg, signbit, sinc, xlogy)
-from .ops.functions_more3 import (addbmm, addmv, addr, atleast_1d,  # noqa: E402
-                                  atleast_2d, atleast_3d, baddbmm, block_diag, combinations,
-                                  cosine_similarity, diagflat, dist, inner, pairwise_distance,
-                                  renorm, split_with_sizes, tensordot, vdot)
-from .ops.functions_more4 import aminmax, as_strided, cummax, cummin, scatter_reduce  # noqa: E402
-from .ops.functions_more4 import resize_as_  # noqa: E402
-from .ops.inplace_more2 import (addmv_, deg2rad_, exp2_, logit_, rad2deg_,  # noqa: E402
-                                sinc_, xlogy_)
+from .ops.pointwise import copysign, deg2rad, exp2, fmax, fmin, heaviside, hypot, logit, rad2deg, signbit, sinc, xlogy
+from .ops.indexing import combinations
+from .ops.linalg import cosine_similarity, dist, pairwise_distance, renorm
+from .ops.products import addbmm, addmv, addr, baddbmm, inner, tensordot, vdot
+from .ops.shape import atleast_1d, atleast_2d, atleast_3d, block_diag, diagflat, split_with_sizes
+from .ops.indexing import as_strided, scatter_reduce
+from .ops.reductions import aminmax, cummax, cummin
+from .ops.shape import resize_as_
+from .ops.pointwise import deg2rad_, exp2_, logit_, rad2deg_, sinc_, xlogy_
+from .ops.products import addmv_
 from .shapes import broadcast_shapes  # noqa: E402

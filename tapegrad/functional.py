@@ -3,11 +3,11 @@
 modelsyt tutorial: `import torch.functional as F`), so it exists and holds the same
 functions as the top level; the ones tapegrad does not have yet are absent here too.
 """
-from .ops.functions_composite import broadcast_tensors
-from .ops.functions_extra import meshgrid
+from .ops.shape import broadcast_tensors
+from .ops.shape import meshgrid
 from .out_functions import einsum  # with out=, as the top level
-from .ops.index_functions import unique
-from .ops.linalg_functions import norm
-from .ops.shape_functions import split
+from .ops.sorting import unique
+from .ops.linalg import norm
+from .ops.shape import split
 
 __all__ = ["broadcast_tensors", "einsum", "meshgrid", "norm", "split", "unique"]

@@ -5,31 +5,34 @@ the op functions themselves (and the Tensor methods, which have no `out=`) stay 
 they are.
 """
 from . import creation as _C
-from .ops import functions as _F
-from .ops import functions_extra as _FX
-from .ops import index_functions as _I
-from .ops import shape_functions as _S
-from .ops import trig_functions as _T
+from .ops import comparison, indexing, pointwise, products, reductions, shape, sorting, special
 from .ops.out_arg import with_out
 
+
+def _op(n):
+    for m in (pointwise, comparison, special, reductions, sorting, shape, indexing, products):
+        if hasattr(m, n):
+            return getattr(m, n)
+    raise AttributeError(n)
+
 _FUNCTIONS = {
-    **{n: getattr(_F, n) for n in (
+    **{n: _op(n) for n in (
         "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
         "matmul", "mm", "bmm", "sum", "mean", "prod", "exp", "log", "sqrt", "abs", "neg",
         "pow", "clamp", "clip", "where", "cumsum", "maximum", "minimum", "sigmoid", "tanh",
         "log1p", "expm1", "log2", "log10", "sin", "cos", "floor", "ceil", "trunc",
         "logsumexp", "remainder", "fmod")},
-    **{n: getattr(_S, n) for n in ("cat", "concat", "concatenate", "stack")},
-    **{n: getattr(_T, n) for n in ("tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan",
+    **{n: _op(n) for n in ("cat", "concat", "concatenate", "stack")},
+    **{n: _op(n) for n in ("tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan",
                                    "atan2", "arctan2", "sinh", "cosh", "asinh", "arcsinh",
                                    "acosh", "arccosh", "atanh", "arctanh")},
-    **{n: getattr(_FX, n) for n in ("erf", "erfc", "erfinv", "round", "cumprod", "einsum",
+    **{n: _op(n) for n in ("erf", "erfc", "erfinv", "round", "cumprod", "einsum",
                                     "nan_to_num", "histc", "square", "reciprocal", "median",
                                     "nanmedian")},
     # (values, indices) with a dim: out=(values, indices)
-    **{n: getattr(_F, n) for n in ("max", "min", "amax", "amin", "argmax", "argmin", "std",
+    **{n: _op(n) for n in ("max", "min", "amax", "amin", "argmax", "argmin", "std",
                                    "var", "rsqrt", "sign", "relu", "neg", "negative")},
-    **{n: getattr(_I, n) for n in ("sort", "topk", "kthvalue", "argsort", "gather",
+    **{n: _op(n) for n in ("sort", "topk", "kthvalue", "argsort", "gather",
                                    "index_select", "masked_select")},
     **{n: getattr(_C, n) for n in ("zeros", "ones", "empty", "full", "arange", "linspace",
                                    "eye", "rand", "randn", "randint", "randperm")},

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from ._device import check as _check_device
-from .ops.random_fills import CPP_NAMES
+from .ops.random import CPP_NAMES
 from ._tensor import Tensor
 
 

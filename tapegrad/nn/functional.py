@@ -13,9 +13,10 @@ import numpy as np
 from .. import ops as _ops_pkg  # noqa: F401  (make sure the ops package is loaded)
 from ..core import tape as _tape
 from ..core.record import apply, apply_saved
-from ..ops import functions as _F
 from ..ops import inplace as _IP
-from ..ops import inplace_more as _IM
+from ..ops import pointwise as _pointwise
+from ..ops import reductions as _reductions
+from ..ops import shape as _shape
 from ..ops.rules import nn as _K
 from .._tensor import Tensor
 
@@ -54,12 +55,12 @@ def bilinear(*args, **kwargs):
 # ---- activations ----------------------------------------------------------------------------
 def relu(input, inplace=False):
     """max(x, 0); the gradient passes where x > 0 (NOTE: relu'(0) = 0, as in PyTorch)."""
-    return relu_(input) if inplace else _F.relu(input)
+    return relu_(input) if inplace else _pointwise.relu(input)
 
 
 def relu_(input):
     """max(x, 0) in place (torch.nn.functional.relu_)."""
-    return _IP.relu_(input)
+    return _pointwise.relu_(input)
 
 
 def relu6(input, inplace=False):
@@ -71,12 +72,12 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     as PyTorch's hardtanh_backward does (clamp's passes at the bounds too)."""
     x = _t(input)
     if inplace:
-        return _IM.inplace_of(x, lambda v: hardtanh(v, min_val, max_val))
-    y = _F.clamp(x, min_val, max_val)
+        return _pointwise.inplace_of(x, lambda v: hardtanh(v, min_val, max_val))
+    y = _pointwise.clamp(x, min_val, max_val)
     inside = (x._data > min_val) & (x._data < max_val)
     if inside.all() or not x.requires_grad:
         return y
-    return _F.where(inside, y, y.detach())
+    return _pointwise.where(inside, y, y.detach())
 
 
 
@@ -90,7 +91,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 def leaky_relu_(input, negative_slope=0.01):
     """leaky_relu in place (torch.nn.functional.leaky_relu_; LeakyReLU(inplace=True) as
     DCGAN discriminators build it)."""
-    return _IM.inplace_of(_t(input), lambda v: leaky_relu(v, negative_slope))
+    return _pointwise.inplace_of(_t(input), lambda v: leaky_relu(v, negative_slope))
 
 
 def gelu(input, approximate="none"):
@@ -103,17 +104,17 @@ def gelu(input, approximate="none"):
 
 def silu(input, inplace=False):
     if inplace:
-        return _IM.inplace_of(_t(input), silu)
-    return input * _F.sigmoid(input)
+        return _pointwise.inplace_of(_t(input), silu)
+    return input * _pointwise.sigmoid(input)
 
 
 def elu(input, alpha=1.0, inplace=False):
     """x for x > 0, alpha (exp(x) - 1) otherwise."""
     x = _t(input)
     if inplace:
-        return _IM.inplace_of(x, lambda v: elu(v, alpha))
-    neg = _F.where(x._data > 0, 0.0, x)  # exp only of non-positive values (no overflow)
-    return _F.where(x._data > 0, x, alpha * (_F.exp(neg) - 1.0))
+        return _pointwise.inplace_of(x, lambda v: elu(v, alpha))
+    neg = _pointwise.where(x._data > 0, 0.0, x)  # exp only of non-positive values (no overflow)
+    return _pointwise.where(x._data > 0, x, alpha * (_pointwise.exp(neg) - 1.0))
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -122,16 +123,16 @@ def softplus(input, beta=1.0, threshold=20.0):
     bx = x * beta
     # max(bx, 0) + log(1 + exp(-|bx|)), written with where so that the slope at 0 is 1/2
     pos = bx._data > 0
-    soft = (_F.where(pos, bx, 0.0) + _F.log(1.0 + _F.exp(_F.where(pos, -bx, bx)))) / beta
-    return _F.where(bx._data > threshold, x, soft)
+    soft = (_pointwise.where(pos, bx, 0.0) + _pointwise.log(1.0 + _pointwise.exp(_pointwise.where(pos, -bx, bx)))) / beta
+    return _pointwise.where(bx._data > threshold, x, soft)
 
 
 def tanh(input):
-    return _F.tanh(input)
+    return _pointwise.tanh(input)
 
 
 def sigmoid(input):
-    return _F.sigmoid(input)
+    return _pointwise.sigmoid(input)
 
 
 def _softmax_dim(ndim):
@@ -145,7 +146,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the "
                       "call to include dim=X as an argument.", stacklevel=_stacklevel)
         dim = _softmax_dim(x.ndim)
-    return _F.softmax(x, dim, dtype=dtype)
+    return _reductions.softmax(x, dim, dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -154,7 +155,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         warnings.warn("Implicit dimension choice for log_softmax has been deprecated. Change "
                       "the call to include dim=X as an argument.", stacklevel=_stacklevel)
         dim = _softmax_dim(x.ndim)
-    return _F.log_softmax(x, dim, dtype=dtype)
+    return _reductions.log_softmax(x, dim, dtype=dtype)
 
 
 # ---- dropout ----------------------------------------------------------------------------------
@@ -246,7 +247,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         shift = shift * weight
     if bias is not None:
         shift = shift + bias
-    return x * _F.reshape(scale, shape) + _F.reshape(shift, shape)
+    return x * _shape.reshape(scale, shape) + _shape.reshape(shift, shape)
 
 
 def _update_running(mean, var, rm, rv, m, n, correction):
@@ -332,10 +333,10 @@ def _class_dim_last(x, target):
     if len(xs) == 2:
         return x, target, None
     if len(xs) == 1:
-        return _F.reshape(x, (1, xs[0])), target.reshape(1), ()
+        return _shape.reshape(x, (1, xs[0])), target.reshape(1), ()
     C = xs[1]
     perm = (0,) + tuple(range(2, len(xs))) + (1,)
-    x2 = _F.reshape(_F.permute(x, perm), (-1, C))
+    x2 = _shape.reshape(_shape.permute(x, perm), (-1, C))
     return x2, target.reshape(-1), (xs[0],) + tuple(xs[2:])
 
 
@@ -395,7 +396,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                 ignore_index=int(ignore_index), label_smoothing=float(label_smoothing),
                 reduction=reduction)
     if reduction == "none" and out_shape is not None:
-        out = _F.reshape(out, out_shape)
+        out = _shape.reshape(out, out_shape)
     return out
 
 
@@ -407,16 +408,16 @@ def _cross_entropy_probs(x, tgt, weight, reduction, label_smoothing, C):
     cdim = 1 if x.ndim > 1 else 0
     if label_smoothing > 0:
         tgt = tgt * (1 - label_smoothing) + label_smoothing / C
-    lsm = _F.log_softmax(x, cdim)
+    lsm = _reductions.log_softmax(x, cdim)
     prod = lsm * tgt
     if weight is not None:
         shape = [1] * x.ndim
         shape[cdim] = C
-        prod = prod * _F.reshape(weight, tuple(shape))
-    loss = -_F.sum(prod, dim=cdim)
+        prod = prod * _shape.reshape(weight, tuple(shape))
+    loss = -_reductions.sum(prod, dim=cdim)
     if reduction == "mean":
         n = x.shape[0] if x.ndim > 1 else 1
-        return _F.sum(loss) / (loss.numel() if x.ndim > 1 else 1) if n else _F.sum(loss)
+        return _reductions.sum(loss) / (loss.numel() if x.ndim > 1 else 1) if n else _reductions.sum(loss)
     return _reduce(loss, reduction)
 
 
@@ -437,7 +438,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     out = apply(_K.nll_loss, x2, t2.astype(np.int64, copy=False), w,
                 ignore_index=int(ignore_index), reduction=reduction)
     if reduction == "none" and out_shape is not None:
-        out = _F.reshape(out, out_shape)
+        out = _shape.reshape(out, out_shape)
     return out
 
 
@@ -468,7 +469,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     """mean(|x - y|); d/dx = sign(x - y) / n (NOTE: 0 where x == y)."""
     reduction = _reduction(reduction, size_average, reduce)
     _check_same_size(input, target, "l1_loss")
-    loss = _F.abs(input - target)
+    loss = _pointwise.abs(input - target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -479,10 +480,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _reduction(reduction, size_average, reduce)
     _check_same_size(input, target, "smooth_l1_loss")
     d = input - target
-    ad = _F.abs(d)
+    ad = _pointwise.abs(d)
     if beta == 0:
         return _reduce(ad, reduction)
-    loss = _F.where(ad._data < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
+    loss = _pointwise.where(ad._data < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
     return _reduce(loss, reduction)
 
 
@@ -491,8 +492,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     reduction = _reduction(reduction)
     _check_same_size(input, target, "huber_loss")
     d = input - target
-    ad = _F.abs(d)
-    loss = _F.where(ad._data <= delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+    ad = _pointwise.abs(d)
+    loss = _pointwise.where(ad._data <= delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -507,16 +508,16 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         red = _reduction(reduction, size_average, reduce)
     x = _t(input)
     if log_target:
-        loss = _F.exp(target) * (target - x)
+        loss = _pointwise.exp(target) * (target - x)
     else:
         t = target if isinstance(target, Tensor) else Tensor._of(np.asarray(target, dtype=x.dtype))
         # NOTE: 0 * log 0 is taken as 0 (xlogy), as PyTorch does
         logt = Tensor._of(np.log(np.where(t._data > 0, t._data, 1.0)).astype(t._data.dtype))
         if t.requires_grad:
-            logt = _F.log(_F.where(t._data > 0, t, 1.0))
+            logt = _pointwise.log(_pointwise.where(t._data > 0, t, 1.0))
         loss = t * (logt - x)
     if red == "batchmean":
-        return _F.sum(loss) / (x.shape[0] if x.ndim else 1)
+        return _reductions.sum(loss) / (x.shape[0] if x.ndim else 1)
     return _reduce(loss, red)
 
 
@@ -580,7 +581,7 @@ from .functional_group_norm import group_norm  # noqa: E402,F401
 from .functional_interpolate import (interpolate, upsample, upsample_bilinear,  # noqa: E402,F401
                                      upsample_nearest)
 from .functional_pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
-from ..ops.functions_more3 import cosine_similarity, pairwise_distance  # noqa: E402,F401
+from ..ops.linalg import cosine_similarity, pairwise_distance
 from .functional_normalize import normalize, rms_norm  # noqa: E402,F401
 from .functional_activations2 import *  # noqa: E402,F401,F403  (glu, mish, selu, prelu, ...)
 from .functional_losses2 import (cosine_embedding_loss, gaussian_nll_loss,  # noqa: E402,F401

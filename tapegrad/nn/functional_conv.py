@@ -12,7 +12,8 @@ import numpy as np
 
 from ..core.record import apply, apply_saved
 from ..ops.rules import conv as K
-from ..ops import functions as _F
+from ..ops import pointwise as _pointwise
+from ..ops import shape as _shape
 from .._tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d",
@@ -50,13 +51,13 @@ def _batched(x, name, nd):
     if x.ndim == nd:
         return x, False
     if x.ndim == nd - 1:
-        return _F.reshape(x, (1,) + tuple(x.shape)), True
+        return _shape.reshape(x, (1,) + tuple(x.shape)), True
     raise RuntimeError(f"{name}: expected {nd - 1}D (unbatched) or {nd}D (batched) input, "
                        f"but got input of size: {list(x.shape)}")
 
 
 def _unbatch(y, was):
-    return _F.reshape(y, tuple(y.shape[1:])) if was else y
+    return _shape.reshape(y, tuple(y.shape[1:])) if was else y
 
 
 # ---------------------------------------------------------------------------------------
@@ -125,12 +126,12 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         p = padding
     else:
         p = (0, _single(padding))
-    x4 = _F.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
-    w4 = _F.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
+    x4 = _shape.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
+    w4 = _shape.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
     if isinstance(p, str) and p == "same" and _single(stride) != 1:
         raise RuntimeError("conv1d: padding='same' is not supported for strided convolutions")
     y = conv2d(x4, w4, bias, (1, _single(stride)), p, (1, _single(dilation)), groups)
-    y = _F.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+    y = _shape.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
     return _unbatch(y, was)
 
 
@@ -178,7 +179,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     y = apply(K.conv2d_input_grad, x, w, x_shape=x_shape, stride=stride,
               padding=tuple((p, p) for p in padding), dilation=dilation, groups=groups)
     if bias is not None:
-        y = _F.add(y, _F.reshape(_tensor(bias), (1, -1, 1, 1)))
+        y = _pointwise.add(y, _shape.reshape(_tensor(bias), (1, -1, 1, 1)))
     return _unbatch(y, was)
 
 
@@ -190,11 +191,11 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     if w.ndim != 3:
         raise RuntimeError(f"conv_transpose1d: expected a 3-D weight (C_in, C_out/groups, k), "
                            f"got weight of shape {tuple(w.shape)}")
-    x4 = _F.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
-    w4 = _F.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
+    x4 = _shape.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
+    w4 = _shape.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
     y = conv_transpose2d(x4, w4, bias, (1, _single(stride)), (0, _single(padding)),
                          (0, _single(output_padding)), groups, (1, _single(dilation)))
-    y = _F.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+    y = _shape.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
     return _unbatch(y, was)
 
 
@@ -278,11 +279,11 @@ def adaptive_avg_pool2d(input, output_size):
 
 def _as4d_1d(x, name):
     x, was = _batched(_tensor(x), name, 3)
-    return _F.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2])), was
+    return _shape.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2])), was
 
 
 def _from4d_1d(y, was):
-    y = _F.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+    y = _shape.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
     return _unbatch(y, was)
 
 
@@ -338,7 +339,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 # circular); used here by the Conv modules' padding_mode.
 # ---------------------------------------------------------------------------------------
 
-from ..ops.shape_functions import pad  # noqa: E402,F401  (used by nn/conv.py)
+from ..ops.shape import pad
 
 
 # ---------------------------------------------------------------------------------------
@@ -380,4 +381,4 @@ def dropout2d(input, p=0.5, training=True, inplace=False, generator=None):
     else:
         keep = rng(generator).random(shape) >= p
         mask = keep.astype(x.dtype) * np.asarray(1.0 / (1.0 - p), dtype=x.dtype)
-    return _F.mul(x, Tensor._of(mask))
+    return _pointwise.mul(x, Tensor._of(mask))

@@ -4,9 +4,10 @@ soft_margin_loss, multilabel_soft_margin_loss, cosine_embedding_loss, triplet_ma
 poisson_nll_loss, gaussian_nll_loss, multi_margin_loss. Re-exported by `functional`."""
 import math
 
-from ..ops import functions as _F
+from ..ops import comparison as _comparison
+from ..ops import pointwise as _pointwise
 from ..creation import arange, ones_like, zeros_like
-from ..ops.functions_more3 import pairwise_distance
+from ..ops.linalg import pairwise_distance
 from ._loss_reduction import _REDUCTIONS, _reduce, _reduction
 
 
@@ -33,7 +34,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     reduction = _reduction(reduction, size_average, reduce)
     zeros = zeros_like(input)
     margin_clamp = (margin - input).clamp_min(0)
-    out = _F.where(target != 1, margin_clamp, zeros) + _F.where(target != -1, input, zeros)
+    out = _pointwise.where(target != 1, margin_clamp, zeros) + _pointwise.where(target != -1, input, zeros)
     return _reduce(out, reduction)
 
 
@@ -45,12 +46,12 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
                            "to argument 'target'. This input cannot have requires_grad True.")
     # input first, so a shape mismatch names the sizes in torch's order
-    return _reduce(_F.log1p(_F.exp(-(input * target))), reduction)
+    return _reduce(_pointwise.log1p(_pointwise.exp(-(input * target))), reduction)
 
 
 def _logsigmoid(x):
     # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): exact for both signs, as torch's kernel
-    return x.clamp_max(0) - _F.log1p(_F.exp(-x.abs()))
+    return x.clamp_max(0) - _pointwise.log1p(_pointwise.exp(-x.abs()))
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -85,8 +86,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     mag2 = (input2 * input2).sum(td) + eps
     cos = prod_sum / (mag1 * mag2).sqrt()
     zeros = zeros_like(cos)
-    out = (_F.where(target == 1, 1 - cos, zeros)
-           + _F.where(target == -1, (cos - margin).clamp_min(0), zeros))
+    out = (_pointwise.where(target == 1, 1 - cos, zeros)
+           + _pointwise.where(target == -1, (cos - margin).clamp_min(0), zeros))
     return _reduce(out, reduction)
 
 
@@ -105,7 +106,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        d_neg = _F.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+        d_neg = _comparison.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
 
 
@@ -115,11 +116,11 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     t log t - t + log(2 pi t) / 2 where t > 1."""
     reduction = _reduction(reduction, size_average, reduce)
     if log_input:
-        loss = _F.exp(input) - target * input
+        loss = _pointwise.exp(input) - target * input
     else:
-        loss = input - target * _F.log(input + eps)
+        loss = input - target * _pointwise.log(input + eps)
     if full:
-        stirling = target * _F.log(target) - target + 0.5 * _F.log(2 * math.pi * target)
+        stirling = target * _pointwise.log(target) - target + 0.5 * _pointwise.log(2 * math.pi * target)
         loss = loss + stirling.masked_fill(target <= 1, 0)
     return _reduce(loss, reduction)
 
@@ -145,7 +146,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     # var - var.detach() is exactly 0 with var's gradient; adding the clamped constant
     # gives torch's clamp_ under no_grad: clamped values, identity gradient
     var = var - var.detach() + var.detach().clamp(min=eps)
-    loss = 0.5 * (_F.log(var) + (input - target) ** 2 / var)
+    loss = 0.5 * (_pointwise.log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
@@ -184,7 +185,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         z = z * z
     if weight is not None:
         z = z * weight[t]
-    z = _F.where(arange(c) != t, z, zeros_like(z))
+    z = _pointwise.where(arange(c) != t, z, zeros_like(z))
     if reduction == "none":
         per = z.mean(dim=1)
         # torch: a 1-D input with a 0-dim target gives a 0-dim loss

@@ -70,7 +70,7 @@ def public(fn=None, *, name=None, out=False, method=True, aliases=()):
 def public_inplace(fn, *, name=None, method=True, aliases=()):
     """Declare the in-place form of the public function `fn`: `fn_(self, *args, **kw)`
     computes `fn(self, *args, **kw)` and writes it into self. Returns the new function."""
-    from .inplace import write_into  # inplace.py imports the op families' functions
+    from .inplace import write_into
 
     def inplace_form(self, *args, **kwargs):
         return write_into(self, lambda x: fn(x, *args, **kwargs), args, kwargs)

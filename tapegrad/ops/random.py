@@ -1,20 +1,88 @@
-"""In-place random fills from torch's distributions: random_, exponential_, geometric_,
-cauchy_, log_normal_ (normal_ and uniform_ are in inplace.py, bernoulli_ in
-functions_extra.py).
-
-Each draws its numbers with NumPy's distribution of the same name from the tensor's
-generator (`generator=`, else the global one: tg.manual_seed reproduces them), then
-writes them with copy_, so the in-place rules (version counter, leaf refusal) are
-copy_'s. The streams differ from torch's; the distributions and checks are torch's.
-"""
-import warnings
+"""Random sampling: bernoulli, multinomial, and the in-place random fills (normal_,
+uniform_, exponential_, geometric_, cauchy_, log_normal_, random_)."""
 
 import numpy as np
+import warnings
+from . import _args as _args, inplace as _inplace_mech, pointwise as _pointwise
+from .rules import pointwise as E, special as SP
+from .. import dtypes as _dt, random as _random
+from ..core.record import apply
+from ..core.tensor_base import TensorBase, like
 
-from .. import dtypes as _dt
-from .. import random as _random
-from ..core.tensor_base import like
-from . import inplace as IP
+
+# ---- random sampling ------------------------------------------------------------------------
+def bernoulli(input, p=None, *, generator=None):
+    """0/1 draws with probabilities `input` (or the number `p`), input's dtype."""
+    x = _args._tensor(input, "bernoulli")
+    if p is None and x.dtype.kind != "f":
+        raise RuntimeError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_args._tname(x.dtype)}\'')
+    probs = _args._np(x) if p is None else np.full(x.shape, float(p))
+    if probs.size and (np.any(probs < 0) or np.any(probs > 1) or np.isnan(probs).any()):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    u = _random.rng(generator).random(x.shape)
+    if p is None and x.dtype.kind == "f":
+        # recorded (gradient 0) when input requires grad, as torch's BernoulliBackward0
+        return apply(SP.bernoulli, x, draws=u)
+    dt = x.dtype if x.dtype.kind == "f" else _dt.get_default_dtype()
+    return like(x, (u < probs).astype(dt))
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    """In place: each element becomes 1 with probability p (a number or a tensor)."""
+    probs = _args._np(p) if isinstance(p, TensorBase) else p
+    probs = np.broadcast_to(np.asarray(probs, dtype=np.float64), self.shape)
+    if probs.size and (np.any(probs < 0) or np.any(probs > 1)):
+        raise RuntimeError("bernoulli_ expects p to be in [0, 1], but got p="
+                           + str(p if not isinstance(p, TensorBase) else "a tensor"))
+    draws = (_random.rng(generator).random(self.shape) < probs).astype(self.dtype)
+    return _pointwise.copy_(self, like(self, draws))
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Draw category indices from (rows of) non-negative weights, with tapegrad's RNG.
+
+    With replacement: inverse CDF (searchsorted of uniforms). Without: the exponential
+    race (the k smallest E_j / p_j, E_j ~ Exp(1)), which samples without replacement
+    with probabilities proportional to p. Streams differ from PyTorch's.
+    """
+    p = _args._tensor(input)._data
+    if p.dtype.kind != "f":
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{p.dtype}")
+    if p.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    one = p.ndim == 1
+    p = np.atleast_2d(p).astype(np.float64)
+    rows, n = p.shape
+    k = int(num_samples)
+    if k <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not np.isfinite(p).all() or (p < 0).any():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    total = p.sum(axis=1)
+    if (total <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    g = _random.rng(generator)
+    if replacement:
+        cdf = np.cumsum(p, axis=1) / total[:, None]
+        cdf[:, -1] = 1.0
+        u = g.random((rows, k))
+        # one searchsorted over all rows: row r's cdf is shifted into [r, r + 1]
+        off = np.arange(rows)[:, None]
+        flat = np.searchsorted((cdf + off).ravel(), (u + off).ravel(), side="right")
+        out = np.minimum(flat.reshape(rows, k) - off * n, n - 1)
+    else:
+        if k > n:
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                               "replacement")
+        if ((p > 0).sum(axis=1) < k).any():
+            raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
+                               "enough non-negative category to sample)")
+        with np.errstate(divide="ignore"):
+            keys = g.exponential(size=(rows, n)) / p
+        out = np.argsort(keys, axis=1, kind="stable")[:, :k]
+    return _args._int64(input, out[0] if one else out)
+
 
 # the C++ type names torch's bounds and Cauchy messages print
 CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
@@ -23,7 +91,7 @@ CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
 
 
 def _write(self, draws):
-    return IP.copy_(self, like(self, np.asarray(draws).astype(self._data.dtype)))
+    return _pointwise.copy_(self, like(self, np.asarray(draws).astype(self._data.dtype)))
 
 
 def _floating(self, kind_msg):
@@ -74,6 +142,8 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
 _RANDOM_SIGNATURES = (" * (*, torch.Generator generator = None)\n"
                       " * (int from, int to, *, torch.Generator generator = None)\n"
                       " * (int to, *, torch.Generator generator = None)\n")
+
+
 _FLOAT_RANGE = ("{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
                 "limitations {name} can support discrete uniform distribution only within "
                 "this range. This warning will become an error in version 1.7 release, please "
@@ -143,3 +213,28 @@ def random_(self, *args, generator=None, **kwargs):
         hi_incl = hi - 1
     draws = _random.rng(generator).integers(lo, hi_incl, size=self._data.shape, endpoint=True)
     return _write(self, draws)
+
+
+# ---- random fills (no gradient w.r.t. anything: the old value gets zeros) -----------
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    arr = _random.rng(generator).normal(mean, std, size=self._data.shape)
+    return _random_fill(self, arr)
+
+
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    arr = _random.rng(generator).uniform(a, b, size=self._data.shape)
+    return _random_fill(self, arr)
+
+
+def _random_fill(self, arr):
+    if self._data.dtype.kind != "f":
+        raise RuntimeError(f"random fill expects a floating point tensor, got "
+                           f"{_dt.name(self._data.dtype)}")
+    arr = arr.astype(self._data.dtype, copy=False)
+
+    def fast(out):
+        np.copyto(out, arr)
+
+    return _inplace_mech._inplace(self, lambda x: apply(
+        E.where, np.ones(x._data.shape, bool), arr, x), (),
+        needs_old=False, fast=fast)

@@ -1,0 +1,106 @@
+"""Comparison ops: eq/ne/lt/le/gt/ge (and the Tensor operators' forms), maximum/minimum,
+isclose/allclose/equal, isnan/isinf/isfinite, isin."""
+
+import numpy as np
+from . import _args as _args, _factories as _factories, promotion as P
+from .rules import pointwise as E
+from ..core.tensor_base import TensorBase, like
+
+
+maximum = _factories._binary(E.maximum, tensors_only=True)
+
+
+minimum = _factories._binary(E.minimum, tensors_only=True)
+
+
+# ---- comparisons (no gradient) -------------------------------------------------------
+def _compare(ufunc, name, promote=True):
+    def f(input, other):
+        a, b = input, other
+        if promote and (isinstance(a, TensorBase) or isinstance(b, TensorBase)):
+            # compared in the promoted dtype, as torch: float32 0.1 == 0-d float64 0.1
+            a, b = P.operands(P.COMPARE, _args._arg(a), _args._arg(b))
+        a = a._data if isinstance(a, TensorBase) else a
+        b = b._data if isinstance(b, TensorBase) else b
+        try:
+            out = np.asarray(ufunc(a, b))
+        except ValueError:
+            raise RuntimeError(f"{name}: the shapes {np.shape(a)} and {np.shape(b)} cannot be "
+                               "broadcast together") from None
+        return like(input if isinstance(input, TensorBase) else _args._tensor(other, name), out)
+    f.__name__ = name
+    return f
+
+
+eq = _compare(np.equal, "eq")
+
+
+ne = _compare(np.not_equal, "ne")
+
+
+lt = less = _compare(np.less, "lt")
+
+
+le = less_equal = _compare(np.less_equal, "le")
+
+
+gt = greater = _compare(np.greater, "gt")
+
+
+ge = greater_equal = _compare(np.greater_equal, "ge")
+
+
+def _operator(f):
+    """`t == x`, `t < x`, ...: torch's Tensor operators return NotImplemented for an operand
+    that is not a tensor or a number (its wrapper turns the TypeError into NotImplemented),
+    so Python falls back: `t == None` is False, `t != None` True (`if next_id == eos_id:`
+    with eos_id None), `t < None` a TypeError. torch.eq(t, None) stays an error."""
+    def op(self, other):
+        if other is None or isinstance(other, str):
+            return NotImplemented
+        return f(self, other)
+    op.__name__ = f"__{f.__name__}__"
+    op.__qualname__ = f"Tensor.{op.__name__}"
+    return op
+
+
+eq_operator, ne_operator, lt_operator, le_operator, gt_operator, ge_operator = map(
+    _operator, (eq, ne, lt, le, gt, ge))
+
+
+def isnan(input):
+    return like(input, np.isnan(_args._tensor(input, "isnan")._data))
+
+
+def isinf(input):
+    return like(input, np.isinf(_args._tensor(input, "isinf")._data))
+
+
+def isfinite(input):
+    return like(input, np.isfinite(_args._tensor(input, "isfinite")._data))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(input, other):
+    return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise |input - other| <= atol + rtol * |other| (bool tensor, no gradient)."""
+    x = _args._t(input, "isclose")
+    o = other.detach().numpy() if isinstance(other, TensorBase) else other
+    return like(x, np.isclose(x.detach().numpy(), o, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """elements' membership in test_elements, elementwise (bool, elements' shape)."""
+    if not isinstance(elements, TensorBase) and not isinstance(test_elements, TensorBase):
+        raise TypeError("isin() received an invalid combination of arguments: at least one "
+                        "of elements and test_elements must be a Tensor")
+    e, t = _args._data(elements), _args._data(test_elements)
+    out = np.isin(e, t, assume_unique=assume_unique, invert=invert)
+    ref = elements if isinstance(elements, TensorBase) else test_elements
+    return like(ref, np.asarray(out))
