@@ -1,12 +1,12 @@
 """Tensor: the user-facing class. Its whole API is declared in this class body.
 
-Each method is one line delegating to an op function (ops/functions.py, ops/
-shape_functions.py, ops/index_functions.py, ops/inplace.py), which runs the
-derivative table; no derivative code lives here. The data and the autograd slots
+Each op method is one line, `name = _family.name`, in its family's section (the
+families of ops/: pointwise, special, comparison, conversion, reductions, sorting,
+shape, indexing, products, linalg, random); the function runs the derivative table
+(ops/rules/<family>.py); no derivative code lives here. The data and the autograd slots
 are those of `core.tensor_base.TensorBase`; a tensor made by an op carries its
 recipe in `grad_fn` (core/node.py), a leaf has none.
 """
-import math
 import warnings
 
 import numpy as np
@@ -21,9 +21,10 @@ from .core import grad_mode as _grad_mode
 from .core import hooks as _hooks
 from .core import shared_memory as _shm
 from .core import tape as _tape
+from ._size import Size
 from .core.tensor_base import TensorBase, like, make as _make
 from .ops import inplace as IP
-from .ops import _args as __args
+from .ops import _args as _args
 from .ops import comparison as _comparison
 from .ops import conversion as _conversion
 from .ops import indexing as _indexing
@@ -42,7 +43,7 @@ def _axis(dim, ndim):
     """`dim` of size(dim) / stride(dim) as an index, with torch's errors."""
     if ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    return __args._dim(dim, ndim)
+    return _args._dim(dim, ndim)
 
 
 class Tensor(TensorBase):
@@ -73,7 +74,7 @@ class Tensor(TensorBase):
         TensorBase.__init__(t, data, requires_grad=requires_grad, dtype=dtype)
         return t
 
-    # ---- autograd ------------------------------------------------------------------
+    # ---- autograd -----------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
         return self
@@ -132,7 +133,7 @@ class Tensor(TensorBase):
         """The namespace backward rules use on tensors (create_graph=True): ops/xp.py."""
         return _namespace
 
-    # ---- array attributes -----------------------------------------------------------
+    # ---- array attributes ---------------------------------------------------------------
     @property
     def shape(self):
         return Size(self._data.shape)
@@ -277,7 +278,7 @@ class Tensor(TensorBase):
             return self._data.item().__format__(spec)
         return object.__format__(self, spec)
 
-    # ---- dtype and device conversion (differentiable between float dtypes) ----------
+    # ---- dtype and device conversion (differentiable between float dtypes) --------------
     def to(self, *args, **kwargs):
         """`to(dtype)`, `to(device, dtype=None)`, `to(other)`, with `non_blocking` and
         `copy` (a new tensor even when nothing changes); devices other than the CPU are
@@ -326,7 +327,7 @@ class Tensor(TensorBase):
     def cpu(self):
         return self
 
-    # ---- new_*: tensors with this one's dtype (torch's methods) -----------------------
+    # ---- new_*: tensors with this one's dtype (torch's methods) -------------------------
     def _new(self, array, dtype, requires_grad):
         t = like(self, array.astype(_dt.as_dtype(dtype) or self._data.dtype, copy=False))
         return t.requires_grad_(requires_grad) if requires_grad else t
@@ -353,9 +354,350 @@ class Tensor(TensorBase):
         (CloneBackward0): an in-place change of the result leaves self as it was."""
         return self if self._data.flags.c_contiguous else _conversion.clone(self)
 
-    clone = _conversion.clone
+    # ---- pointwise (ops/pointwise.py), in-place forms included -----------------------------
+    bitwise_and = _pointwise.bitwise_and
+    bitwise_or = _pointwise.bitwise_or
+    bitwise_xor = _pointwise.bitwise_xor
+    bitwise_not = _pointwise.bitwise_not
+    bitwise_and_ = _pointwise.bitwise_and_
+    bitwise_or_ = _pointwise.bitwise_or_
+    bitwise_xor_ = _pointwise.bitwise_xor_
+    add = _pointwise.add
+    sub = subtract = _pointwise.sub
+    mul = multiply = _pointwise.mul
+    div = divide = _pointwise.div
+    pow = _pointwise.pow
+    neg = negative = _pointwise.neg
+    exp = _pointwise.exp
+    log = _pointwise.log
+    sqrt = _pointwise.sqrt
+    log2 = _pointwise.log2
+    log10 = _pointwise.log10
+    log1p = _pointwise.log1p
+    expm1 = _pointwise.expm1
+    floor = _pointwise.floor
+    ceil = _pointwise.ceil
+    trunc = fix = _pointwise.trunc
+    rsqrt = _pointwise.rsqrt
+    abs = absolute = _pointwise.abs
+    sign = _pointwise.sign
+    sin = _pointwise.sin
+    cos = _pointwise.cos
+    tanh = _pointwise.tanh
+    sigmoid = _pointwise.sigmoid
+    relu = _pointwise.relu
+    clamp = clip = _pointwise.clamp
+    clamp_min = _pointwise.clamp_min
+    clamp_max = _pointwise.clamp_max
+    remainder = _pointwise.remainder
+    fmod = _pointwise.fmod
+    floor_divide = _pointwise.floor_divide
+    tan = _pointwise.tan
+    asin = arcsin = _pointwise.asin
+    acos = arccos = _pointwise.acos
+    atan = arctan = _pointwise.atan
+    atan2 = arctan2 = _pointwise.atan2
+    sinh = _pointwise.sinh
+    cosh = _pointwise.cosh
+    asinh = arcsinh = _pointwise.asinh
+    acosh = arccosh = _pointwise.acosh
+    atanh = arctanh = _pointwise.atanh
+    round = _pointwise.round
+    nan_to_num = _pointwise.nan_to_num
+    square = _pointwise.square
+    lerp = _pointwise.lerp
+    addcmul = _pointwise.addcmul
+    addcdiv = _pointwise.addcdiv
+    reciprocal = _pointwise.reciprocal
+    logaddexp = _pointwise.logaddexp
+    logaddexp2 = _pointwise.logaddexp2
+    frac = _pointwise.frac
+    # more torch methods (ops/functions_more2.py, 3, 4; in place: ops/inplace_more2.py)
+    xlogy = _pointwise.xlogy
+    hypot = _pointwise.hypot
+    copysign = _pointwise.copysign
+    heaviside = _pointwise.heaviside
+    deg2rad = _pointwise.deg2rad
+    rad2deg = _pointwise.rad2deg
+    sinc = _pointwise.sinc
+    exp2 = _pointwise.exp2
+    logit = _pointwise.logit
+    signbit = _pointwise.signbit
+    fmax = _pointwise.fmax
+    fmin = _pointwise.fmin
+    true_divide = _pointwise.true_divide
+    xlogy_ = _pointwise.xlogy_
+    hypot_ = _pointwise.hypot_
+    copysign_ = _pointwise.copysign_
+    heaviside_ = _pointwise.heaviside_
+    deg2rad_ = _pointwise.deg2rad_
+    rad2deg_ = _pointwise.rad2deg_
+    sinc_ = _pointwise.sinc_
+    exp2_ = _pointwise.exp2_
+    logit_ = _pointwise.logit_
+    logical_not = _pointwise.logical_not
+    logical_and = _pointwise.logical_and
+    logical_or = _pointwise.logical_or
+    logical_xor = _pointwise.logical_xor
+    add_ = _pointwise.add_
+    sub_ = subtract_ = _pointwise.sub_
+    mul_ = multiply_ = _pointwise.mul_
+    div_ = divide_ = true_divide_ = _pointwise.div_
+    floor_divide_ = _pointwise.floor_divide_
+    remainder_ = _pointwise.remainder_
+    fmod_ = _pointwise.fmod_
+    pow_ = _pointwise.pow_
+    exp_ = _pointwise.exp_
+    log_ = _pointwise.log_
+    sqrt_ = _pointwise.sqrt_
+    rsqrt_ = _pointwise.rsqrt_
+    abs_ = absolute_ = _pointwise.abs_
+    sin_ = _pointwise.sin_
+    cos_ = _pointwise.cos_
+    tanh_ = _pointwise.tanh_
+    sigmoid_ = _pointwise.sigmoid_
+    relu_ = _pointwise.relu_
+    neg_ = negative_ = _pointwise.neg_
+    sign_ = _pointwise.sign_
+    clamp_ = clip_ = _pointwise.clamp_
+    clamp_min_ = _pointwise.clamp_min_
+    clamp_max_ = _pointwise.clamp_max_
+    addcmul_ = _pointwise.addcmul_
+    addcdiv_ = _pointwise.addcdiv_
+    lerp_ = _pointwise.lerp_
+    fill_ = _pointwise.fill_
+    zero_ = _pointwise.zero_
+    copy_ = _pointwise.copy_
+    tan_ = _pointwise.tan_
+    asin_ = arcsin_ = _pointwise.asin_
+    acos_ = arccos_ = _pointwise.acos_
+    atan_ = arctan_ = _pointwise.atan_
+    atan2_ = arctan2_ = _pointwise.atan2_
+    sinh_ = _pointwise.sinh_
+    cosh_ = _pointwise.cosh_
+    asinh_ = arcsinh_ = _pointwise.asinh_
+    acosh_ = arccosh_ = _pointwise.acosh_
+    atanh_ = arctanh_ = _pointwise.atanh_
+    round_ = _pointwise.round_
+    nan_to_num_ = _pointwise.nan_to_num_
+    square_ = _pointwise.square_
+    reciprocal_ = _pointwise.reciprocal_
+    floor_ = _pointwise.floor_
+    ceil_ = _pointwise.ceil_
+    trunc_ = fix_ = _pointwise.trunc_
+    log1p_ = _pointwise.log1p_
+    expm1_ = _pointwise.expm1_
+    log2_ = _pointwise.log2_
+    log10_ = _pointwise.log10_
+    frac_ = _pointwise.frac_
+    logical_and_ = _pointwise.logical_and_
+    logical_or_ = _pointwise.logical_or_
+    logical_xor_ = _pointwise.logical_xor_
+    logical_not_ = _pointwise.logical_not_
 
-    # ---- operators -------------------------------------------------------------------
+    # ---- special functions (ops/special.py) ---------------------------------------------
+    erf = _special.erf
+    erfc = _special.erfc
+    erfinv = _special.erfinv
+    erf_ = _special.erf_
+    erfc_ = _special.erfc_
+    erfinv_ = _special.erfinv_
+
+    # ---- comparison (ops/comparison.py) -------------------------------------------------
+    maximum = _comparison.maximum
+    minimum = _comparison.minimum
+    isclose = _comparison.isclose
+    eq = _comparison.eq
+    ne = _comparison.ne
+    lt = _comparison.lt
+    le = _comparison.le
+    gt = _comparison.gt
+    ge = _comparison.ge
+    less = _comparison.lt
+    less_equal = _comparison.le
+    greater = _comparison.gt
+    greater_equal = _comparison.ge
+    not_equal = _comparison.ne
+    isnan = _comparison.isnan
+    isinf = _comparison.isinf
+    isfinite = _comparison.isfinite
+    allclose = _comparison.allclose
+    equal = _comparison.equal
+
+    # ---- conversion (ops/conversion.py) -------------------------------------------------
+    clone = _conversion.clone
+    data_ptr = _conversion.data_ptr
+    element_size = _conversion.element_size
+    ndimension = _conversion.ndimension
+    byte = _conversion.byte
+    short = _conversion.short
+    char = _conversion.char
+    new = _conversion.new
+
+    # ---- reductions and cumulative ops (ops/reductions.py) ------------------------------
+    all = _reductions.all
+    cumsum = _reductions.cumsum
+    any = _reductions.any
+    count_nonzero = _reductions.count_nonzero
+    histc = _reductions.histc
+    bincount = _reductions.bincount
+    histogram = _reductions.histogram
+    cumprod = _reductions.cumprod
+    median = _reductions.median
+    nanmedian = _reductions.nanmedian
+    diff = _reductions.diff
+    quantile = _reductions.quantile
+    nanquantile = _reductions.nanquantile
+    nansum = _reductions.nansum
+    nanmean = _reductions.nanmean
+    cummax = _reductions.cummax
+    cummin = _reductions.cummin
+    aminmax = _reductions.aminmax
+    sum = _reductions.sum
+    mean = _reductions.mean
+    prod = _reductions.prod
+    max = _reductions.max
+    min = _reductions.min
+    amax = _reductions.amax
+    amin = _reductions.amin
+    var = _reductions.var
+    std = _reductions.std
+    logsumexp = _reductions.logsumexp
+    argmax = _reductions.argmax
+    argmin = _reductions.argmin
+    softmax = _reductions.softmax
+    log_softmax = _reductions.log_softmax
+    cumsum_ = _reductions.cumsum_
+    cumprod_ = _reductions.cumprod_
+
+    # ---- sorting and searching (ops/sorting.py) -----------------------------------------
+    unique_consecutive = _sorting.unique_consecutive
+    sort = _sorting.sort
+    argsort = _sorting.argsort
+    topk = _sorting.topk
+    kthvalue = _sorting.kthvalue
+    unique = _sorting.unique
+
+    # ---- shape: views, reshapes, joins, splits (ops/shape.py) ---------------------------
+    ravel = _shape.ravel
+    tile = _shape.tile
+    diag = _shape.diag
+    diagonal = _shape.diagonal
+    diag_embed = _shape.diag_embed
+    rot90 = _shape.rot90
+    diagflat = _shape.diagflat
+    split_with_sizes = _shape.split_with_sizes
+    resize_ = _shape.resize_
+    resize_as_ = _shape.resize_as_
+    reshape = _shape.reshape
+    view = _shape.view  # also view(dtype): the bytes read as another dtype
+    expand = _shape.expand
+    broadcast_to = _shape.broadcast_to
+    permute = _shape.permute
+    transpose = swapaxes = swapdims = _shape.transpose
+    t = _shape.t
+    flatten = _shape.flatten
+    unflatten = _shape.unflatten
+    squeeze = _shape.squeeze
+    unsqueeze = _shape.unsqueeze
+    repeat = _shape.repeat
+    movedim = moveaxis = _shape.movedim
+    tensor_split = _shape.tensor_split
+    chunk = _shape.chunk
+    unbind = _shape.unbind
+    narrow = _shape.narrow
+    select = _shape.select
+    flip = _shape.flip
+    fliplr = _shape.fliplr
+    flipud = _shape.flipud
+    roll = _shape.roll
+    tril = _shape.tril
+    triu = _shape.triu
+    tril_ = _shape.tril_
+    t_ = _shape.t_
+    transpose_ = swapaxes_ = swapdims_ = _shape.transpose_
+    squeeze_ = _shape.squeeze_
+    unsqueeze_ = _shape.unsqueeze_
+    triu_ = _shape.triu_
+
+    # ---- indexing, scatter and gather (ops/indexing.py) ---------------------------------
+    # torch methods real programs use (ops/functions_more.py: compositions; functions_misc.py)
+    unfold = _indexing.unfold
+    take = _indexing.take
+    index_fill = _indexing.index_fill
+    index_copy = _indexing.index_copy
+    masked_scatter = _indexing.masked_scatter
+    scatter_reduce = _indexing.scatter_reduce
+    scatter_reduce_ = _indexing.scatter_reduce_
+    fill_diagonal_ = _indexing.fill_diagonal_
+    as_strided = _indexing.as_strided
+    gather = _indexing.gather
+    scatter = _indexing.scatter
+    scatter_add = _indexing.scatter_add
+    index_select = _indexing.index_select
+    index_add = _indexing.index_add
+    masked_fill = _indexing.masked_fill
+    masked_select = _indexing.masked_select
+    take_along_dim = _indexing.take_along_dim
+    nonzero = _indexing.nonzero
+    argwhere = _indexing.argwhere
+    index_put = _indexing.index_put
+    repeat_interleave = _indexing.repeat_interleave
+    masked_fill_ = _indexing.masked_fill_
+    index_put_ = _indexing.index_put_
+    scatter_ = _indexing.scatter_
+    scatter_add_ = _indexing.scatter_add_
+    index_add_ = _indexing.index_add_
+    index_fill_ = _indexing.index_fill_
+    index_copy_ = _indexing.index_copy_
+    masked_scatter_ = _indexing.masked_scatter_
+
+    # ---- products (ops/products.py) -----------------------------------------------------
+    outer = ger = _products.outer
+    addmm = _products.addmm
+    mv = _products.mv
+    trace = _products.trace
+    kron = _products.kron
+    addmv = _products.addmv
+    addr = _products.addr
+    baddbmm = _products.baddbmm
+    addbmm = _products.addbmm
+    inner = _products.inner
+    vdot = _products.vdot
+    addmv_ = _products.addmv_
+    addr_ = _products.addr_
+    baddbmm_ = _products.baddbmm_
+    addbmm_ = _products.addbmm_
+    matmul = _products.matmul
+    mm = _products.mm
+    bmm = _products.bmm
+    dot = _products.dot
+
+    # ---- linear algebra (ops/linalg.py) -------------------------------------------------
+    norm = _linalg.norm
+    cross = _linalg.cross
+    det = _linalg.det
+    slogdet = _linalg.slogdet
+    logdet = _linalg.logdet
+    inverse = _linalg.inverse
+    svd = _linalg.svd
+    dist = _linalg.dist
+    renorm = _linalg.renorm
+    renorm_ = _linalg.renorm_
+
+    # ---- random fills (ops/random.py) ---------------------------------------------------
+    bernoulli = _sampling.bernoulli
+    bernoulli_ = _sampling.bernoulli_
+    multinomial = _sampling.multinomial
+    normal_ = _sampling.normal_
+    uniform_ = _sampling.uniform_
+    random_ = _sampling.random_
+    exponential_ = _sampling.exponential_
+    geometric_ = _sampling.geometric_
+    cauchy_ = _sampling.cauchy_
+    log_normal_ = _sampling.log_normal_
+
+    # ---- operators ----------------------------------------------------------------------
     # The operators are the public binary functions (one place turns a broadcasting
     # failure into an error naming the op and both shapes, for x + y and y + x alike).
     __add__ = _pointwise._add
@@ -406,13 +748,6 @@ class Tensor(TensorBase):
     __iand__ = _pointwise.bitwise_and_
     __ior__ = _pointwise.bitwise_or_
     __ixor__ = _pointwise.bitwise_xor_
-    bitwise_and = _pointwise.bitwise_and
-    bitwise_or = _pointwise.bitwise_or
-    bitwise_xor = _pointwise.bitwise_xor
-    bitwise_not = _pointwise.bitwise_not
-    bitwise_and_ = _pointwise.bitwise_and_
-    bitwise_or_ = _pointwise.bitwise_or_
-    bitwise_xor_ = _pointwise.bitwise_xor_
 
     def __rand__(self, other):
         return _pointwise.bitwise_and(other, self)
@@ -438,240 +773,18 @@ class Tensor(TensorBase):
     __imod__ = _pointwise.remainder_
     __ipow__ = _pointwise.pow_
 
-    # ---- elementwise -------------------------------------------------------------------
-    add = _pointwise.add
-    sub = subtract = _pointwise.sub
-    mul = multiply = _pointwise.mul
-    div = divide = _pointwise.div
-    pow = _pointwise.pow
-    neg = negative = _pointwise.neg
-    exp = _pointwise.exp
-    log = _pointwise.log
-    sqrt = _pointwise.sqrt
-    log2 = _pointwise.log2
-    log10 = _pointwise.log10
-    log1p = _pointwise.log1p
-    expm1 = _pointwise.expm1
-    floor = _pointwise.floor
-    ceil = _pointwise.ceil
-    trunc = fix = _pointwise.trunc
-    rsqrt = _pointwise.rsqrt
-    abs = absolute = _pointwise.abs
-    sign = _pointwise.sign
-    sin = _pointwise.sin
-    cos = _pointwise.cos
-    tanh = _pointwise.tanh
-    sigmoid = _pointwise.sigmoid
-    relu = _pointwise.relu
-    maximum = _comparison.maximum
-    minimum = _comparison.minimum
-    clamp = clip = _pointwise.clamp
-    clamp_min = _pointwise.clamp_min
-    clamp_max = _pointwise.clamp_max
-    remainder = _pointwise.remainder
-    fmod = _pointwise.fmod
     __mod__ = _pointwise.remainder
 
     def __rmod__(self, other):
         return _pointwise.remainder(other, self)
 
-    all = _reductions.all
-    cumsum = _reductions.cumsum
-    outer = ger = _products.outer
-    floor_divide = _pointwise.floor_divide
     __floordiv__ = _pointwise.floor_divide
 
     def __rfloordiv__(self, other):
         return _pointwise.floor_divide(other, self)
 
-    any = _reductions.any
-    erf = _special.erf
-    erfc = _special.erfc
-    erfinv = _special.erfinv
-    tan = _pointwise.tan
-    asin = arcsin = _pointwise.asin
-    acos = arccos = _pointwise.acos
-    atan = arctan = _pointwise.atan
-    atan2 = arctan2 = _pointwise.atan2
-    sinh = _pointwise.sinh
-    cosh = _pointwise.cosh
-    asinh = arcsinh = _pointwise.asinh
-    acosh = arccosh = _pointwise.acosh
-    atanh = arctanh = _pointwise.atanh
-    round = _pointwise.round
-    nan_to_num = _pointwise.nan_to_num
-    square = _pointwise.square
-    lerp = _pointwise.lerp
-    addcmul = _pointwise.addcmul
-    addcdiv = _pointwise.addcdiv
-    addmm = _products.addmm
-    mv = _products.mv
-    ravel = _shape.ravel
-    tile = _shape.tile
-    isclose = _comparison.isclose
-    count_nonzero = _reductions.count_nonzero
-    reciprocal = _pointwise.reciprocal
-    histc = _reductions.histc
-    bincount = _reductions.bincount
-    histogram = _reductions.histogram
-    cumprod = _reductions.cumprod
-    median = _reductions.median
-    nanmedian = _reductions.nanmedian
-    bernoulli = _sampling.bernoulli
-    bernoulli_ = _sampling.bernoulli_
-    norm = _linalg.norm
-    cross = _linalg.cross
-    det = _linalg.det
-    slogdet = _linalg.slogdet
-    logdet = _linalg.logdet
-    inverse = _linalg.inverse
-    svd = _linalg.svd
-    diag = _shape.diag
-    diagonal = _shape.diagonal
-    diag_embed = _shape.diag_embed
-    trace = _products.trace
-    # torch methods real programs use (ops/functions_more.py: compositions; functions_misc.py)
-    unfold = _indexing.unfold
-    diff = _reductions.diff
-    take = _indexing.take
-    index_fill = _indexing.index_fill
-    index_copy = _indexing.index_copy
-    masked_scatter = _indexing.masked_scatter
-    quantile = _reductions.quantile
-    nanquantile = _reductions.nanquantile
-    rot90 = _shape.rot90
-    logaddexp = _pointwise.logaddexp
-    logaddexp2 = _pointwise.logaddexp2
-    kron = _products.kron
-    nansum = _reductions.nansum
-    nanmean = _reductions.nanmean
-    frac = _pointwise.frac
-    unique_consecutive = _sorting.unique_consecutive
-    data_ptr = _conversion.data_ptr
-    element_size = _conversion.element_size
+    # ---- properties and the methods torch writes in Python ------------------------------
     nbytes = property(_conversion.nbytes)
-    ndimension = _conversion.ndimension
-    byte = _conversion.byte
-    short = _conversion.short
-    char = _conversion.char
-    new = _conversion.new
-    # more torch methods (ops/functions_more2.py, 3, 4; in place: ops/inplace_more2.py)
-    xlogy = _pointwise.xlogy
-    hypot = _pointwise.hypot
-    copysign = _pointwise.copysign
-    heaviside = _pointwise.heaviside
-    deg2rad = _pointwise.deg2rad
-    rad2deg = _pointwise.rad2deg
-    sinc = _pointwise.sinc
-    exp2 = _pointwise.exp2
-    logit = _pointwise.logit
-    signbit = _pointwise.signbit
-    fmax = _pointwise.fmax
-    fmin = _pointwise.fmin
-    true_divide = _pointwise.true_divide
-    addmv = _products.addmv
-    addr = _products.addr
-    baddbmm = _products.baddbmm
-    addbmm = _products.addbmm
-    inner = _products.inner
-    vdot = _products.vdot
-    dist = _linalg.dist
-    renorm = _linalg.renorm
-    diagflat = _shape.diagflat
-    split_with_sizes = _shape.split_with_sizes
-    scatter_reduce = _indexing.scatter_reduce
-    scatter_reduce_ = _indexing.scatter_reduce_
-    cummax = _reductions.cummax
-    cummin = _reductions.cummin
-    aminmax = _reductions.aminmax
-    fill_diagonal_ = _indexing.fill_diagonal_
-    as_strided = _indexing.as_strided
-    resize_ = _shape.resize_
-    resize_as_ = _shape.resize_as_
-    xlogy_ = _pointwise.xlogy_
-    hypot_ = _pointwise.hypot_
-    copysign_ = _pointwise.copysign_
-    heaviside_ = _pointwise.heaviside_
-    deg2rad_ = _pointwise.deg2rad_
-    rad2deg_ = _pointwise.rad2deg_
-    sinc_ = _pointwise.sinc_
-    exp2_ = _pointwise.exp2_
-    logit_ = _pointwise.logit_
-    renorm_ = _linalg.renorm_
-    addmv_ = _products.addmv_
-    addr_ = _products.addr_
-    baddbmm_ = _products.baddbmm_
-    addbmm_ = _products.addbmm_
-
-    # ---- reductions --------------------------------------------------------------------
-    sum = _reductions.sum
-    mean = _reductions.mean
-    prod = _reductions.prod
-    max = _reductions.max
-    min = _reductions.min
-    amax = _reductions.amax
-    amin = _reductions.amin
-    var = _reductions.var
-    std = _reductions.std
-    logsumexp = _reductions.logsumexp
-    argmax = _reductions.argmax
-    argmin = _reductions.argmin
-    softmax = _reductions.softmax
-    log_softmax = _reductions.log_softmax
-
-    # ---- linear algebra ----------------------------------------------------------------
-    matmul = _products.matmul
-    mm = _products.mm
-    bmm = _products.bmm
-    dot = _products.dot
-
-    # ---- comparisons and tests (no gradient) -------------------------------------------
-    eq = _comparison.eq
-    ne = _comparison.ne
-    lt = _comparison.lt
-    le = _comparison.le
-    gt = _comparison.gt
-    ge = _comparison.ge
-    logical_not = _pointwise.logical_not
-    logical_and = _pointwise.logical_and
-    logical_or = _pointwise.logical_or
-    logical_xor = _pointwise.logical_xor
-    less = _comparison.lt
-    less_equal = _comparison.le
-    greater = _comparison.gt
-    greater_equal = _comparison.ge
-    not_equal = _comparison.ne
-    isnan = _comparison.isnan
-    isinf = _comparison.isinf
-    isfinite = _comparison.isfinite
-    allclose = _comparison.allclose
-    equal = _comparison.equal
-
-    # ---- shapes ------------------------------------------------------------------------
-    reshape = _shape.reshape
-    view = _shape.view  # also view(dtype): the bytes read as another dtype
-    expand = _shape.expand
-    broadcast_to = _shape.broadcast_to
-    permute = _shape.permute
-    transpose = swapaxes = _shape.transpose
-    t = _shape.t
-    flatten = _shape.flatten
-    unflatten = _shape.unflatten
-    squeeze = _shape.squeeze
-    unsqueeze = _shape.unsqueeze
-    repeat = _shape.repeat
-    movedim = moveaxis = _shape.movedim
-    tensor_split = _shape.tensor_split
-    chunk = _shape.chunk
-    unbind = _shape.unbind
-    narrow = _shape.narrow
-    select = _shape.select
-    flip = _shape.flip
-    fliplr = _shape.fliplr
-    flipud = _shape.flipud
-    roll = _shape.roll
-    tril = _shape.tril
-    triu = _shape.triu
 
     def split(self, split_size, dim=0):
         return _shape.split(self, split_size, dim)
@@ -693,112 +806,9 @@ class Tensor(TensorBase):
     def mT(self):
         return _shape.transpose(self, -2, -1)
 
-    # ---- indexing ----------------------------------------------------------------------
-    gather = _indexing.gather
-    scatter = _indexing.scatter
-    scatter_add = _indexing.scatter_add
-    index_select = _indexing.index_select
-    index_add = _indexing.index_add
-    masked_fill = _indexing.masked_fill
-    masked_select = _indexing.masked_select
-    take_along_dim = _indexing.take_along_dim
-    sort = _sorting.sort
-    argsort = _sorting.argsort
-    topk = _sorting.topk
-    kthvalue = _sorting.kthvalue
-    nonzero = _indexing.nonzero
-    argwhere = _indexing.argwhere
-
     def where(self, condition, other):  # torch's x.where(cond, y) is torch.where(cond, x, y)
         return _pointwise.where(condition, self, other)
 
-    unique = _sorting.unique
-    multinomial = _sampling.multinomial
-    index_put = _indexing.index_put
-    repeat_interleave = _indexing.repeat_interleave
-
-    # ---- in place (ops/inplace.py: the same table entries, written into self) ----------
-    add_ = _pointwise.add_
-    sub_ = subtract_ = _pointwise.sub_
-    mul_ = multiply_ = _pointwise.mul_
-    div_ = divide_ = true_divide_ = _pointwise.div_
-    floor_divide_ = _pointwise.floor_divide_
-    remainder_ = _pointwise.remainder_
-    fmod_ = _pointwise.fmod_
-    pow_ = _pointwise.pow_
-    exp_ = _pointwise.exp_
-    log_ = _pointwise.log_
-    sqrt_ = _pointwise.sqrt_
-    rsqrt_ = _pointwise.rsqrt_
-    abs_ = absolute_ = _pointwise.abs_
-    sin_ = _pointwise.sin_
-    cos_ = _pointwise.cos_
-    tanh_ = _pointwise.tanh_
-    sigmoid_ = _pointwise.sigmoid_
-    relu_ = _pointwise.relu_
-    neg_ = negative_ = _pointwise.neg_
-    sign_ = _pointwise.sign_
-    clamp_ = clip_ = _pointwise.clamp_
-    clamp_min_ = _pointwise.clamp_min_
-    clamp_max_ = _pointwise.clamp_max_
-    addcmul_ = _pointwise.addcmul_
-    addcdiv_ = _pointwise.addcdiv_
-    lerp_ = _pointwise.lerp_
-    fill_ = _pointwise.fill_
-    zero_ = _pointwise.zero_
-    copy_ = _pointwise.copy_
-    masked_fill_ = _indexing.masked_fill_
-    normal_ = _sampling.normal_
-    uniform_ = _sampling.uniform_
-    random_ = _sampling.random_
-    exponential_ = _sampling.exponential_
-    geometric_ = _sampling.geometric_
-    cauchy_ = _sampling.cauchy_
-    log_normal_ = _sampling.log_normal_
-    index_put_ = _indexing.index_put_
-    scatter_ = _indexing.scatter_
-    scatter_add_ = _indexing.scatter_add_
-    index_add_ = _indexing.index_add_
-    erf_ = _special.erf_
-    erfc_ = _special.erfc_
-    erfinv_ = _special.erfinv_
-    tan_ = _pointwise.tan_
-    asin_ = arcsin_ = _pointwise.asin_
-    acos_ = arccos_ = _pointwise.acos_
-    atan_ = arctan_ = _pointwise.atan_
-    atan2_ = arctan2_ = _pointwise.atan2_
-    sinh_ = _pointwise.sinh_
-    cosh_ = _pointwise.cosh_
-    asinh_ = arcsinh_ = _pointwise.asinh_
-    acosh_ = arccosh_ = _pointwise.acosh_
-    atanh_ = arctanh_ = _pointwise.atanh_
-    round_ = _pointwise.round_
-    nan_to_num_ = _pointwise.nan_to_num_
-    square_ = _pointwise.square_
-    reciprocal_ = _pointwise.reciprocal_
-    floor_ = _pointwise.floor_
-    ceil_ = _pointwise.ceil_
-    trunc_ = fix_ = _pointwise.trunc_
-    log1p_ = _pointwise.log1p_
-    expm1_ = _pointwise.expm1_
-    log2_ = _pointwise.log2_
-    log10_ = _pointwise.log10_
-    cumsum_ = _reductions.cumsum_
-    cumprod_ = _reductions.cumprod_
-    tril_ = _shape.tril_
-    t_ = _shape.t_
-    transpose_ = swapaxes_ = swapdims_ = _shape.transpose_
-    squeeze_ = _shape.squeeze_
-    unsqueeze_ = _shape.unsqueeze_
-    triu_ = _shape.triu_
-    index_fill_ = _indexing.index_fill_
-    index_copy_ = _indexing.index_copy_
-    masked_scatter_ = _indexing.masked_scatter_
-    frac_ = _pointwise.frac_
-    logical_and_ = _pointwise.logical_and_
-    logical_or_ = _pointwise.logical_or_
-    logical_xor_ = _pointwise.logical_xor_
-    logical_not_ = _pointwise.logical_not_
 
 
 _SCALAR_WARNED = []
@@ -851,14 +861,3 @@ def _size_arg(size):
         size = tuple(size[0])
     return tuple(int(s) for s in size)
 
-
-class Size(tuple):
-    """Tensor shape: a tuple, printed as PyTorch prints it."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return f"tapegrad.Size({list(self)})"
-
-    def numel(self):
-        return math.prod(self)

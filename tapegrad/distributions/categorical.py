@@ -11,7 +11,7 @@ parameters; `sample()` does not (torch's Categorical has no rsample).
 import numpy as np
 
 from ..core.grad_mode import no_grad
-from ..creation import arange
+from ..ops.creation import arange
 from ..nn.functional import softmax
 from ..ops.shape import broadcast_tensors
 from ..ops.random import multinomial

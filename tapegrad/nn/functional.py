@@ -559,21 +559,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction)
 
 
-# ---- helpers re-exported from the shape / indexing modules when they exist ---------------
-def _reexport():
-    g = globals()
-    for modname, names in (("index_functions", ("one_hot",)), ("shape_functions", ("pad",))):
-        try:
-            mod = __import__(f"tapegrad.ops.{modname}", fromlist=list(names))
-        except ImportError:
-            continue
-        for n in names:
-            if hasattr(mod, n) and n not in g:
-                g[n] = getattr(mod, n)
-
-
-_reexport()
-del _reexport, math
+# ---- F.one_hot and F.pad live with the indexing and shape ops -----------------------------
+from ..ops.indexing import one_hot  # noqa: E402,F401
+from ..ops.shape import pad  # noqa: E402,F401
+del math
 
 from .functional_conv import *  # noqa: E402,F401,F403  (conv, pooling, dropout2d: issue 6)
 from .functional_sdpa import scaled_dot_product_attention  # noqa: E402,F401  (torch's signature)

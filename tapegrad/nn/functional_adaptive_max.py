@@ -9,7 +9,7 @@ first maximum in row-major order, torch's scan order.
 """
 import numpy as np
 
-from ..creation import tensor as _tensor
+from ..ops.creation import tensor as _tensor
 
 
 def _windows(n, out):

@@ -19,7 +19,7 @@ from .._tensor import Tensor
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d",
            "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "unfold", "fold", "dropout2d"]
-# NOTE: `pad` is not exported: tapegrad.nn.functional.pad comes from ops/shape_functions.py.
+# NOTE: `pad` is not exported: tapegrad.nn.functional.pad comes from ops/shape.py.
 
 
 def _tensor(x):
@@ -335,7 +335,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 
 # ---------------------------------------------------------------------------------------
-# padding: one implementation, in ops/shape_functions.py (constant, reflect, replicate,
+# padding: one implementation, in ops/shape.py (constant, reflect, replicate,
 # circular); used here by the Conv modules' padding_mode.
 # ---------------------------------------------------------------------------------------
 

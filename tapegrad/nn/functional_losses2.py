@@ -6,7 +6,7 @@ import math
 
 from ..ops import comparison as _comparison
 from ..ops import pointwise as _pointwise
-from ..creation import arange, ones_like, zeros_like
+from ..ops.creation import arange, ones_like, zeros_like
 from ..ops.linalg import pairwise_distance
 from ._loss_reduction import _REDUCTIONS, _reduce, _reduction
 

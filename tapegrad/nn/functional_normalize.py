@@ -7,7 +7,10 @@ of public ops, so their gradients come from the ops they are made of.
 """
 import numpy as np
 
-from ..out_functions import div as _div_out
+from ..ops.pointwise import div as _div
+from ..ops.out_arg import with_out
+
+_div_out = with_out(_div, "div")  # tg.div's out= form
 from .._tensor import Tensor
 
 __all__ = ["normalize", "rms_norm"]

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from .. import creation as _c
+from ..ops import creation as _c
 from .. import dtypes as _dt
 from .._tensor import Tensor
 from . import functional as F

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .. import creation as _c
+from ..ops import creation as _c
 from .. import dtypes as _dt
 from . import functional as F
 from . import init

@@ -15,7 +15,7 @@ import functools
 
 import numpy as np
 
-from .. import creation as _c
+from ..ops import creation as _c
 from . import functional as F
 from ._public_ops import cat, relu, sigmoid, tanh
 from ._split import split_cat

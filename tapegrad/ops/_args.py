@@ -4,7 +4,7 @@
 import builtins
 import numpy as np
 from .. import dtypes as _dt
-from ..core.tensor_base import TensorBase, like, to_array
+from ..core.tensor_base import TensorBase, like, new_tensor, to_array
 
 
 _generic = np.generic
@@ -25,11 +25,13 @@ def _arg(x):
     return to_array(x)
 
 
-def _tensor(x, fname="this function"):
-    """The tensor argument of a function of one tensor (PyTorch refuses anything else)."""
+def _tensor(x, name="this function", arg="input", pos=1):
+    """The tensor argument `arg` (position `pos`) of `name`: torch refuses anything else,
+    with this message (the one check of the op families)."""
     if isinstance(x, TensorBase):
         return x
-    raise TypeError(f"{fname}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                    f"{type(x).__name__}")
 
 
 def _check_broadcast(name, a, b):
@@ -71,13 +73,10 @@ def _shape_arg(shape):
     return shape
 
 
-def _t(x, name):
-    return _tensor(x, name)
-
-
 def _np(t):
-    """A tensor's values as an array (shares memory; no graph)."""
-    return t.detach().numpy()
+    """A tensor's values as an array (shares memory; no graph; not a user-level data
+    read, which `.numpy()` is: tg.compile counts those)."""
+    return t._data
 
 
 _tname = _dt.torch_name  # 'Float' for float32: the names in PyTorch's messages
@@ -87,33 +86,7 @@ def _data(x):
     return x._data if isinstance(x, TensorBase) else np.asarray(x)
 
 
-def _long(x, arr):
-    return like(x, np.asarray(arr, dtype=np.int64))
 
-
-def _t_2(x, name, arg="input", pos=1):
-    if isinstance(x, TensorBase):
-        return x
-    raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                    f"{type(x).__name__}")
-
-
-def _t_3(x, name, arg="input", pos=1):
-    if isinstance(x, TensorBase):
-        return x
-    raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                    f"{type(x).__name__}")
-
-
-def _tname_2(t):
-    return _dt.torch_name(t._data.dtype)
-
-
-def _t_4(x, name, arg="input", pos=1):
-    if isinstance(x, TensorBase):
-        return x
-    raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                    f"{type(x).__name__}")
 
 
 def _dim(d, nd, extra=0):
@@ -129,3 +102,27 @@ def _dim(d, nd, extra=0):
 def _int64(x, arr):
     """An int64 index tensor (no gradient) of the tensor class x has."""
     return like(x, np.asarray(arr, dtype=np.int64))
+
+
+# ---- the size and dtype arguments of the factories (creation, random) ---------------------
+def _size(size, kw=None, name=None):
+    """The shape from `*size` (ints, or one tuple/list), or from the keyword `size=`
+    (`torch.empty(size=(n, h))`, as gat's layers write it)."""
+    if kw is not None:
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        size = (kw,)
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (int, np.integer)) or s < 0:
+            raise ValueError(f"sizes must be non-negative integers, got {tuple(size)}")
+    return tuple(int(s) for s in size)
+
+
+def _finish(arr, dtype, requires_grad):
+    return new_tensor(arr, requires_grad=requires_grad, dtype=dtype)
+
+
+def _float_dtype(dtype):
+    return _dt.as_dtype(dtype) or _dt.get_default_dtype()

@@ -1,7 +1,7 @@
 """The factories that make the table-backed unary and binary pointwise functions."""
 
 import numpy as np
-from . import _args as _args, promotion as P
+from . import _args, promotion as P
 from ..core.record import apply
 from ..core.tensor_base import TensorBase
 

@@ -2,15 +2,14 @@
 isclose/allclose/equal, isnan/isinf/isfinite, isin."""
 
 import numpy as np
-from . import _args as _args, _factories as _factories, promotion as P
+from .public import public
+from . import _args, _factories, promotion as P
 from .rules import pointwise as E
 from ..core.tensor_base import TensorBase, like
 
 
-maximum = _factories._binary(E.maximum, tensors_only=True)
-
-
-minimum = _factories._binary(E.minimum, tensors_only=True)
+maximum = public(_factories._binary(E.maximum, tensors_only=True), name="maximum", out=True)
+minimum = public(_factories._binary(E.minimum, tensors_only=True), name="minimum", out=True)
 
 
 # ---- comparisons (no gradient) -------------------------------------------------------
@@ -32,22 +31,13 @@ def _compare(ufunc, name, promote=True):
     return f
 
 
-eq = _compare(np.equal, "eq")
-
-
-ne = _compare(np.not_equal, "ne")
-
-
-lt = less = _compare(np.less, "lt")
-
-
-le = less_equal = _compare(np.less_equal, "le")
-
-
-gt = greater = _compare(np.greater, "gt")
-
-
-ge = greater_equal = _compare(np.greater_equal, "ge")
+eq = public(_compare(np.equal, "eq"), name="eq")
+ne = public(_compare(np.not_equal, "ne"), name="ne")
+lt = less = public(_compare(np.less, "lt"), name="lt", aliases=('less',))
+le = less_equal = public(_compare(np.less_equal, "le"), name="le", aliases=('less_equal',))
+gt = greater = public(_compare(np.greater, "gt"), name="gt", aliases=('greater',))
+ge = greater_equal = public(_compare(np.greater_equal, "ge"),
+                            name="ge", aliases=('greater_equal',))
 
 
 def _operator(f):
@@ -68,33 +58,40 @@ eq_operator, ne_operator, lt_operator, le_operator, gt_operator, ge_operator = m
     _operator, (eq, ne, lt, le, gt, ge))
 
 
+@public
 def isnan(input):
     return like(input, np.isnan(_args._tensor(input, "isnan")._data))
 
 
+@public
 def isinf(input):
     return like(input, np.isinf(_args._tensor(input, "isinf")._data))
 
 
+@public
 def isfinite(input):
     return like(input, np.isfinite(_args._tensor(input, "isfinite")._data))
 
 
+@public
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@public
 def equal(input, other):
     return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
+@public
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise |input - other| <= atol + rtol * |other| (bool tensor, no gradient)."""
-    x = _args._t(input, "isclose")
-    o = other.detach().numpy() if isinstance(other, TensorBase) else other
-    return like(x, np.isclose(x.detach().numpy(), o, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    x = _args._tensor(input, "isclose")
+    o = other._data if isinstance(other, TensorBase) else other
+    return like(x, np.isclose(x._data, o, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@public(method=False)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """elements' membership in test_elements, elementwise (bool, elements' shape)."""
     if not isinstance(elements, TensorBase) and not isinstance(test_elements, TensorBase):

@@ -2,7 +2,8 @@
 promote_types, can_cast, is_floating_point, the storage queries (element_size, nbytes)."""
 
 import numpy as np
-from . import _args as _args, promotion as P
+from .public import public
+from . import _args, promotion as P
 from .rules import shape as S
 from .. import dtypes as _dt
 from ..core import cuts as _cuts
@@ -10,15 +11,14 @@ from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
 
 
+@public(method=False)
 def result_type(tensor, other):
     """torch.result_type: the dtype `tensor op other` has (promotion.py, dtypes.py)."""
     return P.result_type(_args._arg(tensor), _args._arg(other))
 
 
-promote_types = _dt.promote_types
-
-
-can_cast = _dt.can_cast
+promote_types = public(_dt.promote_types, name="promote_types", method=False)
+can_cast = public(_dt.can_cast, name="can_cast", method=False)
 
 
 def _view_dtype(x, dtype):
@@ -51,21 +51,25 @@ def cast(x, dtype):
     return apply(S.cast, x, dtype=dtype)
 
 
+@public
 def clone(input):
     return apply(S.clone, _args._tensor(input))
 
 
+@public(method=False)
 def is_floating_point(input):
     """torch.is_floating_point: is the tensor's dtype a floating one."""
     return _args._tensor(input, "is_floating_point")._data.dtype.kind == "f"
 
 
 # ---- memory and legacy constructors ------------------------------------------------
+@public(function=False)
 def data_ptr(self):
     """The address of the tensor's first element (views of one block differ by offset)."""
     return self._data.__array_interface__["data"][0]
 
 
+@public(function=False)
 def element_size(self):
     """Bytes per element (torch: 4 for float32)."""
     return self._data.itemsize
@@ -76,23 +80,28 @@ def nbytes(self):
     return self._data.nbytes
 
 
+@public(function=False)
 def ndimension(self):
     """The number of dims (dim()'s older name)."""
     return self._data.ndim
 
 
+@public(function=False)
 def byte(self, memory_format=None):
     return self.to(_dt.uint8)
 
 
+@public(function=False)
 def short(self, memory_format=None):
     return self.to(_dt.int16)
 
 
+@public(function=False)
 def char(self, memory_format=None):
     return self.to(_dt.int8)
 
 
+@public(function=False)
 def new(self, *args, **kwargs):
     """Tensor.new, the legacy constructor in self's dtype: new(2, 3) uninitialized (here
     zeros), new([1, 2]) from data, new() empty."""

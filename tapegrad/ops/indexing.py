@@ -6,7 +6,8 @@ import builtins
 import itertools
 import numpy as np
 import re
-from . import (_args as _args, inplace as _inplace_mech, pointwise as _pointwise, shape as _shape)
+from .public import public
+from . import (_args, inplace as _inplace_mech, pointwise as _pointwise, shape as _shape)
 from .rules import indexing as I, pointwise as E
 from .. import dtypes as _dt
 from ..core.record import apply
@@ -14,11 +15,12 @@ from ..core.state import state
 from ..core.tensor_base import TensorBase, like
 
 
+@public(function=False)
 def unfold(input, dimension, size, step):
     """Tensor.unfold: every window of `size` along `dimension`, `step` apart, as a new
     last dim: out[..., i, ..., j] = x[..., i * step + j, ...]. One index_select (its
     gradient adds back into the picked positions). A copy, where torch returns a view."""
-    x = _args._t(input, "unfold")
+    x = _args._tensor(input, "unfold")
     nd = x._data.ndim
     d = _args._dim(dimension, nd)
     n = x._data.shape[d] if nd else 1
@@ -31,16 +33,17 @@ def unfold(input, dimension, size, step):
         return _shape.reshape(x, (1,))
     k = (n - size) // step + 1
     idx = (np.arange(k)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
-    y = index_select(x, d, _args._long(x, idx))
+    y = index_select(x, d, _args._int64(x, idx))
     shape = tuple(x._data.shape)
     y = _shape.reshape(y, shape[:d] + (k, size) + shape[d + 1:])
     return _shape.movedim(y, d + 1, -1)
 
 
+@public
 def take(input, index):
     """The elements at flat positions `index` (a tensor of any shape, of its shape):
     x.flatten()[index]; negative positions count from the end, as torch's."""
-    x = _args._t(input, "take")
+    x = _args._tensor(input, "take")
     if not isinstance(index, TensorBase):
         raise TypeError(f"take(): argument 'index' (position 2) must be Tensor, not "
                         f"{type(index).__name__}")
@@ -53,7 +56,7 @@ def take(input, index):
         bad = int(idx.max()) if idx.max() >= n else int(idx.min())
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
                          f"elements.")
-    flat = index_select(_shape.reshape(x, (-1,)), 0, _args._long(x, np.where(idx < 0, idx + n, idx)
+    flat = index_select(_shape.reshape(x, (-1,)), 0, _args._int64(x, np.where(idx < 0, idx + n, idx)
                                                         .reshape(-1)))
     return _shape.reshape(flat, idx.shape)
 
@@ -80,10 +83,11 @@ def _index_mask(name, x, dim, index):
     return d, np.broadcast_to(hit.reshape(shape), x._data.shape), idx % max(n, 1)
 
 
+@public
 def index_fill(input, dim, index, value):
     """x with the slices `index` along dim set to `value` (a number or a 0-d tensor):
     where(picked, value, x); the gradient of x is 0 in the filled slices."""
-    x = _args._t(input, "index_fill")
+    x = _args._tensor(input, "index_fill")
     if isinstance(value, TensorBase):
         if value._data.ndim != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
@@ -95,12 +99,13 @@ def index_fill(input, dim, index, value):
     return out if out._data.dtype == x._data.dtype else out.to(x._data.dtype)
 
 
+@public
 def index_copy(input, dim, index, source):
     """x with the slices `index` along dim replaced by source's slices: the picked slices
     zeroed (index_fill), then source added in (index_add). Repeated indices: the copies
     add up here; torch leaves which one wins undefined."""
-    x = _args._t(input, "index_copy")
-    s = _args._t(source, "index_copy")
+    x = _args._tensor(input, "index_copy")
+    s = _args._tensor(source, "index_copy")
     if s._data.dtype != x._data.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
                            f"but got (self) {_dt.torch_name(x._data.dtype)} and (source) "
@@ -114,14 +119,15 @@ def index_copy(input, dim, index, source):
     if x._data.ndim == 0:
         return _pointwise.where(like(x, mask), _shape.reshape(s, ()), x)
     zeroed = _pointwise.where(like(x, mask), like(x, np.zeros((), x._data.dtype)), x)
-    return index_add(zeroed, d, _args._long(x, idx), s)
+    return index_add(zeroed, d, _args._int64(x, idx), s)
 
 
+@public
 def masked_scatter(input, mask, source):
     """x with its masked positions (row-major order) taking source's first elements in
     order: where(mask, source.flatten()[k], x), k counting the True positions."""
-    x = _args._t(input, "masked_scatter")
-    s = _args._t(source, "masked_scatter")
+    x = _args._tensor(input, "masked_scatter")
+    s = _args._tensor(source, "masked_scatter")
     m = mask._data if isinstance(mask, TensorBase) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
@@ -139,7 +145,7 @@ def masked_scatter(input, mask, source):
         raise RuntimeError("Number of elements of source < number of ones in mask")
     if s._data.size == 0:
         return _pointwise.where(like(x, m), like(x, np.zeros((), x._data.dtype)), x)
-    picked = index_select(_shape.reshape(s, (-1,)), 0, _args._long(x, np.maximum(k, 0)))
+    picked = index_select(_shape.reshape(s, (-1,)), 0, _args._int64(x, np.maximum(k, 0)))
     return _pointwise.where(like(x, m), _shape.reshape(picked, shape), x)
 
 
@@ -148,25 +154,29 @@ def _grads(*xs):
     return tuple(x for x in xs if isinstance(x, TensorBase))
 
 
+@public(function=False)
 def index_fill_(self, dim, index, value):
     return _inplace_mech._inplace(self, lambda x: index_fill(x, dim, index, value), _grads(value),
                     needs_old=False)
 
 
+@public(function=False)
 def index_copy_(self, dim, index, source):
     return _inplace_mech._inplace(self, lambda x: index_copy(x, dim, index, source), _grads(source),
                     needs_old=False)
 
 
+@public(function=False)
 def masked_scatter_(self, mask, source):
     return _inplace_mech._inplace(self, lambda x: masked_scatter(x, mask, source), _grads(source),
                     needs_old=False)
 
 
+@public(method=False)
 def combinations(input, r=2, with_replacement=False):
     """Every length-r combination of a 1-D tensor's elements, one per row (itertools'
     order), by one index_select."""
-    x = _args._t_3(input, "combinations")
+    x = _args._tensor(input, "combinations")
     if x.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
     if r < 0:
@@ -214,11 +224,12 @@ def _reduce_numpy(x, idx, s, d, reduce, include_self, tgt, hit, counts):
     return out
 
 
+@public
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """out = input, then each src element reduced into out[index] along dim (sum, prod,
     mean, amax, amin); include_self=False leaves input's own value out where something is
     scattered. Gradients as torch's (prod: not with a zero in src; see the module docstring)."""
-    x, s = _args._t_4(input, "scatter_reduce"), _args._t_4(src, "scatter_reduce", "src", 4)
+    x, s = _args._tensor(input, "scatter_reduce"), _args._tensor(src, "scatter_reduce", "src", 4)
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")
@@ -300,6 +311,7 @@ def _differentiable(x, s, d, index, reduce, include_self, total, idx, tgt, part,
     return _pointwise.where(like(x, n == 0), like(x, res), out) if (n == 0).any() else out
 
 
+@public(function=False)
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     """scatter_reduce in place."""
     return _inplace_mech._inplace(self, lambda x: scatter_reduce(x, dim, index, src, reduce,
@@ -307,17 +319,18 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
                     (src,) if isinstance(src, TensorBase) else ())
 
 
+@public(function=False)
 def fill_diagonal_(self, fill_value, wrap=False):
     """The main diagonal (all indices equal) set to fill_value, in place; a tall matrix
     with wrap=True starts again every n + 1 rows (numpy.fill_diagonal's rule is torch's)."""
-    x = _args._t_4(self, "fill_diagonal_")
+    x = _args._tensor(self, "fill_diagonal_")
     if x.ndim < 2:
         raise RuntimeError("dimensions must larger than 1")
     if x.ndim > 2 and len(set(x.shape)) != 1:
         raise RuntimeError("all dimensions of input must be of equal length")
     mask = np.zeros(x.shape, bool)
     np.fill_diagonal(mask, True, wrap=wrap)
-    value = fill_value.item() if isinstance(fill_value, TensorBase) else fill_value
+    value = fill_value._data.item() if isinstance(fill_value, TensorBase) else fill_value
     value = like(x, np.asarray(value, dtype=x._data.dtype))
     if x._rg and x.grad_fn is None and state.grad_enabled:  # torch writes through a view
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
@@ -346,6 +359,7 @@ def _storage_of(a):
     return base.reshape(-1), int(off), pos
 
 
+@public
 def as_strided(input, size, stride, storage_offset=None):
     """The storage elements at storage_offset + sum(i_k * stride_k), in the given size.
     The storage is input's, as torch's: its own memory when contiguous, else the
@@ -353,7 +367,7 @@ def as_strided(input, size, stride, storage_offset=None):
     to input's offset in it. A copy (torch returns a view): input's elements are picked by
     index_select (overlapping windows add their gradients, as torch's as_strided backward
     does); storage elements outside input are constants."""
-    x = _args._t_4(input, "as_strided")
+    x = _args._tensor(input, "as_strided")
     size, stride = [int(v) for v in size], [int(v) for v in stride]
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
@@ -570,10 +584,12 @@ def setitem(x, key, value):
     _write(x, key, value, False, "setitem")
 
 
+@public
 def index_put_(input, indices, values, accumulate=False):
     return _write(input, tuple(indices), values, bool(accumulate), "index_put_")
 
 
+@public
 def index_put(input, indices, values, accumulate=False):
     key = normalize_key(tuple(indices))
     return apply(I.setitem, input, _value(values, input), key=key, accumulate=bool(accumulate))
@@ -611,6 +627,7 @@ def _as_1d(x, idx):
     return x.reshape(1) if x._data.ndim == 0 else x, idx.reshape(1) if idx.ndim == 0 else idx
 
 
+@public(out=True)
 def gather(input, dim, index, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (dim 0); backward scatter-adds g."""
     x = _args._tensor(input)
@@ -635,6 +652,7 @@ def _src(src, value, x):
     return like(x, np.asarray(src, dtype=x._data.dtype))
 
 
+@public
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     """out = input, then out[index[i][j]][j] = src[i][j] (dim 0)."""
     x = _args._tensor(input)
@@ -662,6 +680,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     return apply(I.scatter, x, s, axis=d, index=idx)
 
 
+@public
 def scatter_add(input, dim, index, src):
     """out = input, then out[index[i][j]][j] += src[i][j] (dim 0), repeats adding up."""
     x = _args._tensor(input)
@@ -685,6 +704,7 @@ def _index_1d(name, index):
     return idx.reshape(-1)
 
 
+@public(out=True)
 def index_select(input, dim, index):
     """Rows (along dim) picked by a 1-D index; backward adds g into the picked rows."""
     x = _args._tensor(input)
@@ -701,6 +721,7 @@ def index_select(input, dim, index):
     return apply(I.index_select, x, axis=d, index=idx)
 
 
+@public
 def index_add(input, dim, index, source, *, alpha=1):
     """out = input, then out[index[i]] += alpha * source[i] along dim (repeats add up)."""
     x = _args._tensor(input)
@@ -724,6 +745,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     return apply(I.index_add, x, s, axis=d, index=idx, alpha=alpha)
 
 
+@public
 def masked_fill(input, mask, value):
     """where(mask, value, input): value is a number or a 0-d tensor (which gets the sum
     of g over the filled positions)."""
@@ -751,6 +773,7 @@ def masked_fill(input, mask, value):
     return apply(I.masked_fill, x, value, mask=m)
 
 
+@public(out=True)
 def masked_select(input, mask):
     """The elements where mask is True, as a 1-D tensor (input and mask broadcast)."""
     x = _args._tensor(input)
@@ -769,6 +792,7 @@ def masked_select(input, mask):
     return apply(I.getitem, x, key=m)
 
 
+@public
 def take_along_dim(input, indices, dim=None):
     """np.take_along_axis: input and indices broadcast except along dim; dim=None reads
     the flattened input."""
@@ -804,6 +828,7 @@ def take_along_dim(input, indices, dim=None):
     return gather(x, d, idx)
 
 
+@public
 def repeat_interleave(input, repeats, dim=None, *, output_size=None):
     """Repeat each element (along dim; of the flattened input if dim is None) `repeats`
     times: an index_select with index np.repeat(arange(n), repeats), so the backward
@@ -847,6 +872,7 @@ def one_hot(tensor, num_classes=-1):
     return _args._int64(x, out)
 
 
+@public
 def nonzero(input, *, as_tuple=False):
     x = _args._tensor(input)
     a = x._data
@@ -857,6 +883,7 @@ def nonzero(input, *, as_tuple=False):
     return _args._int64(x, np.argwhere(a))
 
 
+@public
 def argwhere(input):
     return nonzero(input)
 
@@ -873,15 +900,13 @@ def _inplace_form(fn, name):
     return f
 
 
-scatter_ = _inplace_form(scatter, "scatter_")
+scatter_ = public(_inplace_form(scatter, "scatter_"), name="scatter_", function=False)
+scatter_add_ = public(_inplace_form(scatter_add, "scatter_add_"),
+                      name="scatter_add_", function=False)
+index_add_ = public(_inplace_form(index_add, "index_add_"), name="index_add_", function=False)
 
 
-scatter_add_ = _inplace_form(scatter_add, "scatter_add_")
-
-
-index_add_ = _inplace_form(index_add, "index_add_")
-
-
+@public(function=False)
 def masked_fill_(self, mask, value):
     m = mask._data if isinstance(mask, TensorBase) else np.asarray(mask)
     if m.dtype != np.bool_:

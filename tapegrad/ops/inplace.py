@@ -30,7 +30,7 @@ requires grad may not be changed under grad mode (RuntimeError, as PyTorch).
 
 import numpy as np
 import weakref
-from . import _args as _args
+from . import _args
 from .rules import pointwise as E
 from .xp import namespace as _xp
 from .. import dtypes as _dt

@@ -5,7 +5,9 @@ import builtins
 import math
 import numpy as np
 import warnings
-from . import _args as _args, conversion as _conversion, pointwise as _pointwise, products as _products, reductions as _reductions, shape as _shape
+from .public import public
+from . import (_args, conversion as _conversion, pointwise as _pointwise, products as _products,
+               reductions as _reductions, shape as _shape)
 from .return_types import structseq
 from .rules import linalg as LX, linalg_decomp as LD, linalg_solve as LS
 from .. import dtypes as _dt
@@ -13,11 +15,12 @@ from ..core.record import apply, apply_saved
 from ..core.tensor_base import like
 
 
+@public(method=False)
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Distances between the rows of x1 (..., P, M) and x2 (..., R, M): (..., P, R),
     out[i, j] = ||x1[i] - x2[j]||_p (the norm of every difference: exact, where torch
     may use a matmul form for p = 2)."""
-    a, b = _args._t(x1, "cdist"), _args._t(x2, "cdist")
+    a, b = _args._tensor(x1, "cdist"), _args._tensor(x2, "cdist")
     for t, nm in ((a, "X1"), (b, "X2")):
         if t._data.dtype.kind != "f":
             raise RuntimeError(f"cdist only supports floating-point dtypes, {nm} got: "
@@ -34,9 +37,10 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return vector_norm(_shape.unsqueeze(a, -2) - _shape.unsqueeze(b, -3), float(p), dim=-1)
 
 
+@public
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast)."""
-    a, b = _args._t_3(input, "dist"), _args._t_3(other, "dist", "other", 2)
+    a, b = _args._tensor(input, "dist"), _args._tensor(other, "dist", "other", 2)
     if _dt.as_dtype(_conversion.promote_types(a._data.dtype, b._data.dtype)).kind != "f":
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
                            f"Got {_dt.torch_name(_conversion.promote_types(a._data.dtype, b._data.dtype))}"
@@ -44,11 +48,12 @@ def dist(input, other, p=2):
     return vector_norm(_pointwise.sub(a, b), p)
 
 
+@public
 def renorm(input, p, dim, maxnorm):
     """Each slice along `dim` whose p-norm exceeds maxnorm scaled to norm maxnorm (by
     maxnorm / (norm + 1e-7), torch's factor); the factor is differentiated too, as
     torch's renorm_backward does."""
-    x = _args._t_3(input, "renorm")
+    x = _args._tensor(input, "renorm")
     if x.ndim < 2:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.ndim} "
                            f"dimensions")
@@ -65,10 +70,11 @@ def renorm(input, p, dim, maxnorm):
     return _pointwise.mul(x, factor)
 
 
+@public(method=False)
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1/|x1| * x2/|x2|) along dim, each norm clamped to at least eps (torch clamps
     without recording, so the gradient is the unclamped one; they agree for norms > eps)."""
-    a, b = _args._t_3(x1, "cosine_similarity", "x1"), _args._t_3(x2, "cosine_similarity", "x2", 2)
+    a, b = _args._tensor(x1, "cosine_similarity", "x1"), _args._tensor(x2, "cosine_similarity", "x2", 2)
     common = _dt.as_dtype(_conversion.promote_types(a._data.dtype, b._data.dtype))
     if common.kind != "f":
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
@@ -85,9 +91,10 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return _reductions.sum(_pointwise.mul(_pointwise.div(a, na), _pointwise.div(b, nb)), dim)
 
 
+@public(method=False)
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """The p-norm of x1 - x2 + eps along the last dim (0-d and 1-d inputs: the whole)."""
-    a, b = _args._t_3(x1, "pairwise_distance", "x1"), _args._t_3(x2, "pairwise_distance", "x2", 2)
+    a, b = _args._tensor(x1, "pairwise_distance", "x1"), _args._tensor(x2, "pairwise_distance", "x2", 2)
     nd = max(a.ndim, b.ndim)
     diff = _pointwise.add(_pointwise.sub(a, b), eps)
     if nd == 0:
@@ -219,6 +226,7 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
                        f"1D or 2D. Got {t.ndim}D.")
 
 
+@public
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """torch.norm / Tensor.norm (the older interface): p 'fro' or a number is a vector
     norm over `dim` (all elements by default); 'nuc' a matrix norm."""
@@ -239,8 +247,6 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 linalg_slogdet_result = structseq("linalg_slogdet", ["sign", "logabsdet"])
-
-
 slogdet_result = structseq("slogdet", ["sign", "logabsdet"])
 
 
@@ -290,6 +296,7 @@ def linalg_cross(input, other, *, dim=-1):
 _cross_warned = []
 
 
+@public
 def cross(input, other, dim=None):
     """torch.cross / Tensor.cross: without `dim`, the first dim of size 3 (deprecated:
     torch warns once per process, as TORCH_WARN_ONCE)."""
@@ -316,6 +323,7 @@ def linalg_det(A):
     return apply(LS.det, t)
 
 
+@public
 def det(input):
     return linalg_det(input)
 
@@ -332,10 +340,12 @@ def linalg_slogdet(A):
     return _slogdet("linalg.slogdet", A, linalg_slogdet_result)
 
 
+@public
 def slogdet(input):
     return _slogdet("linalg.slogdet", input, slogdet_result)
 
 
+@public
 def logdet(input):
     """log(det(A)): nan where det < 0, -inf where it is 0 (torch's)."""
     sign, logabs = _slogdet("logdet", input, slogdet_result)
@@ -349,6 +359,7 @@ def linalg_inv(A):
     return apply(LS.inv, t)
 
 
+@public
 def inverse(input):
     return linalg_inv(input)
 
@@ -397,14 +408,8 @@ def solve(A, B, *, left=True):
 
 
 linalg_svd_result = structseq("linalg_svd", ["U", "S", "Vh"])
-
-
 svd_result = structseq("svd", ["U", "S", "V"])
-
-
 linalg_qr_result = structseq("linalg_qr", ["Q", "R"])
-
-
 linalg_eigh_result = structseq("linalg_eigh", ["eigenvalues", "eigenvectors"])
 
 
@@ -422,6 +427,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
     return linalg_svd_result(*_svd(t, full_matrices))
 
 
+@public
 def svd(input, some=True, compute_uv=True):
     """torch.svd / Tensor.svd: (U, S, V), V = Vh^T; some=False gives the full U and V;
     compute_uv=False gives zero U and V (no gradient)."""
@@ -515,4 +521,4 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
                     _shape.transpose(left, -2, -1))
 
 
-renorm_ = _pointwise._unary_3(renorm)
+renorm_ = public(_pointwise._unary_3(renorm), name="renorm_", function=False)

@@ -4,7 +4,9 @@ logical ops, the fills and copies, and their in-place forms. Derivatives: rules/
 
 import math
 import numpy as np
-from . import _args as _args, _factories as _factories, comparison as _comparison, conversion as _conversion, inplace as _inplace_mech, promotion as P
+from .public import public
+from . import (_args, _factories, comparison as _comparison, conversion as _conversion,
+               inplace as _inplace_mech, promotion as P)
 from .rules import pointwise as E, pointwise as T, special as SP
 from .. import dtypes as _dt
 from ..core.record import apply
@@ -13,34 +15,28 @@ from ..core.tensor_base import TensorBase, like, to_array
 
 
 _add = _factories._binary(E.add)  # without alpha: the operators use these
-
-
 _sub = _factories._binary(E.sub, P.SUB)
 
 
+@public(out=True)
 def add(input, other, *, alpha=1):
     return _add(input, other if alpha == 1 else other * alpha)
 
 
+@public(out=True, aliases=('subtract',))
 def sub(input, other, *, alpha=1):
     return _sub(input, other if alpha == 1 else other * alpha)
 
 
 subtract = sub
+mul = multiply = public(_factories._binary(E.mul), name="mul", out=True, aliases=('multiply',))
+div = divide = true_divide = public(_factories._binary(E.div, P.DIV),
+                                    name="div", out=True, aliases=('divide', 'true_divide'))
+remainder = public(_factories._binary(E.remainder, "remainder"), name="remainder", out=True)
+fmod = public(_factories._binary(E.fmod, "fmod"), name="fmod", out=True)
 
 
-mul = multiply = _factories._binary(E.mul)
-
-
-div = divide = true_divide = _factories._binary(E.div, P.DIV)
-
-
-remainder = _factories._binary(E.remainder, "remainder")
-
-
-fmod = _factories._binary(E.fmod, "fmod")
-
-
+@public(out=True)
 def pow(input, exponent):
     a, b = _args._arg(input), _args._arg(exponent)
     if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
@@ -57,36 +53,19 @@ def pow(input, exponent):
         return apply(E.pow, *_factories._wrapped_ints(a, b))
 
 
-neg = negative = _factories._unary(E.neg)
-
-
-exp = _factories._unary(E.exp)
-
-
-log = _factories._unary(E.log)
-
-
-sqrt = _factories._unary(E.sqrt)
-
-
-log2 = _factories._unary(E.log2)
-
-
-log10 = _factories._unary(E.log10)
-
-
-log1p = _factories._unary(E.log1p)
-
-
-expm1 = _factories._unary(E.expm1)
-
-
-rsqrt = _factories._unary(E.rsqrt)
-
-
+neg = negative = public(_factories._unary(E.neg), name="neg", out=True, aliases=('negative',))
+exp = public(_factories._unary(E.exp), name="exp", out=True)
+log = public(_factories._unary(E.log), name="log", out=True)
+sqrt = public(_factories._unary(E.sqrt), name="sqrt", out=True)
+log2 = public(_factories._unary(E.log2), name="log2", out=True)
+log10 = public(_factories._unary(E.log10), name="log10", out=True)
+log1p = public(_factories._unary(E.log1p), name="log1p", out=True)
+expm1 = public(_factories._unary(E.expm1), name="expm1", out=True)
+rsqrt = public(_factories._unary(E.rsqrt), name="rsqrt", out=True)
 _abs = _factories._unary(E.abs)
 
 
+@public(out=True, aliases=('absolute',))
 def abs(input):
     x = _args._tensor(input, "abs")
     if x._data.dtype == np.bool_:
@@ -95,35 +74,18 @@ def abs(input):
 
 
 absolute = abs
+sign = public(_factories._unary(E.sign), name="sign", out=True)
+sin = public(_factories._unary(E.sin), name="sin", out=True)
+cos = public(_factories._unary(E.cos), name="cos", out=True)
+tanh = public(_factories._unary(E.tanh), name="tanh", out=True)
+sigmoid = public(_factories._unary(E.sigmoid), name="sigmoid", out=True)
+relu = public(_factories._unary(E.relu), name="relu", out=True)
+floor = public(_factories._rounding(E.floor), name="floor", out=True)
+ceil = public(_factories._rounding(E.ceil), name="ceil", out=True)
+trunc = fix = public(_factories._rounding(E.trunc), name="trunc", out=True, aliases=('fix',))
 
 
-sign = _factories._unary(E.sign)
-
-
-sin = _factories._unary(E.sin)
-
-
-cos = _factories._unary(E.cos)
-
-
-tanh = _factories._unary(E.tanh)
-
-
-sigmoid = _factories._unary(E.sigmoid)
-
-
-relu = _factories._unary(E.relu)
-
-
-floor = _factories._rounding(E.floor)
-
-
-ceil = _factories._rounding(E.ceil)
-
-
-trunc = fix = _factories._rounding(E.trunc)
-
-
+@public(out=True, aliases=('clip',))
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
@@ -142,14 +104,17 @@ def clamp(input, min=None, max=None):
 clip = clamp
 
 
+@public
 def clamp_min(input, min):
     return clamp(input, min=min)
 
 
+@public
 def clamp_max(input, max):
     return clamp(input, max=max)
 
 
+@public
 def floor_divide(input, other):
     """floor(input / other), as torch.floor_divide and `//` (not differentiable)."""
     a, b = _args._arg(input), _args._arg(other)
@@ -164,6 +129,7 @@ def floor_divide(input, other):
     return like(like_t, np.asarray(out))
 
 
+@public(out=True, method=False)
 def where(condition, input=None, other=None):
     if input is None and other is None:  # torch.where(cond) = nonzero(cond, as_tuple=True)
         c = _args._tensor(condition, "where")
@@ -180,13 +146,12 @@ def where(condition, input=None, other=None):
     return apply(E.where, c, a, b)
 
 
-logical_and = _comparison._compare(np.logical_and, "logical_and", promote=False)
-
-
-logical_or = _comparison._compare(np.logical_or, "logical_or", promote=False)
-
-
-logical_xor = _comparison._compare(np.logical_xor, "logical_xor", promote=False)
+logical_and = public(_comparison._compare(np.logical_and, "logical_and", promote=False),
+                     name="logical_and")
+logical_or = public(_comparison._compare(np.logical_or, "logical_or", promote=False),
+                    name="logical_or")
+logical_xor = public(_comparison._compare(np.logical_xor, "logical_xor", promote=False),
+                     name="logical_xor")
 
 
 def _bitwise(ufunc, name):
@@ -210,15 +175,12 @@ def _bitwise(ufunc, name):
     return f
 
 
-bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
+bitwise_and = public(_bitwise(np.bitwise_and, "bitwise_and"), name="bitwise_and")
+bitwise_or = public(_bitwise(np.bitwise_or, "bitwise_or"), name="bitwise_or")
+bitwise_xor = public(_bitwise(np.bitwise_xor, "bitwise_xor"), name="bitwise_xor")
 
 
-bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
-
-
-bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
-
-
+@public
 def bitwise_not(input):
     """~x: bitwise NOT of an integer tensor, logical NOT of a bool tensor."""
     x = _args._tensor(input, "bitwise_not")
@@ -228,6 +190,7 @@ def bitwise_not(input):
     return like(x, np.invert(x._data))
 
 
+@public
 def logical_not(input):
     return like(input, np.logical_not(input._data))
 
@@ -236,58 +199,45 @@ def logical_not(input):
 # default float dtype on inputs cast to it (NumPy alone would give float16: tan(True)
 # 1.5576, torch's 1.5574), so F._unary is all these need.
 _unary = _factories._unary
-
-
-tan = _unary(T.tan)
-
-
-asin = arcsin = _unary(T.asin)
-
-
-acos = arccos = _unary(T.acos)
-
-
-atan = arctan = _unary(T.atan)
-
-
-sinh = _unary(T.sinh)
-
-
-cosh = _unary(T.cosh)
-
-
-asinh = arcsinh = _unary(T.asinh)
-
-
-acosh = arccosh = _unary(T.acosh)
-
-
-atanh = arctanh = _unary(T.atanh)
+tan = public(_unary(T.tan), name="tan", out=True)
+asin = arcsin = public(_unary(T.asin), name="asin", out=True, aliases=('arcsin',))
+acos = arccos = public(_unary(T.acos), name="acos", out=True, aliases=('arccos',))
+atan = arctan = public(_unary(T.atan), name="atan", out=True, aliases=('arctan',))
+sinh = public(_unary(T.sinh), name="sinh", out=True)
+cosh = public(_unary(T.cosh), name="cosh", out=True)
+asinh = arcsinh = public(_unary(T.asinh), name="asinh", out=True, aliases=('arcsinh',))
+acosh = arccosh = public(_unary(T.acosh), name="acosh", out=True, aliases=('arccosh',))
+atanh = arctanh = public(_unary(T.atanh), name="atanh", out=True, aliases=('arctanh',))
 
 
 # both arguments must be tensors (torch: "argument 'other' (position 2) must be Tensor");
 # integer operands are computed in the default float dtype, as by true division
-atan2 = arctan2 = _factories._binary(T.atan2, P.DIV, tensors_only=True)
+atan2 = arctan2 = public(_factories._binary(T.atan2, P.DIV, tensors_only=True),
+                         name="atan2", out=True, aliases=('arctan2',))
 
 
+@public
 def lerp(input, end, weight):
     """input + weight * (end - input) (weight a number or a tensor)."""
-    x = _args._t(input, "lerp")
+    x = _args._tensor(input, "lerp")
     return x + weight * (end - x)
 
 
+@public
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2."""
     prod = tensor1 * tensor2
-    return _args._t(input, "addcmul") + (prod if value == 1 else prod * value)
+    return _args._tensor(input, "addcmul") + (prod if value == 1 else prod * value)
 
 
+@public
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2."""
     q = tensor1 / tensor2
-    return _args._t(input, "addcdiv") + (q if value == 1 else q * value)
+    return _args._tensor(input, "addcdiv") + (q if value == 1 else q * value)
 
 
+@public(out=True)
 def round(input, *, decimals=0):
     """Half to even (torch.round); `decimals` as torch computes it. Integer tensors are
     returned as they are (a copy); the gradient is 0."""
@@ -297,6 +247,7 @@ def round(input, *, decimals=0):
     return apply(SP.round, x, decimals=int(decimals))
 
 
+@public(out=True)
 def square(input):
     """input * input as torch.square: pow(input, 2) (PowBackward0); bool gives int64."""
     x = _args._tensor(input, "square")
@@ -305,6 +256,7 @@ def square(input):
     return pow(x, 2)
 
 
+@public(out=True)
 def reciprocal(input):
     """1 / input; integer and bool tensors give the default float dtype (torch)."""
     x = _args._tensor(input, "reciprocal")
@@ -314,6 +266,7 @@ def reciprocal(input):
 
 
 # ---- nan_to_num ---------------------------------------------------------------------------
+@public(out=True)
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """NaN -> nan, +inf -> posinf (default: the dtype's max), -inf -> neginf (its min).
     The gradient is 0 at the replaced elements (they no longer depend on x)."""
@@ -340,20 +293,21 @@ def _logical_inplace(fn, name):
     return method
 
 
-logical_and_ = _logical_inplace(logical_and, "logical_and_")
+logical_and_ = public(_logical_inplace(logical_and, "logical_and_"),
+                      name="logical_and_", function=False)
+logical_or_ = public(_logical_inplace(logical_or, "logical_or_"),
+                     name="logical_or_", function=False)
+logical_xor_ = public(_logical_inplace(logical_xor, "logical_xor_"),
+                      name="logical_xor_", function=False)
 
 
-logical_or_ = _logical_inplace(logical_or, "logical_or_")
-
-
-logical_xor_ = _logical_inplace(logical_xor, "logical_xor_")
-
-
+@public(function=False)
 def logical_not_(self):
     """In-place logical_not (1/0 in self's dtype); returns self."""
     return _inplace_mech._inplace(self, logical_not, (), needs_old=False, casting="unsafe")
 
 
+@public
 def logaddexp(input, other):
     """log(exp(a) + exp(b)) = max(a, b) + log1p(exp(-|a - b|)), which never overflows;
     derivative exp(a) / (exp(a) + exp(b)) = sigmoid(a - b) (1/2 each at a tie: maximum's
@@ -361,13 +315,14 @@ def logaddexp(input, other):
     return _logaddexp("logaddexp", input, other, None)
 
 
+@public
 def logaddexp2(input, other):
     """log2(2**a + 2**b) = max(a, b) + log2(1 + 2**-|a - b|)."""
     return _logaddexp("logaddexp2", input, other, math.log(2.0))
 
 
 def _logaddexp(name, input, other, ln2):
-    a = _args._t(input, name)
+    a = _args._tensor(input, name)
     if not isinstance(other, TensorBase):
         raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
@@ -384,15 +339,17 @@ def _logaddexp(name, input, other, ln2):
     return out
 
 
+@public
 def frac(input):
     """x - trunc(x) (the sign of x kept); derivative 1."""
-    x = _args._t(input, "frac")
+    x = _args._tensor(input, "frac")
     if x._data.dtype.kind != "f":
         raise NotImplementedError(
             f"\"frac_cpu\" not implemented for '{_dt.torch_name(x._data.dtype)}'")
     return x - trunc(x)
 
 
+@public
 def frac_(self):
     return _inplace_mech._inplace(self, frac, (), needs_old=True)
 
@@ -414,6 +371,7 @@ def _zeros_like(x):
     return like(x, np.zeros((), x._data.dtype))
 
 
+@public
 def xlogy(input, other):
     """x * log(y), 0 where x == 0 (unless y is nan). torch's gradients: log(y) for x (0
     where x == 0 and y <= 0), x / y for y. Where x == 0 and y <= 0 the log is taken of 1
@@ -425,9 +383,10 @@ def xlogy(input, other):
     return mul(x, log(y))
 
 
+@public
 def hypot(input, other):
     """sqrt(x**2 + y**2); floating tensors only, as torch's."""
-    x, y = _args._t_2(input, "hypot"), _args._t_2(other, "hypot", "other", 2)
+    x, y = _args._tensor(input, "hypot"), _args._tensor(other, "hypot", "other", 2)
     dt = _dt.as_dtype(_conversion.result_type(x, y))
     if dt.kind != "f":
         raise NotImplementedError(f'"hypot_cpu" not implemented for \'{_dt.torch_name(dt)}\'')
@@ -436,7 +395,7 @@ def hypot(input, other):
 
 def _scaled(name, factor):
     def f(input):
-        x = _args._t_2(input, name)
+        x = _args._tensor(input, name)
         if not x._data.dtype.kind == "f":
             x = x.to(_dt.get_default_dtype())
         return mul(x, factor)
@@ -445,17 +404,16 @@ def _scaled(name, factor):
     return f
 
 
-deg2rad = _scaled("deg2rad", math.pi / 180.0)
-
-
-rad2deg = _scaled("rad2deg", 180.0 / math.pi)
+deg2rad = public(_scaled("deg2rad", math.pi / 180.0), name="deg2rad")
+rad2deg = public(_scaled("rad2deg", 180.0 / math.pi), name="rad2deg")
 
 
 def _floating(name, input):
-    x = _args._t_2(input, name)
+    x = _args._tensor(input, name)
     return x if x._data.dtype.kind == "f" else x.to(_dt.get_default_dtype())
 
 
+@public
 def sinc(input):
     """sin(pi x) / (pi x), 1 at x = 0 (gradient 0 there, as torch's, which takes "0" as
     pi x**2 == 0 in x's dtype: a subnormal x too). The quotient is taken at a safe
@@ -467,11 +425,13 @@ def sinc(input):
     return where(at0, like(x, np.ones((), x._data.dtype)), div(sin(px), px))
 
 
+@public
 def exp2(input):
     """2 ** x = exp(x ln 2)."""
     return exp(mul(_floating("exp2", input), math.log(2.0)))
 
 
+@public
 def logit(input, eps=None):
     """log(x / (1 - x)) = log(x) - log1p(-x), x clamped to [eps, 1 - eps] first when eps
     is given (the gradient is then 0 outside, as torch's)."""
@@ -481,10 +441,11 @@ def logit(input, eps=None):
     return sub(log(x), log1p(neg(x)))
 
 
+@public
 def copysign(input, other):
     """|x| with the sign of y. Gradient for x: +-1 (0 where x == 0, as torch's), none for
     y (the sign is a step)."""
-    x = _args._t_2(input, "copysign")
+    x = _args._tensor(input, "copysign")
     x, y = _float_pair("copysign", x, other)
     shape = np.broadcast_shapes(x._data.shape, y._data.shape)
     flip = like(x, np.signbit(x._data) != np.signbit(y._data))
@@ -500,7 +461,7 @@ def _fmaxmin(name, pick_self):
     def f(input, other):
         """NaN-ignoring maximum / minimum: the other operand where one is nan. Ties send the
         gradient to input, as torch's."""
-        x, y = _args._t_2(input, name), _args._t_2(other, name, "other", 2)
+        x, y = _args._tensor(input, name), _args._tensor(other, name, "other", 2)
         try:
             np.broadcast_shapes(x._data.shape, y._data.shape)
         except ValueError:
@@ -515,15 +476,14 @@ def _fmaxmin(name, pick_self):
     return f
 
 
-fmax = _fmaxmin("fmax", lambda a, b: a >= b)
+fmax = public(_fmaxmin("fmax", lambda a, b: a >= b), name="fmax")
+fmin = public(_fmaxmin("fmin", lambda a, b: a <= b), name="fmin")
 
 
-fmin = _fmaxmin("fmin", lambda a, b: a <= b)
-
-
+@public
 def heaviside(input, values):
     """0 where x < 0, 1 where x > 0, `values` where x == 0 (no gradient, as torch's)."""
-    x, v = _args._t_2(input, "heaviside"), _args._t_2(values, "heaviside", "values", 2)
+    x, v = _args._tensor(input, "heaviside"), _args._tensor(values, "heaviside", "values", 2)
     if x._data.dtype != v._data.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different "
                            "dtypes.")
@@ -532,9 +492,10 @@ def heaviside(input, values):
     return like(x, np.asarray(out, dtype=a.dtype))
 
 
+@public
 def signbit(input):
     """True where the sign bit is set (-0.0 included); no gradient."""
-    x = _args._t_2(input, "signbit")
+    x = _args._tensor(input, "signbit")
     return like(x, np.signbit(x._data))
 
 
@@ -573,22 +534,13 @@ def _binary_inplace(op, ufunc, fname, mode=P.ARITH):
     return _table_method(method, op, fname)
 
 
-add_ = _binary_inplace(E.add, np.add, "add_")
-
-
-sub_ = _binary_inplace(E.sub, np.subtract, "sub_", P.SUB)
-
-
+add_ = public(_binary_inplace(E.add, np.add, "add_"), name="add_", function=False)
+sub_ = public(_binary_inplace(E.sub, np.subtract, "sub_", P.SUB), name="sub_", function=False)
 _mul_ = _binary_inplace(E.mul, np.multiply, "mul_")
-
-
 _div_ = _binary_inplace(E.div, np.true_divide, "div_", P.DIV)
-
-
-remainder_ = _binary_inplace(E.remainder, np.remainder, "remainder_", "remainder")
-
-
-fmod_ = _binary_inplace(E.fmod, np.fmod, "fmod_", "fmod")
+remainder_ = public(_binary_inplace(E.remainder, np.remainder, "remainder_", "remainder"),
+                    name="remainder_", function=False)
+fmod_ = public(_binary_inplace(E.fmod, np.fmod, "fmod_", "fmod"), name="fmod_", function=False)
 
 
 def _nondiff_inplace(f, ufunc, fname):
@@ -605,22 +557,22 @@ def _nondiff_inplace(f, ufunc, fname):
     return method
 
 
-floor_divide_ = _nondiff_inplace(floor_divide, np.floor_divide, "floor_divide_")
+floor_divide_ = public(_nondiff_inplace(floor_divide, np.floor_divide, "floor_divide_"),
+                       name="floor_divide_", function=False)
+bitwise_and_ = public(_nondiff_inplace(bitwise_and, np.bitwise_and, "bitwise_and_"),
+                      name="bitwise_and_", function=False)
+bitwise_or_ = public(_nondiff_inplace(bitwise_or, np.bitwise_or, "bitwise_or_"),
+                     name="bitwise_or_", function=False)
+bitwise_xor_ = public(_nondiff_inplace(bitwise_xor, np.bitwise_xor, "bitwise_xor_"),
+                      name="bitwise_xor_", function=False)
 
 
-bitwise_and_ = _nondiff_inplace(bitwise_and, np.bitwise_and, "bitwise_and_")
-
-
-bitwise_or_ = _nondiff_inplace(bitwise_or, np.bitwise_or, "bitwise_or_")
-
-
-bitwise_xor_ = _nondiff_inplace(bitwise_xor, np.bitwise_xor, "bitwise_xor_")
-
-
+@public(function=False)
 def mul_(self, other):
     return _mul_(self, other)
 
 
+@public(function=False)
 def div_(self, other, *, rounding_mode=None):
     if rounding_mode is None:
         return _div_(self, other)
@@ -643,6 +595,7 @@ def div_(self, other, *, rounding_mode=None):
     return _inplace_mech._inplace(self, None, (o,), fast=fast)
 
 
+@public(function=False)
 def pow_(self, exponent):
     o = P.inplace_other("pow", self, _inplace_mech._other(exponent))
     return _inplace_mech._inplace(self, lambda x: pow(x, o), (o,), needs_old=True, casting="unsafe")
@@ -654,65 +607,49 @@ def _unary_inplace(op, fname):
     return _table_method(method, op, fname)
 
 
-exp_ = _unary_inplace(E.exp, "exp_")
+exp_ = public(_unary_inplace(E.exp, "exp_"), name="exp_")
+log_ = public(_unary_inplace(E.log, "log_"), name="log_")
+sqrt_ = public(_unary_inplace(E.sqrt, "sqrt_"), name="sqrt_")
+rsqrt_ = public(_unary_inplace(E.rsqrt, "rsqrt_"), name="rsqrt_")
+abs_ = public(_unary_inplace(E.abs, "abs_"), name="abs_")
+sin_ = public(_unary_inplace(E.sin, "sin_"), name="sin_")
+cos_ = public(_unary_inplace(E.cos, "cos_"), name="cos_")
+tanh_ = public(_unary_inplace(E.tanh, "tanh_"), name="tanh_")
+sigmoid_ = public(_unary_inplace(E.sigmoid, "sigmoid_"), name="sigmoid_")
+relu_ = public(_unary_inplace(E.relu, "relu_"), name="relu_")
+neg_ = public(_unary_inplace(E.neg, "neg_"), name="neg_", aliases=('negative_',))
+sign_ = public(_unary_inplace(E.sign, "sign_"), name="sign_", function=False)
 
 
-log_ = _unary_inplace(E.log, "log_")
-
-
-sqrt_ = _unary_inplace(E.sqrt, "sqrt_")
-
-
-rsqrt_ = _unary_inplace(E.rsqrt, "rsqrt_")
-
-
-abs_ = _unary_inplace(E.abs, "abs_")
-
-
-sin_ = _unary_inplace(E.sin, "sin_")
-
-
-cos_ = _unary_inplace(E.cos, "cos_")
-
-
-tanh_ = _unary_inplace(E.tanh, "tanh_")
-
-
-sigmoid_ = _unary_inplace(E.sigmoid, "sigmoid_")
-
-
-relu_ = _unary_inplace(E.relu, "relu_")
-
-
-neg_ = _unary_inplace(E.neg, "neg_")
-
-
-sign_ = _unary_inplace(E.sign, "sign_")
-
-
+@public(aliases=('clip_',))
 def clamp_(self, min=None, max=None):
     bounds = tuple(b for b in (min, max) if isinstance(b, TensorBase))
     return _inplace_mech._inplace(self, lambda x: clamp(x, min, max), bounds, needs_old=True)
 
 
+@public
 def clamp_min_(self, min):
     return clamp_(self, min=min)
 
 
+@public
 def clamp_max_(self, max):
     return clamp_(self, max=max)
 
 
+@public(function=False)
 def addcmul_(self, tensor1, tensor2, *, value=1):
     """self += value * tensor1 * tensor2 (used by optimizers)."""
     return add_(self, tensor1 * tensor2 if value == 1 else tensor1 * tensor2 * value)
 
 
+@public(function=False)
 def addcdiv_(self, tensor1, tensor2, *, value=1):
     """self += value * tensor1 / tensor2 (used by optimizers)."""
     return add_(self, tensor1 / tensor2 if value == 1 else tensor1 / tensor2 * value)
 
 
+@public(function=False)
 def lerp_(self, end, weight):
     """self += weight * (end - self)."""
     e, w = _inplace_mech._other(end), _inplace_mech._other(weight)
@@ -735,6 +672,7 @@ def _replace(self, value, others, casting="same_kind"):
     return _inplace_mech._inplace(self, compute, others, needs_old=False, casting=casting)
 
 
+@public
 def fill_(self, value):
     if isinstance(value, TensorBase):
         if value._data.ndim != 0:
@@ -749,10 +687,12 @@ def fill_(self, value):
                     fast=lambda out: out.fill(v))
 
 
+@public
 def zero_(self):
     return fill_(self, 0)
 
 
+@public(function=False)
 def copy_(self, src, non_blocking=False):
     """Copy src's values (broadcast, cast to self's dtype) into self."""
     s = src if isinstance(src, TensorBase) else like(self, to_array(src))
@@ -783,66 +723,33 @@ def _unary_2(fn, name):
     return method
 
 
-square_ = _unary_2(square, "square_")
+square_ = public(_unary_2(square, "square_"), name="square_")
+reciprocal_ = public(_unary_2(reciprocal, "reciprocal_"), name="reciprocal_")
+floor_ = public(_unary_2(floor, "floor_"), name="floor_")
+ceil_ = public(_unary_2(ceil, "ceil_"), name="ceil_")
+trunc_ = public(_unary_2(trunc, "trunc_"), name="trunc_", aliases=('fix_',))
+log1p_ = public(_unary_2(log1p, "log1p_"), name="log1p_")
+expm1_ = public(_unary_2(expm1, "expm1_"), name="expm1_")
+tan_ = public(_unary_2(tan, "tan_"), name="tan_")
+asin_ = arcsin_ = public(_unary_2(asin, "asin_"), name="asin_", aliases=('arcsin_',))
+acos_ = arccos_ = public(_unary_2(acos, "acos_"), name="acos_", aliases=('arccos_',))
+atan_ = arctan_ = public(_unary_2(atan, "atan_"), name="atan_", aliases=('arctan_',))
+sinh_ = public(_unary_2(sinh, "sinh_"), name="sinh_")
+cosh_ = public(_unary_2(cosh, "cosh_"), name="cosh_")
+asinh_ = arcsinh_ = public(_unary_2(asinh, "asinh_"), name="asinh_", aliases=('arcsinh_',))
+acosh_ = arccosh_ = public(_unary_2(acosh, "acosh_"), name="acosh_", aliases=('arccosh_',))
+atanh_ = arctanh_ = public(_unary_2(atanh, "atanh_"), name="atanh_", aliases=('arctanh_',))
 
 
-reciprocal_ = _unary_2(reciprocal, "reciprocal_")
-
-
-floor_ = _unary_2(floor, "floor_")
-
-
-ceil_ = _unary_2(ceil, "ceil_")
-
-
-trunc_ = _unary_2(trunc, "trunc_")
-
-
-log1p_ = _unary_2(log1p, "log1p_")
-
-
-expm1_ = _unary_2(expm1, "expm1_")
-
-
-tan_ = _unary_2(tan, "tan_")
-
-
-asin_ = arcsin_ = _unary_2(asin, "asin_")
-
-
-acos_ = arccos_ = _unary_2(acos, "acos_")
-
-
-atan_ = arctan_ = _unary_2(atan, "atan_")
-
-
-sinh_ = _unary_2(sinh, "sinh_")
-
-
-cosh_ = _unary_2(cosh, "cosh_")
-
-
-asinh_ = arcsinh_ = _unary_2(asinh, "asinh_")
-
-
-acosh_ = arccosh_ = _unary_2(acosh, "acosh_")
-
-
-atanh_ = arctanh_ = _unary_2(atanh, "atanh_")
-
-
+@public(function=False, aliases=('arctan2_',))
 def atan2_(self, other):
     """self = atan2(self, other) in place (an integer self is refused: the result is float)."""
     return _inplace_mech._inplace(self, lambda x: atan2(x, other), (other,), needs_old=True)
 
 
 arctan2_ = atan2_
-
-
-log2_ = _unary_2(log2, "log2_")
-
-
-log10_ = _unary_2(log10, "log10_")
+log2_ = public(_unary_2(log2, "log2_"), name="log2_")
+log10_ = public(_unary_2(log10, "log10_"), name="log10_")
 
 
 def inplace_of(self, fn):
@@ -852,11 +759,13 @@ def inplace_of(self, fn):
     return _inplace_mech._inplace(self, fn, (), needs_old=True)
 
 
+@public
 def round_(self, *, decimals=0):
     """In-place round (half to even, torch's `decimals`); returns self."""
     return _inplace_mech._inplace(self, lambda x: round(x, decimals=decimals), (), needs_old=True)
 
 
+@public
 def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
     """In-place nan_to_num; returns self."""
     return _inplace_mech._inplace(self, lambda x: nan_to_num(x, nan, posinf, neginf), (), needs_old=True)
@@ -882,28 +791,12 @@ def _binary(fn):
     return f
 
 
-deg2rad_ = _unary_3(deg2rad)
-
-
-rad2deg_ = _unary_3(rad2deg)
-
-
-sinc_ = _unary_3(sinc)
-
-
-exp2_ = _unary_3(exp2)
-
-
-logit_ = _unary_3(logit)
-
-
-xlogy_ = _binary(xlogy)
-
-
-hypot_ = _binary(hypot)
-
-
-copysign_ = _binary(copysign)
-
-
-heaviside_ = _binary(heaviside)
+deg2rad_ = public(_unary_3(deg2rad), name="deg2rad_")
+rad2deg_ = public(_unary_3(rad2deg), name="rad2deg_")
+sinc_ = public(_unary_3(sinc), name="sinc_")
+exp2_ = public(_unary_3(exp2), name="exp2_")
+logit_ = public(_unary_3(logit), name="logit_")
+xlogy_ = public(_binary(xlogy), name="xlogy_")
+hypot_ = public(_binary(hypot), name="hypot_", function=False)
+copysign_ = public(_binary(copysign), name="copysign_", function=False)
+heaviside_ = public(_binary(heaviside), name="heaviside_", function=False)

@@ -4,13 +4,15 @@ rules/einsum.py."""
 
 import builtins
 import numpy as np
-from . import (_args as _args, inplace as _inplace_mech, pointwise as _pointwise, reductions as _reductions, shape as _shape)
+from .public import public
+from . import (_args, inplace as _inplace_mech, pointwise as _pointwise, reductions as _reductions, shape as _shape)
 from .rules import einsum as ES, linalg as LX, products as L
 from .. import dtypes as _dt
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
 
 
+@public
 def outer(input, vec2):
     """The outer product of two 1-D tensors: out[i, j] = input[i] * vec2[j] (a composite)."""
     a, b = _args._tensor(input, "outer"), _args._tensor(vec2, "outer")
@@ -20,11 +22,13 @@ def outer(input, vec2):
     return _pointwise.mul(_shape.reshape(a, (-1, 1)), _shape.reshape(b, (1, -1)))
 
 
+@public(out=True)
 def matmul(input, other):
     a, b = _args._tensor(input), _args._tensor(other)
     return apply(L.matmul, a, b)
 
 
+@public(out=True)
 def mm(input, mat2):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expected 2-D tensors, got shapes {tuple(input.shape)} and "
@@ -32,6 +36,7 @@ def mm(input, mat2):
     return matmul(input, mat2)
 
 
+@public(out=True)
 def bmm(input, mat2):
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm: expected 3-D tensors, got shapes {tuple(input.shape)} and "
@@ -39,6 +44,7 @@ def bmm(input, mat2):
     return matmul(input, mat2)
 
 
+@public
 def dot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError("1D tensors expected, but got "
@@ -46,20 +52,22 @@ def dot(input, other):
     return matmul(input, other)
 
 
+@public
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2) (input broadcast to the product's shape)."""
     m = mm(mat1, mat2)
     m = m if alpha == 1 else m * alpha
-    x = _args._t(input, "addmm")
+    x = _args._tensor(input, "addmm")
     if beta == 0:  # torch: input's values are ignored (nan/inf do not propagate), its
         # gradient is 0: where() picks the product everywhere
         return _pointwise.where(like(x, np.ones(tuple(m.shape), dtype=bool)), m, x)
     return (x if beta == 1 else x * beta) + m
 
 
+@public
 def mv(input, vec):
     """Matrix-vector product: (n, m) @ (m,) -> (n,)."""
-    a, v = _args._t(input, "mv"), _args._t(vec, "mv")
+    a, v = _args._tensor(input, "mv"), _args._tensor(vec, "mv")
     if a.ndim != 2 or v.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, "
                            f"{v.ndim}")
@@ -67,6 +75,7 @@ def mv(input, vec):
 
 
 # ---- einsum ---------------------------------------------------------------------------------
+@public(out=True, method=False)
 def einsum(equation, *operands):
     """torch.einsum(eq, a, b, ...), einsum(eq, [a, b, ...]) and the sublist form
     einsum(a, [0, 1], b, [1, 2], [0, 2]); ellipsis, implicit output, repeated letters (diagonals) and size-1 broadcasting as in torch."""
@@ -117,6 +126,7 @@ def _sublist_equation(args):
     return eq, tuple(ops)
 
 
+@public
 def trace(input):
     """The sum of the main diagonal of a matrix."""
     x = _args._tensor(input, "trace")
@@ -126,10 +136,11 @@ def trace(input):
     return s
 
 
+@public
 def kron(input, other):
     """The Kronecker product: out[i*B + k] = a[i] * b[k] in every dim (the shorter shape
     padded with leading 1s); one broadcast product and a reshape."""
-    a, b = _args._t(input, "kron"), _args._t(other, "kron")
+    a, b = _args._tensor(input, "kron"), _args._tensor(other, "kron")
     nd = max(a._data.ndim, b._data.ndim)
     sa = (1,) * (nd - a._data.ndim) + tuple(a._data.shape)
     sb = (1,) * (nd - b._data.ndim) + tuple(b._data.shape)
@@ -141,7 +152,7 @@ def kron(input, other):
 def _add_scaled(name, input, prod, beta, alpha):
     """beta * input + alpha * prod; beta == 0 ignores input's values (nan does not
     propagate), as torch's addmm family does. input must expand to prod's shape."""
-    x = _args._t_3(input, name)
+    x = _args._tensor(input, name)
     want, have = tuple(prod.shape), tuple(x.shape)
     if have != want:  # input broadcasts one way, to the product's shape
         pad = (1,) * (len(want) - len(have)) + have
@@ -156,9 +167,10 @@ def _add_scaled(name, input, prod, beta, alpha):
     return (x if beta == 1 else x * beta) + p
 
 
+@public
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec)."""
-    m, v, x = _args._t_3(mat, "addmv", "mat", 2), _args._t_3(vec, "addmv", "vec", 3), _args._t_3(input, "addmv")
+    m, v, x = _args._tensor(mat, "addmv", "mat", 2), _args._tensor(vec, "addmv", "vec", 3), _args._tensor(input, "addmv")
     if m.ndim != 2 or v.ndim != 1 or m.shape[1] != v.shape[0] or x.ndim > 1 or (
             x.ndim == 1 and x.shape[0] not in (1, m.shape[0])):
         raise RuntimeError(f"size mismatch, got input ({'x'.join(map(str, x.shape))}), mat "
@@ -166,13 +178,14 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
                            f"({'x'.join(map(str, v.shape))})")
     if not x._data.dtype == m._data.dtype == v._data.dtype:
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
-                           f"{_args._tname_2(x)}, {_args._tname_2(m)}, and {_args._tname_2(v)}")
+                           f"{_args._tname(x._data.dtype)}, {_args._tname(m._data.dtype)}, and {_args._tname(v._data.dtype)}")
     return _add_scaled("addmv", x, matmul(m, v), beta, alpha)
 
 
+@public
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """beta * input + alpha * outer(vec1, vec2)."""
-    a, b = _args._t_3(vec1, "addr", "vec1", 2), _args._t_3(vec2, "addr", "vec2", 3)
+    a, b = _args._tensor(vec1, "addr", "vec1", 2), _args._tensor(vec2, "addr", "vec2", 3)
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {a.ndim}-D"
                            if a.ndim != 1 else
@@ -181,36 +194,39 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
 
 def _batches(name, input, b1, b2):
-    x, a, b = _args._t_3(input, name), _args._t_3(b1, name, "batch1", 2), _args._t_3(b2, name, "batch2", 3)
+    x, a, b = _args._tensor(input, name), _args._tensor(b1, name, "batch1", 2), _args._tensor(b2, name, "batch2", 3)
     if a.ndim != 3 or b.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if a.ndim != 3 else
                            "batch2 must be a 3D tensor")
     if a._data.dtype != b._data.dtype:
-        raise RuntimeError(f"expected scalar type {_args._tname_2(a)} but found {_args._tname_2(b)}")
+        raise RuntimeError(f"expected scalar type {_args._tname(a._data.dtype)} but found {_args._tname(b._data.dtype)}")
     if x._data.dtype != a._data.dtype:
         raise RuntimeError(
-            f"Input dtypes must be the same, got: input {_args._tname_2(x).lower()}, batch1: "
-            f"{_args._tname_2(a).lower()}, batch2: {_args._tname_2(b).lower()}" if name == "baddbmm" else
-            f"self and mat2 must have the same dtype, but got {_args._tname_2(x)} and {_args._tname_2(a)}")
+            f"Input dtypes must be the same, got: input {_args._tname(x._data.dtype).lower()}, batch1: "
+            f"{_args._tname(a._data.dtype).lower()}, batch2: {_args._tname(b._data.dtype).lower()}" if name == "baddbmm" else
+            f"self and mat2 must have the same dtype, but got {_args._tname(x._data.dtype)} and {_args._tname(a._data.dtype)}")
     return bmm(a, b)
 
 
+@public
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
     return _add_scaled("baddbmm", input, _batches("baddbmm", input, batch1, batch2), beta,
                        alpha)
 
 
+@public
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b(batch1[b] @ batch2[b])."""
     return _add_scaled("addbmm", input, _reductions.sum(_batches("addbmm", input, batch1, batch2), 0),
                        beta, alpha)
 
 
+@public(method=False)
 def tensordot(a, b, dims=2, out=None):
     """Contract dims `dims` of a with those of b (an int n: a's last n with b's first n; a
     pair of lists; a tensor of either): permute, reshape to matrices, one mm."""
-    a, b = _args._t_3(a, "tensordot", "a"), _args._t_3(b, "tensordot", "b", 2)
+    a, b = _args._tensor(a, "tensordot", "a"), _args._tensor(b, "tensordot", "b", 2)
     if a._data.dtype != b._data.dtype:
         raise RuntimeError("both inputs should have same dtype")
     if isinstance(dims, TensorBase):
@@ -242,10 +258,11 @@ def tensordot(a, b, dims=2, out=None):
     return _shape.reshape(mm(ma, mb), out_shape)
 
 
+@public
 def inner(input, other):
     """Sum over the last dims: a[..., k] b[..., k] -> a.shape[:-1] + b.shape[:-1]; a
     product when either is 0-d."""
-    a, b = _args._t_3(input, "inner"), _args._t_3(other, "inner", "other", 2)
+    a, b = _args._tensor(input, "inner"), _args._tensor(other, "inner", "other", 2)
     if a.ndim == 0 or b.ndim == 0:
         return _pointwise.mul(a, b)
     if a.shape[-1] != b.shape[-1]:
@@ -254,9 +271,10 @@ def inner(input, other):
     return tensordot(a, b, ([-1], [-1]))
 
 
+@public
 def vdot(input, other):
     """The dot product of two 1-D tensors of one dtype (real: torch.dot)."""
-    a, b = _args._t_3(input, "vdot"), _args._t_3(other, "vdot", "other", 2)
+    a, b = _args._tensor(input, "vdot"), _args._tensor(other, "vdot", "other", 2)
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     if a._data.dtype != b._data.dtype:
@@ -274,13 +292,7 @@ def _product(fn):
     return f
 
 
-addmv_ = _product(addmv)
-
-
-addr_ = _product(addr)
-
-
-baddbmm_ = _product(baddbmm)
-
-
-addbmm_ = _product(addbmm)
+addmv_ = public(_product(addmv), name="addmv_")
+addr_ = public(_product(addr), name="addr_", function=False)
+baddbmm_ = public(_product(baddbmm), name="baddbmm_", function=False)
+addbmm_ = public(_product(addbmm), name="addbmm_", function=False)

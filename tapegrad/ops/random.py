@@ -1,16 +1,23 @@
 """Random sampling: bernoulli, multinomial, and the in-place random fills (normal_,
 uniform_, exponential_, geometric_, cauchy_, log_normal_, random_)."""
 
-import numpy as np
+import numbers
 import warnings
-from . import _args as _args, inplace as _inplace_mech, pointwise as _pointwise
+
+import numpy as np
+from .public import public
+from . import _args, inplace as _inplace_mech, pointwise as _pointwise
 from .rules import pointwise as E, special as SP
 from .. import dtypes as _dt, random as _random
 from ..core.record import apply
-from ..core.tensor_base import TensorBase, like
+from .._device import check as _check_device
+from ..core.tensor_base import TensorBase, like, new_tensor
+from ..random import rng as _rng
+from ._args import _finish, _float_dtype, _size
 
 
 # ---- random sampling ------------------------------------------------------------------------
+@public
 def bernoulli(input, p=None, *, generator=None):
     """0/1 draws with probabilities `input` (or the number `p`), input's dtype."""
     x = _args._tensor(input, "bernoulli")
@@ -27,6 +34,7 @@ def bernoulli(input, p=None, *, generator=None):
     return like(x, (u < probs).astype(dt))
 
 
+@public(function=False)
 def bernoulli_(self, p=0.5, *, generator=None):
     """In place: each element becomes 1 with probability p (a number or a tensor)."""
     probs = _args._np(p) if isinstance(p, TensorBase) else p
@@ -38,6 +46,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return _pointwise.copy_(self, like(self, draws))
 
 
+@public
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     """Draw category indices from (rows of) non-negative weights, with tapegrad's RNG.
 
@@ -104,6 +113,7 @@ def _fmt(v):
     return repr(int(v)) if float(v).is_integer() else repr(float(v))
 
 
+@public(function=False)
 def exponential_(self, lambd=1.0, *, generator=None):
     if not lambd > 0.0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_fmt(lambd)}")
@@ -113,6 +123,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
     return _write(self, _random.rng(generator).exponential(1.0 / lambd, self._data.shape))
 
 
+@public(function=False)
 def geometric_(self, p, *, generator=None):
     """The number of Bernoulli(p) trials up to the first success: 1, 2, 3, ..."""
     if not 0 < p < 1:
@@ -122,6 +133,7 @@ def geometric_(self, p, *, generator=None):
     return _write(self, _random.rng(generator).geometric(p, self._data.shape))
 
 
+@public(function=False)
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0.0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_fmt(sigma)}")
@@ -130,6 +142,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     return _write(self, median + sigma * _random.rng(generator).standard_cauchy(self._data.shape))
 
 
+@public(function=False)
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     if not std > 0.0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_fmt(std)}")
@@ -187,6 +200,7 @@ def _check_bounds(what, v, dt, name):
         raise RuntimeError(f"{what} is out of bounds for {name}")
 
 
+@public(function=False)
 def random_(self, *args, generator=None, **kwargs):
     """random_(): [0, 2^digits] for floats, [0, max] for integers; random_(to): [0, to);
     random_(from, to): [from, to) (to=None: up to that default top). `from` is a Python
@@ -216,11 +230,13 @@ def random_(self, *args, generator=None, **kwargs):
 
 
 # ---- random fills (no gradient w.r.t. anything: the old value gets zeros) -----------
+@public(function=False)
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     arr = _random.rng(generator).normal(mean, std, size=self._data.shape)
     return _random_fill(self, arr)
 
 
+@public(function=False)
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     arr = _random.rng(generator).uniform(a, b, size=self._data.shape)
     return _random_fill(self, arr)
@@ -238,3 +254,161 @@ def _random_fill(self, arr):
     return _inplace_mech._inplace(self, lambda x: apply(
         E.where, np.ones(x._data.shape, bool), arr, x), (),
         needs_old=False, fast=fast)
+
+
+# ---- random tensors: rand, randn, randint, randperm (+ _like) ---------------------------
+@public(out=True, method=False)
+def rand(*size_args, size=None, generator=None, dtype=None, requires_grad=False,
+         device=None):
+    _check_device(device, "rand()")
+    d = _float_dtype(dtype)
+    shape = _size(size_args, size, "rand")
+    return _finish(_rng(generator).random(shape).astype(d), None, requires_grad)
+
+
+@public(out=True, method=False)
+def randn(*size_args, size=None, generator=None, dtype=None, requires_grad=False,
+          device=None):
+    _check_device(device, "randn()")
+    d = _float_dtype(dtype)
+    shape = _size(size_args, size, "randn")
+    return _finish(_rng(generator).standard_normal(shape).astype(d), None, requires_grad)
+
+
+@public(out=True, method=False)
+def randint(low=None, high=None, size=None, generator=None, dtype=None, requires_grad=False,
+            device=None):
+    """randint(high, size), randint(low, high, size) (positional or keyword), as torch."""
+    _check_device(device, "randint()")
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high          # torch's randint(high, size) overload
+    if high is None:
+        low, high = 0, low
+    if low is None:
+        low = 0                                 # randint(high=10, size=(3,))
+    if high is None:
+        raise TypeError("randint() missing required argument 'high'")
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    arr = _rng(generator).integers(low, high, size=tuple(size))
+    return _finish(arr, _dt.as_dtype(dtype) or _dt.int64, requires_grad)
+
+
+@public(out=True, method=False)
+def randperm(n, generator=None, dtype=None, device=None):
+    _check_device(device, "randperm()")
+    return _finish(_rng(generator).permutation(int(n)), _dt.as_dtype(dtype) or _dt.int64, False)
+
+
+@public(method=False)
+def rand_like(input, dtype=None, requires_grad=False, generator=None):
+    return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                requires_grad=requires_grad)
+
+
+@public(method=False)
+def randn_like(input, dtype=None, requires_grad=False, generator=None):
+    return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                 requires_grad=requires_grad)
+
+
+@public(method=False)
+def randint_like(input, low, high=None, dtype=None, generator=None):
+    return randint(low, high, size=input.shape, generator=generator, dtype=dtype or input.dtype)
+
+
+# ---- torch.normal ----------------------------------------------------------------------
+# torch.normal: normal draws with tensor or number mean and std, all four overloads.
+# 
+#     normal(mean: Tensor, std: Tensor)      shape: the two broadcast; dtype: mean's
+#     normal(mean: Tensor, std: float = 1)   mean's shape and dtype
+#     normal(mean: float, std: Tensor)       std's shape and dtype
+#     normal(mean: float, std: float, size, *, dtype, requires_grad)
+# 
+# each with `generator=` and `out=`. As in torch, the result of a mean or std that requires
+# grad requires grad, and its gradient w.r.t. them is 0 (a sample, not a
+# reparameterization: write `mean + std * tg.randn_like(std)` for one).
+_OVERLOADS = (
+    " * (Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (Tensor mean, float std = 1, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (float mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (float mean, float std, tuple of ints size, *, torch.Generator generator = None, "
+    "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False)\n")
+
+
+def _number(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, TensorBase)
+
+
+def _invalid(mean, std, size):
+    got = ", ".join(type(v).__name__ for v in (mean, std) + (() if size is None else (size,)))
+    return TypeError(f"normal() received an invalid combination of arguments - got ({got}), "
+                     f"but expected one of:\n{_OVERLOADS}")
+
+
+def _check_std(std):
+    if isinstance(std, TensorBase):
+        if np.any(std._data < 0):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        s = float(std)
+        raise RuntimeError(f"normal expects std >= 0.0, but found std "
+                           f"{int(s) if s.is_integer() else s}")
+
+
+def _broadcast(*shapes):
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        sa, sb = shapes
+        n = max(len(sa), len(sb))
+        for i in range(1, min(len(sa), len(sb)) + 1):
+            if sa[-i] != sb[-i] and 1 not in (sa[-i], sb[-i]):
+                raise RuntimeError(f"The size of tensor a ({sa[-i]}) must match the size of "
+                                   f"tensor b ({sb[-i]}) at non-singleton dimension {n - i}") \
+                    from None
+        raise
+
+
+def _check_float(dtype):
+    if dtype.kind != "f":
+        raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for "
+                                  f"'{_dt.torch_name(dtype)}'")
+
+
+def _normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False,
+            device=None, layout=None, pin_memory=False):
+    tensors = [v for v in (mean, std) if isinstance(v, TensorBase)]
+    if not tensors:
+        if size is None or not (_number(mean) and _number(std)) \
+                or not isinstance(size, (tuple, list)):
+            raise _invalid(mean, std, size)
+        _check_device(device, "normal()")
+        d = _dt.as_dtype(dtype) or _dt.get_default_dtype()
+        _check_float(d)
+        _check_std(std)
+        arr = _rng(generator).normal(float(mean), float(std), size=tuple(int(s) for s in size))
+        return new_tensor(arr.astype(d), requires_grad=requires_grad)
+    if size is not None or dtype is not None or requires_grad:
+        raise _invalid(mean, std, size)
+    for v in (mean, std):
+        if not isinstance(v, TensorBase) and not _number(v):
+            raise _invalid(mean, std, size)
+    d = mean.dtype if isinstance(mean, TensorBase) else std.dtype
+    _check_float(d)
+    _check_std(std)
+    m = mean._data if isinstance(mean, TensorBase) else mean
+    s = std._data if isinstance(std, TensorBase) else std
+    shape = _broadcast(*(t._data.shape for t in tensors))
+    arr = (m + s * _rng(generator).standard_normal(shape)).astype(d)
+    out = like(tensors[0], arr)
+    # torch's NormalBackward gives mean and std a gradient of 0: where(True, sample, t)
+    # records exactly that (the value is the sample; t's share is zeros of its shape)
+    for t in tensors:
+        if t._rg:      # (cast first: where would promote to t's dtype)
+            out = apply(E.where, np.ones(shape, bool), out, t if t.dtype == d else t.to(d))
+    return out
+
+
+normal = public(_normal, name="normal", out=True, method=False)

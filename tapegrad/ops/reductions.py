@@ -4,7 +4,8 @@ softmax/log_softmax. Derivatives: rules/reductions.py, rules/softmax.py."""
 
 import builtins
 import numpy as np
-from . import (_args as _args, comparison as _comparison, conversion as _conversion, indexing as _indexing, inplace as _inplace_mech, pointwise as _pointwise, shape as _shape, sorting as _sorting)
+from .public import public
+from . import (_args, comparison as _comparison, conversion as _conversion, indexing as _indexing, inplace as _inplace_mech, pointwise as _pointwise, shape as _shape, sorting as _sorting)
 from .return_types import structseq
 from .rules import indexing as IX, reductions as R, reductions as SC, softmax as SM
 from .. import dtypes as _dt
@@ -23,6 +24,7 @@ def _logical_reduction(name, np_fn):
     return f
 
 
+@public(out=True)
 def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along dim (bool/int tensors sum to int64, as PyTorch)."""
     x = _args._tensor(input, "cumsum")
@@ -35,12 +37,8 @@ def cumsum(input, dim, *, dtype=None):
     return apply(R.cumsum, x, axis=d)
 
 
-all = _logical_reduction("all", np.all)
-
-
-any = _logical_reduction("any", np.any)
-
-
+all = public(_logical_reduction("all", np.all), name="all")
+any = public(_logical_reduction("any", np.any), name="any")
 _UNSET = object()
 
 
@@ -82,21 +80,14 @@ def _check_dims(name, x, d):
                              f"[{-nd}, {nd - 1}], but got {a})")
 
 
-sum = _reduction(R.sum)
+sum = public(_reduction(R.sum), name="sum", out=True)
+mean = public(_reduction(R.mean), name="mean", out=True)
+amax = public(_reduction(R.amax), name="amax", out=True)
+amin = public(_reduction(R.amin), name="amin", out=True)
+logsumexp = public(_reduction(R.logsumexp), name="logsumexp", out=True)
 
 
-mean = _reduction(R.mean)
-
-
-amax = _reduction(R.amax)
-
-
-amin = _reduction(R.amin)
-
-
-logsumexp = _reduction(R.logsumexp)
-
-
+@public(out=True)
 def prod(input, dim=None, keepdim=False, *, dtype=None, axis=_UNSET, keepdims=_UNSET):
     if axis is not _UNSET:  # NumPy's name given
         dim = _np_alias("prod", dim, axis, "axis", None)
@@ -133,10 +124,8 @@ def _max_min(op_full, op_dim, pair):
     return f
 
 
-max = _max_min(R.max_all, R.max_dim, _comparison.maximum)
-
-
-min = _max_min(R.min_all, R.min_dim, _comparison.minimum)
+max = public(_max_min(R.max_all, R.max_dim, _comparison.maximum), name="max", out=True)
+min = public(_max_min(R.min_all, R.min_dim, _comparison.minimum), name="min", out=True)
 
 
 def _var_std(op):
@@ -158,10 +147,8 @@ def _var_std(op):
     return f
 
 
-var = _var_std(R.var)
-
-
-std = _var_std(R.std)
+var = public(_var_std(R.var), name="var", out=True)
+std = public(_var_std(R.std), name="std", out=True)
 
 
 def _arg_reduction(op):
@@ -184,10 +171,8 @@ def _arg_reduction(op):
     return f
 
 
-argmax = _arg_reduction(R.argmax)
-
-
-argmin = _arg_reduction(R.argmin)
+argmax = public(_arg_reduction(R.argmax), name="argmax", out=True)
+argmin = public(_arg_reduction(R.argmin), name="argmin", out=True)
 
 
 def _along_dim(op):
@@ -206,16 +191,15 @@ def _along_dim(op):
     return f
 
 
-softmax = _along_dim(SM.softmax)
+softmax = public(_along_dim(SM.softmax), name="softmax")
+log_softmax = public(_along_dim(SM.log_softmax), name="log_softmax")
 
 
-log_softmax = _along_dim(SM.log_softmax)
-
-
+@public
 def count_nonzero(input, dim=None):
     """The number of nonzero elements (along dim): an int64 tensor."""
-    x = _args._t(input, "count_nonzero")
-    a = x.detach().numpy()
+    x = _args._tensor(input, "count_nonzero")
+    a = x._data
     axis = tuple(dim) if isinstance(dim, (tuple, list)) else dim
     return like(x, np.asarray(np.count_nonzero(a, axis=axis), dtype=np.int64))
 
@@ -229,6 +213,7 @@ def _float_input(name, x, kernel):
         raise RuntimeError(f'"{kernel}" not implemented for \'{_args._tname(x.dtype)}\'')
 
 
+@public(out=True)
 def histc(input, bins=100, min=0, max=0):
     """Counts in `bins` equal bins over [min, max] (the data's range when min == max);
     values outside are ignored, a value equal to max counts in the last bin."""
@@ -253,6 +238,7 @@ def histc(input, bins=100, min=0, max=0):
     return like(x, np.bincount(pos, minlength=bins).astype(a.dtype))
 
 
+@public
 def bincount(input, weights=None, minlength=0):
     """How often each value 0, 1, ... occurs in a 1-d non-negative integer tensor (at least
     `minlength` bins); with `weights`, the sum of the weights per value (float32 weights
@@ -276,6 +262,7 @@ def bincount(input, weights=None, minlength=0):
     return like(x, out.astype(np.float32 if w.dtype == np.float32 else np.float64))
 
 
+@public
 def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """(hist, bin_edges): `bins` equal bins over `range` (default the data's min..max;
     a constant input gets [v - 0.5, v + 0.5]) or the given increasing edges tensor."""
@@ -310,6 +297,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
 
 
 # ---- cumprod --------------------------------------------------------------------------------
+@public(out=True)
 def cumprod(input, dim, *, dtype=None):
     """Cumulative product along dim (bool/int tensors give int64, as PyTorch); the
     gradient is exact with zeros in the input."""
@@ -324,8 +312,6 @@ def cumprod(input, dim, *, dtype=None):
 
 # ---- median ---------------------------------------------------------------------------------
 median_result = structseq("median", ["values", "indices"])
-
-
 nanmedian_result = structseq("nanmedian", ["values", "indices"])
 
 
@@ -360,6 +346,7 @@ def _median(name, x, dim, keepdim, skip_nan):
     return vals, like(x, idx)
 
 
+@public(out=True)
 def median(input, dim=None, keepdim=False):
     """The lower median (of all elements: a 0-d tensor; along dim: (values, indices)).
     A slice holding NaN has median NaN. The gradient goes to the selected element."""
@@ -369,6 +356,7 @@ def median(input, dim=None, keepdim=False):
     return median_result(*_median("median", x, dim, keepdim, False))
 
 
+@public(out=True)
 def nanmedian(input, dim=None, keepdim=False):
     """median ignoring NaNs (NaN only where a slice is all NaN)."""
     x = _args._tensor(input, "nanmedian")
@@ -377,10 +365,11 @@ def nanmedian(input, dim=None, keepdim=False):
     return nanmedian_result(*_median("nanmedian", x, dim, keepdim, True))
 
 
+@public
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """out[i] = x[i + 1] - x[i] along dim, `n` times (bool: x[i + 1] != x[i]), after
     concatenating `prepend` and `append`."""
-    x = _args._t(input, "diff")
+    x = _args._tensor(input, "diff")
     if x._data.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
@@ -388,7 +377,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     d = _args._dim(dim, x._data.ndim)
     parts = [p for p in (prepend, x, append) if p is not None]
     if len(parts) > 1:
-        x = _shape.cat([_args._t(p, "diff") for p in parts], d)
+        x = _shape.cat([_args._tensor(p, "diff") for p in parts], d)
     for _ in range(n):
         m = x._data.shape[d]
         if m == 0:
@@ -402,7 +391,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
-    x = _args._t(input, name)
+    x = _args._tensor(input, name)
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     if x._data.size == 0:
@@ -444,8 +433,8 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
             pos = np.round(pos)  # half to even, as torch's round
         lo = np.floor(pos).astype(np.int64)
         hi = np.ceil(pos).astype(np.int64)
-        a = _indexing.gather(srt, -1, _args._long(x, lo))
-        b = _indexing.gather(srt, -1, _args._long(x, hi))
+        a = _indexing.gather(srt, -1, _args._int64(x, lo))
+        b = _indexing.gather(srt, -1, _args._int64(x, hi))
         if interpolation == "midpoint":
             r = a + (b - a) * 0.5 if (hi != lo).any() else a
         else:
@@ -465,21 +454,24 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     return _shape.stack(outs, 0) if q_vector else outs[0]
 
 
+@public
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles along dim (all elements when dim is None): sorted values,
     interpolated between the two around position q * (n - 1); NaN if a slice has one."""
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
+@public
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """quantile ignoring NaNs (each slice's count is its non-NaN values)."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
 
 
+@public(method=False)
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along dim: sum of (y[i] + y[i + 1]) / 2 * (x[i + 1] - x[i])
     (spacing dx, default 1, without x)."""
-    yt = _args._t(y, "trapezoid")
+    yt = _args._tensor(y, "trapezoid")
     if x is not None and dx is not None:
         raise TypeError("trapezoid() received an invalid combination of arguments: both x "
                         "and dx given")
@@ -493,7 +485,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     mid = (_shape.narrow(yt, d, 1, m - 1) + _shape.narrow(yt, d, 0, m - 1)) / 2
     if x is None:
         return sum(mid, d) * (1 if dx is None else dx)
-    xt = _args._t(x, "trapezoid")
+    xt = _args._tensor(x, "trapezoid")
     if xt._data.ndim == 1:
         if xt._data.shape[0] != m:
             raise RuntimeError(f"trapezoid: There must be one `x` value for each sample point")
@@ -503,6 +495,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return sum(diff(xt, dim=d - yt._data.ndim) * mid, d)
 
 
+@public(method=False)
 def trapz(y, x=None, *, dx=None, dim=-1):
     """torch.trapz: trapezoid's older name (trapz(y, x, dim=) or trapz(y, dx=, dim=))."""
     return trapezoid(y, x, dx=dx, dim=dim)
@@ -510,7 +503,7 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 
 def _stat_mean(stat):
     def f(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        x = _args._t(input, f"{stat.__name__}_mean")
+        x = _args._tensor(input, f"{stat.__name__}_mean")
         s = stat(x, dim, unbiased, keepdim, correction=correction)
         return s, mean(x, dim, keepdim)
     f.__name__ = f"{stat.__name__}_mean"
@@ -518,15 +511,14 @@ def _stat_mean(stat):
     return f
 
 
-std_mean = _stat_mean(std)
+std_mean = public(_stat_mean(std), name="std_mean", method=False)
+var_mean = public(_stat_mean(var), name="var_mean", method=False)
 
 
-var_mean = _stat_mean(var)
-
-
+@public
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """The sum with NaNs counted as 0 (their gradient is 0)."""
-    x = _args._t(input, "nansum")
+    x = _args._tensor(input, "nansum")
     if x._data.dtype.kind == "f":
         nan = np.isnan(x._data)
         if nan.any():
@@ -534,9 +526,10 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     return sum(x, dim, keepdim, dtype=dtype)
 
 
+@public
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """The mean of the non-NaN values: nansum / their count (NaN where there are none)."""
-    x = _args._t(input, "nanmean")
+    x = _args._tensor(input, "nanmean")
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
                            f"dtype but got {_dt.torch_name(x._data.dtype)}")
@@ -550,17 +543,13 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 cummax_result = structseq("cummax", ["values", "indices"])
-
-
 cummin_result = structseq("cummin", ["values", "indices"])
-
-
 aminmax_result = structseq("aminmax", ["min", "max"])
 
 
 def _cum_extreme(name, result, better):
     def f(input, dim):
-        x = _args._t_4(input, name)
+        x = _args._tensor(input, name)
         nd = x.ndim
         d = _args._dim(dim, nd)
         a = np.moveaxis(x._data.reshape(1) if nd == 0 else x._data, d if nd else 0, 0)
@@ -587,15 +576,14 @@ def _cum_extreme(name, result, better):
     return f
 
 
-cummax = _cum_extreme("cummax", cummax_result, lambda v, cur: v >= cur)
+cummax = public(_cum_extreme("cummax", cummax_result, lambda v, cur: v >= cur), name="cummax")
+cummin = public(_cum_extreme("cummin", cummin_result, lambda v, cur: v <= cur), name="cummin")
 
 
-cummin = _cum_extreme("cummin", cummin_result, lambda v, cur: v <= cur)
-
-
+@public
 def aminmax(input, *, dim=None, keepdim=False):
     """(amin, amax) over dim (all dims when None); gradients as amin's and amax's."""
-    x = _args._t_4(input, "aminmax")
+    x = _args._tensor(input, "aminmax")
     if dim is None:
         if x._data.size == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
@@ -611,11 +599,13 @@ def aminmax(input, *, dim=None, keepdim=False):
     return aminmax_result(amin(x, dims, keepdim), amax(x, dims, keepdim))
 
 
+@public(function=False)
 def cumsum_(self, dim, *, dtype=None):
     """In-place cumsum along dim; returns self."""
     return _inplace_mech._inplace(self, lambda x: cumsum(x, dim, dtype=dtype), (), needs_old=True)
 
 
+@public(function=False)
 def cumprod_(self, dim, *, dtype=None):
     """In-place cumprod along dim; returns self."""
     return _inplace_mech._inplace(self, lambda x: cumprod(x, dim, dtype=dtype), (), needs_old=True)

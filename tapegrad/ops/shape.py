@@ -6,7 +6,9 @@ import builtins
 import math
 import numpy as np
 import warnings
-from . import _args as _args, conversion as _conversion, inplace as _inplace_mech
+from .._size import Size
+from .public import public
+from . import _args, conversion as _conversion, inplace as _inplace_mech
 from .rules import indexing as I, linalg as LX, shape as S
 from .. import dtypes as _dt
 from ..core import grad_mode, tape as _tape
@@ -16,6 +18,7 @@ from ..core.state import state
 from ..core.tensor_base import TensorBase, like, make
 
 
+@public
 def reshape(input, *shape):
     x = _args._tensor(input)
     shape = _args._shape_arg(shape)
@@ -28,6 +31,7 @@ def reshape(input, *shape):
     return apply(S.reshape, x, shape=shape)
 
 
+@public(function=False)
 def view(input, *shape):
     """x.view(*shape) is reshape; x.view(dtype) reads the same bytes as another dtype."""
     if len(shape) == 1 and isinstance(shape[0], (_dt.dtype, np.dtype)):
@@ -35,6 +39,7 @@ def view(input, *shape):
     return reshape(input, *shape)
 
 
+@public
 def expand(input, *sizes):
     x = _args._tensor(input)
     sizes = _args._shape_arg(sizes)
@@ -46,10 +51,12 @@ def expand(input, *sizes):
     return apply(S.expand, x, shape=shape)
 
 
+@public
 def broadcast_to(input, shape):
     return expand(input, tuple(shape))
 
 
+@public
 def permute(input, *dims):
     x = _args._tensor(input)
     dims = _args._shape_arg(dims)
@@ -60,6 +67,7 @@ def permute(input, *dims):
     return apply(S.permute, x, dims=tuple(d % nd for d in dims))
 
 
+@public(aliases=('swapaxes', 'swapdims'))
 def transpose(input, dim0, dim1):
     x = _args._tensor(input)
     nd = x._data.ndim
@@ -73,34 +81,39 @@ def transpose(input, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
+@public
 def t(input):
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return transpose(input, 0, 1) if input.ndim == 2 else input
 
 
+@public
 def ravel(input):
     """The elements as a 1-D tensor (a view when possible)."""
-    return reshape(_args._t(input, "ravel"), (-1,))
+    return reshape(_args._tensor(input, "ravel"), (-1,))
 
 
+@public
 def tile(input, dims):
     """repeat() with dims padded by leading 1s to the tensor's rank (and vice versa)."""
-    x = _args._t(input, "tile")
+    x = _args._tensor(input, "tile")
     dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
     if len(dims) < x.ndim:
         dims = (1,) * (x.ndim - len(dims)) + dims
     return repeat(x, *dims)
 
 
+@public(method=False)
 def broadcast_tensors(*tensors):
     """Each tensor expanded to the common broadcast shape."""
-    ts = [_args._t(t, "broadcast_tensors") for t in tensors]
+    ts = [_args._tensor(t, "broadcast_tensors") for t in tensors]
     shape = np.broadcast_shapes(*(tuple(t.shape) for t in ts))
     return tuple(expand(t, shape) for t in ts)
 
 
 # ---- diagonals ----------------------------------------------------------------------------
+@public
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal of dims dim1, dim2 (offset > 0 above it), as the last dim."""
     x = _args._tensor(input, "diagonal")
@@ -111,6 +124,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return apply(LX.diagonal, x, offset=int(offset), dim1=d1, dim2=d2)
 
 
+@public
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """A tensor whose diagonals (of dims dim1, dim2 of the result) hold input's last dim."""
     x = _args._tensor(input, "diag_embed")
@@ -131,6 +145,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
                  dim1=d1, dim2=d2)
 
 
+@public
 def diag(input, diagonal=0):
     """1-D -> a 2-D matrix with input on the given diagonal; 2-D -> that diagonal."""
     x = _args._tensor(input, "diag")
@@ -142,6 +157,7 @@ def diag(input, diagonal=0):
 
 
 # ---- meshgrid -------------------------------------------------------------------------------
+@public(method=False)
 def meshgrid(*tensors, indexing=None):
     """Grids from 1-D tensors: 'ij' (matrix indexing, torch's default, with its warning
     when `indexing` is omitted) or 'xy' (Cartesian: the first two dims swapped)."""
@@ -177,10 +193,11 @@ def meshgrid(*tensors, indexing=None):
     return tuple(out)
 
 
+@public
 def rot90(input, k=1, dims=(0, 1)):
     """Rotation by 90 degrees k times in the plane of dims (from dims[0] toward dims[1]):
     flips and a transpose."""
-    x = _args._t(input, "rot90")
+    x = _args._tensor(input, "rot90")
     dims = list(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
@@ -201,18 +218,20 @@ def rot90(input, k=1, dims=(0, 1)):
     return reshape(x, tuple(x._data.shape))  # a new tensor (torch: a clone)
 
 
+@public
 def diagflat(input, offset=0):
     """The flattened input on the offset-th diagonal of a square matrix."""
-    x = _args._t_3(input, "diagflat")
+    x = _args._tensor(input, "diagflat")
     return diag(reshape(x, (-1,)), offset)
 
 
+@public(method=False)
 def block_diag(*tensors):
     """The tensors (0-d: 1x1, 1-d: one row, 2-d) along the diagonal of one matrix, zeros
     elsewhere, in their promoted dtype. Each block row is cat([zeros, block, zeros])."""
     ts = []
     for i, t in enumerate(tensors):
-        t = _args._t_3(t, "block_diag", "tensors")
+        t = _args._tensor(t, "block_diag", "tensors")
         if t.ndim > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
                                f"dimensions. Input {i} has {t.ndim} dimensions")
@@ -233,13 +252,14 @@ def block_diag(*tensors):
     return cat(rows, 0)
 
 
+@public
 def split_with_sizes(input, split_sizes, dim=0):
     """Pieces of the given sizes along dim (they must add up to its length)."""
     sizes = [int(s) for s in split_sizes]
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
                            f"entries, but got split_sizes={sizes}")
-    return split(_args._t_3(input, "split_with_sizes"), sizes, dim)
+    return split(_args._tensor(input, "split_with_sizes"), sizes, dim)
 
 
 def _atleast(n, name, tensors):
@@ -248,7 +268,7 @@ def _atleast(n, name, tensors):
         tensors = tuple(tensors[0])
     out = []
     for t in tensors:
-        t = _args._t_3(t, name, "tensors")
+        t = _args._tensor(t, name, "tensors")
         if t.ndim < n:
             if n == 3 and t.ndim == 2:
                 t = unsqueeze(t, 2)
@@ -260,26 +280,30 @@ def _atleast(n, name, tensors):
     return out[0] if one else tuple(out)
 
 
+@public(method=False)
 def atleast_1d(*tensors):
     """Each tensor with at least 1 dim (0-d -> (1,)); one tensor in, one out."""
     return _atleast(1, "atleast_1d", tensors)
 
 
+@public(method=False)
 def atleast_2d(*tensors):
     """Each tensor with at least 2 dims ((n,) -> (1, n))."""
     return _atleast(2, "atleast_2d", tensors)
 
 
+@public(method=False)
 def atleast_3d(*tensors):
     """Each tensor with at least 3 dims ((n,) -> (1, n, 1), (m, n) -> (m, n, 1))."""
     return _atleast(3, "atleast_3d", tensors)
 
 
+@public(function=False)
 def resize_(self, *sizes, memory_format=None):
     """self reshaped to `sizes` in place, keeping its first elements in row-major order
     (see the module docstring for growing). No gradient: torch refuses tensors that
     require grad."""
-    x = _args._t_4(self, "resize_")
+    x = _args._tensor(self, "resize_")
     if x._rg:
         raise RuntimeError("cannot resize variables that require grad")
     shape = tuple(int(v) for v in (sizes[0] if len(sizes) == 1 and isinstance(
@@ -311,9 +335,10 @@ def _storage(a):
     return a.reshape(-1) if a.flags.c_contiguous else None
 
 
+@public
 def resize_as_(self, the_template, memory_format=None):
     """resize_ to the_template's shape."""
-    return resize_(self, tuple(_args._t_4(the_template, "resize_as_", "the_template", 2).shape))
+    return resize_(self, tuple(_args._tensor(the_template, "resize_as_", "the_template", 2).shape))
 
 
 def _sizes(args):
@@ -323,6 +348,7 @@ def _sizes(args):
 
 
 # ---- reshapes --------------------------------------------------------------------
+@public
 def flatten(input, start_dim=0, end_dim=-1):
     x = _args._tensor(input)
     nd = x._data.ndim
@@ -334,6 +360,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return apply(S.flatten, x, start=s, end=e)
 
 
+@public
 def unflatten(input, dim, sizes):
     x = _args._tensor(input)
     d = _args._dim(dim, x._data.ndim)
@@ -350,6 +377,7 @@ def unflatten(input, dim, sizes):
     return apply(S.unflatten, x, axis=d, sizes=sizes)
 
 
+@public
 def squeeze(input, dim=None):
     x = _args._tensor(input)
     shape = x._data.shape
@@ -363,11 +391,13 @@ def squeeze(input, dim=None):
     return apply(S.squeeze, x, axis=axes)
 
 
+@public
 def unsqueeze(input, dim):
     x = _args._tensor(input)
     return apply(S.unsqueeze, x, axis=_args._dim(dim, x._data.ndim, extra=1))
 
 
+@public
 def repeat(input, *sizes):
     x = _args._tensor(input)
     reps = _sizes(sizes)
@@ -379,6 +409,7 @@ def repeat(input, *sizes):
     return apply(S.repeat, x, reps=reps)
 
 
+@public(aliases=('moveaxis',))
 def movedim(input, source, destination):
     x = _args._tensor(input)
     nd = x._data.ndim
@@ -413,6 +444,7 @@ def _tensor_list(name, tensors):
     return tensors
 
 
+@public(out=True, method=False, aliases=('concat', 'concatenate'))
 def cat(tensors, dim=0, *, axis=None):
     """Join tensors along an existing dim: one node, each input gets its slice of g."""
     ts = _tensor_list("cat", tensors)
@@ -445,6 +477,7 @@ def cat(tensors, dim=0, *, axis=None):
 concat = concatenate = cat
 
 
+@public(out=True, method=False)
 def stack(tensors, dim=0):
     """Join equal-shaped tensors along a new dim: input i gets g[..., i, ...]."""
     ts = _tensor_list("stack", tensors)
@@ -457,12 +490,14 @@ def stack(tensors, dim=0):
     return apply(S.stack, *ts, axis=d)
 
 
+@public(method=False)
 def hstack(tensors):
     ts = _tensor_list("hstack", tensors)
     ts = [t.reshape(1) if t.ndim == 0 else t for t in ts]
     return cat(ts, 0 if ts[0].ndim == 1 else 1)
 
 
+@public(method=False)
 def vstack(tensors):
     ts = _tensor_list("vstack", tensors)
     ts = [t.reshape(1, -1) if t.ndim < 2 else t for t in ts]
@@ -470,6 +505,7 @@ def vstack(tensors):
 
 
 # ---- splitting (pieces are `narrow` / `select` nodes) ---------------------------------
+@public
 def narrow(input, dim, start, length):
     x = _args._tensor(input)
     if x._data.ndim == 0:
@@ -489,6 +525,7 @@ def narrow(input, dim, start, length):
     return apply(S.narrow, x, axis=d, start=start, length=length)
 
 
+@public
 def select(input, dim, index):
     x = _args._tensor(input)
     if x._data.ndim == 0:
@@ -502,6 +539,7 @@ def select(input, dim, index):
     return apply(S.select, x, axis=d, index=i % n)
 
 
+@public(method=False)
 def split(tensor, split_size_or_sections, dim=0):
     x = _args._tensor(tensor)
     d = _args._dim(dim, x._data.ndim)
@@ -560,6 +598,7 @@ def _split_method(self, split_size, dim=0):
     return split(self, split_size, dim)
 
 
+@public
 def tensor_split(input, indices_or_sections, dim=0):
     x = _args._tensor(input)
     d = _args._dim(dim, x._data.ndim)
@@ -579,6 +618,7 @@ def tensor_split(input, indices_or_sections, dim=0):
     return tuple(out)
 
 
+@public
 def chunk(input, chunks, dim=0):
     x = _args._tensor(input)
     chunks = int(chunks)
@@ -591,6 +631,7 @@ def chunk(input, chunks, dim=0):
     return split(x, -(-n // chunks), d)
 
 
+@public
 def unbind(input, dim=0):
     x = _args._tensor(input)
     if x._data.ndim == 0:
@@ -600,6 +641,7 @@ def unbind(input, dim=0):
 
 
 # ---- reordering / masking ----------------------------------------------------------
+@public
 def flip(input, *dims):
     x = _args._tensor(input)
     dims = _sizes(dims)
@@ -613,18 +655,21 @@ def flip(input, *dims):
     return apply(S.flip, x, axis=axes)
 
 
+@public
 def fliplr(input):
     if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, 1)
 
 
+@public
 def flipud(input):
     if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, 0)
 
 
+@public
 def roll(input, shifts, dims=None):
     x = _args._tensor(input)
     nd = x._data.ndim
@@ -653,10 +698,8 @@ def _tri(op, name):
     return f
 
 
-tril = _tri(S.tril, "tril")
-
-
-triu = _tri(S.triu, "triu")
+tril = public(_tri(S.tril, "tril"), name="tril")
+triu = public(_tri(S.triu, "triu"), name="triu")
 
 
 # ---- padding (torch.nn.functional.pad) -----------------------------------------------
@@ -707,11 +750,13 @@ def pad(input, pad, mode="constant", value=None):
     return x
 
 
+@public(function=False)
 def tril_(self, diagonal=0):
     """In place: zero above the diagonal; returns self."""
     return _inplace_mech._inplace(self, lambda x: tril(x, diagonal), (), needs_old=True)
 
 
+@public(function=False)
 def triu_(self, diagonal=0):
     """In place: zero below the diagonal; returns self."""
     return _inplace_mech._inplace(self, lambda x: triu(x, diagonal), (), needs_old=True)
@@ -740,21 +785,46 @@ def _restride(self, view):
     return self
 
 
+@public(function=False)
 def t_(self):
     """In-place t(): self becomes its transpose (a 0-d, 1-d or 2-d tensor)."""
     return _restride(self, t)
 
 
+@public(function=False)
 def transpose_(self, dim0, dim1):
     """In-place transpose of dims dim0, dim1."""
     return _restride(self, lambda x: transpose(x, dim0, dim1))
 
 
+@public(function=False)
 def squeeze_(self, dim=None):
     """In-place squeeze (all size-1 dims, or the given dim(s))."""
     return _restride(self, lambda x: squeeze(x, dim))
 
 
+@public(function=False)
 def unsqueeze_(self, dim):
     """In-place unsqueeze: a size-1 dim at `dim`."""
     return _restride(self, lambda x: unsqueeze(x, dim))
+
+
+@public(method=False)
+def broadcast_shapes(*shapes):
+    """The broadcast shape of `shapes` (each a sequence of ints, or an int for (n,))."""
+    res = []
+    for i, shape in enumerate(shapes):
+        shape = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+        if any(s < 0 for s in shape):
+            raise ValueError("Attempting to broadcast a dimension with negative length!")
+        res = [1] * (len(shape) - len(res)) + res
+        for k in range(-1, -len(shape) - 1, -1):
+            a, b = res[k], shape[k]
+            if a == 1:
+                res[k] = b
+            elif b != 1 and b != a:
+                # torch names the argument by its tuple repr: (4,)
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {b} at "
+                                   f"{k}! Mismatching argument at index {i} had {shape}; but "
+                                   f"expected shape should be broadcastable to {res}")
+    return Size(res)

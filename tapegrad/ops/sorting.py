@@ -2,7 +2,8 @@
 unique, unique_consecutive."""
 
 import numpy as np
-from . import _args as _args, shape as _shape
+from .public import public
+from . import _args, shape as _shape
 from .return_types import structseq
 from .rules import indexing as I
 from ..core.record import apply
@@ -13,6 +14,7 @@ def _int_result(ref, arr, out_int32):
     return like(ref, arr.astype(np.int32 if out_int32 else np.int64))
 
 
+@public(method=False)
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
                  sorter=None):
     """For each value, the index where it would be inserted to keep each row of
@@ -49,6 +51,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return _int_result(sorted_sequence, np.asarray(out), out_int32)
 
 
+@public(method=False)
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The bucket of each value given sorted 1-D `boundaries`: searchsorted with the
     arguments swapped (right=False: boundaries[i-1] < v <= boundaries[i])."""
@@ -63,6 +66,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     return _int_result(ref, np.asarray(out), out_int32)
 
 
+@public
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Each run of equal consecutive values (or slices along dim) kept once; with the
     index of each element's run (inverse) and the runs' lengths (counts)."""
@@ -95,11 +99,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 
 sort_result = structseq("sort", ["values", "indices"])
-
-
 topk_result = structseq("topk", ["values", "indices"])
-
-
 kthvalue_result = structseq("kthvalue", ["values", "indices"])
 
 
@@ -114,6 +114,7 @@ def _argsort(a, axis, descending):
     return n - 1 - r
 
 
+@public(out=True)
 def argsort(input, dim=-1, descending=False, stable=False):
     x = _args._tensor(input)
     if x._data.ndim == 0:
@@ -121,6 +122,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
     return _args._int64(x, _argsort(x._data, _args._dim(dim, x._data.ndim), descending))
 
 
+@public(out=True)
 def sort(input, dim=-1, descending=False, stable=False):
     """(values, indices); values = gather(input, dim, indices), so they are differentiable."""
     x = _args._tensor(input)
@@ -131,6 +133,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     return sort_result(apply(I.gather, x, axis=d, index=idx), _args._int64(x, idx))
 
 
+@public(out=True)
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (or smallest) along dim, in order; values differentiable."""
     x = _args._tensor(input)
@@ -147,6 +150,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return topk_result(apply(I.gather, x, axis=d, index=idx), _args._int64(x, idx))
 
 
+@public(out=True)
 def kthvalue(input, k, dim=-1, keepdim=False):
     x = _args._tensor(input)
     d = _args._dim(dim, x._data.ndim)
@@ -160,6 +164,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return kthvalue_result(vals, _args._int64(x, idx))
 
 
+@public
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """Distinct values (always sorted here), optionally the inverse map and counts."""
     x = _args._tensor(input)

@@ -13,7 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ... import creation as _c
+from ...ops import creation as _c
 from .._public_ops import cat, stack
 from ..._tensor import Tensor
 
