@@ -5,7 +5,7 @@ import builtins
 import math
 import numpy as np
 import warnings
-from .public import public
+from .public import public, public_inplace
 from . import (_args, conversion as _conversion, pointwise as _pointwise, products as _products,
                reductions as _reductions, shape as _shape)
 from .return_types import structseq
@@ -521,4 +521,4 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
                     _shape.transpose(left, -2, -1))
 
 
-renorm_ = public(_pointwise._unary_3(renorm), name="renorm_", function=False)
+renorm_ = public_inplace(renorm, function=False)

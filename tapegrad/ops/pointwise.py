@@ -4,7 +4,7 @@ logical ops, the fills and copies, and their in-place forms. Derivatives: rules/
 
 import math
 import numpy as np
-from .public import public
+from .public import public, public_inplace
 from . import (_args, _factories, comparison as _comparison, conversion as _conversion,
                inplace as _inplace_mech, promotion as P)
 from .rules import pointwise as E, pointwise as T, special as SP
@@ -715,41 +715,29 @@ def copy_(self, src, non_blocking=False):
         casting="unsafe", fast=fast)
 
 
-def _unary_2(fn, name):
-    def method(self):
-        return _inplace_mech._inplace(self, fn, (), needs_old=True)
-    method.__name__ = name
-    method.__doc__ = f"In-place {fn.__name__}; returns self."
-    return method
+square_ = public_inplace(square)
+reciprocal_ = public_inplace(reciprocal)
+floor_ = public_inplace(floor)
+ceil_ = public_inplace(ceil)
+trunc_ = public_inplace(trunc, aliases=('fix_',))
+log1p_ = public_inplace(log1p)
+expm1_ = public_inplace(expm1)
+tan_ = public_inplace(tan)
+asin_ = arcsin_ = public_inplace(asin, aliases=('arcsin_',))
+acos_ = arccos_ = public_inplace(acos, aliases=('arccos_',))
+atan_ = arctan_ = public_inplace(atan, aliases=('arctan_',))
+sinh_ = public_inplace(sinh)
+cosh_ = public_inplace(cosh)
+asinh_ = arcsinh_ = public_inplace(asinh, aliases=('arcsinh_',))
+acosh_ = arccosh_ = public_inplace(acosh, aliases=('arccosh_',))
+atanh_ = arctanh_ = public_inplace(atanh, aliases=('arctanh_',))
 
 
-square_ = public(_unary_2(square, "square_"), name="square_")
-reciprocal_ = public(_unary_2(reciprocal, "reciprocal_"), name="reciprocal_")
-floor_ = public(_unary_2(floor, "floor_"), name="floor_")
-ceil_ = public(_unary_2(ceil, "ceil_"), name="ceil_")
-trunc_ = public(_unary_2(trunc, "trunc_"), name="trunc_", aliases=('fix_',))
-log1p_ = public(_unary_2(log1p, "log1p_"), name="log1p_")
-expm1_ = public(_unary_2(expm1, "expm1_"), name="expm1_")
-tan_ = public(_unary_2(tan, "tan_"), name="tan_")
-asin_ = arcsin_ = public(_unary_2(asin, "asin_"), name="asin_", aliases=('arcsin_',))
-acos_ = arccos_ = public(_unary_2(acos, "acos_"), name="acos_", aliases=('arccos_',))
-atan_ = arctan_ = public(_unary_2(atan, "atan_"), name="atan_", aliases=('arctan_',))
-sinh_ = public(_unary_2(sinh, "sinh_"), name="sinh_")
-cosh_ = public(_unary_2(cosh, "cosh_"), name="cosh_")
-asinh_ = arcsinh_ = public(_unary_2(asinh, "asinh_"), name="asinh_", aliases=('arcsinh_',))
-acosh_ = arccosh_ = public(_unary_2(acosh, "acosh_"), name="acosh_", aliases=('arccosh_',))
-atanh_ = arctanh_ = public(_unary_2(atanh, "atanh_"), name="atanh_", aliases=('arctanh_',))
+atan2_ = public_inplace(atan2, function=False, aliases=('arctan2_',))
 
 
-@public(function=False, aliases=('arctan2_',))
-def atan2_(self, other):
-    """self = atan2(self, other) in place (an integer self is refused: the result is float)."""
-    return _inplace_mech._inplace(self, lambda x: atan2(x, other), (other,), needs_old=True)
-
-
-arctan2_ = atan2_
-log2_ = public(_unary_2(log2, "log2_"), name="log2_")
-log10_ = public(_unary_2(log10, "log10_"), name="log10_")
+log2_ = public_inplace(log2)
+log10_ = public_inplace(log10)
 
 
 def inplace_of(self, fn):
@@ -759,44 +747,18 @@ def inplace_of(self, fn):
     return _inplace_mech._inplace(self, fn, (), needs_old=True)
 
 
-@public
-def round_(self, *, decimals=0):
-    """In-place round (half to even, torch's `decimals`); returns self."""
-    return _inplace_mech._inplace(self, lambda x: round(x, decimals=decimals), (), needs_old=True)
+round_ = public_inplace(round)
 
 
-@public
-def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
-    """In-place nan_to_num; returns self."""
-    return _inplace_mech._inplace(self, lambda x: nan_to_num(x, nan, posinf, neginf), (), needs_old=True)
+nan_to_num_ = public_inplace(nan_to_num)
 
 
-def _others(*xs):
-    return tuple(x for x in xs if isinstance(x, TensorBase))
-
-
-def _unary_3(fn):
-    def f(self, *args, **kw):
-        return _inplace_mech._inplace(self, lambda x: fn(x, *args, **kw), ())
-    f.__name__ = fn.__name__ + "_"
-    f.__doc__ = f"{fn.__name__} in place."
-    return f
-
-
-def _binary(fn):
-    def f(self, other):
-        return _inplace_mech._inplace(self, lambda x: fn(x, other), _others(other))
-    f.__name__ = fn.__name__ + "_"
-    f.__doc__ = f"{fn.__name__} in place."
-    return f
-
-
-deg2rad_ = public(_unary_3(deg2rad), name="deg2rad_")
-rad2deg_ = public(_unary_3(rad2deg), name="rad2deg_")
-sinc_ = public(_unary_3(sinc), name="sinc_")
-exp2_ = public(_unary_3(exp2), name="exp2_")
-logit_ = public(_unary_3(logit), name="logit_")
-xlogy_ = public(_binary(xlogy), name="xlogy_")
-hypot_ = public(_binary(hypot), name="hypot_", function=False)
-copysign_ = public(_binary(copysign), name="copysign_", function=False)
-heaviside_ = public(_binary(heaviside), name="heaviside_", function=False)
+deg2rad_ = public_inplace(deg2rad)
+rad2deg_ = public_inplace(rad2deg)
+sinc_ = public_inplace(sinc)
+exp2_ = public_inplace(exp2)
+logit_ = public_inplace(logit)
+xlogy_ = public_inplace(xlogy)
+hypot_ = public_inplace(hypot, function=False)
+copysign_ = public_inplace(copysign, function=False)
+heaviside_ = public_inplace(heaviside, function=False)

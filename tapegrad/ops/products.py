@@ -4,8 +4,8 @@ rules/einsum.py."""
 
 import builtins
 import numpy as np
-from .public import public
-from . import (_args, inplace as _inplace_mech, pointwise as _pointwise, reductions as _reductions, shape as _shape)
+from .public import public, public_inplace
+from . import _args, pointwise as _pointwise, reductions as _reductions, shape as _shape
 from .rules import einsum as ES, linalg as LX, products as L
 from .. import dtypes as _dt
 from ..core.record import apply
@@ -284,15 +284,7 @@ def vdot(input, other):
     return dot(a, b)
 
 
-def _product(fn):
-    def f(self, a, b, *, beta=1, alpha=1):
-        return _inplace_mech._inplace(self, lambda x: fn(x, a, b, beta=beta, alpha=alpha), _pointwise._others(a, b))
-    f.__name__ = fn.__name__ + "_"
-    f.__doc__ = f"{fn.__name__} in place (the result must have self's shape)."
-    return f
-
-
-addmv_ = public(_product(addmv), name="addmv_")
-addr_ = public(_product(addr), name="addr_", function=False)
-baddbmm_ = public(_product(baddbmm), name="baddbmm_", function=False)
-addbmm_ = public(_product(addbmm), name="addbmm_", function=False)
+addmv_ = public_inplace(addmv)
+addr_ = public_inplace(addr, function=False)
+baddbmm_ = public_inplace(baddbmm, function=False)
+addbmm_ = public_inplace(addbmm, function=False)

@@ -4,8 +4,8 @@ softmax/log_softmax. Derivatives: rules/reductions.py, rules/softmax.py."""
 
 import builtins
 import numpy as np
-from .public import public
-from . import (_args, comparison as _comparison, conversion as _conversion, indexing as _indexing, inplace as _inplace_mech, pointwise as _pointwise, shape as _shape, sorting as _sorting)
+from .public import public, public_inplace
+from . import (_args, comparison as _comparison, conversion as _conversion, indexing as _indexing, pointwise as _pointwise, shape as _shape, sorting as _sorting)
 from .return_types import structseq
 from .rules import indexing as IX, reductions as R, reductions as SC, softmax as SM
 from .. import dtypes as _dt
@@ -599,13 +599,7 @@ def aminmax(input, *, dim=None, keepdim=False):
     return aminmax_result(amin(x, dims, keepdim), amax(x, dims, keepdim))
 
 
-@public(function=False)
-def cumsum_(self, dim, *, dtype=None):
-    """In-place cumsum along dim; returns self."""
-    return _inplace_mech._inplace(self, lambda x: cumsum(x, dim, dtype=dtype), (), needs_old=True)
+cumsum_ = public_inplace(cumsum, function=False)
 
 
-@public(function=False)
-def cumprod_(self, dim, *, dtype=None):
-    """In-place cumprod along dim; returns self."""
-    return _inplace_mech._inplace(self, lambda x: cumprod(x, dim, dtype=dtype), (), needs_old=True)
+cumprod_ = public_inplace(cumprod, function=False)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import warnings
 from .._size import Size
-from .public import public
+from .public import public, public_inplace
 from . import _args, conversion as _conversion, inplace as _inplace_mech
 from .rules import indexing as I, linalg as LX, shape as S
 from .. import dtypes as _dt
@@ -750,16 +750,10 @@ def pad(input, pad, mode="constant", value=None):
     return x
 
 
-@public(function=False)
-def tril_(self, diagonal=0):
-    """In place: zero above the diagonal; returns self."""
-    return _inplace_mech._inplace(self, lambda x: tril(x, diagonal), (), needs_old=True)
+tril_ = public_inplace(tril, function=False)
 
 
-@public(function=False)
-def triu_(self, diagonal=0):
-    """In place: zero below the diagonal; returns self."""
-    return _inplace_mech._inplace(self, lambda x: triu(x, diagonal), (), needs_old=True)
+triu_ = public_inplace(triu, function=False)
 
 
 # ---- in-place shape changes: the tensor becomes a view of its own memory -----------------
