@@ -2,14 +2,15 @@
 isclose/allclose/equal, isnan/isinf/isfinite, isin."""
 
 import numpy as np
+from ._factories import _binary
 from .public import public
-from . import _args, _factories, promotion as P
+from . import _args, promotion as P
 from .rules import pointwise as E
 from ..core.tensor_base import TensorBase, like
 
 
-maximum = public(_factories._binary(E.maximum, tensors_only=True), name="maximum", out=True)
-minimum = public(_factories._binary(E.minimum, tensors_only=True), name="minimum", out=True)
+maximum = public(_binary(E.maximum, tensors_only=True), name="maximum", out=True)
+minimum = public(_binary(E.minimum, tensors_only=True), name="minimum", out=True)
 
 
 # ---- comparisons (no gradient) -------------------------------------------------------

@@ -4,18 +4,19 @@ logical ops, the fills and copies, and their in-place forms. Derivatives: rules/
 
 import math
 import numpy as np
+from ._factories import _binary, _rounding, _unary, _wrapped_ints
 from .public import public, public_inplace
-from . import (_args, _factories, comparison as _comparison, conversion as _conversion,
+from . import (_args, comparison as _comparison, conversion as _conversion,
                inplace as _inplace_mech, promotion as P)
-from .rules import pointwise as E, pointwise as T, special as SP
+from .rules import pointwise as E, special as SP
 from .. import dtypes as _dt
 from ..core.record import apply
 from ..core.state import anywhere, state
 from ..core.tensor_base import TensorBase, like, to_array
 
 
-_add = _factories._binary(E.add)  # without alpha: the operators use these
-_sub = _factories._binary(E.sub, P.SUB)
+_add = _binary(E.add)  # without alpha: the operators use these
+_sub = _binary(E.sub, P.SUB)
 
 
 @public(out=True)
@@ -29,11 +30,11 @@ def sub(input, other, *, alpha=1):
 
 
 subtract = sub
-mul = multiply = public(_factories._binary(E.mul), name="mul", out=True, aliases=('multiply',))
-div = divide = true_divide = public(_factories._binary(E.div, P.DIV),
+mul = multiply = public(_binary(E.mul), name="mul", out=True, aliases=('multiply',))
+div = divide = true_divide = public(_binary(E.div, P.DIV),
                                     name="div", out=True, aliases=('divide', 'true_divide'))
-remainder = public(_factories._binary(E.remainder, "remainder"), name="remainder", out=True)
-fmod = public(_factories._binary(E.fmod, "fmod"), name="fmod", out=True)
+remainder = public(_binary(E.remainder, "remainder"), name="remainder", out=True)
+fmod = public(_binary(E.fmod, "fmod"), name="fmod", out=True)
 
 
 @public(out=True)
@@ -50,19 +51,19 @@ def pow(input, exponent):
     try:
         return apply(E.pow, a, b)
     except OverflowError:
-        return apply(E.pow, *_factories._wrapped_ints(a, b))
+        return apply(E.pow, *_wrapped_ints(a, b))
 
 
-neg = negative = public(_factories._unary(E.neg), name="neg", out=True, aliases=('negative',))
-exp = public(_factories._unary(E.exp), name="exp", out=True)
-log = public(_factories._unary(E.log), name="log", out=True)
-sqrt = public(_factories._unary(E.sqrt), name="sqrt", out=True)
-log2 = public(_factories._unary(E.log2), name="log2", out=True)
-log10 = public(_factories._unary(E.log10), name="log10", out=True)
-log1p = public(_factories._unary(E.log1p), name="log1p", out=True)
-expm1 = public(_factories._unary(E.expm1), name="expm1", out=True)
-rsqrt = public(_factories._unary(E.rsqrt), name="rsqrt", out=True)
-_abs = _factories._unary(E.abs)
+neg = negative = public(_unary(E.neg), name="neg", out=True, aliases=('negative',))
+exp = public(_unary(E.exp), name="exp", out=True)
+log = public(_unary(E.log), name="log", out=True)
+sqrt = public(_unary(E.sqrt), name="sqrt", out=True)
+log2 = public(_unary(E.log2), name="log2", out=True)
+log10 = public(_unary(E.log10), name="log10", out=True)
+log1p = public(_unary(E.log1p), name="log1p", out=True)
+expm1 = public(_unary(E.expm1), name="expm1", out=True)
+rsqrt = public(_unary(E.rsqrt), name="rsqrt", out=True)
+_abs = _unary(E.abs)
 
 
 @public(out=True, aliases=('absolute',))
@@ -74,15 +75,15 @@ def abs(input):
 
 
 absolute = abs
-sign = public(_factories._unary(E.sign), name="sign", out=True)
-sin = public(_factories._unary(E.sin), name="sin", out=True)
-cos = public(_factories._unary(E.cos), name="cos", out=True)
-tanh = public(_factories._unary(E.tanh), name="tanh", out=True)
-sigmoid = public(_factories._unary(E.sigmoid), name="sigmoid", out=True)
-relu = public(_factories._unary(E.relu), name="relu", out=True)
-floor = public(_factories._rounding(E.floor), name="floor", out=True)
-ceil = public(_factories._rounding(E.ceil), name="ceil", out=True)
-trunc = fix = public(_factories._rounding(E.trunc), name="trunc", out=True, aliases=('fix',))
+sign = public(_unary(E.sign), name="sign", out=True)
+sin = public(_unary(E.sin), name="sin", out=True)
+cos = public(_unary(E.cos), name="cos", out=True)
+tanh = public(_unary(E.tanh), name="tanh", out=True)
+sigmoid = public(_unary(E.sigmoid), name="sigmoid", out=True)
+relu = public(_unary(E.relu), name="relu", out=True)
+floor = public(_rounding(E.floor), name="floor", out=True)
+ceil = public(_rounding(E.ceil), name="ceil", out=True)
+trunc = fix = public(_rounding(E.trunc), name="trunc", out=True, aliases=('fix',))
 
 
 @public(out=True, aliases=('clip',))
@@ -125,7 +126,7 @@ def floor_divide(input, other):
     try:
         out = np.floor_divide(av, bv)
     except OverflowError:
-        out = np.floor_divide(*_factories._wrapped_ints(av, bv))
+        out = np.floor_divide(*_wrapped_ints(av, bv))
     return like(like_t, np.asarray(out))
 
 
@@ -166,7 +167,7 @@ def _bitwise(ufunc, name):
         try:
             out = ufunc(av, bv)
         except OverflowError:
-            out = ufunc(*_factories._wrapped_ints(av, bv))
+            out = ufunc(*_wrapped_ints(av, bv))
         except ValueError:
             raise RuntimeError(f"{name}: the shapes {np.shape(av)} and {np.shape(bv)} cannot "
                                "be broadcast together") from None
@@ -197,22 +198,21 @@ def logical_not(input):
 
 # Integer and bool inputs: core/record.py computes every table op that promotes to the
 # default float dtype on inputs cast to it (NumPy alone would give float16: tan(True)
-# 1.5576, torch's 1.5574), so F._unary is all these need.
-_unary = _factories._unary
-tan = public(_unary(T.tan), name="tan", out=True)
-asin = arcsin = public(_unary(T.asin), name="asin", out=True, aliases=('arcsin',))
-acos = arccos = public(_unary(T.acos), name="acos", out=True, aliases=('arccos',))
-atan = arctan = public(_unary(T.atan), name="atan", out=True, aliases=('arctan',))
-sinh = public(_unary(T.sinh), name="sinh", out=True)
-cosh = public(_unary(T.cosh), name="cosh", out=True)
-asinh = arcsinh = public(_unary(T.asinh), name="asinh", out=True, aliases=('arcsinh',))
-acosh = arccosh = public(_unary(T.acosh), name="acosh", out=True, aliases=('arccosh',))
-atanh = arctanh = public(_unary(T.atanh), name="atanh", out=True, aliases=('arctanh',))
+# 1.5576, torch's 1.5574), so _unary is all these need.
+tan = public(_unary(E.tan), name="tan", out=True)
+asin = arcsin = public(_unary(E.asin), name="asin", out=True, aliases=('arcsin',))
+acos = arccos = public(_unary(E.acos), name="acos", out=True, aliases=('arccos',))
+atan = arctan = public(_unary(E.atan), name="atan", out=True, aliases=('arctan',))
+sinh = public(_unary(E.sinh), name="sinh", out=True)
+cosh = public(_unary(E.cosh), name="cosh", out=True)
+asinh = arcsinh = public(_unary(E.asinh), name="asinh", out=True, aliases=('arcsinh',))
+acosh = arccosh = public(_unary(E.acosh), name="acosh", out=True, aliases=('arccosh',))
+atanh = arctanh = public(_unary(E.atanh), name="atanh", out=True, aliases=('arctanh',))
 
 
 # both arguments must be tensors (torch: "argument 'other' (position 2) must be Tensor");
 # integer operands are computed in the default float dtype, as by true division
-atan2 = arctan2 = public(_factories._binary(T.atan2, P.DIV, tensors_only=True),
+atan2 = arctan2 = public(_binary(E.atan2, P.DIV, tensors_only=True),
                          name="atan2", out=True, aliases=('arctan2',))
 
 
