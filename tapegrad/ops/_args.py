@@ -89,13 +89,14 @@ def _data(x):
 
 
 
-def _dim(d, nd, extra=0):
-    """Normalize a dim index for a tensor of `nd` dims (+`extra` for unsqueeze/stack)."""
+def _dim(d, nd, extra=0, name=None):
+    """Normalize a dim index for a tensor of `nd` dims (+`extra` for unsqueeze/stack), with
+    torch's IndexError (prefixed by the op's `name` where torch names it)."""
     n = builtins.max(nd + extra, 1)
     d = int(d)
     if not -n <= d < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {d})")
+        raise IndexError(f"{name + ': ' if name else ''}Dimension out of range (expected to be "
+                         f"in range of [{-n}, {n - 1}], but got {d})")
     return d % n if nd + extra else 0
 
 

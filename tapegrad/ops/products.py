@@ -28,20 +28,22 @@ def matmul(input, other):
     return apply(L.matmul, a, b)
 
 
+def _matmul_of(name, nd, input, mat2):
+    """matmul of two `nd`-D tensors (mm: 2, bmm: 3), refusing other ranks by name."""
+    if input.ndim != nd or mat2.ndim != nd:
+        raise RuntimeError(f"{name}: expected {nd}-D tensors, got shapes {tuple(input.shape)} "
+                           f"and {tuple(mat2.shape)}")
+    return matmul(input, mat2)
+
+
 @public(out=True)
 def mm(input, mat2):
-    if input.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"mm: expected 2-D tensors, got shapes {tuple(input.shape)} and "
-                           f"{tuple(mat2.shape)}")
-    return matmul(input, mat2)
+    return _matmul_of("mm", 2, input, mat2)
 
 
 @public(out=True)
 def bmm(input, mat2):
-    if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError(f"bmm: expected 3-D tensors, got shapes {tuple(input.shape)} and "
-                           f"{tuple(mat2.shape)}")
-    return matmul(input, mat2)
+    return _matmul_of("bmm", 3, input, mat2)
 
 
 @public

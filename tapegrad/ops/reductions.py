@@ -73,11 +73,8 @@ def _reduction(op):
 def _check_dims(name, x, d):
     if d is None:
         return
-    nd = builtins.max(x._data.ndim, 1)
     for a in (d if isinstance(d, tuple) else (d,)):
-        if not -nd <= a < nd:
-            raise IndexError(f"{name}: Dimension out of range (expected to be in range of "
-                             f"[{-nd}, {nd - 1}], but got {a})")
+        _args._dim(a, x._data.ndim, name=name)
 
 
 sum = public(_reduction(R.sum), name="sum", out=True)
