@@ -1,8 +1,9 @@
 """Argument helpers shared by the op families: tensor-or-number conversion, the
 `input must be Tensor` check, dim wrapping with torch's errors."""
-
 import builtins
+
 import numpy as np
+
 from .. import dtypes as _dt
 from ..core.tensor_base import TensorBase, like, new_tensor, to_array
 

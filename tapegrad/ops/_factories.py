@@ -1,9 +1,9 @@
 """The factories that make the table-backed unary and binary pointwise functions."""
-
 import numpy as np
-from . import _args, promotion as P
+
 from ..core.record import apply
 from ..core.tensor_base import TensorBase
+from . import _args, promotion as P
 
 
 def _binary(op, mode=P.ARITH, tensors_only=False):

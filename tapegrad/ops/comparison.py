@@ -1,12 +1,12 @@
 """Comparison ops: eq/ne/lt/le/gt/ge (and the Tensor operators' forms), maximum/minimum,
 isclose/allclose/equal, isnan/isinf/isfinite, isin."""
-
 import numpy as np
+
+from ..core.tensor_base import TensorBase, like
+from . import _args, promotion as P
 from ._factories import _binary
 from .public import public
-from . import _args, promotion as P
 from .rules import pointwise as E
-from ..core.tensor_base import TensorBase, like
 
 
 maximum = public(_binary(E.maximum, tensors_only=True), name="maximum", out=True)

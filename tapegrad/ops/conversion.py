@@ -1,14 +1,14 @@
 """Conversions and dtype queries: cast, clone, byte/short/char, result_type,
 promote_types, can_cast, is_floating_point, the storage queries (element_size, nbytes)."""
-
 import numpy as np
-from .public import public
-from . import _args, promotion as P
-from .rules import shape as S
+
 from .. import dtypes as _dt
 from ..core import cuts as _cuts
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
+from . import _args, promotion as P
+from .public import public
+from .rules import shape as S
 
 
 @public(method=False)

@@ -1,18 +1,20 @@
 """Indexing, slicing, joining by index: getitem/setitem, gather/scatter(_add/_reduce),
 index_select/add/fill/copy/put, masked_fill/select/scatter, take, where, nonzero.
 Derivatives: rules/indexing.py."""
-
 import builtins
 import itertools
-import numpy as np
 import re
-from .public import public
-from . import (_args, inplace as _inplace_mech, pointwise as _pointwise, shape as _shape)
-from .rules import indexing as I, pointwise as E
+
+import numpy as np
+
 from .. import dtypes as _dt
 from ..core.record import apply
 from ..core.state import state
 from ..core.tensor_base import TensorBase, like
+from . import _args, pointwise as _pointwise, shape as _shape
+from .inplace import _inplace, _shape_error
+from .public import public
+from .rules import indexing as I, pointwise as E
 
 
 @public(function=False)
@@ -156,19 +158,19 @@ def _grads(*xs):
 
 @public(function=False)
 def index_fill_(self, dim, index, value):
-    return _inplace_mech._inplace(self, lambda x: index_fill(x, dim, index, value), _grads(value),
+    return _inplace(self, lambda x: index_fill(x, dim, index, value), _grads(value),
                     needs_old=False)
 
 
 @public(function=False)
 def index_copy_(self, dim, index, source):
-    return _inplace_mech._inplace(self, lambda x: index_copy(x, dim, index, source), _grads(source),
+    return _inplace(self, lambda x: index_copy(x, dim, index, source), _grads(source),
                     needs_old=False)
 
 
 @public(function=False)
 def masked_scatter_(self, mask, source):
-    return _inplace_mech._inplace(self, lambda x: masked_scatter(x, mask, source), _grads(source),
+    return _inplace(self, lambda x: masked_scatter(x, mask, source), _grads(source),
                     needs_old=False)
 
 
@@ -314,7 +316,7 @@ def _differentiable(x, s, d, index, reduce, include_self, total, idx, tgt, part,
 @public(function=False)
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     """scatter_reduce in place."""
-    return _inplace_mech._inplace(self, lambda x: scatter_reduce(x, dim, index, src, reduce,
+    return _inplace(self, lambda x: scatter_reduce(x, dim, index, src, reduce,
                                                    include_self=include_self),
                     (src,) if isinstance(src, TensorBase) else ())
 
@@ -335,7 +337,7 @@ def fill_diagonal_(self, fill_value, wrap=False):
     if x._rg and x.grad_fn is None and state.grad_enabled:  # torch writes through a view
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
-    return _inplace_mech._inplace(x, lambda t: _pointwise.where(like(t, mask), value, t), ())
+    return _inplace(x, lambda t: _pointwise.where(like(t, mask), value, t), ())
 
 
 def _storage_of(a):
@@ -565,7 +567,7 @@ def _write(x, key, v, accumulate, name):
     others = (v,) if isinstance(v, TensorBase) else ()
     try:
         # needs_old: `old` keeps a copy of the previous values (what the graph shows)
-        return _inplace_mech._inplace(x, compute, others, needs_old=True, fast=fast,
+        return _inplace(x, compute, others, needs_old=True, fast=fast,
                                 casting="unsafe")
     except IndexError as e:
         raise _index_error(e, x) from None
@@ -893,7 +895,7 @@ def _inplace_form(fn, name):
     def f(self, *args, **kwargs):
         others = tuple(a for a in list(args) + list(kwargs.values())
                        if isinstance(a, TensorBase) and a._data.dtype.kind == "f")
-        return _inplace_mech._inplace(self, lambda old: fn(old, *args, **kwargs), others,
+        return _inplace(self, lambda old: fn(old, *args, **kwargs), others,
                                 needs_old=False, casting="unsafe")
     f.__name__ = name
     f.__doc__ = f"In-place {fn.__name__}: same table entry, the result written into self."
@@ -915,7 +917,7 @@ def masked_fill_(self, mask, value):
     try:
         np.broadcast_to(m, self._data.shape)
     except ValueError:
-        raise _inplace_mech._shape_error(self._data.shape, np.broadcast_shapes(m.shape, self._data.shape)) \
+        raise _shape_error(self._data.shape, np.broadcast_shapes(m.shape, self._data.shape)) \
             from None
     if isinstance(value, TensorBase) and value._data.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
@@ -930,4 +932,4 @@ def masked_fill_(self, mask, value):
             vv = vv.to(x._data.dtype)
         return apply(E.where, np.broadcast_to(m, x._data.shape), vv, x)
 
-    return _inplace_mech._inplace(self, compute, others, needs_old=False, casting="unsafe")
+    return _inplace(self, compute, others, needs_old=False, casting="unsafe")

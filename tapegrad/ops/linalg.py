@@ -1,18 +1,19 @@
 """The functions behind tg.linalg (norms, det/slogdet/inv/solve, svd/qr/eigh/cholesky/
 pinv, cross) and their torch.* names. Derivatives: rules/linalg*.py."""
-
 import builtins
 import math
-import numpy as np
 import warnings
-from .public import public, public_inplace
-from . import (_args, conversion as _conversion, pointwise as _pointwise, products as _products,
-               reductions as _reductions, shape as _shape)
-from .return_types import structseq
-from .rules import linalg as LX, linalg_decomp as LD, linalg_solve as LS
+
+import numpy as np
+
 from .. import dtypes as _dt
 from ..core.record import apply, apply_saved
 from ..core.tensor_base import like
+from . import (_args, conversion as _conversion, pointwise as _pointwise, products as _products,
+               reductions as _reductions, shape as _shape)
+from .public import public, public_inplace
+from .return_types import structseq
+from .rules import linalg as LX, linalg_decomp as LD, linalg_solve as LS
 
 
 @public(method=False)

@@ -1,18 +1,19 @@
 """Pointwise ops (torch's "Pointwise Ops"): arithmetic, exp/log, trig and hyperbolic,
 rounding, clamp, sign/abs, sigmoid/relu, lerp, addcmul/addcdiv, xlogy, hypot, bitwise and
 logical ops, the fills and copies, and their in-place forms. Derivatives: rules/pointwise.py."""
-
 import math
+
 import numpy as np
-from ._factories import _binary, _rounding, _unary, _wrapped_ints
-from .public import public, public_inplace
-from . import (_args, comparison as _comparison, conversion as _conversion,
-               inplace as _inplace_mech, promotion as P)
-from .rules import pointwise as E, special as SP
+
 from .. import dtypes as _dt
 from ..core.record import apply
 from ..core.state import anywhere, state
 from ..core.tensor_base import TensorBase, like, to_array
+from . import _args, comparison as _comparison, conversion as _conversion, promotion as P
+from ._factories import _binary, _rounding, _unary, _wrapped_ints
+from .inplace import _inplace, _needs_old, _other
+from .public import public, public_inplace
+from .rules import pointwise as E, special as SP
 
 
 _add = _binary(E.add)  # without alpha: the operators use these
@@ -287,7 +288,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 def _logical_inplace(fn, name):
     def method(self, other):
         o = other if isinstance(other, TensorBase) else like(self, np.asarray(other))
-        return _inplace_mech._inplace(self, lambda x: fn(x, o), (), needs_old=False, casting="unsafe")
+        return _inplace(self, lambda x: fn(x, o), (), needs_old=False, casting="unsafe")
     method.__name__ = name
     method.__doc__ = f"In-place {fn.__name__} (1/0 in self's dtype); returns self."
     return method
@@ -304,7 +305,7 @@ logical_xor_ = public(_logical_inplace(logical_xor, "logical_xor_"),
 @public(function=False)
 def logical_not_(self):
     """In-place logical_not (1/0 in self's dtype); returns self."""
-    return _inplace_mech._inplace(self, logical_not, (), needs_old=False, casting="unsafe")
+    return _inplace(self, logical_not, (), needs_old=False, casting="unsafe")
 
 
 @public
@@ -351,7 +352,7 @@ def frac(input):
 
 @public
 def frac_(self):
-    return _inplace_mech._inplace(self, frac, (), needs_old=True)
+    return _inplace(self, frac, (), needs_old=True)
 
 
 def _float_pair(name, a, b):
@@ -521,15 +522,15 @@ def _binary_inplace(op, ufunc, fname, mode=P.ARITH):
                 ufunc(a, b, out=a)
                 self._version[0] += 1
                 return self
-        o = _inplace_mech._other(other)
+        o = _other(other)
         if alpha is not None and alpha != 1:
             o = o * alpha
         # torch's promotion decides the computation dtype and refuses a result of a
         # higher category than self's (P.inplace_other); the cast back is then safe
         o = P.inplace_other(mode, self, o)
         arr = o._data if isinstance(o, TensorBase) else o
-        return _inplace_mech._inplace(
-            self, lambda x: apply(op, *P.operands(mode, x, o)), (o,), needs_old=_inplace_mech._needs_old(op),
+        return _inplace(
+            self, lambda x: apply(op, *P.operands(mode, x, o)), (o,), needs_old=_needs_old(op),
             fast=lambda out: ufunc(out, arr, out=out, casting="unsafe"), casting="unsafe")
     return _table_method(method, op, fname)
 
@@ -547,9 +548,9 @@ def _nondiff_inplace(f, ufunc, fname):
     """The in-place form of a function without a gradient (floor_divide, bitwise_and...),
     with torch's promotion and output-dtype check (its mode is the function's name)."""
     def method(self, other):
-        o = P.inplace_other(f.__name__, self, _inplace_mech._other(other))
+        o = P.inplace_other(f.__name__, self, _other(other))
         arr = o._data if isinstance(o, TensorBase) else o
-        return _inplace_mech._inplace(self, lambda x: f(x, o), (o,), needs_old=False,
+        return _inplace(self, lambda x: f(x, o), (o,), needs_old=False,
                         fast=lambda out: ufunc(out, arr, out=out, casting="unsafe"),
                         casting="unsafe")
     method.__name__ = fname
@@ -579,7 +580,7 @@ def div_(self, other, *, rounding_mode=None):
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
                            f"'floor' but found '{rounding_mode}'")
-    o = _inplace_mech._other(other)
+    o = _other(other)
     if state.grad_enabled and (self._rg or (isinstance(o, TensorBase) and o._rg)):
         raise NotImplementedError("div_ with rounding_mode on tensors that require grad")
     arr = o._data if isinstance(o, TensorBase) else o
@@ -592,18 +593,18 @@ def div_(self, other, *, rounding_mode=None):
             with np.errstate(divide="ignore", invalid="ignore"):
                 np.copyto(out, rnd(np.true_divide(out, arr)), casting="unsafe")
 
-    return _inplace_mech._inplace(self, None, (o,), fast=fast)
+    return _inplace(self, None, (o,), fast=fast)
 
 
 @public(function=False)
 def pow_(self, exponent):
-    o = P.inplace_other("pow", self, _inplace_mech._other(exponent))
-    return _inplace_mech._inplace(self, lambda x: pow(x, o), (o,), needs_old=True, casting="unsafe")
+    o = P.inplace_other("pow", self, _other(exponent))
+    return _inplace(self, lambda x: pow(x, o), (o,), needs_old=True, casting="unsafe")
 
 
 def _unary_inplace(op, fname):
     def method(self):
-        return _inplace_mech._inplace(self, lambda x: apply(op, x), (), needs_old=_inplace_mech._needs_old(op))
+        return _inplace(self, lambda x: apply(op, x), (), needs_old=_needs_old(op))
     return _table_method(method, op, fname)
 
 
@@ -624,7 +625,7 @@ sign_ = public(_unary_inplace(E.sign, "sign_"), name="sign_", function=False)
 @public(aliases=('clip_',))
 def clamp_(self, min=None, max=None):
     bounds = tuple(b for b in (min, max) if isinstance(b, TensorBase))
-    return _inplace_mech._inplace(self, lambda x: clamp(x, min, max), bounds, needs_old=True)
+    return _inplace(self, lambda x: clamp(x, min, max), bounds, needs_old=True)
 
 
 @public
@@ -652,8 +653,8 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 @public(function=False)
 def lerp_(self, end, weight):
     """self += weight * (end - self)."""
-    e, w = _inplace_mech._other(end), _inplace_mech._other(weight)
-    return _inplace_mech._inplace(self, lambda x: x + w * (e - x), (e, w), needs_old=False)
+    e, w = _other(end), _other(weight)
+    return _inplace(self, lambda x: x + w * (e - x), (e, w), needs_old=False)
 
 
 # ---- fills and copies: the old value gets a zero gradient ------------------------
@@ -669,7 +670,7 @@ def _replace(self, value, others, casting="same_kind"):
             v = v.to(x._data.dtype)
         return apply(E.where, mask, v, x)
 
-    return _inplace_mech._inplace(self, compute, others, needs_old=False, casting=casting)
+    return _inplace(self, compute, others, needs_old=False, casting=casting)
 
 
 @public
@@ -682,7 +683,7 @@ def fill_(self, value):
     v = value.item() if isinstance(value, np.generic) else value
     if isinstance(v, float) and self._data.dtype.kind in "iub":
         v = int(v) if self._data.dtype.kind != "b" else bool(v)  # PyTorch truncates
-    return _inplace_mech._inplace(self, lambda x: apply(E.where, np.ones(x._data.shape, bool), v, x),
+    return _inplace(self, lambda x: apply(E.where, np.ones(x._data.shape, bool), v, x),
                     (), needs_old=False, casting="unsafe",
                     fast=lambda out: out.fill(v))
 
@@ -710,7 +711,7 @@ def copy_(self, src, non_blocking=False):
             and s._data.dtype != self._data.dtype:
         s_cast = s.to(self._data.dtype)  # a differentiable cast: the gradient flows to src
         return _replace(self, s_cast, (s,), casting="unsafe")
-    return _inplace_mech._inplace(self, lambda x: apply(
+    return _inplace(self, lambda x: apply(
         E.where, np.ones(x._data.shape, bool), s, x), (s,), needs_old=False,
         casting="unsafe", fast=fast)
 
@@ -744,7 +745,7 @@ def inplace_of(self, fn):
     """self = fn(self) in place, for the activations' `inplace=True` (leaky_relu,
     hardtanh, elu, silu: their out-of-place form keeps the derivative, `_inplace` the
     bookkeeping)."""
-    return _inplace_mech._inplace(self, fn, (), needs_old=True)
+    return _inplace(self, fn, (), needs_old=True)
 
 
 round_ = public_inplace(round)

@@ -1,15 +1,16 @@
 """Products: matmul, mm, bmm, dot, mv, outer, addmm/addmv/addr/baddbmm/addbmm,
 tensordot, einsum, kron, trace, cdist, cosine_similarity. Derivatives: rules/products.py,
 rules/einsum.py."""
-
 import builtins
+
 import numpy as np
-from .public import public, public_inplace
-from . import _args, pointwise as _pointwise, reductions as _reductions, shape as _shape
-from .rules import einsum as ES, linalg as LX, products as L
+
 from .. import dtypes as _dt
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
+from . import _args, pointwise as _pointwise, reductions as _reductions, shape as _shape
+from .public import public, public_inplace
+from .rules import einsum as ES, linalg as LX, products as L
 
 
 @public

@@ -1,19 +1,20 @@
 """Random sampling: bernoulli, multinomial, and the in-place random fills (normal_,
 uniform_, exponential_, geometric_, cauchy_, log_normal_, random_)."""
-
 import numbers
 import warnings
 
 import numpy as np
-from .public import public
-from . import _args, inplace as _inplace_mech, pointwise as _pointwise
-from .rules import pointwise as E, special as SP
+
 from .. import dtypes as _dt, random as _random
-from ..core.record import apply
 from .._device import check as _check_device
+from ..core.record import apply
 from ..core.tensor_base import TensorBase, like, new_tensor
 from ..random import rng as _rng
+from . import _args, pointwise as _pointwise
 from ._args import _finish, _float_dtype, _size
+from .inplace import _inplace
+from .public import public
+from .rules import pointwise as E, special as SP
 
 
 # ---- random sampling ------------------------------------------------------------------------
@@ -251,7 +252,7 @@ def _random_fill(self, arr):
     def fast(out):
         np.copyto(out, arr)
 
-    return _inplace_mech._inplace(self, lambda x: apply(
+    return _inplace(self, lambda x: apply(
         E.where, np.ones(x._data.shape, bool), arr, x), (),
         needs_old=False, fast=fast)
 

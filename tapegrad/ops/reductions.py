@@ -1,16 +1,18 @@
 """Reductions (torch's "Reduction Ops") and cumulative ops: sum, mean, prod, max/min,
 var/std, logsumexp, median/quantile, histograms, cumsum/cumprod/cummax/cummin,
 softmax/log_softmax. Derivatives: rules/reductions.py, rules/softmax.py."""
-
 import builtins
+
 import numpy as np
-from .public import public, public_inplace
-from . import (_args, comparison as _comparison, conversion as _conversion, indexing as _indexing, pointwise as _pointwise, shape as _shape, sorting as _sorting)
-from .return_types import structseq
-from .rules import indexing as IX, reductions as R, reductions as SC, softmax as SM
+
 from .. import dtypes as _dt
 from ..core.record import apply, apply_saved
 from ..core.tensor_base import TensorBase, like
+from . import (_args, comparison as _comparison, conversion as _conversion, indexing as _indexing,
+               pointwise as _pointwise, shape as _shape, sorting as _sorting)
+from .public import public, public_inplace
+from .return_types import structseq
+from .rules import indexing as IX, reductions as R, softmax as SM
 
 
 def _logical_reduction(name, np_fn):
@@ -304,7 +306,7 @@ def cumprod(input, dim, *, dtype=None):
     elif x.dtype.kind in "biu":
         x = x.to(_dt.int64)
     d = _args._dim(dim, x.ndim)
-    return apply(SC.cumprod, x, axis=d)
+    return apply(R.cumprod, x, axis=d)
 
 
 # ---- median ---------------------------------------------------------------------------------

@@ -1,21 +1,23 @@
 """Shape ops: views and reshapes, joins and splits, flips and rolls, diagonals and
 triangles (reshape, view, permute, cat, stack, split, flip, tril, diagonal, ...).
 Derivatives: rules/shape.py."""
-
 import builtins
 import math
-import numpy as np
 import warnings
-from .._size import Size
-from .public import public, public_inplace
-from . import _args, conversion as _conversion, inplace as _inplace_mech
-from .rules import indexing as I, linalg as LX, shape as S
+
+import numpy as np
+
 from .. import dtypes as _dt
+from .._size import Size
 from ..core import grad_mode, tape as _tape
 from ..core.node import Node
 from ..core.record import apply
 from ..core.state import state
 from ..core.tensor_base import TensorBase, like, make
+from . import _args, conversion as _conversion
+from .inplace import LEAF_ERROR, _rebase
+from .public import public, public_inplace
+from .rules import indexing as I, linalg as LX, shape as S
 
 
 @public
@@ -764,7 +766,7 @@ def _restride(self, view):
     its input, so a later in-place change follows it back to the memory's owner."""
     tracked = state.grad_enabled and self._rg
     if tracked and self.grad_fn is None:
-        raise RuntimeError(_inplace_mech.LEAF_ERROR)
+        raise RuntimeError(LEAF_ERROR)
     if not tracked:
         with grad_mode.recording_off():
             self._data = view(self)._data
@@ -775,7 +777,7 @@ def _restride(self, view):
     res = view(old)
     self._data = res._data
     self._version[0] += 1
-    _inplace_mech._rebase(self, old, res.grad_fn, res)
+    _rebase(self, old, res.grad_fn, res)
     return self
 
 

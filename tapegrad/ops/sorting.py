@@ -1,13 +1,13 @@
 """Sorting and searching: sort, argsort, topk, kthvalue, searchsorted, bucketize,
 unique, unique_consecutive."""
-
 import numpy as np
-from .public import public
-from . import _args, shape as _shape
-from .return_types import structseq
-from .rules import indexing as I
+
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
+from . import _args, shape as _shape
+from .public import public
+from .return_types import structseq
+from .rules import indexing as I
 
 
 def _int_result(ref, arr, out_int32):
