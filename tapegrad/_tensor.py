@@ -412,7 +412,6 @@ class Tensor(TensorBase):
     logaddexp = _pointwise.logaddexp
     logaddexp2 = _pointwise.logaddexp2
     frac = _pointwise.frac
-    # more torch methods (ops/functions_more2.py, 3, 4; in place: ops/inplace_more2.py)
     xlogy = _pointwise.xlogy
     hypot = _pointwise.hypot
     copysign = _pointwise.copysign
@@ -621,7 +620,6 @@ class Tensor(TensorBase):
     triu_ = _shape.triu_
 
     # ---- indexing, scatter and gather (ops/indexing.py) ---------------------------------
-    # torch methods real programs use (ops/functions_more.py: compositions; functions_misc.py)
     unfold = _indexing.unfold
     take = _indexing.take
     index_fill = _indexing.index_fill
