@@ -34,7 +34,7 @@ from .autograd.functional import _grads, _one_hot_like, _stack, _zeros
 from .core import grad_mode
 from .core.record import apply
 from .ops.rules import shape as _S
-from .tensor import Tensor
+from ._tensor import Tensor
 
 __all__ = ["jvp", "vjp", "grad", "grad_and_value", "jacrev", "jacfwd", "hessian", "vmap",
            "functional_call", "stack_module_state"]

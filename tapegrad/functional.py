@@ -3,11 +3,11 @@
 modelsyt tutorial: `import torch.functional as F`), so it exists and holds the same
 functions as the top level; the ones tapegrad does not have yet are absent here too.
 """
-from .ops.functions_composite import broadcast_tensors
-from .ops.functions_extra import meshgrid
-from .out_functions import einsum  # with out=, as the top level
-from .ops.index_functions import unique
-from .ops.linalg_functions import norm
-from .ops.shape_functions import split
+from .ops import linalg as _linalg, shape as _shape, sorting as _sorting
+from .ops.public import EXPORTS as _EXPORTS
+
+# the same objects as the top level (tg.einsum takes out=: its declared form)
+broadcast_tensors, meshgrid, split = _shape.broadcast_tensors, _shape.meshgrid, _shape.split
+einsum, unique, norm = _EXPORTS["einsum"], _sorting.unique, _linalg.norm
 
 __all__ = ["broadcast_tensors", "einsum", "meshgrid", "norm", "split", "unique"]

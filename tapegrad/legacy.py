@@ -10,8 +10,8 @@ import warnings
 
 from . import dtypes as _dt
 from . import legacy_args as _legacy
-from .device import check as _check_device
-from .tensor import Tensor
+from ._device import check as _check_device
+from ._tensor import Tensor
 
 
 class _TensorType(type):

@@ -43,7 +43,7 @@ import numpy as np
 
 from ._serial import npz_v1, objects, sharing, tree
 from ._serial.atomic import write_atomic
-from .tensor import Tensor
+from ._tensor import Tensor
 
 __all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
            "safe_globals"]

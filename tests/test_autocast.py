@@ -103,7 +103,7 @@ def test_errors_as_torch(call):
     elif want[1] == "unsupported scalarType":  # (torch's meta: ours names the device type)
         assert got[1] == "User specified an unsupported autocast device_type 'meta'"
     else:
-        assert got[1].replace("tapegrad.device.device", "torch.device") == want[1]
+        assert got[1].replace("tapegrad._device.device", "torch.device") == want[1]
 
 
 def test_is_autocast_cpu_enabled_deprecated():

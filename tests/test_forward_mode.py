@@ -375,7 +375,7 @@ def _origin(op):
 
 
 _CORE_MODULES = {"tapegrad.ops.rules.pointwise", "tapegrad.ops.rules.reductions", "tapegrad.ops.rules.products",
-                 "tapegrad.ops.rules.softmax", "tapegrad.ops.rules.shape", "tapegrad.ops.functions",
+                 "tapegrad.ops.rules.softmax", "tapegrad.ops.rules.shape", "tapegrad.ops.pointwise",
                  "tapegrad.autograd.forward_ad"}
 
 

@@ -19,7 +19,7 @@ ALLOWED = {
     ("train/names.py", "args"),
     ("nn/utils/rnn.py", "self"),      # PackedSequence.data (torch's field)
     ("nn/utils/rnn.py", "sequence"),
-    ("tensor.py", "TensorBase"),      # the property itself
+    ("_tensor.py", "TensorBase"),      # the property itself
     ("viz/explain.py", "v"),          # Value.data (a float, micrograd's)
     ("viz/explain.py", "]"),          # a Value's children: ch[0].data
     ("core/shared_memory.py", "ctypes"),        # NumPy's arr.ctypes.data: an address

@@ -8,7 +8,7 @@ import tapegrad as tg
 # ---- the scalar-conversion warning ----------------------------------------------------------
 def test_float_of_a_tensor_requiring_grad_warns_once_as_torch(monkeypatch):
     import sys
-    monkeypatch.setattr(sys.modules["tapegrad.tensor"], "_SCALAR_WARNED", [])
+    monkeypatch.setattr(sys.modules["tapegrad._tensor"], "_SCALAR_WARNED", [])
     x = tg.tensor([1.5], requires_grad=True)
     with pytest.warns(UserWarning, match="Converting a tensor with requires_grad=True to a "
                                          "scalar may lead to unexpected behavior"):

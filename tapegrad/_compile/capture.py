@@ -23,7 +23,7 @@ import zlib
 
 import numpy as np
 
-from ..device import device as _Device
+from .._device import device as _Device
 from .. import dtypes as _dt
 from ..core.tensor_base import TensorBase
 

@@ -17,7 +17,7 @@ names the module does not have become plain attributes for the call (strict=Fals
 Works with any module that keeps those tables (tapegrad.nn.Module); nn is not imported
 here (it sits above tapegrad.func).
 """
-from ..ops import shape_functions as _SF
+from ..ops import shape as _shape
 
 __all__ = ["functional_call", "stack_module_state"]
 
@@ -162,7 +162,7 @@ def _stacked_leaf(tensors, name):
     if len(shapes) != 1:
         raise RuntimeError(f"stack_module_state: Expected {name} to have the same shape in "
                            f"every model, got {sorted(shapes)}")
-    res = _SF.stack([t.detach() for t in tensors])
+    res = _shape.stack([t.detach() for t in tensors])
     if all(rg):
         res.requires_grad_()
     return res

@@ -24,9 +24,9 @@ import functools
 
 import numpy as np
 
-from ..ops import shape_functions as _SF
+from ..ops import shape as _shape
 from ..random import default_generator
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import pytree
 
 __all__ = ["vmap", "randomness_scope", "check_randomness"]
@@ -202,7 +202,7 @@ def _combine(func, outs, out_dims, n):
             result.append(Tensor._of(np.zeros(v.shape[:d % nd] + (0,) + v.shape[d % nd:],
                                           dtype=v.dtype)))
         else:
-            result.append(_SF.stack(values, d))
+            result.append(_shape.stack(values, d))
     return pytree.unflatten(result, spec)
 
 

@@ -18,7 +18,7 @@ import binascii
 import numpy as np
 
 from .. import dtypes
-from ..device import device
+from .._device import device
 from .errors import TreeError
 
 TYPES = frozenset({"bytes", "bytearray", "complex", "dtype", "device"})

@@ -34,7 +34,7 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
-from ..tensor import Size, Tensor
+from .._tensor import Size, Tensor
 from . import leaves, objects
 from .errors import TreeError
 

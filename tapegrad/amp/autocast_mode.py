@@ -23,7 +23,7 @@ import threading
 import warnings
 
 from .. import dtypes as _dt
-from ..device import device as _device
+from .._device import device as _device
 
 __all__ = ["autocast", "is_autocast_available", "custom_fwd", "custom_bwd"]
 

@@ -17,7 +17,7 @@ from ..core import grad_mode
 from ..core.record import apply
 from ..core.tensor_base import make
 from ..ops.rules import shape as _S
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"]
 

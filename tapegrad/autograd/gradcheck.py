@@ -40,7 +40,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..core import grad_mode
 from ..core.backward import grad as _grad
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import gradcheck_forward as _fwd
 from . import gradcheck_properties as _props
 from .gradcheck_numeric import (GradcheckError, as_tuple, compare, evaluate, fail, numerical,

@@ -14,7 +14,7 @@ the same tangent computed alone.
 import numpy as np
 
 from .. import dtypes as _dt
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .._func.vmap import vmap
 from . import forward_ad as fwAD
 from .gradcheck_numeric import GradcheckError, outputs

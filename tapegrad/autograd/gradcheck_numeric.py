@@ -9,7 +9,7 @@ array (out.size, in.size)}.
 """
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["GradcheckError", "as_tuple", "outputs", "fresh", "evaluate", "numerical",
            "compare", "fail", "verdict"]

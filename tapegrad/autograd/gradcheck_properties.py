@@ -16,7 +16,7 @@
 import numpy as np
 
 from ..core.backward import grad as _grad
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .._func.vmap import vmap
 from .gradcheck_numeric import GradcheckError
 

@@ -4,7 +4,7 @@
 requires_grad given; every tensor is an instance of Variable (`isinstance(t, Variable)`),
 as in torch where the two classes were merged.
 """
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 
 class _VariableMeta(type):

@@ -16,7 +16,7 @@ Layers (each imports only the ones listed before it):
     backward.py     backward() / grad(): roots, seeds, then the walk
     grad_mode.py    no_grad / enable_grad / set_grad_enabled / inference_mode
 
-Nothing here imports the op tables (tapegrad/ops), the Tensor facade (tapegrad/tensor.py)
+Nothing here imports the op tables (tapegrad/ops), the Tensor facade (tapegrad/_tensor.py)
 or anything above them: an `Op` is used through its fields only (see ops/registry.py),
 and the differentiable namespace of create_graph comes from the gradient tensor itself
 (`__array_namespace__`).

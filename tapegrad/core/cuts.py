@@ -46,7 +46,7 @@ _lock = threading.RLock()  # threads cut and ask at once: settle one at a time
 
 # the facade and op-function modules between a user's call and `note`
 _FACADE = tuple(f"{_PKG_DIR}/{m}" for m in (
-    "tensor.py", "ops/functions.py", "ops/shape_functions.py"))
+    "_tensor.py", "ops/pointwise.py", "ops/reductions.py", "ops/shape.py", "ops/_factories.py"))
 
 
 def note(t, how):

@@ -28,10 +28,13 @@ class TensorBase:
     __slots__ = ("_data", "_rg", "grad", "grad_fn", "_out", "_version", "_hooks",
                  "_post_hooks", "_fw", "name", "__weakref__")
     __hash__ = object.__hash__
+    _user_type = None  # the user-facing class, for the factories below it (new_tensor)
 
     def __init_subclass__(cls, keep_type=True, **kw):
         super().__init_subclass__(**kw)
         cls._result_type = cls if keep_type else cls.__mro__[1]._result_type
+        if TensorBase._user_type is None:
+            TensorBase._user_type = cls  # tapegrad.Tensor (_tensor.py): the first subclass
 
     def __init__(self, data, requires_grad=False, dtype=None):
         self._data = to_array(data, dtype)
@@ -101,6 +104,12 @@ def make(cls, data, requires_grad=False, grad_fn=None):
     t._fw = None
     t.name = None
     return t
+
+
+def new_tensor(data, requires_grad=False, dtype=None):
+    """`Tensor._of(data, ...)` for the modules the Tensor class imports (ops/creation.py,
+    ops/random.py, ops/spectral.py): a new user-facing tensor, no import of _tensor.py."""
+    return TensorBase._user_type._of(data, requires_grad=requires_grad, dtype=dtype)
 
 
 def like(t, data, requires_grad=False, grad_fn=None):

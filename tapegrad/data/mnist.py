@@ -38,7 +38,7 @@ import zlib
 
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ..utils.data import Dataset
 
 __all__ = ["MNIST", "MNISTError", "MNISTDownloadError", "read_idx", "default_root", "RAW_MD5S",

@@ -100,7 +100,7 @@ class Names:
 
     def dataset(self, split="train", block_size=3):
         """A TensorDataset-like pair (X, Y) of tapegrad tensors for one split."""
-        from ..tensor import Tensor
+        from .._tensor import Tensor
         X, Y = build_windows(self.splits[split], block_size)
         return Tensor._of(X), Tensor._of(Y)
 

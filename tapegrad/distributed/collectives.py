@@ -10,8 +10,8 @@ collective warns and does nothing. Every wait is bounded by the group's timeout.
 import numpy as np
 
 from ..core.grad_mode import no_grad
-from ..creation import from_numpy
-from ..tensor import Tensor
+from ..ops.creation import from_numpy
+from .._tensor import Tensor
 from .process_group import arrive, comm_for, mpi, resolve, timeout_of, wait_all
 
 __all__ = ["ReduceOp", "Work", "all_reduce", "broadcast", "all_gather",

@@ -11,11 +11,11 @@ parameters; `sample()` does not (torch's Categorical has no rsample).
 import numpy as np
 
 from ..core.grad_mode import no_grad
-from ..creation import arange
+from ..ops.creation import arange
 from ..nn.functional import softmax
-from ..ops.functions_composite import broadcast_tensors
-from ..ops.index_functions import multinomial
-from ..tensor import Size, Tensor
+from ..ops.shape import broadcast_tensors
+from ..ops.random import multinomial
+from .._tensor import Size, Tensor
 
 
 class Categorical:

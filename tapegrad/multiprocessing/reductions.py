@@ -15,7 +15,7 @@ from multiprocessing import reduction
 
 from ..core import shared_memory as _shm
 from ..nn.parameter import Parameter
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["init_reductions", "reduce_tensor", "rebuild_tensor"]
 

@@ -5,5 +5,5 @@ for the recurrent layers, imported in ONE place.
 `__init__` imports `nn`), so the layers take these names from where `tg.*` takes them;
 when the core restructure moves them, only this file changes.
 """
-from ..ops.functions import relu, sigmoid, tanh  # noqa: F401  (= tg.relu, tg.sigmoid, tg.tanh)
-from ..ops.shape_functions import cat, stack  # noqa: F401  (= tg.cat, tg.stack)
+from ..ops.pointwise import relu, sigmoid, tanh
+from ..ops.shape import cat, stack

@@ -3,7 +3,7 @@
 `nn/functional/loss.py` and the loss modules of `nn/modules/loss.py`)."""
 import warnings
 
-from ..ops import functions as _F
+from ..ops import reductions as _reductions
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -23,7 +23,7 @@ def _reduction(reduction, size_average=None, reduce=None):
 
 def _reduce(loss, reduction):
     if reduction == "mean":
-        return _F.mean(loss)
+        return _reductions.mean(loss)
     if reduction == "sum":
-        return _F.sum(loss)
+        return _reductions.sum(loss)
     return loss

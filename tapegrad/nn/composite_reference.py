@@ -9,8 +9,11 @@ easy to check; the tests assert that both give the same values and gradients
 """
 import numpy as np
 
-from ..ops import functions as F
-from ..tensor import Tensor
+from ..ops import pointwise as _pointwise
+from ..ops import products as _products
+from ..ops import reductions as _reductions
+from ..ops import shape as _shape
+from .._tensor import Tensor
 
 
 def onehot(target, num_classes, dtype=np.float64):
@@ -23,7 +26,7 @@ def onehot(target, num_classes, dtype=np.float64):
 
 def linear(x, w, b=None):
     """Y = X W^T + b with matmul, transpose and add: three nodes."""
-    y = F.matmul(x, F.t(w))
+    y = _products.matmul(x, _shape.t(w))
     return y if b is None else y + b
 
 
@@ -32,9 +35,9 @@ def cross_entropy(logits, target, return_logprobs=False):
     one-hot matrix). With `return_logprobs` also returns the log-probabilities, whose
     gradient is -1/n at the picked entries and 0 elsewhere (worked example 8)."""
     n, C = logits.shape
-    logp = F.log_softmax(logits, 1)                               # (n, C)
-    picked = F.sum(logp * onehot(target, C, logits.dtype), 1)     # (n,)
-    loss = -F.mean(picked)
+    logp = _reductions.log_softmax(logits, 1)                               # (n, C)
+    picked = _reductions.sum(logp * onehot(target, C, logits.dtype), 1)     # (n,)
+    loss = -_reductions.mean(picked)
     return (loss, logp) if return_logprobs else loss
 
 
@@ -46,15 +49,15 @@ def batch_norm(x, w=None, b=None, eps=1e-5, correction=0):
     n = 1
     for a in axes:
         n *= x.shape[a]
-    mean = F.mean(x, axes, keepdim=True)                          # (1, C, 1...)
+    mean = _reductions.mean(x, axes, keepdim=True)                          # (1, C, 1...)
     xc = x - mean
-    var = F.sum(xc * xc, axes, keepdim=True) / (n - correction)
-    xhat = xc / F.sqrt(var + eps)
+    var = _reductions.sum(xc * xc, axes, keepdim=True) / (n - correction)
+    xhat = xc / _pointwise.sqrt(var + eps)
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if w is not None:
-        xhat = xhat * F.reshape(w, shape)
+        xhat = xhat * _shape.reshape(w, shape)
     if b is not None:
-        xhat = xhat + F.reshape(b, shape)
+        xhat = xhat + _shape.reshape(b, shape)
     return xhat
 
 
@@ -62,10 +65,10 @@ def layer_norm(x, normalized_shape, w=None, b=None, eps=1e-5):
     """Layer norm over the trailing dims, step by step (biased variance)."""
     k = len(normalized_shape)
     axes = tuple(range(x.ndim - k, x.ndim))
-    mean = F.mean(x, axes, keepdim=True)
+    mean = _reductions.mean(x, axes, keepdim=True)
     xc = x - mean
-    var = F.mean(xc * xc, axes, keepdim=True)
-    y = xc / F.sqrt(var + eps)
+    var = _reductions.mean(xc * xc, axes, keepdim=True)
+    y = xc / _pointwise.sqrt(var + eps)
     if w is not None:
         y = y * w
     if b is not None:
@@ -77,16 +80,16 @@ def embedding(idx, w):
     """W[idx] as onehot(idx) @ W: the backward onehot^T @ dY IS the scatter-add."""
     idx_arr = np.asarray(idx._data if isinstance(idx, Tensor) else idx)
     oh = onehot(idx_arr, w.shape[0], w.dtype)                     # (numel, V)
-    out = F.matmul(oh, w)                                         # (numel, D)
-    return F.reshape(out, idx_arr.shape + (w.shape[1],))
+    out = _products.matmul(oh, w)                                         # (numel, D)
+    return _shape.reshape(out, idx_arr.shape + (w.shape[1],))
 
 
 def gelu_tanh(x):
     """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    return 0.5 * x * (1.0 + F.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x * x * x)))
+    return 0.5 * x * (1.0 + _pointwise.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x * x * x)))
 
 
 def binary_cross_entropy_with_logits(x, y):
     """Mean of (1 - y) x + log(1 + exp(-x)) written with max/abs for stability."""
-    sp = F.relu(-x) + F.log(1.0 + F.exp(-F.abs(x)))
-    return F.mean((1.0 - y) * x + sp)
+    sp = _pointwise.relu(-x) + _pointwise.log(1.0 + _pointwise.exp(-_pointwise.abs(x)))
+    return _reductions.mean((1.0 - y) * x + sp)

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from ..random import rng as _rng
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 
 def _arr(tensor):

@@ -7,7 +7,7 @@ Results of ops on a Parameter are plain Tensors, as in PyTorch.
 import numpy as np
 
 from ..core.tensor_base import TensorBase
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 
 class Parameter(Tensor, keep_type=False):

@@ -27,36 +27,36 @@ requires grad may not be changed under grad mode (RuntimeError, as PyTorch).
 # require grad (no grad_fn) changed in place by a tensor that does is not traced back
 # to its base; `base[idx] = value` (setitem) is the way to write into such a base.
 """
-import weakref
 
 import numpy as np
-
+import weakref
+from . import _args
+from .rules import pointwise as E
+from .xp import namespace as _xp
 from .. import dtypes as _dt
-from .. import random as _random
 from ..core import grad_mode, rebase
 from ..core.engine import sum_to
 from ..core.hooks import RetainGrad
 from ..core.record import apply
-from ..core.state import anywhere, state
-from ..core.tensor_base import TensorBase, like, to_array
-from .rules import pointwise as E
-from . import functions as F
-from . import promotion as P
-from .xp import namespace as _xp
+from ..core.state import state
+from ..core.tensor_base import TensorBase, like
+
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
 VIEW_LEAF_ERROR = ("a view of a leaf Variable that requires grad is being used in an "
                    "in-place operation.")
+
+
 OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor "
                  "refers to a single memory location. Please clone() the tensor before "
                  "performing the operation.")
 
-_tname = _dt.torch_name
-
 
 def _cast_error(src, dst):
-    return RuntimeError(f"result type {_tname(src)} can't be cast to the desired output type "
-                        f"{_tname(dst)}")
+    return RuntimeError(f"result type {_args._tname(src)} can't be cast to the desired output type "
+                        f"{_args._tname(dst)}")
 
 
 def _shape_error(self_shape, shape):
@@ -153,6 +153,7 @@ MULTI_VIEW_ERROR = (
     "output of a function that returns multiple views. Such functions do not allow the "
     "output views to be modified inplace. You should replace the inplace operation by an "
     "out-of-place one.")
+
 
 # Nodes made by in-place ops (their input `old` may share the output's memory without
 # being a view relation), as opposed to the fresh view nodes `_refresh_views` makes.
@@ -300,261 +301,9 @@ def _set_fw(self, tan):
 
 def _other(o):
     """An operand: Tensors pass, numbers stay numbers, arrays become tensors."""
-    return F._arg(o)
+    return _args._arg(o)
 
 
 def _needs_old(op, index=0):
     """Does the table entry's backward read input `index` (its `reads` declaration)?"""
     return op.reads_input(index)
-
-
-def _table_method(method, op, fname):
-    """Name a generated in-place method `fname` and document it by its table entry."""
-    method.__name__ = fname
-    method.__doc__ = f"In-place {op.name} (table entry `{op.name}`); returns self."
-    return method
-
-
-# ---- arithmetic ----------------------------------------------------------------
-def _binary_inplace(op, ufunc, fname, mode=P.ARITH):
-    def method(self, other, *, alpha=None):
-        if (alpha is None and isinstance(other, TensorBase)
-                and not (anywhere.duals and state.dual is not None)
-                and not (state.grad_enabled and (self._rg or other._rg))):
-            # the update loop's `p.data -= lr * p.grad` (float, same dtype and shape,
-            # nothing recorded): the general path's own no-graph branch below, one ufunc
-            # call, without its closures and checks (~2 us of ~6 per parameter, measured)
-            a, b = self._data, other._data
-            if (a.dtype is b.dtype and a.dtype.kind == "f" and a.shape == b.shape
-                    and a.flags.writeable):
-                ufunc(a, b, out=a)
-                self._version[0] += 1
-                return self
-        o = _other(other)
-        if alpha is not None and alpha != 1:
-            o = o * alpha
-        # torch's promotion decides the computation dtype and refuses a result of a
-        # higher category than self's (P.inplace_other); the cast back is then safe
-        o = P.inplace_other(mode, self, o)
-        arr = o._data if isinstance(o, TensorBase) else o
-        return _inplace(
-            self, lambda x: apply(op, *P.operands(mode, x, o)), (o,), needs_old=_needs_old(op),
-            fast=lambda out: ufunc(out, arr, out=out, casting="unsafe"), casting="unsafe")
-    return _table_method(method, op, fname)
-
-
-add_ = _binary_inplace(E.add, np.add, "add_")
-sub_ = _binary_inplace(E.sub, np.subtract, "sub_", P.SUB)
-_mul_ = _binary_inplace(E.mul, np.multiply, "mul_")
-_div_ = _binary_inplace(E.div, np.true_divide, "div_", P.DIV)
-remainder_ = _binary_inplace(E.remainder, np.remainder, "remainder_", "remainder")
-fmod_ = _binary_inplace(E.fmod, np.fmod, "fmod_", "fmod")
-
-
-def _nondiff_inplace(f, ufunc, fname):
-    """The in-place form of a function without a gradient (floor_divide, bitwise_and...),
-    with torch's promotion and output-dtype check (its mode is the function's name)."""
-    def method(self, other):
-        o = P.inplace_other(f.__name__, self, _other(other))
-        arr = o._data if isinstance(o, TensorBase) else o
-        return _inplace(self, lambda x: f(x, o), (o,), needs_old=False,
-                        fast=lambda out: ufunc(out, arr, out=out, casting="unsafe"),
-                        casting="unsafe")
-    method.__name__ = fname
-    method.__doc__ = f"In-place {f.__name__}; returns self."
-    return method
-
-
-floor_divide_ = _nondiff_inplace(F.floor_divide, np.floor_divide, "floor_divide_")
-bitwise_and_ = _nondiff_inplace(F.bitwise_and, np.bitwise_and, "bitwise_and_")
-bitwise_or_ = _nondiff_inplace(F.bitwise_or, np.bitwise_or, "bitwise_or_")
-bitwise_xor_ = _nondiff_inplace(F.bitwise_xor, np.bitwise_xor, "bitwise_xor_")
-
-
-def mul_(self, other):
-    return _mul_(self, other)
-
-
-def div_(self, other, *, rounding_mode=None):
-    if rounding_mode is None:
-        return _div_(self, other)
-    if rounding_mode not in ("trunc", "floor"):
-        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
-                           f"'floor' but found '{rounding_mode}'")
-    o = _other(other)
-    if state.grad_enabled and (self._rg or (isinstance(o, TensorBase) and o._rg)):
-        raise NotImplementedError("div_ with rounding_mode on tensors that require grad")
-    arr = o._data if isinstance(o, TensorBase) else o
-    rnd = np.trunc if rounding_mode == "trunc" else np.floor
-
-    def fast(out):
-        if out.dtype.kind in "iu" and rounding_mode == "floor":
-            np.floor_divide(out, arr, out=out, casting="same_kind")
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                np.copyto(out, rnd(np.true_divide(out, arr)), casting="unsafe")
-
-    return _inplace(self, None, (o,), fast=fast)
-
-
-def pow_(self, exponent):
-    o = P.inplace_other("pow", self, _other(exponent))
-    return _inplace(self, lambda x: F.pow(x, o), (o,), needs_old=True, casting="unsafe")
-
-
-def _unary_inplace(op, fname):
-    def method(self):
-        return _inplace(self, lambda x: apply(op, x), (), needs_old=_needs_old(op))
-    return _table_method(method, op, fname)
-
-
-exp_ = _unary_inplace(E.exp, "exp_")
-log_ = _unary_inplace(E.log, "log_")
-sqrt_ = _unary_inplace(E.sqrt, "sqrt_")
-rsqrt_ = _unary_inplace(E.rsqrt, "rsqrt_")
-abs_ = _unary_inplace(E.abs, "abs_")
-sin_ = _unary_inplace(E.sin, "sin_")
-cos_ = _unary_inplace(E.cos, "cos_")
-tanh_ = _unary_inplace(E.tanh, "tanh_")
-sigmoid_ = _unary_inplace(E.sigmoid, "sigmoid_")
-relu_ = _unary_inplace(E.relu, "relu_")
-neg_ = _unary_inplace(E.neg, "neg_")
-sign_ = _unary_inplace(E.sign, "sign_")
-
-
-def clamp_(self, min=None, max=None):
-    bounds = tuple(b for b in (min, max) if isinstance(b, TensorBase))
-    return _inplace(self, lambda x: F.clamp(x, min, max), bounds, needs_old=True)
-
-
-def clamp_min_(self, min):
-    return clamp_(self, min=min)
-
-
-def clamp_max_(self, max):
-    return clamp_(self, max=max)
-
-
-def addcmul_(self, tensor1, tensor2, *, value=1):
-    """self += value * tensor1 * tensor2 (used by optimizers)."""
-    return add_(self, tensor1 * tensor2 if value == 1 else tensor1 * tensor2 * value)
-
-
-def addcdiv_(self, tensor1, tensor2, *, value=1):
-    """self += value * tensor1 / tensor2 (used by optimizers)."""
-    return add_(self, tensor1 / tensor2 if value == 1 else tensor1 / tensor2 * value)
-
-
-def lerp_(self, end, weight):
-    """self += weight * (end - self)."""
-    e, w = _other(end), _other(weight)
-    return _inplace(self, lambda x: x + w * (e - x), (e, w), needs_old=False)
-
-
-# ---- fills and copies: the old value gets a zero gradient ------------------------
-def _replace(self, value, others, casting="same_kind"):
-    """self[...] = value (broadcast): `where(True, value, old)` through the table, so the
-    value receives the gradient and the old history receives zeros."""
-    mask = np.ones(self._data.shape, dtype=bool)
-
-    def compute(x):
-        v = value
-        if isinstance(v, TensorBase) and v._data.dtype != x._data.dtype and x._data.dtype.kind == "f" \
-                and v._data.dtype.kind == "f":
-            v = v.to(x._data.dtype)
-        return apply(E.where, mask, v, x)
-
-    return _inplace(self, compute, others, needs_old=False, casting=casting)
-
-
-def fill_(self, value):
-    if isinstance(value, TensorBase):
-        if value._data.ndim != 0:
-            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
-                               f"with {value._data.ndim} dimensions.")
-        return _replace(self, value, (value,))
-    v = value.item() if isinstance(value, np.generic) else value
-    if isinstance(v, float) and self._data.dtype.kind in "iub":
-        v = int(v) if self._data.dtype.kind != "b" else bool(v)  # PyTorch truncates
-    return _inplace(self, lambda x: apply(E.where, np.ones(x._data.shape, bool), v, x),
-                    (), needs_old=False, casting="unsafe",
-                    fast=lambda out: out.fill(v))
-
-
-def zero_(self):
-    return fill_(self, 0)
-
-
-def copy_(self, src, non_blocking=False):
-    """Copy src's values (broadcast, cast to self's dtype) into self."""
-    s = src if isinstance(src, TensorBase) else like(self, to_array(src))
-    try:
-        np.broadcast_to(s._data, self._data.shape)
-    except ValueError:
-        raise RuntimeError(f"The size of tensor a ({list(self._data.shape)}) must match the "
-                           f"size of tensor b ({list(s._data.shape)}) for copy_ (src must be "
-                           "broadcastable to self)") from None
-
-    def fast(out):
-        np.copyto(out, s._data, casting="unsafe")
-
-    if s._rg and s._data.dtype.kind == "f" and self._data.dtype.kind == "f" \
-            and s._data.dtype != self._data.dtype:
-        s_cast = s.to(self._data.dtype)  # a differentiable cast: the gradient flows to src
-        return _replace(self, s_cast, (s,), casting="unsafe")
-    return _inplace(self, lambda x: apply(
-        E.where, np.ones(x._data.shape, bool), s, x), (s,), needs_old=False,
-        casting="unsafe", fast=fast)
-
-
-def masked_fill_(self, mask, value):
-    m = mask._data if isinstance(mask, TensorBase) else np.asarray(mask)
-    if m.dtype != np.bool_:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
-                           f"dtype {m.dtype}")
-    try:
-        np.broadcast_to(m, self._data.shape)
-    except ValueError:
-        raise _shape_error(self._data.shape, np.broadcast_shapes(m.shape, self._data.shape)) \
-            from None
-    if isinstance(value, TensorBase) and value._data.ndim != 0:
-        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
-                           f"tensor with {value._data.ndim} dimension(s).")
-    v = value if isinstance(value, TensorBase) else (
-        value.item() if isinstance(value, np.generic) else value)
-    others = (v,) if isinstance(v, TensorBase) else ()
-
-    def compute(x):
-        vv = v
-        if isinstance(vv, TensorBase) and vv._data.dtype != x._data.dtype:
-            vv = vv.to(x._data.dtype)
-        return apply(E.where, np.broadcast_to(m, x._data.shape), vv, x)
-
-    return _inplace(self, compute, others, needs_old=False, casting="unsafe")
-
-
-# ---- random fills (no gradient w.r.t. anything: the old value gets zeros) -----------
-def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    arr = _random.rng(generator).normal(mean, std, size=self._data.shape)
-    return _random_fill(self, arr)
-
-
-def uniform_(self, a=0.0, b=1.0, *, generator=None):
-    arr = _random.rng(generator).uniform(a, b, size=self._data.shape)
-    return _random_fill(self, arr)
-
-
-def _random_fill(self, arr):
-    if self._data.dtype.kind != "f":
-        raise RuntimeError(f"random fill expects a floating point tensor, got "
-                           f"{_dt.name(self._data.dtype)}")
-    arr = arr.astype(self._data.dtype, copy=False)
-
-    def fast(out):
-        np.copyto(out, arr)
-
-    return _inplace(self, lambda x: apply(
-        E.where, np.ones(x._data.shape, bool), arr, x), (),
-        needs_old=False, fast=fast)
-
-

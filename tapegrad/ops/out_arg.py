@@ -56,8 +56,8 @@ def write_out(name, out, res):
     """Write the result `res` into `out` (torch's rules) and return `out`."""
     if not isinstance(out, TensorBase):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    src = res.detach().numpy()
-    dst = out.detach().numpy()
+    src = res._data
+    dst = out._data
     if src.dtype != dst.dtype and not _can_cast(src.dtype, dst.dtype):
         raise _cast_error(src.dtype, dst.dtype)
     if src.shape != dst.shape:

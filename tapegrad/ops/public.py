@@ -27,13 +27,16 @@ What follows from a declaration:
   no method of, e.g. `cat`), which tests/test_declarations.py checks against the class.
 
 The Tensor method itself is one line in its family's section of `class Tensor`
-(`tensor.py`), so a reader of the class sees the whole API.
+(`_tensor.py`), so a reader of the class sees the whole API.
 """
+import sys
+
+from .inplace import write_into
 from .out_arg import with_out
 
 EXPORTS = {}  # torch name -> the callable `tg.<name>` is (the out= form where declared)
 METHODS = {}  # torch name -> the function `Tensor.<name>` must be
-FAMILIES = {}  # torch name -> the module that declares it (the op's home)
+FAMILIES = {}  # torch name -> the module that declares it (the op's home), methods included
 
 
 def _rename(fn, name):
@@ -47,36 +50,41 @@ def _rename(fn, name):
     return fn
 
 
-def _register(fn, name, out, method, aliases, module):
+def _register(fn, name, out, method, aliases, module, function=True):
     for n in (name,) + tuple(aliases):
-        if n in EXPORTS:
+        if n in FAMILIES:
             raise RuntimeError(f"ops: {n!r} is declared twice ({FAMILIES[n]} and {module})")
-        EXPORTS[n] = with_out(fn, n) if out else fn
+        if function:
+            EXPORTS[n] = with_out(fn, n) if out else fn
         FAMILIES[n] = module
         if method:
             METHODS[n] = fn
 
 
-def public(fn=None, *, name=None, out=False, method=True, aliases=()):
+def public(fn=None, *, name=None, out=False, method=True, function=True, aliases=()):
     """Declare `fn` as the public op `name` (default: fn's name); usable as a decorator
-    with or without arguments. Returns `fn` itself, renamed."""
+    with or without arguments. Returns `fn` itself, renamed. `function=False`: a Tensor
+    method only (`x.add_`, `x.view`: torch has no `torch.view`)."""
+    module = sys._getframe(1).f_globals.get("__name__")  # the family file declaring it
+
     def declare(f):
         n = name or f.__name__
-        _register(_rename(f, n), n, out, method, aliases, f.__module__)
+        if "<locals>" in getattr(f, "__qualname__", ""):
+            f.__module__ = module  # made by a factory elsewhere: its home is the family
+        _register(_rename(f, n), n, out, method, aliases, module, function)
         return f
     return declare if fn is None else declare(fn)
 
 
-def public_inplace(fn, *, name=None, method=True, aliases=()):
+def public_inplace(fn, *, name=None, method=True, function=True, aliases=()):
     """Declare the in-place form of the public function `fn`: `fn_(self, *args, **kw)`
     computes `fn(self, *args, **kw)` and writes it into self. Returns the new function."""
-    from .inplace import write_into  # inplace.py imports the op families' functions
-
     def inplace_form(self, *args, **kwargs):
         return write_into(self, lambda x: fn(x, *args, **kwargs), args, kwargs)
 
     n = name or fn.__name__ + "_"
     inplace_form.__doc__ = f"{fn.__name__} in place: self = {fn.__name__}(self, ...); returns self."
-    inplace_form.__module__ = fn.__module__
-    _register(_rename(inplace_form, n), n, False, method, aliases, fn.__module__)
+    module = sys._getframe(1).f_globals.get("__name__")
+    inplace_form.__module__ = module
+    _register(_rename(inplace_form, n), n, False, method, aliases, module, function)
     return inplace_form

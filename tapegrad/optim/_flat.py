@@ -19,7 +19,7 @@ state replaced by hand), the optimizer takes the per-parameter path for that ste
 """
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["FlatPack"]
 

@@ -13,7 +13,7 @@ is 1.0 by default, as in the paper):
 """
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .optimizer import Optimizer, _no_grad_step
 
 __all__ = ["Adadelta", "adadelta"]

@@ -14,7 +14,7 @@ the first step), and lazily for parameter groups added later.
 """
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .optimizer import Optimizer, _no_grad_step
 
 __all__ = ["Adagrad", "adagrad"]

@@ -18,7 +18,7 @@ is accepted for torch's signature; it selects nothing more.
 """
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ._arrays import lerp_
 from ._flat import FlatPack
 from .optimizer import Optimizer, _no_grad_step

@@ -11,7 +11,7 @@ Per parameter p with gradient g, step t = 1, 2, ... (PyTorch's formulation):
 """
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ._arrays import lerp_
 from .optimizer import Optimizer, _no_grad_step
 

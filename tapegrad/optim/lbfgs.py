@@ -17,7 +17,7 @@ stored as Tensors so `state_dict()` can be saved.
 """
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .optimizer import Optimizer, _no_grad_step
 
 __all__ = ["LBFGS"]

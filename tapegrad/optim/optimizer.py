@@ -19,7 +19,7 @@ import numpy as np
 
 from ..autograd.why_no_grad import warn_on_first_step
 from ..core.grad_mode import enable_grad, recording_off
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ._arrays import scalar_dtype
 
 __all__ = ["Optimizer", "required"]

@@ -12,7 +12,7 @@ Per parameter p with gradient g (PyTorch's formulation):
 """
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ._arrays import lerp_
 from .optimizer import Optimizer, _no_grad_step
 

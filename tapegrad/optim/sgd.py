@@ -13,7 +13,7 @@ The update, per parameter p with gradient g (PyTorch's formulation):
 """
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .optimizer import Optimizer, _no_grad_step, required
 
 __all__ = ["SGD", "sgd"]

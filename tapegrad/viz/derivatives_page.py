@@ -10,7 +10,7 @@ tests/test_derivatives_page.py fails when the page and the table differ.
 """
 import sys
 
-from .. import tensor as _tensor  # noqa: F401  (importing the facade registers every table)
+from .. import _tensor  # noqa: F401  (importing the facade registers every table)
 from ..ops.registry import OPS
 
 __all__ = ["page", "main"]

@@ -25,7 +25,7 @@ import shutil
 from collections import deque
 
 from ..core.standin import value_key
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ..value import Value
 from .explain import param_names, value_names
 

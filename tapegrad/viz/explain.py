@@ -35,7 +35,7 @@ import sys
 import numpy as np
 
 from ..autograd import backward_checks
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ..value import Value, run_backward, topo_order
 from .rules_text import VALUE_TEXT
 

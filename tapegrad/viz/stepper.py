@@ -44,7 +44,7 @@ import numpy as np
 
 from ..autograd import backward_checks
 from ..core.engine import sum_to
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ..value import Value, run_backward, topo_order
 from . import stepper_check, stepper_page
 from .explain import _summed_axes, formula, num, param_names, rule_text, value_line, value_names

@@ -11,10 +11,13 @@ import numpy as np
 
 from ...core import tape as _tape
 from ...core.record import apply
+from ...ops import pointwise as _pointwise
+from ...ops import products as _products
+from ...ops import reductions as _reductions
+from ...ops import shape as _shape
 from ...ops.rules import attention as _A
-from ...ops import functions as F
 from ...random import rng
-from ...tensor import Tensor
+from ..._tensor import Tensor
 
 __all__ = ["fused_scaled_dot_product_attention", "sdpa_reference"]
 
@@ -43,7 +46,7 @@ def fused_scaled_dot_product_attention(query, key, value, attn_mask=None, dropou
         # rule as F.dropout, written here so that this module does not import functional).
         p = sdpa_reference(query, key, value, attn_mask, is_causal, scale, probs_only=True)
         keep = _tape.host(_keep_mask, tuple(p.shape), p.dtype, dropout_p)  # tg.compile
-        return F.matmul(p * Tensor._of(keep), value)
+        return _products.matmul(p * Tensor._of(keep), value)
     return apply(_A.scaled_dot_product_attention, query, key, value,
                  attn_mask=_mask_array(attn_mask), is_causal=bool(is_causal), scale=scale)
 
@@ -53,16 +56,16 @@ def sdpa_reference(query, key, value, attn_mask=None, is_causal=False, scale=Non
     """The composite: every step its own node, differentiated by the generic rules."""
     _check(query, key, value)
     sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    s = F.matmul(query, F.transpose(key, -1, -2)) * sc                  # (..., T, S)
+    s = _products.matmul(query, _shape.transpose(key, -1, -2)) * sc                  # (..., T, S)
     T, S = query.shape[-2], key.shape[-2]
     if is_causal:
         keep = _tape.const(np.tril(np.ones((T, S), dtype=bool)))  # from shapes only
-        s = F.where(keep, s, float("-inf"))
+        s = _pointwise.where(keep, s, float("-inf"))
     m = _mask_array(attn_mask)
     if m is not None:
-        s = F.where(m, s, float("-inf")) if m.dtype == np.bool_ else s + Tensor._of(m)
-    p = F.softmax(s, -1)
-    return p if probs_only else F.matmul(p, value)                        # (..., T, Dv)
+        s = _pointwise.where(m, s, float("-inf")) if m.dtype == np.bool_ else s + Tensor._of(m)
+    p = _reductions.softmax(s, -1)
+    return p if probs_only else _products.matmul(p, value)                        # (..., T, Dv)
 
 
 def _keep_mask(shape, dtype, dropout_p):

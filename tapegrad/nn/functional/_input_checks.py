@@ -1,6 +1,6 @@
 """`_t`: the check that a functional's argument is a Tensor (torch's TypeError), shared by
 the functional sections."""
-from ...tensor import Tensor
+from ..._tensor import Tensor
 
 
 def _t(x, name="input"):

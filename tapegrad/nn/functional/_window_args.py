@@ -3,8 +3,8 @@
 and loses it on the way out (`_batched`, `_unbatch`)."""
 import numbers
 
-from ...ops import functions as _F
-from ...tensor import Tensor
+from ..._tensor import Tensor
+from ...ops import shape as _shape
 
 
 def _tensor(x):
@@ -39,11 +39,11 @@ def _batched(x, name, nd):
     if x.ndim == nd:
         return x, False
     if x.ndim == nd - 1:
-        return _F.reshape(x, (1,) + tuple(x.shape)), True
+        return _shape.reshape(x, (1,) + tuple(x.shape)), True
     raise RuntimeError(f"{name}: expected {nd - 1}D (unbatched) or {nd}D (batched) input, "
                        f"but got input of size: {list(x.shape)}")
 
 
 
 def _unbatch(y, was):
-    return _F.reshape(y, tuple(y.shape[1:])) if was else y
+    return _shape.reshape(y, tuple(y.shape[1:])) if was else y

@@ -13,12 +13,14 @@ import numpy as np
 
 from ...core import tape as _tape
 from ...core.record import apply
-from ...ops import functions as _F
+
 from ...ops import inplace as _IP
-from ...ops import inplace_more as _IM
+
 from ...ops.rules import nn as _K
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ._input_checks import _t
+from ...ops import pointwise as _pointwise
+from ...ops import reductions as _reductions
 
 
 # torch's SELU constants (Klambauer et al. 2017)
@@ -55,7 +57,7 @@ def _dim(dim, ndim):
 
 def _in_place(input, fn):
     """fn(input) written back into input (the `inplace=True` forms)."""
-    return _IM.inplace_of(input, fn)
+    return _pointwise.inplace_of(input, fn)
 
 
 def glu(input, dim=-1):
@@ -68,13 +70,13 @@ def glu(input, dim=-1):
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
                            f"{x.shape[d]}")
     a, b = x.chunk(2, d)
-    return a * _F.sigmoid(b)
+    return a * _pointwise.sigmoid(b)
 
 
 def _softplus(x):
     """log(1 + exp(x)) without overflow, slope 1/2 at 0 (no threshold: exact everywhere)."""
     pos = x._data > 0
-    return _F.where(pos, x, 0.0) + _F.log1p(_F.exp(_F.where(pos, -x, x)))
+    return _pointwise.where(pos, x, 0.0) + _pointwise.log1p(_pointwise.exp(_pointwise.where(pos, -x, x)))
 
 
 def mish(input, inplace=False):
@@ -82,7 +84,7 @@ def mish(input, inplace=False):
     x = _floating(_named_t(input, "mish"), "mish_cpu")
     if inplace:
         return _in_place(x, mish)
-    return x * _F.tanh(_softplus(x))
+    return x * _pointwise.tanh(_softplus(x))
 
 
 def hardswish(input, inplace=False):
@@ -93,7 +95,7 @@ def hardswish(input, inplace=False):
         return _in_place(x, hardswish)
     d = x._data
     mid = x * (x + 3.0) / 6.0
-    return _F.where(d <= -3.0, x * 0.0, _F.where(d < 3.0, mid, x))  # -inf * 0: NaN, as torch
+    return _pointwise.where(d <= -3.0, x * 0.0, _pointwise.where(d < 3.0, mid, x))  # -inf * 0: NaN, as torch
 
 
 def hardsigmoid(input, inplace=False):
@@ -104,15 +106,15 @@ def hardsigmoid(input, inplace=False):
         return _in_place(x, hardsigmoid)
     d = x._data
     outside = np.where(np.isnan(d), d, d >= 3.0).astype(d.dtype)  # 1 above, 0 below, NaN
-    return _F.where((d > -3.0) & (d < 3.0), (x + 3.0) / 6.0, outside)
+    return _pointwise.where((d > -3.0) & (d < 3.0), (x + 3.0) / 6.0, outside)
 
 
 def _elu(x, alpha, scale=1.0, input_scale=1.0):
     """scale * (x for x > 0, alpha (exp(input_scale x) - 1) otherwise); the slope at 0 is
     the negative branch's, as torch's elu_backward (x <= 0)."""
     pos = x._data > 0
-    neg = _F.where(pos, 0.0, x)  # exp only of non-positive values (no overflow)
-    y = _F.where(pos, x, alpha * _F.expm1(neg * input_scale))
+    neg = _pointwise.where(pos, 0.0, x)  # exp only of non-positive values (no overflow)
+    y = _pointwise.where(pos, x, alpha * _pointwise.expm1(neg * input_scale))
     return y * scale if scale != 1.0 else y
 
 
@@ -151,15 +153,15 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
     (restated here: functional.py imports this module, not the other way round)."""
     def ht(v):
         inside = (v._data > min_val) & (v._data < max_val)
-        y = _F.clamp(v, min_val, max_val)
-        return _F.where(inside, y, y.detach())
+        y = _pointwise.clamp(v, min_val, max_val)
+        return _pointwise.where(inside, y, y.detach())
     return _in_place(_named_t(input, "hardtanh_"), ht)
 
 
 def softsign(input):
     """x / (1 + |x|)."""
     x = _named_t(input, "softsign")
-    return x / (1.0 + _F.abs(x))
+    return x / (1.0 + _pointwise.abs(x))
 
 
 def _check_lambd(x, lambd):
@@ -177,19 +179,19 @@ def softshrink(input, lambd=0.5):
     _check_lambd(x, lambd)
     d = x._data
     # x * 0 in the middle: a NaN stays NaN, as in torch
-    return _F.where(d > lambd, x - lambd, _F.where(d < -lambd, x + lambd, x * 0.0))
+    return _pointwise.where(d > lambd, x - lambd, _pointwise.where(d < -lambd, x + lambd, x * 0.0))
 
 
 def hardshrink(input, lambd=0.5):
     """x where |x| > lambd, else 0 (torch's backward: zero on [-lambd, lambd])."""
     x = _floating(_named_t(input, "hardshrink"), "hardshrink_cpu")
     d = x._data
-    return _F.where((d >= -lambd) & (d <= lambd), x * 0.0, x)  # NaN passes, as torch
+    return _pointwise.where((d >= -lambd) & (d <= lambd), x * 0.0, x)  # NaN passes, as torch
 
 
 def tanhshrink(input):
     x = _named_t(input, "tanhshrink")
-    return x - _F.tanh(x)
+    return x - _pointwise.tanh(x)
 
 
 def logsigmoid(input):
@@ -205,7 +207,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
         warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
                       "call to include dim=X as an argument.", stacklevel=_stacklevel)
         dim = 0 if x.ndim in (0, 1, 3) else 1  # torch's legacy implicit choice
-    return _F.softmax(-x, dim, dtype=dtype)
+    return _reductions.softmax(-x, dim, dtype=dtype)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -220,7 +222,7 @@ def _threshold(x, threshold, value):
     # value in x's dtype: torch's threshold keeps an integer input integer
     # torch's test is x <= threshold (a NaN passes through); value in x's dtype (an integer
     # input stays integer)
-    return _F.where(x._data <= threshold, np.asarray(value).astype(x._data.dtype), x)
+    return _pointwise.where(x._data <= threshold, np.asarray(value).astype(x._data.dtype), x)
 
 
 def threshold_(input, threshold, value):
@@ -244,7 +246,7 @@ def prelu(input, weight):
         w = w.reshape((C,) + (1,) * (x.ndim - 2))
     else:  # one slope: a scalar, so a 0-d input stays 0-d
         w = w.reshape(())
-    return _F.where(x._data > 0, x, w * x)
+    return _pointwise.where(x._data > 0, x, w * x)
 
 
 def _check_bounds(lower, upper):
@@ -266,10 +268,10 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if inplace:
         return _in_place(x, lambda v: rrelu(v, lower, upper, training))
     if not training:
-        return _F.where(x._data > 0, x, x * ((lower + upper) / 2))  # leaky_relu's slope rule
+        return _pointwise.where(x._data > 0, x, x * ((lower + upper) / 2))  # leaky_relu's slope rule
     # a tg.compile replay draws the slopes again, from the same generator, in order
     a = _tape.host(_rrelu_slopes, tuple(x.shape), x._data.dtype, lower, upper)
-    return _F.where(x._data > 0, x, x * a)
+    return _pointwise.where(x._data > 0, x, x * a)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -289,7 +291,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     g = _tape.host(_gumbels, tuple(x.shape), x._data.dtype)
-    y_soft = _F.softmax((x + g) / tau, dim)
+    y_soft = _reductions.softmax((x + g) / tau, dim)
     if not hard:
         return y_soft
     d = _dim(dim, x.ndim)
@@ -308,13 +310,13 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
 # ---- activations ---------------------------------------------------------------------
 def relu(input, inplace=False):
     """max(x, 0); the gradient passes where x > 0 (NOTE: relu'(0) = 0, as in PyTorch)."""
-    return relu_(input) if inplace else _F.relu(input)
+    return relu_(input) if inplace else _pointwise.relu(input)
 
 
 
 def relu_(input):
     """max(x, 0) in place (torch.nn.functional.relu_)."""
-    return _IP.relu_(input)
+    return _pointwise.relu_(input)
 
 
 
@@ -328,12 +330,12 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     as PyTorch's hardtanh_backward does (clamp's passes at the bounds too)."""
     x = _t(input)
     if inplace:
-        return _IM.inplace_of(x, lambda v: hardtanh(v, min_val, max_val))
-    y = _F.clamp(x, min_val, max_val)
+        return _pointwise.inplace_of(x, lambda v: hardtanh(v, min_val, max_val))
+    y = _pointwise.clamp(x, min_val, max_val)
     inside = (x._data > min_val) & (x._data < max_val)
     if inside.all() or not x.requires_grad:
         return y
-    return _F.where(inside, y, y.detach())
+    return _pointwise.where(inside, y, y.detach())
 
 
 
@@ -348,7 +350,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 def leaky_relu_(input, negative_slope=0.01):
     """leaky_relu in place (torch.nn.functional.leaky_relu_; LeakyReLU(inplace=True) as
     DCGAN discriminators build it)."""
-    return _IM.inplace_of(_t(input), lambda v: leaky_relu(v, negative_slope))
+    return _pointwise.inplace_of(_t(input), lambda v: leaky_relu(v, negative_slope))
 
 
 
@@ -363,8 +365,8 @@ def gelu(input, approximate="none"):
 
 def silu(input, inplace=False):
     if inplace:
-        return _IM.inplace_of(_t(input), silu)
-    return input * _F.sigmoid(input)
+        return _pointwise.inplace_of(_t(input), silu)
+    return input * _pointwise.sigmoid(input)
 
 
 
@@ -372,9 +374,9 @@ def elu(input, alpha=1.0, inplace=False):
     """x for x > 0, alpha (exp(x) - 1) otherwise."""
     x = _t(input)
     if inplace:
-        return _IM.inplace_of(x, lambda v: elu(v, alpha))
-    neg = _F.where(x._data > 0, 0.0, x)  # exp only of non-positive values (no overflow)
-    return _F.where(x._data > 0, x, alpha * (_F.exp(neg) - 1.0))
+        return _pointwise.inplace_of(x, lambda v: elu(v, alpha))
+    neg = _pointwise.where(x._data > 0, 0.0, x)  # exp only of non-positive values (no overflow)
+    return _pointwise.where(x._data > 0, x, alpha * (_pointwise.exp(neg) - 1.0))
 
 
 
@@ -384,18 +386,18 @@ def softplus(input, beta=1.0, threshold=20.0):
     bx = x * beta
     # max(bx, 0) + log(1 + exp(-|bx|)), written with where so that the slope at 0 is 1/2
     pos = bx._data > 0
-    soft = (_F.where(pos, bx, 0.0) + _F.log(1.0 + _F.exp(_F.where(pos, -bx, bx)))) / beta
-    return _F.where(bx._data > threshold, x, soft)
+    soft = (_pointwise.where(pos, bx, 0.0) + _pointwise.log(1.0 + _pointwise.exp(_pointwise.where(pos, -bx, bx)))) / beta
+    return _pointwise.where(bx._data > threshold, x, soft)
 
 
 
 def tanh(input):
-    return _F.tanh(input)
+    return _pointwise.tanh(input)
 
 
 
 def sigmoid(input):
-    return _F.sigmoid(input)
+    return _pointwise.sigmoid(input)
 
 
 
@@ -411,7 +413,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the "
                       "call to include dim=X as an argument.", stacklevel=_stacklevel)
         dim = _softmax_dim(x.ndim)
-    return _F.softmax(x, dim, dtype=dtype)
+    return _reductions.softmax(x, dim, dtype=dtype)
 
 
 
@@ -421,4 +423,4 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         warnings.warn("Implicit dimension choice for log_softmax has been deprecated. Change "
                       "the call to include dim=X as an argument.", stacklevel=_stacklevel)
         dim = _softmax_dim(x.ndim)
-    return _F.log_softmax(x, dim, dtype=dtype)
+    return _reductions.log_softmax(x, dim, dtype=dtype)

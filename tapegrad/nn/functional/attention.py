@@ -32,12 +32,12 @@ import warnings
 import numpy as np
 
 from ...core import tape as _tape
-from ...creation import zeros
-from ...ops.functions import where
-from ...ops.index_functions import repeat_interleave
-from ...ops.shape_functions import cat
+from ...ops.creation import zeros
+from ...ops.pointwise import where
+from ...ops.indexing import repeat_interleave
+from ...ops.shape import cat
 from ...random import rng as _rng
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ._fused_attention import fused_scaled_dot_product_attention as _fused
 from .dropout import dropout
 from .linear import linear

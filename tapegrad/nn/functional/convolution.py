@@ -7,8 +7,10 @@ where the forward and the fused backward rules live.
 """
 from ...core.record import apply
 from ...ops.rules import conv as K
-from ...ops import functions as _F
+
 from ._window_args import _batched, _pair, _single, _tensor, _unbatch
+from ...ops import pointwise as _pointwise
+from ...ops import shape as _shape
 
 
 # ---------------------------------------------------------------------------------------
@@ -77,12 +79,12 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         p = padding
     else:
         p = (0, _single(padding))
-    x4 = _F.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
-    w4 = _F.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
+    x4 = _shape.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
+    w4 = _shape.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
     if isinstance(p, str) and p == "same" and _single(stride) != 1:
         raise RuntimeError("conv1d: padding='same' is not supported for strided convolutions")
     y = conv2d(x4, w4, bias, (1, _single(stride)), p, (1, _single(dilation)), groups)
-    y = _F.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+    y = _shape.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
     return _unbatch(y, was)
 
 
@@ -130,7 +132,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     y = apply(K.conv2d_input_grad, x, w, x_shape=x_shape, stride=stride,
               padding=tuple((p, p) for p in padding), dilation=dilation, groups=groups)
     if bias is not None:
-        y = _F.add(y, _F.reshape(_tensor(bias), (1, -1, 1, 1)))
+        y = _pointwise.add(y, _shape.reshape(_tensor(bias), (1, -1, 1, 1)))
     return _unbatch(y, was)
 
 
@@ -142,11 +144,11 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     if w.ndim != 3:
         raise RuntimeError(f"conv_transpose1d: expected a 3-D weight (C_in, C_out/groups, k), "
                            f"got weight of shape {tuple(w.shape)}")
-    x4 = _F.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
-    w4 = _F.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
+    x4 = _shape.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
+    w4 = _shape.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
     y = conv_transpose2d(x4, w4, bias, (1, _single(stride)), (0, _single(padding)),
                          (0, _single(output_padding)), groups, (1, _single(dilation)))
-    y = _F.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+    y = _shape.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
     return _unbatch(y, was)
 
 

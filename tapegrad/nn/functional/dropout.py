@@ -8,11 +8,12 @@ import numpy as np
 
 from ...core import tape as _tape
 from ...core.record import apply
-from ...ops import functions as _F
+
 from ...ops.rules import nn as _K
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ._input_checks import _t
 from ._window_args import _tensor
+from ...ops import pointwise as _pointwise
 
 
 # ---- dropout -------------------------------------------------------------------------
@@ -76,4 +77,4 @@ def dropout2d(input, p=0.5, training=True, inplace=False, generator=None):
     else:
         keep = rng(generator).random(shape) >= p
         mask = keep.astype(x.dtype) * np.asarray(1.0 / (1.0 - p), dtype=x.dtype)
-    return _F.mul(x, Tensor._of(mask))
+    return _pointwise.mul(x, Tensor._of(mask))

@@ -10,13 +10,17 @@ import warnings
 import numpy as np
 
 from ...core.record import apply
-from ...creation import arange, ones_like, zeros_like
-from ...ops import functions as _F
+from ...ops.creation import arange, ones_like, zeros_like
+
 from ...ops.rules import nn as _K
-from ...ops.functions_more3 import pairwise_distance
-from ...tensor import Tensor
+from ...ops.linalg import pairwise_distance
+from ..._tensor import Tensor
 from .._reduction import _REDUCTIONS, _reduce, _reduction
 from ._input_checks import _t
+from ...ops import comparison as _comparison
+from ...ops import pointwise as _pointwise
+from ...ops import reductions as _reductions
+from ...ops import shape as _shape
 
 
 def _class_dim_last(x, target):
@@ -26,10 +30,10 @@ def _class_dim_last(x, target):
     if len(xs) == 2:
         return x, target, None
     if len(xs) == 1:
-        return _F.reshape(x, (1, xs[0])), target.reshape(1), ()
+        return _shape.reshape(x, (1, xs[0])), target.reshape(1), ()
     C = xs[1]
     perm = (0,) + tuple(range(2, len(xs))) + (1,)
-    x2 = _F.reshape(_F.permute(x, perm), (-1, C))
+    x2 = _shape.reshape(_shape.permute(x, perm), (-1, C))
     return x2, target.reshape(-1), (xs[0],) + tuple(xs[2:])
 
 
@@ -89,7 +93,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                 ignore_index=int(ignore_index), label_smoothing=float(label_smoothing),
                 reduction=reduction)
     if reduction == "none" and out_shape is not None:
-        out = _F.reshape(out, out_shape)
+        out = _shape.reshape(out, out_shape)
     return out
 
 
@@ -101,16 +105,16 @@ def _cross_entropy_probs(x, tgt, weight, reduction, label_smoothing, C):
     cdim = 1 if x.ndim > 1 else 0
     if label_smoothing > 0:
         tgt = tgt * (1 - label_smoothing) + label_smoothing / C
-    lsm = _F.log_softmax(x, cdim)
+    lsm = _reductions.log_softmax(x, cdim)
     prod = lsm * tgt
     if weight is not None:
         shape = [1] * x.ndim
         shape[cdim] = C
-        prod = prod * _F.reshape(weight, tuple(shape))
-    loss = -_F.sum(prod, dim=cdim)
+        prod = prod * _shape.reshape(weight, tuple(shape))
+    loss = -_reductions.sum(prod, dim=cdim)
     if reduction == "mean":
         n = x.shape[0] if x.ndim > 1 else 1
-        return _F.sum(loss) / (loss.numel() if x.ndim > 1 else 1) if n else _F.sum(loss)
+        return _reductions.sum(loss) / (loss.numel() if x.ndim > 1 else 1) if n else _reductions.sum(loss)
     return _reduce(loss, reduction)
 
 
@@ -131,7 +135,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     out = apply(_K.nll_loss, x2, t2.astype(np.int64, copy=False), w,
                 ignore_index=int(ignore_index), reduction=reduction)
     if reduction == "none" and out_shape is not None:
-        out = _F.reshape(out, out_shape)
+        out = _shape.reshape(out, out_shape)
     return out
 
 
@@ -162,7 +166,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     """mean(|x - y|); d/dx = sign(x - y) / n (NOTE: 0 where x == y)."""
     reduction = _reduction(reduction, size_average, reduce)
     _check_same_size(input, target, "l1_loss")
-    loss = _F.abs(input - target)
+    loss = _pointwise.abs(input - target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -173,10 +177,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _reduction(reduction, size_average, reduce)
     _check_same_size(input, target, "smooth_l1_loss")
     d = input - target
-    ad = _F.abs(d)
+    ad = _pointwise.abs(d)
     if beta == 0:
         return _reduce(ad, reduction)
-    loss = _F.where(ad._data < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
+    loss = _pointwise.where(ad._data < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
     return _reduce(loss, reduction)
 
 
@@ -185,8 +189,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     reduction = _reduction(reduction)
     _check_same_size(input, target, "huber_loss")
     d = input - target
-    ad = _F.abs(d)
-    loss = _F.where(ad._data <= delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+    ad = _pointwise.abs(d)
+    loss = _pointwise.where(ad._data <= delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -201,16 +205,16 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         red = _reduction(reduction, size_average, reduce)
     x = _t(input)
     if log_target:
-        loss = _F.exp(target) * (target - x)
+        loss = _pointwise.exp(target) * (target - x)
     else:
         t = target if isinstance(target, Tensor) else Tensor._of(np.asarray(target, dtype=x.dtype))
         # NOTE: 0 * log 0 is taken as 0 (xlogy), as PyTorch does
         logt = Tensor._of(np.log(np.where(t._data > 0, t._data, 1.0)).astype(t._data.dtype))
         if t.requires_grad:
-            logt = _F.log(_F.where(t._data > 0, t, 1.0))
+            logt = _pointwise.log(_pointwise.where(t._data > 0, t, 1.0))
         loss = t * (logt - x)
     if red == "batchmean":
-        return _F.sum(loss) / (x.shape[0] if x.ndim else 1)
+        return _reductions.sum(loss) / (x.shape[0] if x.ndim else 1)
     return _reduce(loss, red)
 
 
@@ -277,7 +281,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     reduction = _reduction(reduction, size_average, reduce)
     zeros = zeros_like(input)
     margin_clamp = (margin - input).clamp_min(0)
-    out = _F.where(target != 1, margin_clamp, zeros) + _F.where(target != -1, input, zeros)
+    out = _pointwise.where(target != 1, margin_clamp, zeros) + _pointwise.where(target != -1, input, zeros)
     return _reduce(out, reduction)
 
 
@@ -290,13 +294,13 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
                            "to argument 'target'. This input cannot have requires_grad True.")
     # input first, so a shape mismatch names the sizes in torch's order
-    return _reduce(_F.log1p(_F.exp(-(input * target))), reduction)
+    return _reduce(_pointwise.log1p(_pointwise.exp(-(input * target))), reduction)
 
 
 
 def _logsigmoid(x):
     # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): exact for both signs, as torch's kernel
-    return x.clamp_max(0) - _F.log1p(_F.exp(-x.abs()))
+    return x.clamp_max(0) - _pointwise.log1p(_pointwise.exp(-x.abs()))
 
 
 
@@ -333,8 +337,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     mag2 = (input2 * input2).sum(td) + eps
     cos = prod_sum / (mag1 * mag2).sqrt()
     zeros = zeros_like(cos)
-    out = (_F.where(target == 1, 1 - cos, zeros)
-           + _F.where(target == -1, (cos - margin).clamp_min(0), zeros))
+    out = (_pointwise.where(target == 1, 1 - cos, zeros)
+           + _pointwise.where(target == -1, (cos - margin).clamp_min(0), zeros))
     return _reduce(out, reduction)
 
 
@@ -354,7 +358,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        d_neg = _F.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+        d_neg = _comparison.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
 
 
@@ -365,11 +369,11 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     t log t - t + log(2 pi t) / 2 where t > 1."""
     reduction = _reduction(reduction, size_average, reduce)
     if log_input:
-        loss = _F.exp(input) - target * input
+        loss = _pointwise.exp(input) - target * input
     else:
-        loss = input - target * _F.log(input + eps)
+        loss = input - target * _pointwise.log(input + eps)
     if full:
-        stirling = target * _F.log(target) - target + 0.5 * _F.log(2 * math.pi * target)
+        stirling = target * _pointwise.log(target) - target + 0.5 * _pointwise.log(2 * math.pi * target)
         loss = loss + stirling.masked_fill(target <= 1, 0)
     return _reduce(loss, reduction)
 
@@ -396,7 +400,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     # var - var.detach() is exactly 0 with var's gradient; adding the clamped constant
     # gives torch's clamp_ under no_grad: clamped values, identity gradient
     var = var - var.detach() + var.detach().clamp(min=eps)
-    loss = 0.5 * (_F.log(var) + (input - target) ** 2 / var)
+    loss = 0.5 * (_pointwise.log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
@@ -436,7 +440,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         z = z * z
     if weight is not None:
         z = z * weight[t]
-    z = _F.where(arange(c) != t, z, zeros_like(z))
+    z = _pointwise.where(arange(c) != t, z, zeros_like(z))
     if reduction == "none":
         per = z.mean(dim=1)
         # torch: a 1-D input with a 0-dim target gives a 0-dim loss

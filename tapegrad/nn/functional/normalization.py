@@ -18,11 +18,15 @@ import numpy as np
 
 from ...core import tape as _tape
 from ...core.record import apply, apply_saved
-from ...ops import functions as _F
+
 from ...ops.rules import nn as _K
-from ...out_functions import div as _div_out
-from ...tensor import Tensor
+from ...ops.out_arg import with_out
+from ...ops.pointwise import div as _div
+from ..._tensor import Tensor
 from ._input_checks import _t
+from ...ops import shape as _shape
+
+_div_out = with_out(_div, "div")  # F.normalize(..., out=): torch's out= rules
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -135,7 +139,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         shift = shift * weight
     if bias is not None:
         shift = shift + bias
-    return x * _F.reshape(scale, shape) + _F.reshape(shift, shape)
+    return x * _shape.reshape(scale, shape) + _shape.reshape(shift, shape)
 
 
 

@@ -16,11 +16,12 @@ import numbers
 import numpy as np
 
 from ...core.record import apply, apply_saved
-from ...creation import tensor as _index_tensor
+from ...ops.creation import tensor as _index_tensor
 from ...ops.rules import conv as K
-from ...ops import functions as _F
-from ...tensor import Tensor
+
+from ..._tensor import Tensor
 from ._window_args import _batched, _pair, _single, _tensor, _unbatch
+from ...ops import shape as _shape
 
 
 def _windows(n, out):
@@ -174,12 +175,12 @@ def adaptive_avg_pool2d(input, output_size):
 
 def _as4d_1d(x, name):
     x, was = _batched(_tensor(x), name, 3)
-    return _F.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2])), was
+    return _shape.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2])), was
 
 
 
 def _from4d_1d(y, was):
-    y = _F.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+    y = _shape.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
     return _unbatch(y, was)
 
 

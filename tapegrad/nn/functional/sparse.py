@@ -3,9 +3,9 @@ scatter-add) and `one_hot` (ops/index_functions.py)."""
 import numpy as np
 
 from ...core.record import apply
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ...ops.rules import nn as _K
-from ...ops.index_functions import one_hot  # noqa: F401  (F.one_hot is torch's name)
+from ...ops.indexing import one_hot  # noqa: F401  (F.one_hot is torch's name)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,

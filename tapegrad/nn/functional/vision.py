@@ -26,9 +26,9 @@ import math
 
 import numpy as np
 
-from ...ops.index_functions import index_select
-from ...ops.shape_functions import pad  # noqa: F401  (F.pad: one implementation, in ops)
-from ...tensor import Tensor
+from ...ops.indexing import index_select
+from ...ops.shape import pad  # noqa: F401  (F.pad: one implementation, in ops)
+from ..._tensor import Tensor
 
 
 _LINEAR = {"linear": 3, "bilinear": 4, "trilinear": 5}

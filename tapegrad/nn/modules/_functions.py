@@ -20,7 +20,7 @@ import numpy as np
 
 from ...autograd import no_grad
 from ...distributed.nn.functional import all_reduce
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .._public_ops import cat
 
 

@@ -15,10 +15,10 @@ import functools
 
 import numpy as np
 
-from ... import creation as _c
 from .. import functional as F
 from .._public_ops import cat, relu, sigmoid, tanh
 from .._split import split_cat
+from ...ops import creation as _creation
 
 
 def rnn_tanh_step(gi, state, w_hh, b_hh):
@@ -38,7 +38,7 @@ def _lstm_gate_consts(H, dtype):
     half = np.full(H, 0.5, dtype)
     scale = np.concatenate([half, half, np.ones(H, dtype), half])
     shift = np.concatenate([half, half, np.zeros(H, dtype), half])
-    return _c.tensor(scale), _c.tensor(shift)
+    return _creation.tensor(scale), _creation.tensor(shift)
 
 
 def lstm_step(gi, state, w_hh, b_hh, w_hr=None):

@@ -17,7 +17,7 @@ from ... import distributed as dist
 from ... import dtypes as _dt
 from ...autograd import no_grad
 from ...core import tape as _tape
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ._functions import _sync_batch_norm

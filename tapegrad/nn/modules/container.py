@@ -7,7 +7,7 @@ names and state_dict keys are the same as PyTorch's: `0.weight`, `2.bias`, ...
 from collections import OrderedDict
 from collections.abc import Mapping
 
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module
 

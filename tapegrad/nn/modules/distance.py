@@ -1,6 +1,6 @@
 """torch.nn.modules.distance: `CosineSimilarity` and `PairwiseDistance`, modules over
 the functionals `F.cosine_similarity` and `F.pairwise_distance`."""
-from ...ops.functions_more3 import cosine_similarity, pairwise_distance
+from ...ops.linalg import cosine_similarity, pairwise_distance
 from .module import Module
 
 __all__ = ["CosineSimilarity", "PairwiseDistance"]

@@ -1,7 +1,8 @@
 """torch.nn.modules.flatten: `Flatten` (merges dims start_dim..end_dim into one (default: all
 but the batch dim)) and `Unflatten`."""
-from ...ops import functions as _F
+
 from .module import Module
+from ...ops import shape as _shape
 
 __all__ = ["Flatten", "Unflatten"]
 
@@ -9,7 +10,7 @@ __all__ = ["Flatten", "Unflatten"]
 def flatten(input, start_dim=0, end_dim=-1):
     nd = input.ndim
     if nd == 0:
-        return _F.reshape(input, (1,))
+        return _shape.reshape(input, (1,))
     s, e = start_dim % nd, end_dim % nd
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
@@ -17,7 +18,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     n = 1
     for d in shape[s:e + 1]:
         n *= d
-    return _F.reshape(input, shape[:s] + (n,) + shape[e + 1:])
+    return _shape.reshape(input, shape[:s] + (n,) + shape[e + 1:])
 
 
 class Flatten(Module):

@@ -12,10 +12,10 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
-from ... import device as _device
+from ... import _device
 from ...core.tensor_base import TensorBase
 from ...dtypes import as_dtype as _as_dtype
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ..parameter import Buffer, Parameter
 from ...core.hooks import RemovableHandle
 

@@ -1,7 +1,7 @@
 """torch.nn.modules.padding: the padding layers over `F.pad`: `ConstantPad1d/2d/3d`,
 `ZeroPad1d/2d/3d`, `ReflectionPad1d/2d/3d`, `ReplicationPad1d/2d/3d`, `CircularPad1d/2d/3d`
 (PyTorch's arguments, reprs and input-rank errors)."""
-from ...ops.shape_functions import pad as _pad
+from ...ops.shape import pad as _pad
 from .module import Module
 
 __all__ = ["CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",

@@ -21,9 +21,8 @@ import warnings
 
 import numpy as np
 
-from ... import creation as _c
 from ... import dtypes as _dt
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from .._public_ops import cat, stack
@@ -33,6 +32,7 @@ from ..parameter import Parameter
 from ._rnn_steps import (STEPS, gru_step, lstm_step, rnn_relu_step, rnn_tanh_step,
                          run_forward, run_reverse)
 from ..utils.rnn import PackedSequence
+from ...ops import creation as _creation
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell",
            "GRUCell"]
@@ -202,10 +202,10 @@ class RNNBase(Module):
 
     def _zeros_state(self, batch, dtype):
         shape = self._expected_hidden_size(batch)
-        h = _c.zeros(*shape, dtype=dtype)
+        h = _creation.zeros(*shape, dtype=dtype)
         if self.mode != "LSTM":
             return h
-        return h, _c.zeros(shape[0], batch, self.hidden_size, dtype=dtype)
+        return h, _creation.zeros(shape[0], batch, self.hidden_size, dtype=dtype)
 
     def _check_state(self, hx, batch):
         expected = self._expected_hidden_size(batch)
@@ -399,7 +399,7 @@ class RNNCellBase(Module):
                                f"expected {self.input_size}")
         batch = input.shape[0]
         if states is None:
-            zeros = _c.zeros(batch, self.hidden_size, dtype=input.dtype)
+            zeros = _creation.zeros(batch, self.hidden_size, dtype=input.dtype)
             states = (zeros,) * n_states
         for k, s in enumerate(states):
             if s.shape[0] != batch:

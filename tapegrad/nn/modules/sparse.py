@@ -3,7 +3,7 @@ scatter-add (repeated indices add)."""
 import numpy as np
 
 from ... import dtypes as _dt
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from .module import Module

@@ -14,7 +14,7 @@ import copy
 
 import numpy as np
 
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .. import functional as F
 from .container import ModuleList
 from .dropout import Dropout

@@ -33,8 +33,8 @@ from tapegrad.core.node import AccumulateGrad
 from tapegrad import distributed as dist
 from tapegrad.distributed import process_group as _pg
 from tapegrad.distributed.node_reduce import NodeReducer, add_parts
-from tapegrad.creation import from_numpy
-from tapegrad.tensor import Tensor
+from tapegrad.ops.creation import from_numpy
+from tapegrad._tensor import Tensor
 
 from ..modules.module import Module
 

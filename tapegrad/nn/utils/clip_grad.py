@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ...tensor import Tensor
+from ..._tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "get_total_norm"]
 

@@ -13,9 +13,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from ... import creation as _c
+from ...ops import creation as _c
 from .._public_ops import cat, stack
-from ...tensor import Tensor
+from ..._tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
            "pad_packed_sequence", "pad_sequence", "unpad_sequence", "pack_sequence",

@@ -24,7 +24,7 @@ The input and weight gradients are table entries of their own
 convolution maps, so `create_graph=True` (grad of grad) works. The same pattern pairs
 every linear op with its adjoint: unfold/fold, avg_pool2d/avg_pool2d_adjoint,
 the max-pool scatter/gather, the adaptive average and its adjoint.
-(Padding lives in ops/rules/shape.py (`pad`) and ops/shape_functions.py (`F.pad`).)
+(Padding lives in ops/rules/shape.py (`pad`) and ops/shape.py (`F.pad`).)
 """
 import numpy as np
 from numpy.lib.stride_tricks import as_strided

@@ -7,7 +7,7 @@ index stream, hence the same batches, whatever num_workers is (torch draws it to
 """
 import warnings
 
-from ...creation import randint
+from ...ops.random import randint
 from ...random import default_generator
 from ._fetch import make_fetcher
 

@@ -9,7 +9,7 @@ pickle), and, as torch, sending one is an error that says to detach() it first.
 import io
 import pickle
 
-from ...tensor import Tensor
+from ..._tensor import Tensor
 
 __all__ = ["dumps", "loads"]
 

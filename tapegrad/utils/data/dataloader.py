@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ._multiprocess import MultiProcessIter
 from ._single import SingleProcessIter
 from .dataset import IterableDataset

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ...random import default_generator
-from ...tensor import Tensor
+from ..._tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "ChainDataset", "random_split"]

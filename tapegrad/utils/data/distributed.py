@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ...creation import randperm
+from ...ops.random import randperm
 from ...random import Generator
 
 __all__ = ["DistributedSampler"]

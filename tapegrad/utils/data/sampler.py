@@ -13,7 +13,8 @@ Every sampler is lazy: `RandomSampler(ds, replacement=True, num_samples=int(1e10
 import itertools
 import numbers
 
-from ...creation import as_tensor, randint, randperm
+from ...ops.creation import as_tensor
+from ...ops.random import randint, randperm
 from ...dtypes import float64
 from ...random import Generator, default_generator
 

@@ -24,7 +24,7 @@ from tensorboardX.proto.summary_pb2 import Summary, SummaryMetadata
 from tensorboardX.proto.tensor_pb2 import TensorProto
 from tensorboardX.proto.tensor_shape_pb2 import TensorShapeProto
 
-from ...tensor import Tensor
+from ..._tensor import Tensor
 
 
 def to_numpy(x):

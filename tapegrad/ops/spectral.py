@@ -9,10 +9,11 @@ import numbers
 
 import numpy as np
 
-from . import dtypes as _dt
-from .device import check as _check_device
-from .ops.random_fills import CPP_NAMES
-from .tensor import Tensor
+from .. import dtypes as _dt
+from .._device import check as _check_device
+from ..core.tensor_base import new_tensor
+from .public import public
+from .random import CPP_NAMES
 
 
 def _window(name, window_length, periodic, dtype, requires_grad, device, formula):
@@ -34,21 +35,24 @@ def _window(name, window_length, periodic, dtype, requires_grad, device, formula
     else:
         n = window_length + 1 if periodic else window_length
         arr = formula(np.arange(n, dtype=np.float64), n)[:window_length]
-    return Tensor._of(arr.astype(d), requires_grad=requires_grad)
+    return new_tensor(arr.astype(d), requires_grad=requires_grad)
 
 
+@public(method=False)
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
                    layout=None, device=None, pin_memory=False, requires_grad=False):
     return _window("hamming_window", window_length, periodic, dtype, requires_grad, device,
                    lambda k, n: alpha - beta * np.cos(2 * math.pi * k / (n - 1)))
 
 
+@public(method=False)
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                 pin_memory=False, requires_grad=False):
     return _window("hann_window", window_length, periodic, dtype, requires_grad, device,
                    lambda k, n: 0.5 - 0.5 * np.cos(2 * math.pi * k / (n - 1)))
 
 
+@public(method=False)
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                     pin_memory=False, requires_grad=False):
     return _window("blackman_window", window_length, periodic, dtype, requires_grad, device,
@@ -56,12 +60,14 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
                                  + 0.08 * np.cos(4 * math.pi * k / (n - 1))))
 
 
+@public(method=False)
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                     pin_memory=False, requires_grad=False):
     return _window("bartlett_window", window_length, periodic, dtype, requires_grad, device,
                    lambda k, n: 1 - np.abs(2 * k / (n - 1) - 1))
 
 
+@public(method=False)
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
                   device=None, pin_memory=False, requires_grad=False):
     return _window("kaiser_window", window_length, periodic, dtype, requires_grad, device,

@@ -1,17 +1,17 @@
 """Tensor: the user-facing class. Its whole API is declared in this class body.
 
-Each method is one line delegating to an op function (ops/functions.py, ops/
-shape_functions.py, ops/index_functions.py, ops/inplace.py), which runs the
-derivative table; no derivative code lives here. The data and the autograd slots
+Each op method is one line, `name = _family.name`, in its family's section (the
+families of ops/: pointwise, special, comparison, conversion, reductions, sorting,
+shape, indexing, products, linalg, random); the function runs the derivative table
+(ops/rules/<family>.py); no derivative code lives here. The data and the autograd slots
 are those of `core.tensor_base.TensorBase`; a tensor made by an op carries its
 recipe in `grad_fn` (core/node.py), a leaf has none.
 """
-import math
 import warnings
 
 import numpy as np
 
-from . import device as _device
+from . import _device
 from . import dtypes as _dt
 from . import legacy_args as _legacy
 from . import printing as _printing
@@ -21,25 +21,21 @@ from .core import grad_mode as _grad_mode
 from .core import hooks as _hooks
 from .core import shared_memory as _shm
 from .core import tape as _tape
+from ._size import Size
 from .core.tensor_base import TensorBase, like, make as _make
-from .ops import functions as F
-from .ops import functions_composite as FC
-from .ops import functions_extra as FX
-from .ops import functions_misc as FMI
-from .ops import functions_more as FM
-from .ops import functions_more2 as FM2
-from .ops import functions_more3 as FM3
-from .ops import functions_more4 as FM4
-from .ops import index_functions as I
 from .ops import inplace as IP
-from .ops import inplace_more as IM
-from .ops import inplace_more2 as IM2
-from .ops import linalg_decomp_functions as LDF
-from .ops import linalg_functions as LF
-from .ops import linalg_solve_functions as LSF
-from .ops import random_fills as RF
-from .ops import shape_functions as S
-from .ops import trig_functions as TF
+from .ops import _args as _args
+from .ops import comparison as _comparison
+from .ops import conversion as _conversion
+from .ops import indexing as _indexing
+from .ops import linalg as _linalg
+from .ops import pointwise as _pointwise
+from .ops import products as _products
+from .ops import random as _sampling
+from .ops import reductions as _reductions
+from .ops import shape as _shape
+from .ops import sorting as _sorting
+from .ops import special as _special
 from .ops.xp import namespace as _namespace
 
 
@@ -47,7 +43,7 @@ def _axis(dim, ndim):
     """`dim` of size(dim) / stride(dim) as an index, with torch's errors."""
     if ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    return S._dim(dim, ndim)
+    return _args._dim(dim, ndim)
 
 
 class Tensor(TensorBase):
@@ -78,7 +74,7 @@ class Tensor(TensorBase):
         TensorBase.__init__(t, data, requires_grad=requires_grad, dtype=dtype)
         return t
 
-    # ---- autograd ------------------------------------------------------------------
+    # ---- autograd -----------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
         return self
@@ -137,7 +133,7 @@ class Tensor(TensorBase):
         """The namespace backward rules use on tensors (create_graph=True): ops/xp.py."""
         return _namespace
 
-    # ---- array attributes -----------------------------------------------------------
+    # ---- array attributes ---------------------------------------------------------------
     @property
     def shape(self):
         return Size(self._data.shape)
@@ -282,15 +278,15 @@ class Tensor(TensorBase):
             return self._data.item().__format__(spec)
         return object.__format__(self, spec)
 
-    # ---- dtype and device conversion (differentiable between float dtypes) ----------
+    # ---- dtype and device conversion (differentiable between float dtypes) --------------
     def to(self, *args, **kwargs):
         """`to(dtype)`, `to(device, dtype=None)`, `to(other)`, with `non_blocking` and
         `copy` (a new tensor even when nothing changes); devices other than the CPU are
         refused by name."""
         dtype = _to_args(args, kwargs)
-        out = self if dtype is None else F.cast(self, dtype)
+        out = self if dtype is None else _conversion.cast(self, dtype)
         if kwargs.get("copy") and out is self:
-            out = F.clone(self)
+            out = _conversion.clone(self)
         return out
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
@@ -311,27 +307,27 @@ class Tensor(TensorBase):
         return self.to(other.dtype)
 
     def float(self):
-        return F.cast(self, _dt.float32)
+        return _conversion.cast(self, _dt.float32)
 
     def double(self):
-        return F.cast(self, _dt.float64)
+        return _conversion.cast(self, _dt.float64)
 
     def half(self):
-        return F.cast(self, _dt.float16)
+        return _conversion.cast(self, _dt.float16)
 
     def long(self):
-        return F.cast(self, _dt.int64)
+        return _conversion.cast(self, _dt.int64)
 
     def int(self):
-        return F.cast(self, _dt.int32)
+        return _conversion.cast(self, _dt.int32)
 
     def bool(self):
-        return F.cast(self, _dt.bool)
+        return _conversion.cast(self, _dt.bool)
 
     def cpu(self):
         return self
 
-    # ---- new_*: tensors with this one's dtype (torch's methods) -----------------------
+    # ---- new_*: tensors with this one's dtype (torch's methods) -------------------------
     def _new(self, array, dtype, requires_grad):
         t = like(self, array.astype(_dt.as_dtype(dtype) or self._data.dtype, copy=False))
         return t.requires_grad_(requires_grad) if requires_grad else t
@@ -356,454 +352,461 @@ class Tensor(TensorBase):
     def contiguous(self):
         """self when row-major already; else a row-major copy, recorded as torch records it
         (CloneBackward0): an in-place change of the result leaves self as it was."""
-        return self if self._data.flags.c_contiguous else F.clone(self)
+        return self if self._data.flags.c_contiguous else _conversion.clone(self)
 
-    clone = F.clone
+    # ---- pointwise (ops/pointwise.py), in-place forms included -----------------------------
+    bitwise_and = _pointwise.bitwise_and
+    bitwise_or = _pointwise.bitwise_or
+    bitwise_xor = _pointwise.bitwise_xor
+    bitwise_not = _pointwise.bitwise_not
+    bitwise_and_ = _pointwise.bitwise_and_
+    bitwise_or_ = _pointwise.bitwise_or_
+    bitwise_xor_ = _pointwise.bitwise_xor_
+    add = _pointwise.add
+    sub = subtract = _pointwise.sub
+    mul = multiply = _pointwise.mul
+    div = divide = _pointwise.div
+    pow = _pointwise.pow
+    neg = negative = _pointwise.neg
+    exp = _pointwise.exp
+    log = _pointwise.log
+    sqrt = _pointwise.sqrt
+    log2 = _pointwise.log2
+    log10 = _pointwise.log10
+    log1p = _pointwise.log1p
+    expm1 = _pointwise.expm1
+    floor = _pointwise.floor
+    ceil = _pointwise.ceil
+    trunc = fix = _pointwise.trunc
+    rsqrt = _pointwise.rsqrt
+    abs = absolute = _pointwise.abs
+    sign = _pointwise.sign
+    sin = _pointwise.sin
+    cos = _pointwise.cos
+    tanh = _pointwise.tanh
+    sigmoid = _pointwise.sigmoid
+    relu = _pointwise.relu
+    clamp = clip = _pointwise.clamp
+    clamp_min = _pointwise.clamp_min
+    clamp_max = _pointwise.clamp_max
+    remainder = _pointwise.remainder
+    fmod = _pointwise.fmod
+    floor_divide = _pointwise.floor_divide
+    tan = _pointwise.tan
+    asin = arcsin = _pointwise.asin
+    acos = arccos = _pointwise.acos
+    atan = arctan = _pointwise.atan
+    atan2 = arctan2 = _pointwise.atan2
+    sinh = _pointwise.sinh
+    cosh = _pointwise.cosh
+    asinh = arcsinh = _pointwise.asinh
+    acosh = arccosh = _pointwise.acosh
+    atanh = arctanh = _pointwise.atanh
+    round = _pointwise.round
+    nan_to_num = _pointwise.nan_to_num
+    square = _pointwise.square
+    lerp = _pointwise.lerp
+    addcmul = _pointwise.addcmul
+    addcdiv = _pointwise.addcdiv
+    reciprocal = _pointwise.reciprocal
+    logaddexp = _pointwise.logaddexp
+    logaddexp2 = _pointwise.logaddexp2
+    frac = _pointwise.frac
+    xlogy = _pointwise.xlogy
+    hypot = _pointwise.hypot
+    copysign = _pointwise.copysign
+    heaviside = _pointwise.heaviside
+    deg2rad = _pointwise.deg2rad
+    rad2deg = _pointwise.rad2deg
+    sinc = _pointwise.sinc
+    exp2 = _pointwise.exp2
+    logit = _pointwise.logit
+    signbit = _pointwise.signbit
+    fmax = _pointwise.fmax
+    fmin = _pointwise.fmin
+    true_divide = _pointwise.true_divide
+    xlogy_ = _pointwise.xlogy_
+    hypot_ = _pointwise.hypot_
+    copysign_ = _pointwise.copysign_
+    heaviside_ = _pointwise.heaviside_
+    deg2rad_ = _pointwise.deg2rad_
+    rad2deg_ = _pointwise.rad2deg_
+    sinc_ = _pointwise.sinc_
+    exp2_ = _pointwise.exp2_
+    logit_ = _pointwise.logit_
+    logical_not = _pointwise.logical_not
+    logical_and = _pointwise.logical_and
+    logical_or = _pointwise.logical_or
+    logical_xor = _pointwise.logical_xor
+    add_ = _pointwise.add_
+    sub_ = subtract_ = _pointwise.sub_
+    mul_ = multiply_ = _pointwise.mul_
+    div_ = divide_ = true_divide_ = _pointwise.div_
+    floor_divide_ = _pointwise.floor_divide_
+    remainder_ = _pointwise.remainder_
+    fmod_ = _pointwise.fmod_
+    pow_ = _pointwise.pow_
+    exp_ = _pointwise.exp_
+    log_ = _pointwise.log_
+    sqrt_ = _pointwise.sqrt_
+    rsqrt_ = _pointwise.rsqrt_
+    abs_ = absolute_ = _pointwise.abs_
+    sin_ = _pointwise.sin_
+    cos_ = _pointwise.cos_
+    tanh_ = _pointwise.tanh_
+    sigmoid_ = _pointwise.sigmoid_
+    relu_ = _pointwise.relu_
+    neg_ = negative_ = _pointwise.neg_
+    sign_ = _pointwise.sign_
+    clamp_ = clip_ = _pointwise.clamp_
+    clamp_min_ = _pointwise.clamp_min_
+    clamp_max_ = _pointwise.clamp_max_
+    addcmul_ = _pointwise.addcmul_
+    addcdiv_ = _pointwise.addcdiv_
+    lerp_ = _pointwise.lerp_
+    fill_ = _pointwise.fill_
+    zero_ = _pointwise.zero_
+    copy_ = _pointwise.copy_
+    tan_ = _pointwise.tan_
+    asin_ = arcsin_ = _pointwise.asin_
+    acos_ = arccos_ = _pointwise.acos_
+    atan_ = arctan_ = _pointwise.atan_
+    atan2_ = arctan2_ = _pointwise.atan2_
+    sinh_ = _pointwise.sinh_
+    cosh_ = _pointwise.cosh_
+    asinh_ = arcsinh_ = _pointwise.asinh_
+    acosh_ = arccosh_ = _pointwise.acosh_
+    atanh_ = arctanh_ = _pointwise.atanh_
+    round_ = _pointwise.round_
+    nan_to_num_ = _pointwise.nan_to_num_
+    square_ = _pointwise.square_
+    reciprocal_ = _pointwise.reciprocal_
+    floor_ = _pointwise.floor_
+    ceil_ = _pointwise.ceil_
+    trunc_ = fix_ = _pointwise.trunc_
+    log1p_ = _pointwise.log1p_
+    expm1_ = _pointwise.expm1_
+    log2_ = _pointwise.log2_
+    log10_ = _pointwise.log10_
+    frac_ = _pointwise.frac_
+    logical_and_ = _pointwise.logical_and_
+    logical_or_ = _pointwise.logical_or_
+    logical_xor_ = _pointwise.logical_xor_
+    logical_not_ = _pointwise.logical_not_
 
-    # ---- operators -------------------------------------------------------------------
+    # ---- special functions (ops/special.py) ---------------------------------------------
+    erf = _special.erf
+    erfc = _special.erfc
+    erfinv = _special.erfinv
+    erf_ = _special.erf_
+    erfc_ = _special.erfc_
+    erfinv_ = _special.erfinv_
+
+    # ---- comparison (ops/comparison.py) -------------------------------------------------
+    maximum = _comparison.maximum
+    minimum = _comparison.minimum
+    isclose = _comparison.isclose
+    eq = _comparison.eq
+    ne = _comparison.ne
+    lt = _comparison.lt
+    le = _comparison.le
+    gt = _comparison.gt
+    ge = _comparison.ge
+    less = _comparison.lt
+    less_equal = _comparison.le
+    greater = _comparison.gt
+    greater_equal = _comparison.ge
+    not_equal = _comparison.ne
+    isnan = _comparison.isnan
+    isinf = _comparison.isinf
+    isfinite = _comparison.isfinite
+    allclose = _comparison.allclose
+    equal = _comparison.equal
+
+    # ---- conversion (ops/conversion.py) -------------------------------------------------
+    clone = _conversion.clone
+    data_ptr = _conversion.data_ptr
+    element_size = _conversion.element_size
+    ndimension = _conversion.ndimension
+    byte = _conversion.byte
+    short = _conversion.short
+    char = _conversion.char
+    new = _conversion.new
+
+    # ---- reductions and cumulative ops (ops/reductions.py) ------------------------------
+    all = _reductions.all
+    cumsum = _reductions.cumsum
+    any = _reductions.any
+    count_nonzero = _reductions.count_nonzero
+    histc = _reductions.histc
+    bincount = _reductions.bincount
+    histogram = _reductions.histogram
+    cumprod = _reductions.cumprod
+    median = _reductions.median
+    nanmedian = _reductions.nanmedian
+    diff = _reductions.diff
+    quantile = _reductions.quantile
+    nanquantile = _reductions.nanquantile
+    nansum = _reductions.nansum
+    nanmean = _reductions.nanmean
+    cummax = _reductions.cummax
+    cummin = _reductions.cummin
+    aminmax = _reductions.aminmax
+    sum = _reductions.sum
+    mean = _reductions.mean
+    prod = _reductions.prod
+    max = _reductions.max
+    min = _reductions.min
+    amax = _reductions.amax
+    amin = _reductions.amin
+    var = _reductions.var
+    std = _reductions.std
+    logsumexp = _reductions.logsumexp
+    argmax = _reductions.argmax
+    argmin = _reductions.argmin
+    softmax = _reductions.softmax
+    log_softmax = _reductions.log_softmax
+    cumsum_ = _reductions.cumsum_
+    cumprod_ = _reductions.cumprod_
+
+    # ---- sorting and searching (ops/sorting.py) -----------------------------------------
+    unique_consecutive = _sorting.unique_consecutive
+    sort = _sorting.sort
+    argsort = _sorting.argsort
+    topk = _sorting.topk
+    kthvalue = _sorting.kthvalue
+    unique = _sorting.unique
+
+    # ---- shape: views, reshapes, joins, splits (ops/shape.py) ---------------------------
+    ravel = _shape.ravel
+    tile = _shape.tile
+    diag = _shape.diag
+    diagonal = _shape.diagonal
+    diag_embed = _shape.diag_embed
+    rot90 = _shape.rot90
+    diagflat = _shape.diagflat
+    split_with_sizes = _shape.split_with_sizes
+    resize_ = _shape.resize_
+    resize_as_ = _shape.resize_as_
+    reshape = _shape.reshape
+    view = _shape.view  # also view(dtype): the bytes read as another dtype
+    expand = _shape.expand
+    broadcast_to = _shape.broadcast_to
+    permute = _shape.permute
+    transpose = swapaxes = swapdims = _shape.transpose
+    t = _shape.t
+    flatten = _shape.flatten
+    unflatten = _shape.unflatten
+    squeeze = _shape.squeeze
+    unsqueeze = _shape.unsqueeze
+    repeat = _shape.repeat
+    movedim = moveaxis = _shape.movedim
+    tensor_split = _shape.tensor_split
+    chunk = _shape.chunk
+    unbind = _shape.unbind
+    narrow = _shape.narrow
+    select = _shape.select
+    flip = _shape.flip
+    fliplr = _shape.fliplr
+    flipud = _shape.flipud
+    roll = _shape.roll
+    tril = _shape.tril
+    triu = _shape.triu
+    tril_ = _shape.tril_
+    t_ = _shape.t_
+    transpose_ = swapaxes_ = swapdims_ = _shape.transpose_
+    squeeze_ = _shape.squeeze_
+    unsqueeze_ = _shape.unsqueeze_
+    triu_ = _shape.triu_
+
+    # ---- indexing, scatter and gather (ops/indexing.py) ---------------------------------
+    unfold = _indexing.unfold
+    take = _indexing.take
+    index_fill = _indexing.index_fill
+    index_copy = _indexing.index_copy
+    masked_scatter = _indexing.masked_scatter
+    scatter_reduce = _indexing.scatter_reduce
+    scatter_reduce_ = _indexing.scatter_reduce_
+    fill_diagonal_ = _indexing.fill_diagonal_
+    as_strided = _indexing.as_strided
+    gather = _indexing.gather
+    scatter = _indexing.scatter
+    scatter_add = _indexing.scatter_add
+    index_select = _indexing.index_select
+    index_add = _indexing.index_add
+    masked_fill = _indexing.masked_fill
+    masked_select = _indexing.masked_select
+    take_along_dim = _indexing.take_along_dim
+    nonzero = _indexing.nonzero
+    argwhere = _indexing.argwhere
+    index_put = _indexing.index_put
+    repeat_interleave = _indexing.repeat_interleave
+    masked_fill_ = _indexing.masked_fill_
+    index_put_ = _indexing.index_put_
+    scatter_ = _indexing.scatter_
+    scatter_add_ = _indexing.scatter_add_
+    index_add_ = _indexing.index_add_
+    index_fill_ = _indexing.index_fill_
+    index_copy_ = _indexing.index_copy_
+    masked_scatter_ = _indexing.masked_scatter_
+
+    # ---- products (ops/products.py) -----------------------------------------------------
+    outer = ger = _products.outer
+    addmm = _products.addmm
+    mv = _products.mv
+    trace = _products.trace
+    kron = _products.kron
+    addmv = _products.addmv
+    addr = _products.addr
+    baddbmm = _products.baddbmm
+    addbmm = _products.addbmm
+    inner = _products.inner
+    vdot = _products.vdot
+    addmv_ = _products.addmv_
+    addr_ = _products.addr_
+    baddbmm_ = _products.baddbmm_
+    addbmm_ = _products.addbmm_
+    matmul = _products.matmul
+    mm = _products.mm
+    bmm = _products.bmm
+    dot = _products.dot
+
+    # ---- linear algebra (ops/linalg.py) -------------------------------------------------
+    norm = _linalg.norm
+    cross = _linalg.cross
+    det = _linalg.det
+    slogdet = _linalg.slogdet
+    logdet = _linalg.logdet
+    inverse = _linalg.inverse
+    svd = _linalg.svd
+    dist = _linalg.dist
+    renorm = _linalg.renorm
+    renorm_ = _linalg.renorm_
+
+    # ---- random fills (ops/random.py) ---------------------------------------------------
+    bernoulli = _sampling.bernoulli
+    bernoulli_ = _sampling.bernoulli_
+    multinomial = _sampling.multinomial
+    normal_ = _sampling.normal_
+    uniform_ = _sampling.uniform_
+    random_ = _sampling.random_
+    exponential_ = _sampling.exponential_
+    geometric_ = _sampling.geometric_
+    cauchy_ = _sampling.cauchy_
+    log_normal_ = _sampling.log_normal_
+
+    # ---- operators ----------------------------------------------------------------------
     # The operators are the public binary functions (one place turns a broadcasting
     # failure into an error naming the op and both shapes, for x + y and y + x alike).
-    __add__ = F._add
-    __sub__ = F._sub
-    __mul__ = F.mul
-    __truediv__ = F.div
-    __pow__ = F.pow
-    __matmul__ = F.matmul
+    __add__ = _pointwise._add
+    __sub__ = _pointwise._sub
+    __mul__ = _pointwise.mul
+    __truediv__ = _pointwise.div
+    __pow__ = _pointwise.pow
+    __matmul__ = _products.matmul
 
     # `2 * x` and `2 + x` are recorded as torch records them, mul(x, 2) / add(x, 2):
     # next_functions in torch's order, the same values (both ops commute bit for bit),
     # and the tensor-first fast path of the binary functions
     def __radd__(self, other):
-        return F._add(self, other)
+        return _pointwise._add(self, other)
 
     def __rsub__(self, other):
-        return F._sub(other, self)
+        return _pointwise._sub(other, self)
 
     def __rmul__(self, other):
-        return F.mul(self, other)
+        return _pointwise.mul(self, other)
 
     def __rtruediv__(self, other):
         # torch's Tensor.__rdiv__: `s / x` is x.reciprocal() * s (two roundings: other bits
         # than s / x in about a quarter of the elements, and its gradient is that chain's)
-        return F.mul(FX.reciprocal(self), other)
+        return _pointwise.mul(_pointwise.reciprocal(self), other)
 
     def __rpow__(self, other):
-        return F.pow(other, self)
+        return _pointwise.pow(other, self)
 
     def __rmatmul__(self, other):
-        return F.matmul(other, self)
+        return _products.matmul(other, self)
 
-    __neg__ = F.neg
-    __abs__ = F.abs
+    __neg__ = _pointwise.neg
+    __abs__ = _pointwise.abs
 
     def __pos__(self):
         return self
 
-    __eq__ = F.eq_operator  # `t == None` is False (F._operator)
-    __ne__ = F.ne_operator
-    __lt__ = F.lt_operator
-    __le__ = F.le_operator
-    __gt__ = F.gt_operator
-    __ge__ = F.ge_operator
-    __and__ = F.bitwise_and  # logical on bool tensors, bitwise on integers (torch)
-    __or__ = F.bitwise_or
-    __xor__ = F.bitwise_xor
-    __iand__ = IP.bitwise_and_
-    __ior__ = IP.bitwise_or_
-    __ixor__ = IP.bitwise_xor_
-    bitwise_and = F.bitwise_and
-    bitwise_or = F.bitwise_or
-    bitwise_xor = F.bitwise_xor
-    bitwise_not = F.bitwise_not
-    bitwise_and_ = IP.bitwise_and_
-    bitwise_or_ = IP.bitwise_or_
-    bitwise_xor_ = IP.bitwise_xor_
+    __eq__ = _comparison.eq_operator  # `t == None` is False (F._operator)
+    __ne__ = _comparison.ne_operator
+    __lt__ = _comparison.lt_operator
+    __le__ = _comparison.le_operator
+    __gt__ = _comparison.gt_operator
+    __ge__ = _comparison.ge_operator
+    __and__ = _pointwise.bitwise_and  # logical on bool tensors, bitwise on integers (torch)
+    __or__ = _pointwise.bitwise_or
+    __xor__ = _pointwise.bitwise_xor
+    __iand__ = _pointwise.bitwise_and_
+    __ior__ = _pointwise.bitwise_or_
+    __ixor__ = _pointwise.bitwise_xor_
 
     def __rand__(self, other):
-        return F.bitwise_and(other, self)
+        return _pointwise.bitwise_and(other, self)
 
     def __ror__(self, other):
-        return F.bitwise_or(other, self)
+        return _pointwise.bitwise_or(other, self)
 
     def __rxor__(self, other):
-        return F.bitwise_xor(other, self)
+        return _pointwise.bitwise_xor(other, self)
 
     def __invert__(self):
         if self._data.dtype.kind == "f":
             raise TypeError("~ (operator.invert) is only implemented on integer and "
                             "Boolean-type tensors")
-        return F.bitwise_not(self)
-    __getitem__ = I.getitem
-    __setitem__ = I.setitem
-    __iadd__ = IP.add_
-    __isub__ = IP.sub_
-    __imul__ = IP.mul_
-    __itruediv__ = IP.div_
-    __ifloordiv__ = IP.floor_divide_
-    __imod__ = IP.remainder_
-    __ipow__ = IP.pow_
+        return _pointwise.bitwise_not(self)
+    __getitem__ = _indexing.getitem
+    __setitem__ = _indexing.setitem
+    __iadd__ = _pointwise.add_
+    __isub__ = _pointwise.sub_
+    __imul__ = _pointwise.mul_
+    __itruediv__ = _pointwise.div_
+    __ifloordiv__ = _pointwise.floor_divide_
+    __imod__ = _pointwise.remainder_
+    __ipow__ = _pointwise.pow_
 
-    # ---- elementwise -------------------------------------------------------------------
-    add = F.add
-    sub = subtract = F.sub
-    mul = multiply = F.mul
-    div = divide = F.div
-    pow = F.pow
-    neg = negative = F.neg
-    exp = F.exp
-    log = F.log
-    sqrt = F.sqrt
-    log2 = F.log2
-    log10 = F.log10
-    log1p = F.log1p
-    expm1 = F.expm1
-    floor = F.floor
-    ceil = F.ceil
-    trunc = fix = F.trunc
-    rsqrt = F.rsqrt
-    abs = absolute = F.abs
-    sign = F.sign
-    sin = F.sin
-    cos = F.cos
-    tanh = F.tanh
-    sigmoid = F.sigmoid
-    relu = F.relu
-    maximum = F.maximum
-    minimum = F.minimum
-    clamp = clip = F.clamp
-    clamp_min = F.clamp_min
-    clamp_max = F.clamp_max
-    remainder = F.remainder
-    fmod = F.fmod
-    __mod__ = F.remainder
+    __mod__ = _pointwise.remainder
 
     def __rmod__(self, other):
-        return F.remainder(other, self)
+        return _pointwise.remainder(other, self)
 
-    all = F.all
-    cumsum = F.cumsum
-    outer = ger = F.outer
-    floor_divide = F.floor_divide
-    __floordiv__ = F.floor_divide
+    __floordiv__ = _pointwise.floor_divide
 
     def __rfloordiv__(self, other):
-        return F.floor_divide(other, self)
+        return _pointwise.floor_divide(other, self)
 
-    any = F.any
-    erf = FX.erf
-    erfc = FX.erfc
-    erfinv = FX.erfinv
-    tan = TF.tan
-    asin = arcsin = TF.asin
-    acos = arccos = TF.acos
-    atan = arctan = TF.atan
-    atan2 = arctan2 = TF.atan2
-    sinh = TF.sinh
-    cosh = TF.cosh
-    asinh = arcsinh = TF.asinh
-    acosh = arccosh = TF.acosh
-    atanh = arctanh = TF.atanh
-    round = FX.round
-    nan_to_num = FX.nan_to_num
-    square = FX.square
-    lerp = FC.lerp
-    addcmul = FC.addcmul
-    addcdiv = FC.addcdiv
-    addmm = FC.addmm
-    mv = FC.mv
-    ravel = FC.ravel
-    tile = FC.tile
-    isclose = FC.isclose
-    count_nonzero = FC.count_nonzero
-    reciprocal = FX.reciprocal
-    histc = FX.histc
-    bincount = FX.bincount
-    histogram = FX.histogram
-    cumprod = FX.cumprod
-    median = FX.median
-    nanmedian = FX.nanmedian
-    bernoulli = FX.bernoulli
-    bernoulli_ = FX.bernoulli_
-    norm = LF.norm
-    cross = LSF.cross
-    det = LSF.det
-    slogdet = LSF.slogdet
-    logdet = LSF.logdet
-    inverse = LSF.inverse
-    svd = LDF.svd
-    diag = FX.diag
-    diagonal = FX.diagonal
-    diag_embed = FX.diag_embed
-    trace = FX.trace
-    # torch methods real programs use (ops/functions_more.py: compositions; functions_misc.py)
-    unfold = FM.unfold
-    diff = FM.diff
-    take = FM.take
-    index_fill = FM.index_fill
-    index_copy = FM.index_copy
-    masked_scatter = FM.masked_scatter
-    quantile = FM.quantile
-    nanquantile = FM.nanquantile
-    rot90 = FM.rot90
-    logaddexp = FM.logaddexp
-    logaddexp2 = FM.logaddexp2
-    kron = FM.kron
-    nansum = FM.nansum
-    nanmean = FM.nanmean
-    frac = FM.frac
-    unique_consecutive = FMI.unique_consecutive
-    data_ptr = FMI.data_ptr
-    element_size = FMI.element_size
-    nbytes = property(FMI.nbytes)
-    ndimension = FMI.ndimension
-    byte = FMI.byte
-    short = FMI.short
-    char = FMI.char
-    new = FMI.new
-    # more torch methods (ops/functions_more2.py, 3, 4; in place: ops/inplace_more2.py)
-    xlogy = FM2.xlogy
-    hypot = FM2.hypot
-    copysign = FM2.copysign
-    heaviside = FM2.heaviside
-    deg2rad = FM2.deg2rad
-    rad2deg = FM2.rad2deg
-    sinc = FM2.sinc
-    exp2 = FM2.exp2
-    logit = FM2.logit
-    signbit = FM2.signbit
-    fmax = FM2.fmax
-    fmin = FM2.fmin
-    true_divide = F.true_divide
-    addmv = FM3.addmv
-    addr = FM3.addr
-    baddbmm = FM3.baddbmm
-    addbmm = FM3.addbmm
-    inner = FM3.inner
-    vdot = FM3.vdot
-    dist = FM3.dist
-    renorm = FM3.renorm
-    diagflat = FM3.diagflat
-    split_with_sizes = FM3.split_with_sizes
-    scatter_reduce = FM4.scatter_reduce
-    scatter_reduce_ = FM4.scatter_reduce_
-    cummax = FM4.cummax
-    cummin = FM4.cummin
-    aminmax = FM4.aminmax
-    fill_diagonal_ = FM4.fill_diagonal_
-    as_strided = FM4.as_strided
-    resize_ = FM4.resize_
-    resize_as_ = FM4.resize_as_
-    xlogy_ = IM2.xlogy_
-    hypot_ = IM2.hypot_
-    copysign_ = IM2.copysign_
-    heaviside_ = IM2.heaviside_
-    deg2rad_ = IM2.deg2rad_
-    rad2deg_ = IM2.rad2deg_
-    sinc_ = IM2.sinc_
-    exp2_ = IM2.exp2_
-    logit_ = IM2.logit_
-    renorm_ = IM2.renorm_
-    addmv_ = IM2.addmv_
-    addr_ = IM2.addr_
-    baddbmm_ = IM2.baddbmm_
-    addbmm_ = IM2.addbmm_
-
-    # ---- reductions --------------------------------------------------------------------
-    sum = F.sum
-    mean = F.mean
-    prod = F.prod
-    max = F.max
-    min = F.min
-    amax = F.amax
-    amin = F.amin
-    var = F.var
-    std = F.std
-    logsumexp = F.logsumexp
-    argmax = F.argmax
-    argmin = F.argmin
-    softmax = F.softmax
-    log_softmax = F.log_softmax
-
-    # ---- linear algebra ----------------------------------------------------------------
-    matmul = F.matmul
-    mm = F.mm
-    bmm = F.bmm
-    dot = F.dot
-
-    # ---- comparisons and tests (no gradient) -------------------------------------------
-    eq = F.eq
-    ne = F.ne
-    lt = F.lt
-    le = F.le
-    gt = F.gt
-    ge = F.ge
-    logical_not = F.logical_not
-    logical_and = F.logical_and
-    logical_or = F.logical_or
-    logical_xor = F.logical_xor
-    less = F.lt
-    less_equal = F.le
-    greater = F.gt
-    greater_equal = F.ge
-    not_equal = F.ne
-    isnan = F.isnan
-    isinf = F.isinf
-    isfinite = F.isfinite
-    allclose = F.allclose
-    equal = F.equal
-
-    # ---- shapes ------------------------------------------------------------------------
-    reshape = F.reshape
-    view = F.view  # also view(dtype): the bytes read as another dtype
-    expand = F.expand
-    broadcast_to = F.broadcast_to
-    permute = F.permute
-    transpose = swapaxes = F.transpose
-    t = F.t
-    flatten = S.flatten
-    unflatten = S.unflatten
-    squeeze = S.squeeze
-    unsqueeze = S.unsqueeze
-    repeat = S.repeat
-    movedim = moveaxis = S.movedim
-    tensor_split = S.tensor_split
-    chunk = S.chunk
-    unbind = S.unbind
-    narrow = S.narrow
-    select = S.select
-    flip = S.flip
-    fliplr = S.fliplr
-    flipud = S.flipud
-    roll = S.roll
-    tril = S.tril
-    triu = S.triu
+    # ---- properties and the methods torch writes in Python ------------------------------
+    nbytes = property(_conversion.nbytes)
 
     def split(self, split_size, dim=0):
-        return S.split(self, split_size, dim)
+        return _shape.split(self, split_size, dim)
 
     def expand_as(self, other):
-        return F.expand(self, other.shape)
+        return _shape.expand(self, other.shape)
 
     def view_as(self, other):
-        return F.reshape(self, other.shape)
+        return _shape.reshape(self, other.shape)
 
     def reshape_as(self, other):
-        return F.reshape(self, other.shape)
+        return _shape.reshape(self, other.shape)
 
     @property
     def T(self):
-        return F.permute(self, tuple(range(self._data.ndim))[::-1])
+        return _shape.permute(self, tuple(range(self._data.ndim))[::-1])
 
     @property
     def mT(self):
-        return F.transpose(self, -2, -1)
-
-    # ---- indexing ----------------------------------------------------------------------
-    gather = I.gather
-    scatter = I.scatter
-    scatter_add = I.scatter_add
-    index_select = I.index_select
-    index_add = I.index_add
-    masked_fill = I.masked_fill
-    masked_select = I.masked_select
-    take_along_dim = I.take_along_dim
-    sort = I.sort
-    argsort = I.argsort
-    topk = I.topk
-    kthvalue = I.kthvalue
-    nonzero = I.nonzero
-    argwhere = I.argwhere
+        return _shape.transpose(self, -2, -1)
 
     def where(self, condition, other):  # torch's x.where(cond, y) is torch.where(cond, x, y)
-        return F.where(condition, self, other)
+        return _pointwise.where(condition, self, other)
 
-    unique = I.unique
-    multinomial = I.multinomial
-    index_put = I.index_put
-    repeat_interleave = I.repeat_interleave
-
-    # ---- in place (ops/inplace.py: the same table entries, written into self) ----------
-    add_ = IP.add_
-    sub_ = subtract_ = IP.sub_
-    mul_ = multiply_ = IP.mul_
-    div_ = divide_ = true_divide_ = IP.div_
-    floor_divide_ = IP.floor_divide_
-    remainder_ = IP.remainder_
-    fmod_ = IP.fmod_
-    pow_ = IP.pow_
-    exp_ = IP.exp_
-    log_ = IP.log_
-    sqrt_ = IP.sqrt_
-    rsqrt_ = IP.rsqrt_
-    abs_ = absolute_ = IP.abs_
-    sin_ = IP.sin_
-    cos_ = IP.cos_
-    tanh_ = IP.tanh_
-    sigmoid_ = IP.sigmoid_
-    relu_ = IP.relu_
-    neg_ = negative_ = IP.neg_
-    sign_ = IP.sign_
-    clamp_ = clip_ = IP.clamp_
-    clamp_min_ = IP.clamp_min_
-    clamp_max_ = IP.clamp_max_
-    addcmul_ = IP.addcmul_
-    addcdiv_ = IP.addcdiv_
-    lerp_ = IP.lerp_
-    fill_ = IP.fill_
-    zero_ = IP.zero_
-    copy_ = IP.copy_
-    masked_fill_ = IP.masked_fill_
-    normal_ = IP.normal_
-    uniform_ = IP.uniform_
-    random_ = RF.random_
-    exponential_ = RF.exponential_
-    geometric_ = RF.geometric_
-    cauchy_ = RF.cauchy_
-    log_normal_ = RF.log_normal_
-    index_put_ = I.index_put_
-    scatter_ = I.scatter_
-    scatter_add_ = I.scatter_add_
-    index_add_ = I.index_add_
-    erf_ = IM.erf_
-    erfc_ = IM.erfc_
-    erfinv_ = IM.erfinv_
-    tan_ = IM.tan_
-    asin_ = arcsin_ = IM.asin_
-    acos_ = arccos_ = IM.acos_
-    atan_ = arctan_ = IM.atan_
-    atan2_ = arctan2_ = IM.atan2_
-    sinh_ = IM.sinh_
-    cosh_ = IM.cosh_
-    asinh_ = arcsinh_ = IM.asinh_
-    acosh_ = arccosh_ = IM.acosh_
-    atanh_ = arctanh_ = IM.atanh_
-    round_ = IM.round_
-    nan_to_num_ = IM.nan_to_num_
-    square_ = IM.square_
-    reciprocal_ = IM.reciprocal_
-    floor_ = IM.floor_
-    ceil_ = IM.ceil_
-    trunc_ = fix_ = IM.trunc_
-    log1p_ = IM.log1p_
-    expm1_ = IM.expm1_
-    log2_ = IM.log2_
-    log10_ = IM.log10_
-    cumsum_ = IM.cumsum_
-    cumprod_ = IM.cumprod_
-    tril_ = IM.tril_
-    t_ = IM.t_
-    transpose_ = swapaxes_ = swapdims_ = IM.transpose_
-    squeeze_ = IM.squeeze_
-    unsqueeze_ = IM.unsqueeze_
-    triu_ = IM.triu_
-    index_fill_ = FM.index_fill_
-    index_copy_ = FM.index_copy_
-    masked_scatter_ = FM.masked_scatter_
-    frac_ = FM.frac_
-    logical_and_ = FMI.logical_and_
-    logical_or_ = FMI.logical_or_
-    logical_xor_ = FMI.logical_xor_
-    logical_not_ = FMI.logical_not_
 
 
 _SCALAR_WARNED = []
@@ -856,14 +859,3 @@ def _size_arg(size):
         size = tuple(size[0])
     return tuple(int(s) for s in size)
 
-
-class Size(tuple):
-    """Tensor shape: a tuple, printed as PyTorch prints it."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return f"tapegrad.Size({list(self)})"
-
-    def numel(self):
-        return math.prod(self)

@@ -85,7 +85,7 @@ def check(dev, where="device"):
     if not isinstance(dev, device):
         if not isinstance(dev, (str, int, np.integer)) or isinstance(dev, bool):
             raise TypeError(f"{where}: expected a device (a string like 'cpu' or a "
-                            f"tapegrad.device), got {dev!r}")
+                            f"tapegrad._device), got {dev!r}")
         dev = device(dev)
     if dev.type != "cpu":
         raise RuntimeError(

@@ -1,0 +1,130 @@
+"""Argument helpers shared by the op families: tensor-or-number conversion, the
+`input must be Tensor` check, dim wrapping with torch's errors."""
+import builtins
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..core.tensor_base import TensorBase, like, new_tensor, to_array
+
+
+_generic = np.generic
+
+
+def _arg(x):
+    """An op operand: tensors pass; Python numbers stay weak scalars; arrays and lists
+    become constant arrays (no gradient), with PyTorch's dtype inference."""
+    if isinstance(x, TensorBase):
+        return x
+    tx = type(x)
+    if tx is int or tx is float or tx is bool:
+        return x
+    if isinstance(x, _generic):
+        return x.item()
+    if isinstance(x, (int, float)):
+        return x
+    return to_array(x)
+
+
+def _tensor(x, name="this function", arg="input", pos=1):
+    """The tensor argument `arg` (position `pos`) of `name`: torch refuses anything else,
+    with this message (the one check of the op families)."""
+    if isinstance(x, TensorBase):
+        return x
+    raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                    f"{type(x).__name__}")
+
+
+def _check_broadcast(name, a, b):
+    """torch's message for shapes that do not broadcast (the first clash from the right,
+    numbered as a dim of the result: `rand(4, 3, 2) * rand(4, 3)` is dimension 2), then
+    the op's name and both shapes."""
+    sa = np.shape(a._data if isinstance(a, TensorBase) else a)
+    sb = np.shape(b._data if isinstance(b, TensorBase) else b)
+    n = builtins.max(len(sa), len(sb))  # (max and min are torch's here)
+    for i in range(1, builtins.min(len(sa), len(sb)) + 1):
+        x, y = sa[-i], sb[-i]
+        if x != y and x != 1 and y != 1:
+            # torch's sentence, then which op and shapes (the line alone rarely says)
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                               f"({y}) at non-singleton dimension {n - i} ({name}: shapes "
+                               f"{tuple(sa)} and {tuple(sb)})") from None
+
+
+def _scalar(v):
+    return v.item() if isinstance(v, _generic) else v
+
+
+# ---- reductions ------------------------------------------------------------------
+def _dims(dim):
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        return tuple(int(d) for d in dim) if len(dim) else None
+    return int(dim)
+
+
+# ---- shapes (the core set; more in shape_functions.py) ----------------------------
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    for s in shape:  # Python ints as they are (a generator costs a resumption per size)
+        if type(s) is not int:
+            return tuple(int(s) for s in shape)  # NumPy ints, 0-d tensors
+    return shape
+
+
+def _np(t):
+    """A tensor's values as an array (shares memory; no graph; not a user-level data
+    read, which `.numpy()` is: tg.compile counts those)."""
+    return t._data
+
+
+_tname = _dt.torch_name  # 'Float' for float32: the names in PyTorch's messages
+
+
+def _data(x):
+    return x._data if isinstance(x, TensorBase) else np.asarray(x)
+
+
+
+
+
+def _dim(d, nd, extra=0, name=None):
+    """Normalize a dim index for a tensor of `nd` dims (+`extra` for unsqueeze/stack), with
+    torch's IndexError (prefixed by the op's `name` where torch names it)."""
+    n = builtins.max(nd + extra, 1)
+    d = int(d)
+    if not -n <= d < n:
+        raise IndexError(f"{name + ': ' if name else ''}Dimension out of range (expected to be "
+                         f"in range of [{-n}, {n - 1}], but got {d})")
+    return d % n if nd + extra else 0
+
+
+def _int64(x, arr):
+    """An int64 index tensor (no gradient) of the tensor class x has."""
+    return like(x, np.asarray(arr, dtype=np.int64))
+
+
+# ---- the size and dtype arguments of the factories (creation, random) ---------------------
+def _size(size, kw=None, name=None):
+    """The shape from `*size` (ints, or one tuple/list), or from the keyword `size=`
+    (`torch.empty(size=(n, h))`, as gat's layers write it)."""
+    if kw is not None:
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        size = (kw,)
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (int, np.integer)) or s < 0:
+            raise ValueError(f"sizes must be non-negative integers, got {tuple(size)}")
+    return tuple(int(s) for s in size)
+
+
+def _finish(arr, dtype, requires_grad):
+    return new_tensor(arr, requires_grad=requires_grad, dtype=dtype)
+
+
+def _float_dtype(dtype):
+    return _dt.as_dtype(dtype) or _dt.get_default_dtype()

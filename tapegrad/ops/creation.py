@@ -1,0 +1,203 @@
+"""Creating tensors (torch's "Creation Ops"): `tensor`, `as_tensor`, `from_numpy`,
+`zeros`/`ones`/`empty`/`full` (+ `_like`), `arange`, `linspace`, `logspace`, `eye`,
+`scalar_tensor`, `frombuffer`. Random tensors (rand, randn, ...) are in ops/random.py.
+
+Defaults follow PyTorch: floating results use the default dtype (float32), integer
+data stays int64, and `requires_grad` is only allowed for floating dtypes.
+"""
+import numbers
+import warnings
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._device import check as _check_device
+from ..core import tape as _tape
+from ..core.tensor_base import TensorBase, new_tensor, to_array
+from ._args import _finish, _float_dtype, _size
+from .public import public
+
+
+@public(method=False)
+def tensor(data, dtype=None, requires_grad=False, device=None):
+    """Copy `data` (numbers, nested lists, arrays, tensors) into a new leaf tensor."""
+    if isinstance(data, TensorBase):
+        data = data._data
+    if isinstance(data, np.ndarray):
+        data = data.copy()  # a new leaf never shares memory with its source
+    _check_device(device, "tensor()")
+    return new_tensor(to_array(data, dtype), requires_grad=requires_grad)
+
+
+@public(method=False)
+def as_tensor(data, dtype=None, device=None):
+    """Like `tensor`, but shares memory with an ndarray or tensor when it can."""
+    if isinstance(data, TensorBase) and (dtype is None or data.dtype == _dt.as_dtype(dtype)):
+        return data
+    _check_device(device, "as_tensor()")
+    return new_tensor(to_array(data, dtype))
+
+
+@public(method=False)
+def from_numpy(arr):
+    """Share memory with a NumPy array (its dtype is kept, float64 included)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    return new_tensor(arr)
+
+
+@public(out=True, method=False)
+def zeros(*size_args, size=None, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "zeros()")
+    shape = _size(size_args, size, "zeros")
+    return _finish(_tape.const(np.zeros(shape, _float_dtype(dtype))), None, requires_grad)
+
+
+@public(out=True, method=False)
+def ones(*size_args, size=None, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "ones()")
+    shape = _size(size_args, size, "ones")
+    return _finish(_tape.const(np.ones(shape, _float_dtype(dtype))), None, requires_grad)
+
+
+@public(out=True, method=False)
+def empty(*size_args, size=None, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "empty()")
+    shape = _size(size_args, size, "empty")
+    return _finish(np.empty(shape, _float_dtype(dtype)), None, requires_grad)
+
+
+@public(out=True, method=False)
+def full(size, fill_value, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "full()")
+    if dtype is None:
+        if isinstance(fill_value, bool):
+            dtype = _dt.bool
+        elif isinstance(fill_value, int):
+            dtype = _dt.int64
+        else:
+            dtype = _dt.get_default_dtype()
+    return _finish(_tape.const(np.full(_size((size,)), fill_value, _dt.as_dtype(dtype))), None,
+                   requires_grad)
+
+
+def _like(maker):
+    def f(input, dtype=None, requires_grad=False, device=None):
+        _check_device(device, maker.__name__ + "_like()")
+        # empty_like too: its values are garbage either way, and a replay may reuse them
+        return _finish(_tape.const(maker(input.shape, _dt.as_dtype(dtype) or input.dtype)),
+                       None, requires_grad)
+    return f
+
+
+zeros_like = public(_like(np.zeros), name="zeros_like", method=False)
+ones_like = public(_like(np.ones), name="ones_like", method=False)
+empty_like = public(_like(np.empty), name="empty_like", method=False)
+
+
+@public(method=False)
+def full_like(input, fill_value, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "full_like()")
+    return _finish(np.full(input.shape, fill_value, _dt.as_dtype(dtype) or input.dtype), None,
+                   requires_grad)
+
+
+@public(out=True, method=False)
+def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "arange()")
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if dtype is None:
+        ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = _dt.int64 if ints else _dt.get_default_dtype()
+    dtype = _dt.as_dtype(dtype)
+    # Computed in float64 / int64 then cast, so the number of points is PyTorch's.
+    arr = np.arange(start, end, step, dtype=np.float64 if dtype.kind == "f" else np.int64)
+    return _finish(_tape.const(arr.astype(dtype)), None, requires_grad)
+
+
+@public(out=True, method=False)
+def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "linspace()")
+    return _finish(np.linspace(start, end, int(steps), dtype=np.float64).astype(_float_dtype(dtype)),
+                   None, requires_grad)
+
+
+@public(out=True, method=False)
+def eye(n, m=None, dtype=None, requires_grad=False, device=None):
+    _check_device(device, "eye()")
+    return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), None, requires_grad)
+
+
+def _logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
+              pin_memory=False, requires_grad=False):
+    """`steps` points base**linspace(start, end): computed in float64, then cast."""
+    _check_device(device, "logspace()")
+    start, end = (v._data.item() if isinstance(v, TensorBase) else v for v in (start, end))
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    d = _dt.as_dtype(dtype) or _dt.get_default_dtype()
+    arr = np.power(float(base), np.linspace(start, end, int(steps), dtype=np.float64))
+    if d.kind in "iu":
+        arr = np.rint(arr)      # torch rounds the float powers to the nearest integer
+    return new_tensor(arr.astype(d), requires_grad=requires_grad)
+
+
+logspace = public(_logspace, name="logspace", out=True, method=False)
+
+
+@public(method=False)
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
+                  requires_grad=False):
+    """A 0-dim tensor of the number `s`, of the default dtype unless `dtype` is given
+    (scalar_tensor(3) is float: unlike tensor(3))."""
+    if isinstance(s, TensorBase):
+        s = s._data.item()
+    if not isinstance(s, (numbers.Number, np.generic)):
+        raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not "
+                        f"{type(s).__name__}")
+    _check_device(device, "scalar_tensor()")
+    d = _dt.as_dtype(dtype) or _dt.get_default_dtype()
+    return new_tensor(np.array(s, dtype=d), requires_grad=requires_grad)
+
+
+_readonly_warned = {"once": False}
+
+
+@public(method=False)
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor sharing memory with an object of the buffer protocol (bytearray,
+    array.array, mmap, ...): writes through the tensor change the buffer."""
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    d = np.dtype(_dt.as_dtype(dtype))
+    length = view.nbytes
+    if length == 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % d.itemsize:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} "
+                             f"bytes) must be a multiple of element size ({d.itemsize})")
+        count = (length - offset) // d.itemsize
+    elif offset + count * d.itemsize > length:
+        raise ValueError(f"requested buffer length ({count} * {d.itemsize} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({length} bytes)")
+    if view.readonly and not _readonly_warned["once"]:
+        _readonly_warned["once"] = True      # torch warns once per program
+        warnings.warn("The given buffer is not writable, and PyTorch does not support "
+                      "non-writable tensors. This means you can write to the underlying "
+                      "(supposedly non-writable) buffer using the tensor. You may want to copy "
+                      "the buffer to protect its data or make it writable before converting it "
+                      "to a tensor. This type of warning will be suppressed for the rest of "
+                      "this program.", UserWarning, stacklevel=2)
+    arr = np.frombuffer(buffer, dtype=d, count=count, offset=offset)
+    # NumPy marks a view of read-only memory read-only; torch hands out a writable tensor
+    return new_tensor(arr, requires_grad=requires_grad)

@@ -1,0 +1,765 @@
+"""Pointwise ops (torch's "Pointwise Ops"): arithmetic, exp/log, trig and hyperbolic,
+rounding, clamp, sign/abs, sigmoid/relu, lerp, addcmul/addcdiv, xlogy, hypot, bitwise and
+logical ops, the fills and copies, and their in-place forms. Derivatives: rules/pointwise.py."""
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..core.record import apply
+from ..core.state import anywhere, state
+from ..core.tensor_base import TensorBase, like, to_array
+from . import _args, comparison as _comparison, conversion as _conversion, promotion as P
+from ._factories import _binary, _rounding, _unary, _wrapped_ints
+from .inplace import _inplace, _needs_old, _other
+from .public import public, public_inplace
+from .rules import pointwise as E, special as SP
+
+
+_add = _binary(E.add)  # without alpha: the operators use these
+_sub = _binary(E.sub, P.SUB)
+
+
+@public(out=True)
+def add(input, other, *, alpha=1):
+    return _add(input, other if alpha == 1 else other * alpha)
+
+
+@public(out=True, aliases=('subtract',))
+def sub(input, other, *, alpha=1):
+    return _sub(input, other if alpha == 1 else other * alpha)
+
+
+subtract = sub
+mul = multiply = public(_binary(E.mul), name="mul", out=True, aliases=('multiply',))
+div = divide = true_divide = public(_binary(E.div, P.DIV),
+                                    name="div", out=True, aliases=('divide', 'true_divide'))
+remainder = public(_binary(E.remainder, "remainder"), name="remainder", out=True)
+fmod = public(_binary(E.fmod, "fmod"), name="fmod", out=True)
+
+
+@public(out=True)
+def pow(input, exponent):
+    a, b = _args._arg(input), _args._arg(exponent)
+    if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
+        raise TypeError(f"pow(): expected a Tensor base or exponent, got "
+                        f"{type(input).__name__} and {type(exponent).__name__}")
+    if isinstance(a, TensorBase) and a._data.dtype.kind in "iu" and isinstance(b, int) and b < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if type(b) is bool and isinstance(a, TensorBase) and a._data.dtype == np.bool_:
+        return like(a, a._data | (not b))  # torch keeps bool ** bool-number bool (NumPy: int8)
+    a, b = P.operands("pow", a, b)
+    try:
+        return apply(E.pow, a, b)
+    except OverflowError:
+        return apply(E.pow, *_wrapped_ints(a, b))
+
+
+neg = negative = public(_unary(E.neg), name="neg", out=True, aliases=('negative',))
+exp = public(_unary(E.exp), name="exp", out=True)
+log = public(_unary(E.log), name="log", out=True)
+sqrt = public(_unary(E.sqrt), name="sqrt", out=True)
+log2 = public(_unary(E.log2), name="log2", out=True)
+log10 = public(_unary(E.log10), name="log10", out=True)
+log1p = public(_unary(E.log1p), name="log1p", out=True)
+expm1 = public(_unary(E.expm1), name="expm1", out=True)
+rsqrt = public(_unary(E.rsqrt), name="rsqrt", out=True)
+_abs = _unary(E.abs)
+
+
+@public(out=True, aliases=('absolute',))
+def abs(input):
+    x = _args._tensor(input, "abs")
+    if x._data.dtype == np.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return _abs(x)
+
+
+absolute = abs
+sign = public(_unary(E.sign), name="sign", out=True)
+sin = public(_unary(E.sin), name="sin", out=True)
+cos = public(_unary(E.cos), name="cos", out=True)
+tanh = public(_unary(E.tanh), name="tanh", out=True)
+sigmoid = public(_unary(E.sigmoid), name="sigmoid", out=True)
+relu = public(_unary(E.relu), name="relu", out=True)
+floor = public(_rounding(E.floor), name="floor", out=True)
+ceil = public(_rounding(E.ceil), name="ceil", out=True)
+trunc = fix = public(_rounding(E.trunc), name="trunc", out=True, aliases=('fix',))
+
+
+@public(out=True, aliases=('clip',))
+def clamp(input, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+    if isinstance(min, TensorBase) or isinstance(max, TensorBase):
+        # Tensor bounds: the composite gives PyTorch's gradients (to x inside the
+        # bounds, to the bound that was hit outside).
+        x = _args._tensor(input)
+        if min is not None:
+            x = where(x < min, min, x)
+        if max is not None:
+            x = where(x > max, max, x)
+        return x
+    return apply(E.clamp, _args._tensor(input), min=_args._scalar(min), max=_args._scalar(max))
+
+
+clip = clamp
+
+
+@public
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+@public
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+@public
+def floor_divide(input, other):
+    """floor(input / other), as torch.floor_divide and `//` (not differentiable)."""
+    a, b = _args._arg(input), _args._arg(other)
+    like_t = a if isinstance(a, TensorBase) else _args._tensor(b, "floor_divide")
+    a, b = P.operands("floor_divide", a, b)
+    av = a._data if isinstance(a, TensorBase) else a
+    bv = b._data if isinstance(b, TensorBase) else b
+    try:
+        out = np.floor_divide(av, bv)
+    except OverflowError:
+        out = np.floor_divide(*_wrapped_ints(av, bv))
+    return like(like_t, np.asarray(out))
+
+
+@public(out=True, method=False)
+def where(condition, input=None, other=None):
+    if input is None and other is None:  # torch.where(cond) = nonzero(cond, as_tuple=True)
+        c = _args._tensor(condition, "where")
+        a = c._data if c._data.ndim else c._data.reshape(1)  # nonzero(cond, as_tuple=True)
+        return tuple(like(c, i.astype(np.int64)) for i in np.nonzero(a))
+    c = condition._data if isinstance(condition, TensorBase) else np.asarray(condition)
+    if c.dtype != np.bool_:
+        c = c.astype(bool)
+    a, b = _args._arg(input), _args._arg(other)
+    if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
+        # where(cond, 1.0, 0.0): the values become a tensor like the condition
+        a = like(_args._tensor(condition, "where"), to_array(a))
+    a, b = P.operands(P.ARITH, a, b)
+    return apply(E.where, c, a, b)
+
+
+logical_and = public(_comparison._compare(np.logical_and, "logical_and", promote=False),
+                     name="logical_and")
+logical_or = public(_comparison._compare(np.logical_or, "logical_or", promote=False),
+                    name="logical_or")
+logical_xor = public(_comparison._compare(np.logical_xor, "logical_xor", promote=False),
+                     name="logical_xor")
+
+
+def _bitwise(ufunc, name):
+    """bitwise_and/or/xor (`&`, `|`, `^`): integer and bool tensors, torch's promotion;
+    on bool tensors they are the logical ops. Not differentiable."""
+    def f(input, other):
+        a, b = _args._arg(input), _args._arg(other)
+        like_t = a if isinstance(a, TensorBase) else _args._tensor(b, name)
+        a, b = P.operands(name, a, b)
+        av = a._data if isinstance(a, TensorBase) else a
+        bv = b._data if isinstance(b, TensorBase) else b
+        try:
+            out = ufunc(av, bv)
+        except OverflowError:
+            out = ufunc(*_wrapped_ints(av, bv))
+        except ValueError:
+            raise RuntimeError(f"{name}: the shapes {np.shape(av)} and {np.shape(bv)} cannot "
+                               "be broadcast together") from None
+        return like(like_t, np.asarray(out))
+    f.__name__ = name
+    return f
+
+
+bitwise_and = public(_bitwise(np.bitwise_and, "bitwise_and"), name="bitwise_and")
+bitwise_or = public(_bitwise(np.bitwise_or, "bitwise_or"), name="bitwise_or")
+bitwise_xor = public(_bitwise(np.bitwise_xor, "bitwise_xor"), name="bitwise_xor")
+
+
+@public
+def bitwise_not(input):
+    """~x: bitwise NOT of an integer tensor, logical NOT of a bool tensor."""
+    x = _args._tensor(input, "bitwise_not")
+    if x._data.dtype.kind == "f":
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
+                                  f"'{_dt.torch_name(x._data.dtype)}'")
+    return like(x, np.invert(x._data))
+
+
+@public
+def logical_not(input):
+    return like(input, np.logical_not(input._data))
+
+
+# Integer and bool inputs: core/record.py computes every table op that promotes to the
+# default float dtype on inputs cast to it (NumPy alone would give float16: tan(True)
+# 1.5576, torch's 1.5574), so _unary is all these need.
+tan = public(_unary(E.tan), name="tan", out=True)
+asin = arcsin = public(_unary(E.asin), name="asin", out=True, aliases=('arcsin',))
+acos = arccos = public(_unary(E.acos), name="acos", out=True, aliases=('arccos',))
+atan = arctan = public(_unary(E.atan), name="atan", out=True, aliases=('arctan',))
+sinh = public(_unary(E.sinh), name="sinh", out=True)
+cosh = public(_unary(E.cosh), name="cosh", out=True)
+asinh = arcsinh = public(_unary(E.asinh), name="asinh", out=True, aliases=('arcsinh',))
+acosh = arccosh = public(_unary(E.acosh), name="acosh", out=True, aliases=('arccosh',))
+atanh = arctanh = public(_unary(E.atanh), name="atanh", out=True, aliases=('arctanh',))
+
+
+# both arguments must be tensors (torch: "argument 'other' (position 2) must be Tensor");
+# integer operands are computed in the default float dtype, as by true division
+atan2 = arctan2 = public(_binary(E.atan2, P.DIV, tensors_only=True),
+                         name="atan2", out=True, aliases=('arctan2',))
+
+
+@public
+def lerp(input, end, weight):
+    """input + weight * (end - input) (weight a number or a tensor)."""
+    x = _args._tensor(input, "lerp")
+    return x + weight * (end - x)
+
+
+@public
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2."""
+    prod = tensor1 * tensor2
+    return _args._tensor(input, "addcmul") + (prod if value == 1 else prod * value)
+
+
+@public
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2."""
+    q = tensor1 / tensor2
+    return _args._tensor(input, "addcdiv") + (q if value == 1 else q * value)
+
+
+@public(out=True)
+def round(input, *, decimals=0):
+    """Half to even (torch.round); `decimals` as torch computes it. Integer tensors are
+    returned as they are (a copy); the gradient is 0."""
+    x = _args._tensor(input, "round")
+    if x.dtype.kind in "biu":
+        return like(x, _args._np(x).copy())
+    return apply(SP.round, x, decimals=int(decimals))
+
+
+@public(out=True)
+def square(input):
+    """input * input as torch.square: pow(input, 2) (PowBackward0); bool gives int64."""
+    x = _args._tensor(input, "square")
+    if x.dtype.kind == "b":
+        x = x.to(_dt.int64)
+    return pow(x, 2)
+
+
+@public(out=True)
+def reciprocal(input):
+    """1 / input; integer and bool tensors give the default float dtype (torch)."""
+    x = _args._tensor(input, "reciprocal")
+    if x.dtype.kind in "biu":
+        x = x.to(_dt.get_default_dtype())
+    return apply(E.reciprocal, x)
+
+
+# ---- nan_to_num ---------------------------------------------------------------------------
+@public(out=True)
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """NaN -> nan, +inf -> posinf (default: the dtype's max), -inf -> neginf (its min).
+    The gradient is 0 at the replaced elements (they no longer depend on x)."""
+    x = _args._tensor(input, "nan_to_num")
+    if x.dtype.kind != "f":
+        return like(x, _args._np(x).copy())
+    a = _args._np(x)
+    info = np.finfo(a.dtype)
+    pos = info.max if posinf is None else posinf
+    neg = info.min if neginf is None else neginf
+    out = x
+    for mask, value in ((np.isnan(a), nan), (np.isposinf(a), pos), (np.isneginf(a), neg)):
+        if mask.any():
+            out = apply(E.where, mask, like(x, np.asarray(value, dtype=a.dtype)), out)
+    return out if out is not x else _conversion.clone(x)
+
+
+def _logical_inplace(fn, name):
+    def method(self, other):
+        o = other if isinstance(other, TensorBase) else like(self, np.asarray(other))
+        return _inplace(self, lambda x: fn(x, o), (), needs_old=False, casting="unsafe")
+    method.__name__ = name
+    method.__doc__ = f"In-place {fn.__name__} (1/0 in self's dtype); returns self."
+    return method
+
+
+logical_and_ = public(_logical_inplace(logical_and, "logical_and_"),
+                      name="logical_and_", function=False)
+logical_or_ = public(_logical_inplace(logical_or, "logical_or_"),
+                     name="logical_or_", function=False)
+logical_xor_ = public(_logical_inplace(logical_xor, "logical_xor_"),
+                      name="logical_xor_", function=False)
+
+
+@public(function=False)
+def logical_not_(self):
+    """In-place logical_not (1/0 in self's dtype); returns self."""
+    return _inplace(self, logical_not, (), needs_old=False, casting="unsafe")
+
+
+@public
+def logaddexp(input, other):
+    """log(exp(a) + exp(b)) = max(a, b) + log1p(exp(-|a - b|)), which never overflows;
+    derivative exp(a) / (exp(a) + exp(b)) = sigmoid(a - b) (1/2 each at a tie: maximum's
+    and abs's subgradients at 0 give exactly that)."""
+    return _logaddexp("logaddexp", input, other, None)
+
+
+@public
+def logaddexp2(input, other):
+    """log2(2**a + 2**b) = max(a, b) + log2(1 + 2**-|a - b|)."""
+    return _logaddexp("logaddexp2", input, other, math.log(2.0))
+
+
+def _logaddexp(name, input, other, ln2):
+    a = _args._tensor(input, name)
+    if not isinstance(other, TensorBase):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    if a._data.dtype.kind != "f" or other._data.dtype.kind != "f":
+        a, other = a.to(_dt.get_default_dtype()) if a._data.dtype.kind != "f" else a, (
+            other.to(_dt.get_default_dtype()) if other._data.dtype.kind != "f" else other)
+    m = _comparison.maximum(a, other)
+    d = -abs(a - other)
+    out = m + (log1p(exp(d)) if ln2 is None else log1p(exp(d * ln2)) / ln2)
+    # both -inf (or both +inf): torch gives that infinity, the formula inf - inf = nan
+    same_inf = np.isinf(a._data) & (a._data == other._data)
+    if same_inf.any():
+        out = where(like(a, same_inf), m, out)
+    return out
+
+
+@public
+def frac(input):
+    """x - trunc(x) (the sign of x kept); derivative 1."""
+    x = _args._tensor(input, "frac")
+    if x._data.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"frac_cpu\" not implemented for '{_dt.torch_name(x._data.dtype)}'")
+    return x - trunc(x)
+
+
+@public
+def frac_(self):
+    return _inplace(self, frac, (), needs_old=True)
+
+
+def _float_pair(name, a, b):
+    """Both operands as tensors of torch's result dtype, integers promoted to the default
+    float dtype (xlogy, copysign compute in floating point)."""
+    if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
+        raise TypeError(f"{name}(): expected at least one Tensor argument")
+    ref = a if isinstance(a, TensorBase) else b
+    dt = _dt.as_dtype(_conversion.result_type(a, b))
+    if dt.kind != "f":
+        dt = _dt.as_dtype(_dt.get_default_dtype())
+    return tuple((x if x._data.dtype == dt else x.to(dt)) if isinstance(x, TensorBase) else
+                 like(ref, np.asarray(x, dtype=dt)) for x in (a, b))
+
+
+def _zeros_like(x):
+    return like(x, np.zeros((), x._data.dtype))
+
+
+@public
+def xlogy(input, other):
+    """x * log(y), 0 where x == 0 (unless y is nan). torch's gradients: log(y) for x (0
+    where x == 0 and y <= 0), x / y for y. Where x == 0 and y <= 0 the log is taken of 1
+    instead, so the product is 0 and its x-gradient log(1) = 0."""
+    x, y = _float_pair("xlogy", input, other)
+    bad = like(x, (x._data == 0) & (y._data <= 0))
+    if bad._data.any():
+        y = where(bad, like(x, np.ones((), x._data.dtype)), y)
+    return mul(x, log(y))
+
+
+@public
+def hypot(input, other):
+    """sqrt(x**2 + y**2); floating tensors only, as torch's."""
+    x, y = _args._tensor(input, "hypot"), _args._tensor(other, "hypot", "other", 2)
+    dt = _dt.as_dtype(_conversion.result_type(x, y))
+    if dt.kind != "f":
+        raise NotImplementedError(f'"hypot_cpu" not implemented for \'{_dt.torch_name(dt)}\'')
+    return sqrt(add(mul(x, x), mul(y, y)))
+
+
+def _scaled(name, factor):
+    def f(input):
+        x = _args._tensor(input, name)
+        if not x._data.dtype.kind == "f":
+            x = x.to(_dt.get_default_dtype())
+        return mul(x, factor)
+    f.__name__ = name
+    f.__doc__ = f"torch.{name}: x * {factor!r} (integers promote to the default float dtype)."
+    return f
+
+
+deg2rad = public(_scaled("deg2rad", math.pi / 180.0), name="deg2rad")
+rad2deg = public(_scaled("rad2deg", 180.0 / math.pi), name="rad2deg")
+
+
+def _floating(name, input):
+    x = _args._tensor(input, name)
+    return x if x._data.dtype.kind == "f" else x.to(_dt.get_default_dtype())
+
+
+@public
+def sinc(input):
+    """sin(pi x) / (pi x), 1 at x = 0 (gradient 0 there, as torch's, which takes "0" as
+    pi x**2 == 0 in x's dtype: a subnormal x too). The quotient is taken at a safe
+    stand-in (1) there, so its unused branch has no 0/0."""
+    x = _floating("sinc", input)
+    with np.errstate(under="ignore"):
+        at0 = like(x, x._data * x._data * np.pi == 0)
+    px = mul(where(at0, like(x, np.ones((), x._data.dtype)), x), math.pi)
+    return where(at0, like(x, np.ones((), x._data.dtype)), div(sin(px), px))
+
+
+@public
+def exp2(input):
+    """2 ** x = exp(x ln 2)."""
+    return exp(mul(_floating("exp2", input), math.log(2.0)))
+
+
+@public
+def logit(input, eps=None):
+    """log(x / (1 - x)) = log(x) - log1p(-x), x clamped to [eps, 1 - eps] first when eps
+    is given (the gradient is then 0 outside, as torch's)."""
+    x = _floating("logit", input)
+    if eps is not None:
+        x = clamp(x, float(eps), 1.0 - float(eps))
+    return sub(log(x), log1p(neg(x)))
+
+
+@public
+def copysign(input, other):
+    """|x| with the sign of y. Gradient for x: +-1 (0 where x == 0, as torch's), none for
+    y (the sign is a step)."""
+    x = _args._tensor(input, "copysign")
+    x, y = _float_pair("copysign", x, other)
+    shape = np.broadcast_shapes(x._data.shape, y._data.shape)
+    flip = like(x, np.signbit(x._data) != np.signbit(y._data))
+    val = where(flip, neg(x), x)
+    at0 = like(x, np.broadcast_to(x._data == 0, shape))
+    out = where(at0, like(x, np.copysign(np.zeros((), x._data.dtype), y._data)), val)
+    if y._rg:  # torch's gradient for y is zeros, not None: connect y through a never-taken
+        out = where(like(x, np.zeros((), bool)), y, out)  # branch of a where
+    return out
+
+
+def _fmaxmin(name, pick_self):
+    def f(input, other):
+        """NaN-ignoring maximum / minimum: the other operand where one is nan. Ties send the
+        gradient to input, as torch's."""
+        x, y = _args._tensor(input, name), _args._tensor(other, name, "other", 2)
+        try:
+            np.broadcast_shapes(x._data.shape, y._data.shape)
+        except ValueError:
+            _args._check_broadcast(name, x, y)
+            raise
+        dt = _dt.as_dtype(_conversion.result_type(x, y))
+        x = x if x._data.dtype == dt else x.to(dt)
+        y = y if y._data.dtype == dt else y.to(dt)
+        mask = pick_self(x._data, y._data) | np.isnan(y._data)
+        return where(like(x, mask), x, y)
+    f.__name__ = name
+    return f
+
+
+fmax = public(_fmaxmin("fmax", lambda a, b: a >= b), name="fmax")
+fmin = public(_fmaxmin("fmin", lambda a, b: a <= b), name="fmin")
+
+
+@public
+def heaviside(input, values):
+    """0 where x < 0, 1 where x > 0, `values` where x == 0 (no gradient, as torch's)."""
+    x, v = _args._tensor(input, "heaviside"), _args._tensor(values, "heaviside", "values", 2)
+    if x._data.dtype != v._data.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes.")
+    a = x._data
+    out = np.where(a == 0, v._data, (a > 0).astype(a.dtype))
+    return like(x, np.asarray(out, dtype=a.dtype))
+
+
+@public
+def signbit(input):
+    """True where the sign bit is set (-0.0 included); no gradient."""
+    x = _args._tensor(input, "signbit")
+    return like(x, np.signbit(x._data))
+
+
+def _table_method(method, op, fname):
+    """Name a generated in-place method `fname` and document it by its table entry."""
+    method.__name__ = fname
+    method.__doc__ = f"In-place {op.name} (table entry `{op.name}`); returns self."
+    return method
+
+
+# ---- arithmetic ----------------------------------------------------------------
+def _binary_inplace(op, ufunc, fname, mode=P.ARITH):
+    def method(self, other, *, alpha=None):
+        if (alpha is None and isinstance(other, TensorBase)
+                and not (anywhere.duals and state.dual is not None)
+                and not (state.grad_enabled and (self._rg or other._rg))):
+            # the update loop's `p.data -= lr * p.grad` (float, same dtype and shape,
+            # nothing recorded): the general path's own no-graph branch below, one ufunc
+            # call, without its closures and checks (~2 us of ~6 per parameter, measured)
+            a, b = self._data, other._data
+            if (a.dtype is b.dtype and a.dtype.kind == "f" and a.shape == b.shape
+                    and a.flags.writeable):
+                ufunc(a, b, out=a)
+                self._version[0] += 1
+                return self
+        o = _other(other)
+        if alpha is not None and alpha != 1:
+            o = o * alpha
+        # torch's promotion decides the computation dtype and refuses a result of a
+        # higher category than self's (P.inplace_other); the cast back is then safe
+        o = P.inplace_other(mode, self, o)
+        arr = o._data if isinstance(o, TensorBase) else o
+        return _inplace(
+            self, lambda x: apply(op, *P.operands(mode, x, o)), (o,), needs_old=_needs_old(op),
+            fast=lambda out: ufunc(out, arr, out=out, casting="unsafe"), casting="unsafe")
+    return _table_method(method, op, fname)
+
+
+add_ = public(_binary_inplace(E.add, np.add, "add_"), name="add_", function=False)
+sub_ = public(_binary_inplace(E.sub, np.subtract, "sub_", P.SUB), name="sub_", function=False)
+_mul_ = _binary_inplace(E.mul, np.multiply, "mul_")
+_div_ = _binary_inplace(E.div, np.true_divide, "div_", P.DIV)
+remainder_ = public(_binary_inplace(E.remainder, np.remainder, "remainder_", "remainder"),
+                    name="remainder_", function=False)
+fmod_ = public(_binary_inplace(E.fmod, np.fmod, "fmod_", "fmod"), name="fmod_", function=False)
+
+
+def _nondiff_inplace(f, ufunc, fname):
+    """The in-place form of a function without a gradient (floor_divide, bitwise_and...),
+    with torch's promotion and output-dtype check (its mode is the function's name)."""
+    def method(self, other):
+        o = P.inplace_other(f.__name__, self, _other(other))
+        arr = o._data if isinstance(o, TensorBase) else o
+        return _inplace(self, lambda x: f(x, o), (o,), needs_old=False,
+                        fast=lambda out: ufunc(out, arr, out=out, casting="unsafe"),
+                        casting="unsafe")
+    method.__name__ = fname
+    method.__doc__ = f"In-place {f.__name__}; returns self."
+    return method
+
+
+floor_divide_ = public(_nondiff_inplace(floor_divide, np.floor_divide, "floor_divide_"),
+                       name="floor_divide_", function=False)
+bitwise_and_ = public(_nondiff_inplace(bitwise_and, np.bitwise_and, "bitwise_and_"),
+                      name="bitwise_and_", function=False)
+bitwise_or_ = public(_nondiff_inplace(bitwise_or, np.bitwise_or, "bitwise_or_"),
+                     name="bitwise_or_", function=False)
+bitwise_xor_ = public(_nondiff_inplace(bitwise_xor, np.bitwise_xor, "bitwise_xor_"),
+                      name="bitwise_xor_", function=False)
+
+
+@public(function=False)
+def mul_(self, other):
+    return _mul_(self, other)
+
+
+@public(function=False)
+def div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return _div_(self, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                           f"'floor' but found '{rounding_mode}'")
+    o = _other(other)
+    if state.grad_enabled and (self._rg or (isinstance(o, TensorBase) and o._rg)):
+        raise NotImplementedError("div_ with rounding_mode on tensors that require grad")
+    arr = o._data if isinstance(o, TensorBase) else o
+    rnd = np.trunc if rounding_mode == "trunc" else np.floor
+
+    def fast(out):
+        if out.dtype.kind in "iu" and rounding_mode == "floor":
+            np.floor_divide(out, arr, out=out, casting="same_kind")
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                np.copyto(out, rnd(np.true_divide(out, arr)), casting="unsafe")
+
+    return _inplace(self, None, (o,), fast=fast)
+
+
+@public(function=False)
+def pow_(self, exponent):
+    o = P.inplace_other("pow", self, _other(exponent))
+    return _inplace(self, lambda x: pow(x, o), (o,), needs_old=True, casting="unsafe")
+
+
+def _unary_inplace(op, fname):
+    def method(self):
+        return _inplace(self, lambda x: apply(op, x), (), needs_old=_needs_old(op))
+    return _table_method(method, op, fname)
+
+
+exp_ = public(_unary_inplace(E.exp, "exp_"), name="exp_")
+log_ = public(_unary_inplace(E.log, "log_"), name="log_")
+sqrt_ = public(_unary_inplace(E.sqrt, "sqrt_"), name="sqrt_")
+rsqrt_ = public(_unary_inplace(E.rsqrt, "rsqrt_"), name="rsqrt_")
+abs_ = public(_unary_inplace(E.abs, "abs_"), name="abs_")
+sin_ = public(_unary_inplace(E.sin, "sin_"), name="sin_")
+cos_ = public(_unary_inplace(E.cos, "cos_"), name="cos_")
+tanh_ = public(_unary_inplace(E.tanh, "tanh_"), name="tanh_")
+sigmoid_ = public(_unary_inplace(E.sigmoid, "sigmoid_"), name="sigmoid_")
+relu_ = public(_unary_inplace(E.relu, "relu_"), name="relu_")
+neg_ = public(_unary_inplace(E.neg, "neg_"), name="neg_", aliases=('negative_',))
+sign_ = public(_unary_inplace(E.sign, "sign_"), name="sign_", function=False)
+
+
+@public(aliases=('clip_',))
+def clamp_(self, min=None, max=None):
+    bounds = tuple(b for b in (min, max) if isinstance(b, TensorBase))
+    return _inplace(self, lambda x: clamp(x, min, max), bounds, needs_old=True)
+
+
+@public
+def clamp_min_(self, min):
+    return clamp_(self, min=min)
+
+
+@public
+def clamp_max_(self, max):
+    return clamp_(self, max=max)
+
+
+@public(function=False)
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    """self += value * tensor1 * tensor2 (used by optimizers)."""
+    return add_(self, tensor1 * tensor2 if value == 1 else tensor1 * tensor2 * value)
+
+
+@public(function=False)
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    """self += value * tensor1 / tensor2 (used by optimizers)."""
+    return add_(self, tensor1 / tensor2 if value == 1 else tensor1 / tensor2 * value)
+
+
+@public(function=False)
+def lerp_(self, end, weight):
+    """self += weight * (end - self)."""
+    e, w = _other(end), _other(weight)
+    return _inplace(self, lambda x: x + w * (e - x), (e, w), needs_old=False)
+
+
+# ---- fills and copies: the old value gets a zero gradient ------------------------
+def _replace(self, value, others, casting="same_kind"):
+    """self[...] = value (broadcast): `where(True, value, old)` through the table, so the
+    value receives the gradient and the old history receives zeros."""
+    mask = np.ones(self._data.shape, dtype=bool)
+
+    def compute(x):
+        v = value
+        if isinstance(v, TensorBase) and v._data.dtype != x._data.dtype and x._data.dtype.kind == "f" \
+                and v._data.dtype.kind == "f":
+            v = v.to(x._data.dtype)
+        return apply(E.where, mask, v, x)
+
+    return _inplace(self, compute, others, needs_old=False, casting=casting)
+
+
+@public
+def fill_(self, value):
+    if isinstance(value, TensorBase):
+        if value._data.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value._data.ndim} dimensions.")
+        return _replace(self, value, (value,))
+    v = value.item() if isinstance(value, np.generic) else value
+    if isinstance(v, float) and self._data.dtype.kind in "iub":
+        v = int(v) if self._data.dtype.kind != "b" else bool(v)  # PyTorch truncates
+    return _inplace(self, lambda x: apply(E.where, np.ones(x._data.shape, bool), v, x),
+                    (), needs_old=False, casting="unsafe",
+                    fast=lambda out: out.fill(v))
+
+
+@public
+def zero_(self):
+    return fill_(self, 0)
+
+
+@public(function=False)
+def copy_(self, src, non_blocking=False):
+    """Copy src's values (broadcast, cast to self's dtype) into self."""
+    s = src if isinstance(src, TensorBase) else like(self, to_array(src))
+    try:
+        np.broadcast_to(s._data, self._data.shape)
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({list(self._data.shape)}) must match the "
+                           f"size of tensor b ({list(s._data.shape)}) for copy_ (src must be "
+                           "broadcastable to self)") from None
+
+    def fast(out):
+        np.copyto(out, s._data, casting="unsafe")
+
+    if s._rg and s._data.dtype.kind == "f" and self._data.dtype.kind == "f" \
+            and s._data.dtype != self._data.dtype:
+        s_cast = s.to(self._data.dtype)  # a differentiable cast: the gradient flows to src
+        return _replace(self, s_cast, (s,), casting="unsafe")
+    return _inplace(self, lambda x: apply(
+        E.where, np.ones(x._data.shape, bool), s, x), (s,), needs_old=False,
+        casting="unsafe", fast=fast)
+
+
+square_ = public_inplace(square)
+reciprocal_ = public_inplace(reciprocal)
+floor_ = public_inplace(floor)
+ceil_ = public_inplace(ceil)
+trunc_ = public_inplace(trunc, aliases=('fix_',))
+log1p_ = public_inplace(log1p)
+expm1_ = public_inplace(expm1)
+tan_ = public_inplace(tan)
+asin_ = arcsin_ = public_inplace(asin, aliases=('arcsin_',))
+acos_ = arccos_ = public_inplace(acos, aliases=('arccos_',))
+atan_ = arctan_ = public_inplace(atan, aliases=('arctan_',))
+sinh_ = public_inplace(sinh)
+cosh_ = public_inplace(cosh)
+asinh_ = arcsinh_ = public_inplace(asinh, aliases=('arcsinh_',))
+acosh_ = arccosh_ = public_inplace(acosh, aliases=('arccosh_',))
+atanh_ = arctanh_ = public_inplace(atanh, aliases=('arctanh_',))
+
+
+atan2_ = public_inplace(atan2, function=False, aliases=('arctan2_',))
+
+
+log2_ = public_inplace(log2)
+log10_ = public_inplace(log10)
+
+
+def inplace_of(self, fn):
+    """self = fn(self) in place, for the activations' `inplace=True` (leaky_relu,
+    hardtanh, elu, silu: their out-of-place form keeps the derivative, `_inplace` the
+    bookkeeping)."""
+    return _inplace(self, fn, (), needs_old=True)
+
+
+round_ = public_inplace(round)
+
+
+nan_to_num_ = public_inplace(nan_to_num)
+
+
+deg2rad_ = public_inplace(deg2rad)
+rad2deg_ = public_inplace(rad2deg)
+sinc_ = public_inplace(sinc)
+exp2_ = public_inplace(exp2)
+logit_ = public_inplace(logit)
+xlogy_ = public_inplace(xlogy)
+hypot_ = public_inplace(hypot, function=False)
+copysign_ = public_inplace(copysign, function=False)
+heaviside_ = public_inplace(heaviside, function=False)
