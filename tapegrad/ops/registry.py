@@ -78,7 +78,8 @@ class Op:
         self.partials = tuple(partials) if partials is not None else None
         if vjp is None and partials is not None:
             vjp = [_vjp_from_partial(p) for p in partials]
-        self.vjps = tuple(vjp) if vjp is not None else None
+        # a list (one rule per input) or an `EachInput` (variadic ops: rule i made on demand)
+        self.vjps = tuple(vjp) if isinstance(vjp, (list, tuple)) else vjp
         self.backward = backward
         if jvp is None and partials is not None:
             jvp = _jvp_from_partials(self.partials)
@@ -161,6 +162,29 @@ class Op:
 
     def __repr__(self):
         return f"<op {self.name}>"
+
+
+class EachInput:
+    """VJP rules of an op with any number of inputs (cat, stack): rule i made on demand."""
+
+    __slots__ = ("make", "cache")
+
+    def __init__(self, make):
+        self.make = make
+        self.cache = {}
+
+    def __getitem__(self, i):
+        rule = self.cache.get(i)
+        if rule is None:
+            rule = self.cache[i] = self.make(i)
+        return rule
+
+    def __iter__(self):
+        raise TypeError("the VJP rules of a variadic op are made per input index: "
+                        "use rules[i]")
+
+    def __repr__(self):
+        return f"<one VJP per input: {self.make.__doc__ or self.make.__name__}>"
 
 
 class _Each:

@@ -24,30 +24,30 @@ def _raw(a):
 add = defop("add", np.add, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: 1.0,
-], reads=["", ""], edges_only=True,
+], vjp=[lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g],  # skip the `* 1.0`
+    reads=["", ""], edges_only=True,
     text="dx = g ; dy = g",
     hint=("d(x + y) = 1 for both inputs, never infinite: a non-finite result here means the "
           "incoming gradient already was"))
-add.vjps = (lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g)  # skip the `* 1.0`
 
 sub = defop("sub", np.subtract, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: -1.0,
-], reads=["", ""], edges_only=True,
+], vjp=[lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: -g],
+    reads=["", ""], edges_only=True,
     text="dx = g ; dy = -g",
     hint=("d(x - y) = 1 and -1, never infinite: a non-finite result here means the incoming "
           "gradient already was"))
-sub.vjps = (lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: -g)
 
 mul = defop("mul", np.multiply, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: y,
     lambda xp, ans, x, y: x,
-], reads=["y", "x"],
+], vjp=[lambda xp, g, ans, x, y: g * y,  # g * partial, without the partial's call
+         lambda xp, g, ans, x, y: g * x],
+    reads=["y", "x"],
     text="dx = g*y ; dy = g*x",
     hint=("d(x*y) = y and x: finite wherever x and y are finite (a large g times a large input"
           " can still overflow)"))
-mul.vjps = (lambda xp, g, ans, x, y: g * y,  # g * partial, without the partial's call
-            lambda xp, g, ans, x, y: g * x)
 
 
 def _reciprocal(y):
@@ -112,10 +112,10 @@ pow = defop("pow", _pow_forward, inputs=("x", "y"), partials=[_pow_dx, _pow_dy],
                   " needs x > 0"))
 
 neg = defop("neg", np.negative, partials=[lambda xp, ans, x: -1.0], linear=True,
+            vjp=[lambda xp, g, ans, x: -g],
             text="dx = -g",
             hint=("d(-x) = -1, never infinite: a non-finite result here means the incoming "
                   "gradient already was"))
-neg.vjps = (lambda xp, g, ans, x: -g,)
 
 
 def _share(lose):
@@ -269,12 +269,6 @@ sigmoid = defop("sigmoid", _sigmoid, partials=[lambda xp, ans, x: ans * (1.0 - a
                 text="dx = g*ans*(1-ans)",
                 hint=("sigmoid'(x) = s*(1-s) is in [0, 1/4] for every x but nan: a non-finite "
                       "result here comes from a non-finite incoming gradient or a nan input"))
-# NOTE: relu'(0) is taken as 0: the gradient passes only where the input was > 0.
-relu = defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False),
-             partials=[lambda xp, ans, x: ~(ans <= 0)], reads=["ans"],
-             text="dx = g where x>0 else 0",
-             hint=("relu'(x) is 0 or 1 (0 taken at x = 0), never infinite: a non-finite result"
-                   " here means the incoming gradient already was"))
 # NOTE: the gradient is blocked where ans <= 0 and passes elsewhere, a nan input included
 # (PyTorch's threshold_backward: where(ans <= 0, 0, g)). ans = max(x, 0) is 0 or > 0 or
 # nan, so "not ans <= 0" is `ans != 0`: one comparison. With NumPy the select is a
@@ -294,7 +288,12 @@ def _relu_vjp(xp, g, ans, x):
     return out
 
 
-relu.vjps = (_relu_vjp,)
+# NOTE: relu'(0) is taken as 0: the gradient passes only where the input was > 0.
+relu = defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False),
+             partials=[lambda xp, ans, x: ~(ans <= 0)], vjp=[_relu_vjp], reads=["ans"],
+             text="dx = g where x>0 else 0",
+             hint=("relu'(x) is 0 or 1 (0 taken at x = 0), never infinite: a non-finite result"
+                   " here means the incoming gradient already was"))
 
 
 def _clamp(x, min=None, max=None):
@@ -319,7 +318,11 @@ clamp = defop("clamp", _clamp, partials=[
     hint=("clamp's derivative is 0 or 1 (1 at the bounds), never infinite: a non-finite result"
           " here means the incoming gradient already was"))
 
-where = defop("where", np.where, inputs=("condition", "x", "y"), vjp=[
+def _where_jvp(xp, t, ans, c, x, y):
+    return xp.where(c, t[1] if t[1] is not None else 0.0, t[2] if t[2] is not None else 0.0)
+
+
+where = defop("where", np.where, inputs=("condition", "x", "y"), jvp=_where_jvp, vjp=[
     None,
     lambda xp, g, ans, c, x, y: xp.where(c, g, 0.0),
     lambda xp, g, ans, c, x, y: xp.where(c, 0.0, g),
@@ -328,8 +331,6 @@ where = defop("where", np.where, inputs=("condition", "x", "y"), vjp=[
     hint=("where passes g or 0, never infinite itself; but the branch not taken still gets "
           "gradient 0, and an op there whose derivative is infinite turns it into 0 * inf = "
           "nan: make its input safe first, where(cond, f(where(cond, x, 1.0)), y)"))
-where.jvp = lambda xp, t, ans, c, x, y: xp.where(
-    c, t[1] if t[1] is not None else 0.0, t[2] if t[2] is not None else 0.0)
 
 
 # ---- trigonometric and hyperbolic functions beyond sin, cos and tanh -------------

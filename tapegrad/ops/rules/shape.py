@@ -8,7 +8,7 @@ import numpy as np
 
 from ...core.record import apply
 from ._within_rule import within_rule as run  # one dispatch point for rules
-from ..registry import Op, defop
+from ..registry import EachInput, Op, defop
 
 
 def _reshape_forward(x, shape):
@@ -69,29 +69,6 @@ permute = defop("permute", _permute_forward, linear=True, promote=False, vjp=[
 # `run`, so the same rule is raw NumPy in an ordinary backward and recorded under
 # create_graph=True.
 # ---------------------------------------------------------------------------------
-class EachInput:
-    """VJP rules of an op with any number of inputs (cat, stack): rule i made on demand."""
-
-    __slots__ = ("make", "cache")
-
-    def __init__(self, make):
-        self.make = make
-        self.cache = {}
-
-    def __getitem__(self, i):
-        rule = self.cache.get(i)
-        if rule is None:
-            rule = self.cache[i] = self.make(i)
-        return rule
-
-    def __iter__(self):
-        raise TypeError("the VJP rules of a variadic op are made per input index: "
-                        "use rules[i]")
-
-    def __repr__(self):
-        return f"<one VJP per input: {self.make.__doc__ or self.make.__name__}>"
-
-
 def _back_to_shape(xp, g, ans, x, **kw):
     return xp.reshape(g, x.shape)
 
@@ -101,10 +78,8 @@ def _variadic(name, forward, make_rule, backward, doc=None, **knowledge):
     gradients in one pass: linear in N; N calls of a per-input rule would each receive
     all N arrays, quadratic). The per-input rules serve the tools that ask for one
     input's rule (strict mode, forward mode from VJPs, in-place rebasing)."""
-    op = defop(name, forward, linear=True, promote=True, inputs=("tensors",),
-               vjp=[make_rule(0)], backward=backward, doc=doc, **knowledge)
-    op.vjps = EachInput(make_rule)
-    return op
+    return defop(name, forward, linear=True, promote=True, inputs=("tensors",),
+                 vjp=EachInput(make_rule), backward=backward, doc=doc, **knowledge)
 
 
 # ---- reshapes under other names (what the graph shows is what the user called) ----
