@@ -50,6 +50,13 @@ every table op has it):
             predicate on `node.args` that is True when the rule is deliberately NOT the
             derivative (embedding with padding_idx); or a string: the reason strict
             mode cannot re-run the op at all (checkpoint).
+    node    torch's class name for the node that records the op (`grad_fn=<MulBackward0>`
+            in a tensor's repr): a string, or a function of the recorded Node for ops that
+            torch records under different nodes depending on the arguments
+            (`x.sum()` SumBackward0, `x.sum(1)` SumBackward1; `1 - x` RsubBackward1).
+            Without one the name is `<CamelCase op name>Backward0` (exp: ExpBackward0),
+            which is torch's for most ops (core/names.py; tests/test_node_names.py
+            compares a sample with torch's own `type(grad_fn).__name__`).
 
 Elementwise ops declare `partials`; their VJP (`g * d`) and JVP (`sum t_i * d_i`) are
 derived from them. Linear ops declare `linear=True`: their JVP is the op applied to
@@ -64,12 +71,12 @@ class Op:
     __slots__ = ("name", "forward", "vjps", "backward", "jvp", "partials", "linear",
                  "has_extra", "differentiable", "promote_default", "input_names", "reads",
                  "n_outputs", "doc", "text", "hint", "strict", "_reads_idx", "edges_only",
-                 "keeps_ans")
+                 "keeps_ans", "node")
 
     def __init__(self, name, forward, *, vjp=None, backward=None, partials=None, jvp=None,
                  linear=False, extra=False, differentiable=True, promote=True, inputs=("x",),
                  reads=None, n_outputs=1, doc=None, text=None, hint=None, strict=None,
-                 edges_only=False):
+                 edges_only=False, node=None):
         if not (strict is None or callable(strict) or isinstance(strict, str)):
             raise TypeError(f"op {name!r}: strict must be None, a predicate on node.args or "
                             f"a reason string, got {type(strict).__name__} {strict!r}")
@@ -99,6 +106,7 @@ class Op:
         self.text = text
         self.hint = hint
         self.strict = strict
+        self.node = node
         # no rule (vjp, jvp) needs the inputs' VALUES, only their shapes: a node keeps
         # edges to large non-leaf inputs, not their arrays (core/record.py `_edges`;
         # strict mode re-runs the forward on zeros there)

@@ -30,6 +30,10 @@ add = defop("add", np.add, inputs=("x", "y"), partials=[
     hint=("d(x + y) = 1 for both inputs, never infinite: a non-finite result here means the "
           "incoming gradient already was"))
 
+def _sub_node(node):
+    return "SubBackward0" if isinstance(node.inputs[0], TensorBase) else "RsubBackward1"
+
+
 sub = defop("sub", np.subtract, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: -1.0,
@@ -37,7 +41,8 @@ sub = defop("sub", np.subtract, inputs=("x", "y"), partials=[
     reads=["", ""], edges_only=True,
     text="dx = g ; dy = -g",
     hint=("d(x - y) = 1 and -1, never infinite: a non-finite result here means the incoming "
-          "gradient already was"))
+          "gradient already was"),
+    node=_sub_node)
 
 mul = defop("mul", np.multiply, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: y,
@@ -63,6 +68,11 @@ def _div_dy(xp, ans, x, y):
     return -(x / y) / y
 
 
+def _div_node(node):
+    # torch computes number / tensor as number * reciprocal(tensor)
+    return "DivBackward0" if isinstance(node.inputs[0], TensorBase) else "MulBackward0"
+
+
 div = defop("div", np.true_divide, inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: _reciprocal(y),
     _div_dy,
@@ -74,7 +84,8 @@ div = defop("div", np.true_divide, inputs=("x", "y"), partials=[
 ], reads=["y", "x y"],
     text="dx = g/y ; dy = -g*ans/y",
     hint=("d(x/y) = 1/y and -x/y**2 are infinite where y = 0; keep the denominator away from 0"
-          " (y + eps)"))
+          " (y + eps)"),
+    node=_div_node)
 
 
 def _pow_dx(xp, ans, x, y):
@@ -106,10 +117,18 @@ def _pow_forward(x, y):
                                "broadcast together") from None
 
 
+def _pow_node(node):
+    base, exp = node.inputs[0], node.inputs[1]
+    if not isinstance(base, TensorBase):
+        return "PowBackward2"
+    return "PowBackward1" if isinstance(exp, TensorBase) else "PowBackward0"
+
+
 pow = defop("pow", _pow_forward, inputs=("x", "y"), partials=[_pow_dx, _pow_dy], reads=["x y", "ans x y"],
             text="dx = g*y*x**(y-1) ; dy = g*ans*log(x)",
             hint=("d(x**p)/dx = p*x**(p-1) is infinite at x = 0 when p < 1; d/dp = x**p*log(x)"
-                  " needs x > 0"))
+                  " needs x > 0"),
+            node=_pow_node)
 
 neg = defop("neg", np.negative, partials=[lambda xp, ans, x: -1.0], linear=True,
             vjp=[lambda xp, g, ans, x: -g],
@@ -191,7 +210,8 @@ log10 = defop("log10", np.log10, partials=[lambda xp, ans, x: 1.0 / (x * _LN10)]
               hint="log10'(x) = 1/(x ln 10) is infinite at x = 0; clamp the input away from 0")
 log1p = defop("log1p", np.log1p, partials=[lambda xp, ans, x: 1.0 / (1.0 + x)], reads=["x"],
               text="dx = g/(1+x)",
-              hint="log1p'(x) = 1/(1+x) is infinite at x = -1 (nan below)")
+              hint="log1p'(x) = 1/(1+x) is infinite at x = -1 (nan below)",
+              node="Log1PBackward0")
 expm1 = defop("expm1", np.expm1, partials=[lambda xp, ans, x: ans + 1.0], reads=["ans"],
               text="dx = g*(ans+1)",
               hint="expm1'(x) = exp(x) overflows to inf for large x (x > 88 in float32)")
@@ -316,7 +336,8 @@ clamp = defop("clamp", _clamp, partials=[
 ], reads=["x"],
     text="dx = g where min<=x<=max else 0",
     hint=("clamp's derivative is 0 or 1 (1 at the bounds), never infinite: a non-finite result"
-          " here means the incoming gradient already was"))
+          " here means the incoming gradient already was"),
+    node="ClampBackward1")
 
 def _where_jvp(xp, t, ans, c, x, y):
     return xp.where(c, t[1] if t[1] is not None else 0.0, t[2] if t[2] is not None else 0.0)

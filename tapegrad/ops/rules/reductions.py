@@ -75,12 +75,21 @@ def _sum_vjp(xp, g, ans, x, axis=None, keepdims=False):
 
 # the ufunc reduction itself: ndarray.sum reaches np.add.reduce through NumPy's Python
 # wrapper (numpy/_core/_methods.py), the same call with one frame more
+def _all_or_dims(base):
+    """torch's node of a reduction: <base>0 over all elements (`x.sum()`), <base>1 over
+    given dims (`x.sum(1)`)."""
+    def node_name(node):
+        return base + ("0" if node.args.get("axis") is None else "1")
+    return node_name
+
+
 sum = defop("sum", lambda x, axis=None, keepdims=False: _add_reduce(x, axis=axis,
                                                                     keepdims=keepdims),
             vjp=[_sum_vjp], linear=True,
             text="dx = g broadcast back over the summed axes",
             hint=("sum copies g to every summed element, never infinite: a non-finite result "
-                  "here means the incoming gradient already was"))
+                  "here means the incoming gradient already was"),
+            node=_all_or_dims("SumBackward"))
 
 
 @_0d
@@ -98,7 +107,8 @@ mean = defop("mean", _mean_forward, linear=True, vjp=[
 ],
     text="dx = g/n broadcast back over the reduced axes",
     hint=("mean spreads g/n over the n reduced elements, never infinite: a non-finite result "
-          "here means the incoming gradient already was"))
+          "here means the incoming gradient already was"),
+    node=_all_or_dims("MeanBackward"))
 
 
 def _prod_others(xp, ans, x, axis):
@@ -190,7 +200,8 @@ prod = defop("prod", _prod_forward, vjp=[_prod_vjp], jvp=_prod_jvp, reads=["ans 
              text="dx = g*(product of the other elements) (= g*ans/x where x != 0)",
              hint=("prod's derivative is the product of the other elements, computed without "
                    "dividing by x, so zeros are fine: finite for finite x (many large factors "
-                   "can overflow)"))
+                   "can overflow)"),
+             node=_all_or_dims("ProdBackward"))
 
 
 def _hits(ans, x, axis, keepdims, nan_hits):
@@ -222,27 +233,41 @@ def _evenly_nan(xp, g, ans, x, axis=None, keepdims=False):
     return xp.where(hit, _unreduce(xp, g, x, axis, keepdims) / count, 0.0)
 
 
+def _amax_node(node):
+    # over all dims: MaxBackward1, the node of the far more common `x.max()` (an
+    # approximation: torch names x.amax()'s node AmaxBackward0 for any dims)
+    return "MaxBackward1" if node.args.get("axis") is None else "AmaxBackward0"
+
+
 amax = defop("amax", lambda x, axis=None, keepdims=False: np.amax(x, axis=axis, keepdims=keepdims),
              vjp=[_evenly], jvp=_evenly_jvp_of(False), reads=["ans x"],
              text="dx = g at the max positions (shared at ties)",
              hint=("amax routes g to the maxima (shared evenly at ties), never infinite: a "
-                   "non-finite result here means the incoming gradient already was"))
+                   "non-finite result here means the incoming gradient already was"),
+             node=_amax_node)
+def _amin_node(node):
+    return "MinBackward1" if node.args.get("axis") is None else "AminBackward0"
+
+
 amin = defop("amin", lambda x, axis=None, keepdims=False: np.amin(x, axis=axis, keepdims=keepdims),
              vjp=[_evenly], jvp=_evenly_jvp_of(False), reads=["ans x"],
              text="dx = g at the min positions (shared at ties)",
              hint=("amin routes g to the minima (shared evenly at ties), never infinite: a "
-                   "non-finite result here means the incoming gradient already was"))
+                   "non-finite result here means the incoming gradient already was"),
+             node=_amin_node)
 # max()/min() without a dim: the same value as amax/amin, another rule for NaN (above)
 max_all = defop("max", lambda x, axis=None, keepdims=False: np.amax(x, axis=axis, keepdims=keepdims),
                 vjp=[_evenly_nan], jvp=_evenly_jvp_of(True), reads=["ans x"],
                 text="dx = g at the max positions (shared at ties; a nan max: at the nans)",
                 hint=("max routes g to the maxima (shared evenly at ties, or to the nans), "
-                      "never infinite: a non-finite result means the incoming gradient was"))
+                      "never infinite: a non-finite result means the incoming gradient was"),
+                node="MaxBackward1")
 min_all = defop("min", lambda x, axis=None, keepdims=False: np.amin(x, axis=axis, keepdims=keepdims),
                 vjp=[_evenly_nan], jvp=_evenly_jvp_of(True), reads=["ans x"],
                 text="dx = g at the min positions (shared at ties; a nan min: at the nans)",
                 hint=("min routes g to the minima (shared evenly at ties, or to the nans), "
-                      "never infinite: a non-finite result means the incoming gradient was"))
+                      "never infinite: a non-finite result means the incoming gradient was"),
+                node="MinBackward1")
 
 
 def _select_forward(pick):
@@ -296,12 +321,14 @@ max_dim = defop("max_dim", _select_forward(_nanfirst(np.argmax)), extra=True, vj
                 jvp=_select_jvp, reads=[""],
                 text="dx = g scattered to the argmax",
                 hint=("max(dim) routes g to the returned index, never infinite: a non-finite "
-                      "result here means the incoming gradient already was"))
+                      "result here means the incoming gradient already was"),
+                node="MaxBackward0")
 min_dim = defop("min_dim", _select_forward(_nanfirst(np.argmin)), extra=True, vjp=[_select_vjp],
                 jvp=_select_jvp, reads=[""],
                 text="dx = g scattered to the argmin",
                 hint=("min(dim) routes g to the returned index, never infinite: a non-finite "
-                      "result here means the incoming gradient already was"))
+                      "result here means the incoming gradient already was"),
+                node="MinBackward0")
 
 
 @_0d

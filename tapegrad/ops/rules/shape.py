@@ -27,7 +27,8 @@ reshape = defop("reshape", _reshape_forward, linear=True, promote=False, vjp=[
     lambda xp, g, ans, x, shape: g.reshape(x.shape)
 ],
     text="dx = g reshaped to x's shape",
-    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is",
+    node="ViewBackward0")
 
 
 def _expand_forward(x, shape):
@@ -56,11 +57,20 @@ def _inverse_permutation(dims):
     return tuple(sorted(range(len(dims)), key=dims.__getitem__))
 
 
+def _permute_node(node):
+    # a swap of two dims prints TransposeBackward0 (also for x.T / x.t(), which torch
+    # names PermuteBackward0 / TBackward0: the table records one op for them)
+    dims = node.args.get("dims", ())
+    moved = [i for i, d in enumerate(dims) if d != i]
+    return "TransposeBackward0" if len(moved) == 2 else "PermuteBackward0"
+
+
 permute = defop("permute", _permute_forward, linear=True, promote=False, vjp=[
     lambda xp, g, ans, x, dims: xp.transpose(g, _inverse_permutation(dims))
 ],
     text="dx = g permuted back",
-    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is",
+    node=_permute_node)
 
 
 # ---------------------------------------------------------------------------------
@@ -84,11 +94,18 @@ def _variadic(name, forward, make_rule, backward, doc=None, **knowledge):
 
 # ---- reshapes under other names (what the graph shows is what the user called) ----
 # squeeze: `axis` is a tuple of size-1 dims (the public function keeps only those).
+def _squeeze_node(node):
+    axis = node.args.get("axis")
+    return "SqueezeBackward1" if isinstance(axis, int) or len(axis or ()) == 1 \
+        else "SqueezeBackward0"
+
+
 squeeze = defop("squeeze", lambda x, axis: np.squeeze(x, axis=axis), linear=True,
                 promote=False, vjp=[_back_to_shape],
                 text="dx = g reshaped to x's shape",
                 hint=("linear: the rule only moves, copies or sums g, so it is finite whenever"
-                      " g is"))
+                      " g is"),
+                node=_squeeze_node)
 unsqueeze = defop("unsqueeze", lambda x, axis: np.expand_dims(x, axis), linear=True,
                   promote=False, vjp=[_back_to_shape],
                   text="dx = g reshaped to x's shape",
@@ -111,7 +128,8 @@ flatten = defop("flatten", _flatten_forward, linear=True, promote=False,
                 vjp=[_back_to_shape],
                 text="dx = g reshaped to x's shape",
                 hint=("linear: the rule only moves, copies or sums g, so it is finite whenever"
-                      " g is"))
+                      " g is"),
+                node="ViewBackward0")
 
 
 def _unflatten_forward(x, axis, sizes):
@@ -122,7 +140,8 @@ unflatten = defop("unflatten", _unflatten_forward, linear=True, promote=False,
                   vjp=[_back_to_shape],
                   text="dx = g reshaped to x's shape",
                   hint=("linear: the rule only moves, copies or sums g, so it is finite "
-                        "whenever g is"))
+                        "whenever g is"),
+                  node="ViewBackward0")
 
 
 # ---- repeat (np.tile) ----------------------------------------------------------------
@@ -228,7 +247,8 @@ def _pad_jvp(xp, tangents, ans, x, widths, value=0):
 pad = defop("pad", _pad_forward, promote=False, vjp=[_pad_vjp], jvp=_pad_jvp, reads=[""],
             text="dx = g with the padding cut off",
             hint=("linear: the rule only moves, copies or sums g, so it is finite whenever g "
-                  "is"))
+                  "is"),
+            node="ConstantPadNdBackward0")
 
 
 # ---- narrow / select (the pieces of split, chunk and unbind) ------------------------
@@ -245,7 +265,8 @@ def _narrow_vjp(xp, g, ans, x, axis, start, length):
 narrow = defop("narrow", _narrow_forward, linear=True, promote=False, vjp=[_narrow_vjp],
                text="dx = zeros with g placed in the slice",
                hint=("linear: the rule only moves, copies or sums g, so it is finite whenever "
-                     "g is"))
+                     "g is"),
+               node="SliceBackward0")
 
 
 def _select_forward(x, axis, index):
@@ -355,7 +376,8 @@ cast = defop("cast", lambda x, dtype: x.astype(dtype), promote=False, linear=Tru
              text="dx = g cast to x's dtype",
              hint=("cast passes g on, cast back to x's dtype: finite whenever the incoming "
                    "gradient is, unless g is too large for that dtype (float16 overflows above"
-                   " 65504)"))  # the engine casts g back to x's dtype
+                   " 65504)"),
+             node="ToCopyBackward0")  # the engine casts g back to x's dtype
 clone = defop("clone", lambda x: x.copy(), linear=True, promote=False,
               vjp=[lambda xp, g, ans, x: g],
               text="dx = g",
