@@ -11,7 +11,6 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import check as _check_device
-from .ops.random_fills import CPP_NAMES
 from .tensor import Tensor
 
 
@@ -23,7 +22,7 @@ def _window(name, window_length, periodic, dtype, requires_grad, device, formula
     d = _dt.as_dtype(dtype) or _dt.get_default_dtype()
     if d.kind != "f":
         raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype="
-                           f"{CPP_NAMES[np.dtype(d).name]}, device=cpu, layout=Strided (default), "
+                           f"{_dt.cpp_name(d)}, device=cpu, layout=Strided (default), "
                            "requires_grad=false (default), pinned_memory=false, "
                            "memory_format=(nullopt))")
     if window_length < 0:

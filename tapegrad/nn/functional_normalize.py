@@ -7,6 +7,7 @@ of public ops, so their gradients come from the ops they are made of.
 """
 import numpy as np
 
+from .. import dtypes as _dt
 from ..out_functions import div as _div_out
 from ..tensor import Tensor
 
@@ -49,9 +50,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
                            f"[*{', '.join(map(str, ns))}], but got input of size"
                            f"{list(xs)}")
     if input._data.dtype.kind not in "fc":
-        name = {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(input._data.dtype.name,
-                                                                     input._data.dtype.name)
-        raise NotImplementedError(f'"rms_norm" not implemented for \'{name}\'')
+        raise NotImplementedError(f'"rms_norm" not implemented for '
+                                  f'\'{_dt.torch_name(input._data.dtype)}\'')
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     dims = tuple(range(-len(ns), 0))
