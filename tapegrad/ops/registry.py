@@ -50,6 +50,10 @@ every table op has it):
             predicate on `node.args` that is True when the rule is deliberately NOT the
             derivative (embedding with padding_idx); or a string: the reason strict
             mode cannot re-run the op at all (checkpoint).
+    promote the type-promotion kind (PROMOTE_KINDS below: "float" for exp, "div" for div,
+            ...), or False for ops that keep their input's dtype by construction (shape
+            ops). Undeclared (True): only the result-dtype net of core/record.py
+            (`keep_default_dtype`) applies.
     node    torch's class name for the node that records the op (`grad_fn=<MulBackward0>`
             in a tensor's repr): a string, or a function of the recorded Node for ops that
             torch records under different nodes depending on the arguments
@@ -69,7 +73,7 @@ class Op:
     """One entry of the derivative table (built-in ops, custom Functions, checkpoints)."""
 
     __slots__ = ("name", "forward", "vjps", "backward", "jvp", "partials", "linear",
-                 "has_extra", "differentiable", "promote_default", "input_names", "reads",
+                 "has_extra", "differentiable", "promote", "promote_default", "ints_to_float", "input_names", "reads",
                  "n_outputs", "doc", "text", "hint", "strict", "_reads_idx", "edges_only",
                  "keeps_ans", "node")
 
@@ -96,7 +100,15 @@ class Op:
         self.linear = linear
         self.has_extra = extra
         self.differentiable = differentiable and (self.vjps is not None or backward is not None)
-        self.promote_default = promote
+        if not (promote in (True, False, None) or promote in PROMOTE_KINDS):
+            raise ValueError(f"op {name!r}: promote must be one of {sorted(PROMOTE_KINDS)}, "
+                             f"True or False, got {promote!r}")
+        # the declared kind (None: none declared, or no promotion at all)
+        self.promote = promote if isinstance(promote, str) else None
+        # the result-dtype net of core/record.py (float64 from float32 and an integer
+        # array is float32, as in torch): every op but those declaring promote=False
+        self.promote_default = promote is not False and promote is not None
+        self.ints_to_float = promote == FLOAT  # read by core/record.py on every call
         self.input_names = tuple(inputs)
         if reads is None and linear:
             reads = ""  # a linear rule moves g; it reads no values
@@ -205,6 +217,22 @@ class _Each:
 
     def __getitem__(self, i):
         return self.reads
+
+
+FLOAT = "float"
+# The type-promotion kinds an entry declares (torch/_refs' ELEMENTWISE_TYPE_PROMOTION_KIND):
+#   "float"    integer and bool inputs are computed in the default float dtype (exp, sin,
+#              sqrt: torch's INT_TO_FLOAT); core/record.py `apply` casts them before the
+#              forward runs
+#   "arith"    the operands are cast to torch.result_type (add, mul, maximum)
+#   "sub"      as "arith", and bool operands are refused (torch's message)
+#   "div"      as "arith", integer results become the default dtype (div, atan2)
+#   "compare"  the operands are compared in their result type (the result is bool)
+#   "pow", "remainder", "fmod", "floor_divide", "bitwise_and|or|xor": as "arith", with the
+#              dtypes torch has no kernel for refused (ops/promotion.py NO_BOOL, NO_FLOAT)
+# ops/promotion.py `operands(op, a, b)` casts a binary op's operands by its kind.
+PROMOTE_KINDS = frozenset({FLOAT, "arith", "sub", "div", "compare", "pow", "remainder",
+                           "fmod", "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor"})
 
 
 def defop(name, forward, **entry):
