@@ -9,6 +9,10 @@ and its rules see inputs of that dtype (the engine casts each gradient back to i
 input's dtype). The common case (a floating tensor with a Python number or a tensor of
 its dtype) is decided without a lookup; any other is cached per (mode, dtype, kind,
 dtype, kind, default dtype): one dict lookup.
+
+The mode is the op's promotion kind, declared at its table entry (`defop(..., promote=
+"div")`, ops/registry.py PROMOTE_KINDS); `operands(op, a, b)` reads it from the entry.
+Unary float ops declare "float": core/record.py `apply` casts their integer inputs.
 """
 import numpy as np
 

@@ -3,7 +3,10 @@
 An entry is data, in the spirit of HIPS autograd's `defvjp` and PyTorch's
 `derivatives.yaml`:
 
-    defop("exp", np.exp, partials=[lambda xp, ans, x: ans], reads=["ans"])
+    defop("exp", np.exp, promote="float", partials=[lambda xp, ans, x: ans], reads=["ans"])
+
+(torch's node name and the promotion kind are declared in the entry too: `node=`,
+`promote=`, below.)
 
 Rule signatures (the names are the same everywhere):
     forward(*arrays, **args)                 -> array, or (array, saved) if extra=True
