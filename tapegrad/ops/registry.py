@@ -76,7 +76,8 @@ class Op:
     """One entry of the derivative table (built-in ops, custom Functions, checkpoints)."""
 
     __slots__ = ("name", "forward", "vjps", "backward", "jvp", "partials", "linear",
-                 "has_extra", "differentiable", "promote", "promote_default", "ints_to_float", "input_names", "reads",
+                 "has_extra", "differentiable", "promote", "promote_default", "ints_to_float",
+                 "input_names", "reads",
                  "n_outputs", "doc", "text", "hint", "strict", "_reads_idx", "edges_only",
                  "keeps_ans", "node")
 
