@@ -72,8 +72,23 @@ int16 = short = dtype(_np_dtype("int16"), "int16")
 int32 = int = dtype(_np_dtype("int32"), "int32")
 int64 = long = dtype(_np_dtype("int64"), "int64")
 bool = dtype(_np_dtype("bool"), "bool")
-_BY_NP = {d.dtype: d for d in (float16, float32, float64, int8, uint8, int16, int32, int64,
-                              bool)}
+
+# Every name of every dtype, one row per dtype: the one table of dtype names (the
+# parsers, printers, messages and file formats below and elsewhere read it).
+#   dtype    other names  torch's messages  legacy type     C++ type (torch's bound
+#                         ('Float')         (Tensor.type()) messages)          safetensors
+_NAMES = (
+    (float16, ("half",), "Half", "HalfTensor", "c10::Half", "F16"),
+    (float32, ("float",), "Float", "FloatTensor", "float", "F32"),
+    (float64, ("double",), "Double", "DoubleTensor", "double", "F64"),
+    (int8, (), "Char", "CharTensor", "signed char", "I8"),
+    (uint8, (), "Byte", "ByteTensor", "unsigned char", "U8"),
+    (int16, ("short",), "Short", "ShortTensor", "short int", "I16"),
+    (int32, ("int",), "Int", "IntTensor", "int", "I32"),
+    (int64, ("long",), "Long", "LongTensor", "long int", "I64"),
+    (bool, (), "Bool", "BoolTensor", "bool", "BOOL"),
+)
+_BY_NP = {row[0].dtype: row[0] for row in _NAMES}
 
 
 def of(np_dtype):
@@ -112,29 +127,31 @@ _UNSUPPORTED = {"bfloat16": bfloat16}
 
 _default = {"float": float32.dtype}  # kept as the NumPy dtype (see as_dtype)
 
-_BY_NAME = {
-    "float16": float16, "half": float16, "float32": float32, "float": float32,
-    "float64": float64, "double": float64, "int8": int8, "uint8": uint8,
-    "int16": int16, "short": int16, "int32": int32, "int": int32, "int64": int64,
-    "long": int64, "bool": bool,
-}
-_SUPPORTED = frozenset(d.dtype for d in _BY_NAME.values())  # NumPy dtypes
+_BY_NAME = {n: row[0] for row in _NAMES for n in (row[0].name, *row[1])}
+_SUPPORTED = frozenset(_BY_NP)  # NumPy dtypes
 # The legacy tensor types (torch.FloatTensor, ...) and the dtypes they stand for.
-LEGACY_TYPES = {"FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": float16,
-                "ByteTensor": uint8, "CharTensor": int8, "ShortTensor": int16,
-                "IntTensor": int32, "LongTensor": int64, "BoolTensor": bool}
-_LEGACY_NAMES = {d.dtype: n for n, d in LEGACY_TYPES.items()}
-
-
+LEGACY_TYPES = {row[3]: row[0] for row in _NAMES}
+_LEGACY_NAMES = {row[0].dtype: row[3] for row in _NAMES}
 # PyTorch's scalar-type names, as its error messages spell them
-_TORCH_NAMES = {float16: "Half", float32: "Float", float64: "Double", int8: "Char",
-                int16: "Short", int32: "Int", int64: "Long", uint8: "Byte", bool: "Bool"}
+_TORCH_NAMES = {row[0].dtype: row[2] for row in _NAMES}
+_CPP_NAMES = {row[0].dtype: row[4] for row in _NAMES}
+# safetensors' dtype codes -> NumPy dtypes: the table's, and the unsigned integers a file
+# written elsewhere may hold (loaded as NumPy arrays)
+SAFETENSORS = {**{row[5]: row[0].dtype for row in _NAMES},
+               "U16": _np_dtype("uint16"), "U32": _np_dtype("uint32"),
+               "U64": _np_dtype("uint64")}
 
 
 def torch_name(d):
     """'Float' for float32, ...: the name in PyTorch's messages."""
     d = np.dtype(d)
     return _TORCH_NAMES.get(d, str(d))
+
+
+def cpp_name(d):
+    """'float' for float32, 'long int' for int64, ...: the C++ type torch's bound messages
+    print."""
+    return _CPP_NAMES[np.dtype(d)]
 
 
 def legacy_name(d):

@@ -31,21 +31,22 @@ class _TensorType(type):
         return f"<class 'tapegrad.{cls.__name__}'>"
 
 
-def _make(name, dtype):
+def _make(dtype, name=None):
+    name = name or _dt.legacy_name(dtype)  # 'FloatTensor': dtypes.py's table of names
     return _TensorType(name, (), {"dtype": dtype, "is_cuda": False, "__module__": __name__,
                                   "__doc__": f"Legacy tensor type of dtype {dtype}."})
 
 
-FloatTensor = _make("FloatTensor", _dt.float32)
-DoubleTensor = _make("DoubleTensor", _dt.float64)
-HalfTensor = _make("HalfTensor", _dt.float16)
-BFloat16Tensor = _make("BFloat16Tensor", None)
-ByteTensor = _make("ByteTensor", _dt.uint8)
-CharTensor = _make("CharTensor", _dt.int8)
-ShortTensor = _make("ShortTensor", _dt.int16)
-IntTensor = _make("IntTensor", _dt.int32)
-LongTensor = _make("LongTensor", _dt.int64)
-BoolTensor = _make("BoolTensor", _dt.bool)
+FloatTensor = _make(_dt.float32)
+DoubleTensor = _make(_dt.float64)
+HalfTensor = _make(_dt.float16)
+BFloat16Tensor = _make(None, "BFloat16Tensor")
+ByteTensor = _make(_dt.uint8)
+CharTensor = _make(_dt.int8)
+ShortTensor = _make(_dt.int16)
+IntTensor = _make(_dt.int32)
+LongTensor = _make(_dt.int64)
+BoolTensor = _make(_dt.bool)
 
 
 _DEPRECATED = ("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "

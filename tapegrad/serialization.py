@@ -41,6 +41,7 @@ import zlib
 
 import numpy as np
 
+from . import dtypes as _dt
 from ._serial import npz_v1, objects, sharing, tree
 from ._serial.atomic import write_atomic
 from ._tensor import Tensor
@@ -52,11 +53,9 @@ _FORMAT = "tapegrad"
 _VERSION = 2
 _META_KEY = "tapegrad"
 _CRC_KEY = "tapegrad.crc32"
-# safetensors dtype name -> NumPy dtype: what tapegrad computes with, nothing more
-# (BF16, FP8 and complex tensors are refused rather than half-supported).
-_DTYPES = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16,
-           "U16": np.uint16, "I32": np.int32, "U32": np.uint32, "I64": np.int64,
-           "U64": np.uint64, "F16": np.float16, "F32": np.float32, "F64": np.float64}
+# safetensors dtype name -> NumPy dtype (dtypes.py): what tapegrad computes with, nothing
+# more (BF16, FP8 and complex tensors are refused rather than half-supported).
+_DTYPES = _dt.SAFETENSORS
 _SUPPORTED = {np.dtype(d).str.lstrip("<>|=") for d in _DTYPES.values()}
 _ST_NAME = {np.dtype(d).str.lstrip("<>|="): k for k, d in _DTYPES.items()}
 

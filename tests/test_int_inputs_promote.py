@@ -3,8 +3,9 @@
 torch casts integer and bool inputs to the default dtype before computing. NumPy computes
 bool, int8 and uint8 in float16 (tanh(True) was 0.7617, torch 0.7616) and int16/32/64 in
 float64 (sin(2**31 - 1) was -0.7249: torch computes sin of the float32 value 2**31,
--0.9713). core/record.py `_keep_default_dtype` runs such an op again on its inputs cast
-(also in a tg.compile replay). Checked here for every unary and binary float op of the
+-0.9713). Such ops declare `promote="float"` at their table entry and core/record.py
+`apply` casts their integer and bool inputs before the forward runs (also in a tg.compile
+replay). Checked here for every unary and binary float op of the
 op table, against torch (the dtype exactly; values within 2 float32 ulps: torch's and
 NumPy's float32 kernels differ in the last bit, for float32 inputs too) and against
 tapegrad itself: f(int tensor) is bit for bit f(int tensor.float()), as in torch.
@@ -173,16 +174,43 @@ def test_float_inputs_keep_their_dtype():
 
 
 def test_an_op_saving_values_saves_them_computed_in_the_default_dtype():
-    """Ops returning (out, saved) run again whole: `saved` matches the new output."""
+    """Ops returning (out, saved) compute both from the cast inputs: `saved` matches."""
     from tapegrad.core.record import apply_saved
     from tapegrad.ops.registry import Op
 
     op = Op("tanh_saving", lambda x: (np.tanh(x), {"t": np.tanh(x)}), extra=True,
-            differentiable=False)
+            differentiable=False, promote="float")
     out, saved = apply_saved(op, tg.tensor([True, False]))
     assert out.dtype == tg.float32 and saved["t"].dtype == np.float32
     assert np.array_equal(out.numpy(), saved["t"])
     assert out.numpy()[0] == np.tanh(np.float32(1))
+
+
+def test_an_op_without_a_declared_kind_gets_its_result_cast_never_run_again():
+    """An entry that computes a float from integers without declaring promote="float"
+    has its result cast to the default dtype (core/record.py keep_default_dtype): the
+    forward runs once."""
+    from tapegrad.core.record import apply
+    from tapegrad.ops.registry import Op
+
+    calls = []
+    op = Op("tanh_undeclared", lambda x: calls.append(x.dtype) or np.tanh(x),
+            differentiable=False)
+    out = apply(op, tg.tensor([True, False]))
+    assert out.dtype == tg.float32 and calls == [np.dtype(bool)]
+    assert out.numpy()[0] == np.float32(np.tanh(np.float16(1)))  # NumPy's float16, cast
+
+
+def test_every_unary_float_op_declares_its_kind():
+    """The table's unary float ops declare promote="float" (so their integer inputs are
+    cast before they run); shape ops declare none."""
+    from tapegrad.ops.registry import OPS
+
+    for name in ("exp", "log", "sin", "cos", "tanh", "sqrt", "rsqrt", "erf", "erfinv",
+                 "log1p", "expm1", "asinh", "atanh"):
+        assert OPS[name].promote == "float" and OPS[name].ints_to_float, name
+    assert OPS["add"].promote == "arith" and OPS["div"].promote == "div"
+    assert OPS["reshape"].promote is None and not OPS["reshape"].promote_default
 
 
 def test_compiled_replay_computes_integers_in_the_default_dtype():

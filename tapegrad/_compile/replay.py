@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core.engine import sum_to
 from ..core.node import Node
-from ..core.record import _keep_default_dtype
+from ..core.record import in_compute_dtype, keep_default_dtype
 from ..core.state import state
 from ..core.tensor_base import make
 from ..ops.registry import Op
@@ -89,6 +89,8 @@ def forward(plan, ext_arrays):
             kw = {k: values[r] if type(r) is int else
                   (r.value if type(r) is Const else _resolve(r, values)) for k, r in kw.items()}
         op = st.fn
+        if op.ints_to_float:  # as core/record.py apply()
+            arrays = in_compute_dtype(arrays)
         out = op.forward(*arrays, **kw)
         saved = None
         if st.n_out == 1:  # as core/record.py apply()
@@ -97,7 +99,7 @@ def forward(plan, ext_arrays):
             if type(out) is not _ndarray:
                 out = np.asarray(out)
             if op.promote_default and out.dtype is not _float32:
-                out, saved = _keep_default_dtype(op, out, saved, arrays, kw)
+                out = keep_default_dtype(out, arrays)
             if out.shape != st.shapes[0]:
                 raise RuntimeError(f"tg.compile: the replay of {op.name} made shape "
                                    f"{out.shape}, the captured call {st.shapes[0]}")

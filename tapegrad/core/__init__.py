@@ -6,7 +6,7 @@ Layers (each imports only the ones listed before it):
     tensor_base.py  TensorBase: the array and the autograd slots, nothing else
     shared_memory.py  arrays in MAP_SHARED memory (Tensor.share_memory_, tg.multiprocessing)
     hooks.py        gradient hooks and the handles that remove them
-    names.py        torch's class names for nodes (`AddBackward0`), from op name and args
+    names.py        torch's node class names (`AddBackward0`): the entry's `node=` or a fallback
     node.py         Node: the recipe of one recorded op (op, inputs, args, saved, outputs)
     rebase.py       in-place bookkeeping the walk needs: views, tensors that held old values
     freed.py        the freed-graph error, naming the tensor carried over from a freed graph

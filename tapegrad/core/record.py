@@ -54,6 +54,9 @@ def apply(op, *inputs, **args):
                 rg = True
         else:
             arrays.append(t)
+    given = arrays  # (a tg.compile capture records the given arrays; its replay casts)
+    if op.ints_to_float and (first is None or first._data.dtype.kind != "f"):
+        arrays = in_compute_dtype(arrays)  # exp(int tensor): computed in the default dtype
     out = op.forward(*arrays, **args)
     saved = None
     if op.has_extra:
@@ -62,13 +65,11 @@ def apply(op, *inputs, **args):
     if type(out) is not _ndarray:
         out = np.asarray(out)
     if op.promote_default and out.dtype is not _float32:
-        out, saved = _keep_default_dtype(op, out, saved, arrays, args)
-        if op.has_extra:
-            state.last_saved = saved
+        out = keep_default_dtype(out, arrays)
     record = rg and state.grad_enabled and op.differentiable
     res = make(first._result_type, out, record, None)
     if op.linear and out.base is not None:
-        share_view_version(res, inputs, arrays)
+        share_view_version(res, inputs, given)
     if record:
         versions = None  # None: every input (and the output) is at version 0
         if changed:  # (every op on a parameter after an optimizer step)
@@ -94,59 +95,52 @@ def apply(op, *inputs, **args):
     if anywhere.duals and state.dual is not None:
         state.dual.propagate(op, inputs, args, saved, res)
     if anywhere.tapes and state.tape is not None:  # tg.compile is capturing (core/tape.py)
-        state.tape.op(op, inputs, arrays, args, out, saved, res)
+        state.tape.op(op, inputs, given, args, out, saved, res)
     return res
 
 
-def _keep_default_dtype(op, out, saved, arrays, args):
-    """(out, saved) of an op whose output is not float32, with PyTorch's result dtype for
-    integer and bool inputs: the default float dtype.
+def in_compute_dtype(arrays):
+    """The arrays of an op declared `promote="float"` (ops/registry.py: exp, sin, sqrt,
+    ...), with integer and bool arrays cast to the default dtype when no array is
+    floating: PyTorch casts them BEFORE computing. NumPy would compute bool, int8 and
+    uint8 in float16 (tanh(True) 0.7617, torch 0.7616; exp of a uint8 image off by 1e-4)
+    and int16/32/64 in float64 (sin(2**31 - 1) is -0.7249; torch computes sin of the
+    float32 value 2**31: -0.9713); casting NumPy's result afterwards cannot undo either.
+    Only called when the first tensor is not floating: the hot path never gets here."""
+    cast = None
+    for a in arrays:
+        if type(a) is _ndarray:
+            k = a.dtype.kind
+            if k == "f":
+                return arrays  # a floating input decides the dtype
+            if k in "biu":
+                cast = True
+    if cast is None:
+        return arrays
+    default = _dt.get_default_dtype()
+    return [a.astype(default) if type(a) is _ndarray and a.dtype.kind in "biu" else a
+            for a in arrays]
 
-    PyTorch casts integer and bool inputs to the default dtype BEFORE computing. NumPy
-    computes bool, int8 and uint8 in float16 (tanh(True) 0.7617, torch 0.7616; exp of a
-    uint8 image off by 1e-4) and int16/32/64 in float64 (sin(2**31 - 1) is -0.7249;
-    torch computes sin of the float32 value 2**31: -0.9713). Casting NumPy's result
-    cannot undo either, so the op runs again on its integer and bool inputs cast to the
-    default dtype (`_in_default_dtype`). Only ops computing a float from integers get
-    there: the hot path (float32 in, float32 out) never calls this function.
 
-    A floating input decides the dtype as before: float64 from a float64 input stays;
-    float64 from float32 with an integer array (NumPy widens, torch keeps float32) is
-    cast to the default dtype."""
+def keep_default_dtype(out, arrays):
+    """`out` of an op whose output is not float32, cast to PyTorch's result dtype where
+    NumPy widened: float64 from float32 with an integer array (torch keeps float32) and
+    float64/float16 from integer and bool inputs alone are cast to the default dtype.
+    The op is never run again: ops that compute a float from integers declare
+    `promote="float"` and get their inputs cast before they run (`in_compute_dtype`);
+    this cast is the safety net for an entry that does not declare it.
+
+    A floating input decides the dtype as before: float64 from a float64 input stays."""
     d = out.dtype
     if d == _float64:
-        ints_only = True
         for a in arrays:
-            if type(a) is _ndarray and a.dtype.kind == "f":
-                if a.dtype == _float64:
-                    return out, saved
-                ints_only = False
+            if type(a) is _ndarray and a.dtype == _float64:
+                return out
     elif d == _float16:
         for a in arrays:
             if type(a) is _ndarray and a.dtype.kind == "f":
-                return out, saved
-        ints_only = True
+                return out
     else:
-        return out, saved
+        return out
     default = _dt.get_default_dtype()
-    if d == default:
-        return out, saved
-    if not ints_only:
-        return out.astype(default), saved
-    return _in_default_dtype(op, arrays, args, default)
-
-
-def _in_default_dtype(op, arrays, args, default):
-    """(out, saved): the op run again, its integer and bool array inputs cast to `default`
-    (NumPy then computes in `default`; Python numbers are weak and follow)."""
-    cast = [a.astype(default) if type(a) is _ndarray and a.dtype.kind in "biu" else a
-            for a in arrays]
-    out = op.forward(*cast, **args)
-    saved = None
-    if op.has_extra:
-        out, saved = out
-    if type(out) is not _ndarray:
-        out = np.asarray(out)
-    if out.dtype != default:  # an array in `args` of another float dtype (none known)
-        out = out.astype(default)
-    return out, saved
+    return out if d == default else out.astype(default)

@@ -9,6 +9,10 @@ and its rules see inputs of that dtype (the engine casts each gradient back to i
 input's dtype). The common case (a floating tensor with a Python number or a tensor of
 its dtype) is decided without a lookup; any other is cached per (mode, dtype, kind,
 dtype, kind, default dtype): one dict lookup.
+
+The mode is the op's promotion kind, declared at its table entry (`defop(..., promote=
+"div")`, ops/registry.py PROMOTE_KINDS); `operands(op, a, b)` reads it from the entry.
+Unary float ops declare "float": core/record.py `apply` casts their integer inputs.
 """
 import numpy as np
 
@@ -53,7 +57,9 @@ def result_type(*operands):
 
 def operands(mode, a, b):
     """(a, b), each tensor operand cast to the dtype torch computes `a op b` in when
-    NumPy would compute in another; raises what torch raises for dtypes it refuses."""
+    NumPy would compute in another; raises what torch raises for dtypes it refuses.
+    `mode` is the op's promotion kind, or the op itself (its declared `promote` kind,
+    ops/registry.py)."""
     # The hot path without a lookup: a floating tensor with a Python int/float or with
     # a tensor of its own dtype is computed in that dtype by both libraries, in every mode.
     if isinstance(a, TensorBase):
@@ -66,7 +72,7 @@ def operands(mode, a, b):
         ta = type(a)
         if (ta is float or ta is int) and b._data.dtype.kind == "f":
             return a, b
-    return _planned(mode, a, b)
+    return _planned(mode if type(mode) is str else mode.promote, a, b)
 
 
 def _planned(mode, a, b):
@@ -87,12 +93,14 @@ def _planned(mode, a, b):
 def inplace_other(mode, x, o):
     """`o` as `x op= o` needs it (cast like `operands` would); raises torch's errors,
     among them "result type Float can't be cast to the desired output type Long" when
-    the result dtype is of a higher category than x's."""
+    the result dtype is of a higher category than x's. `mode`: as in `operands`."""
     d = x._data.dtype
     if d.kind == "f":  # the hot path, as in `operands`
         to = type(o)
         if to is float or to is int or (isinstance(o, TensorBase) and o._data.dtype is d):
             return o
+    if type(mode) is not str:
+        mode = mode.promote
     kx, zx = key_of(x)
     ko, zo = key_of(o)
     key = ("=", mode, kx, zx, ko, zo, _default["float"])

@@ -94,10 +94,6 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     return _args._int64(input, out[0] if one else out)
 
 
-# the C++ type names torch's bounds and Cauchy messages print
-CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-             "uint8": "unsigned char", "bool": "bool"}
 
 
 def _write(self, draws):
@@ -139,7 +135,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0.0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_fmt(sigma)}")
     _floating(self, lambda d: "Cauchy distribution is a continuous probability distribution. "
-              "dtype must be a floating point but you specified " + CPP_NAMES[np.dtype(d).name])
+              "dtype must be a floating point but you specified " + _dt.cpp_name(d))
     return _write(self, median + sigma * _random.rng(generator).standard_cauchy(self._data.shape))
 
 
@@ -208,7 +204,7 @@ def random_(self, *args, generator=None, **kwargs):
     keyword, so random_(**{'from': 1, 'to': 4}) is its keyword form, as in torch."""
     lo, hi = _random_args(args, kwargs)
     dt = self._data.dtype
-    name = CPP_NAMES[np.dtype(dt).name]
+    name = _dt.cpp_name(dt)
     if dt.kind == "f":
         top = 2 ** (np.finfo(dt).nmant + 1)      # 0..2^digits are exact in the dtype
     else:

@@ -3,7 +3,10 @@
 An entry is data, in the spirit of HIPS autograd's `defvjp` and PyTorch's
 `derivatives.yaml`:
 
-    defop("exp", np.exp, partials=[lambda xp, ans, x: ans], reads=["ans"])
+    defop("exp", np.exp, promote="float", partials=[lambda xp, ans, x: ans], reads=["ans"])
+
+(torch's node name and the promotion kind are declared in the entry too: `node=`,
+`promote=`, below.)
 
 Rule signatures (the names are the same everywhere):
     forward(*arrays, **args)                 -> array, or (array, saved) if extra=True
@@ -50,6 +53,17 @@ every table op has it):
             predicate on `node.args` that is True when the rule is deliberately NOT the
             derivative (embedding with padding_idx); or a string: the reason strict
             mode cannot re-run the op at all (checkpoint).
+    promote the type-promotion kind (PROMOTE_KINDS below: "float" for exp, "div" for div,
+            ...), or False for ops that keep their input's dtype by construction (shape
+            ops). Undeclared (True): only the result-dtype net of core/record.py
+            (`keep_default_dtype`) applies.
+    node    torch's class name for the node that records the op (`grad_fn=<MulBackward0>`
+            in a tensor's repr): a string, or a function of the recorded Node for ops that
+            torch records under different nodes depending on the arguments
+            (`x.sum()` SumBackward0, `x.sum(1)` SumBackward1; `1 - x` RsubBackward1).
+            Without one the name is `<CamelCase op name>Backward0` (exp: ExpBackward0),
+            which is torch's for most ops (core/names.py; tests/test_node_names.py
+            compares a sample with torch's own `type(grad_fn).__name__`).
 
 Elementwise ops declare `partials`; their VJP (`g * d`) and JVP (`sum t_i * d_i`) are
 derived from them. Linear ops declare `linear=True`: their JVP is the op applied to
@@ -62,14 +76,15 @@ class Op:
     """One entry of the derivative table (built-in ops, custom Functions, checkpoints)."""
 
     __slots__ = ("name", "forward", "vjps", "backward", "jvp", "partials", "linear",
-                 "has_extra", "differentiable", "promote_default", "input_names", "reads",
+                 "has_extra", "differentiable", "promote", "promote_default", "ints_to_float",
+                 "input_names", "reads",
                  "n_outputs", "doc", "text", "hint", "strict", "_reads_idx", "edges_only",
-                 "keeps_ans")
+                 "keeps_ans", "node")
 
     def __init__(self, name, forward, *, vjp=None, backward=None, partials=None, jvp=None,
                  linear=False, extra=False, differentiable=True, promote=True, inputs=("x",),
                  reads=None, n_outputs=1, doc=None, text=None, hint=None, strict=None,
-                 edges_only=False):
+                 edges_only=False, node=None):
         if not (strict is None or callable(strict) or isinstance(strict, str)):
             raise TypeError(f"op {name!r}: strict must be None, a predicate on node.args or "
                             f"a reason string, got {type(strict).__name__} {strict!r}")
@@ -78,7 +93,8 @@ class Op:
         self.partials = tuple(partials) if partials is not None else None
         if vjp is None and partials is not None:
             vjp = [_vjp_from_partial(p) for p in partials]
-        self.vjps = tuple(vjp) if vjp is not None else None
+        # a list (one rule per input) or an `EachInput` (variadic ops: rule i made on demand)
+        self.vjps = tuple(vjp) if isinstance(vjp, (list, tuple)) else vjp
         self.backward = backward
         if jvp is None and partials is not None:
             jvp = _jvp_from_partials(self.partials)
@@ -88,7 +104,15 @@ class Op:
         self.linear = linear
         self.has_extra = extra
         self.differentiable = differentiable and (self.vjps is not None or backward is not None)
-        self.promote_default = promote
+        if not (promote in (True, False, None) or promote in PROMOTE_KINDS):
+            raise ValueError(f"op {name!r}: promote must be one of {sorted(PROMOTE_KINDS)}, "
+                             f"True or False, got {promote!r}")
+        # the declared kind (None: none declared, or no promotion at all)
+        self.promote = promote if isinstance(promote, str) else None
+        # the result-dtype net of core/record.py (float64 from float32 and an integer
+        # array is float32, as in torch): every op but those declaring promote=False
+        self.promote_default = promote is not False and promote is not None
+        self.ints_to_float = promote == FLOAT  # read by core/record.py on every call
         self.input_names = tuple(inputs)
         if reads is None and linear:
             reads = ""  # a linear rule moves g; it reads no values
@@ -98,6 +122,7 @@ class Op:
         self.text = text
         self.hint = hint
         self.strict = strict
+        self.node = node
         # no rule (vjp, jvp) needs the inputs' VALUES, only their shapes: a node keeps
         # edges to large non-leaf inputs, not their arrays (core/record.py `_edges`;
         # strict mode re-runs the forward on zeros there)
@@ -163,6 +188,29 @@ class Op:
         return f"<op {self.name}>"
 
 
+class EachInput:
+    """VJP rules of an op with any number of inputs (cat, stack): rule i made on demand."""
+
+    __slots__ = ("make", "cache")
+
+    def __init__(self, make):
+        self.make = make
+        self.cache = {}
+
+    def __getitem__(self, i):
+        rule = self.cache.get(i)
+        if rule is None:
+            rule = self.cache[i] = self.make(i)
+        return rule
+
+    def __iter__(self):
+        raise TypeError("the VJP rules of a variadic op are made per input index: "
+                        "use rules[i]")
+
+    def __repr__(self):
+        return f"<one VJP per input: {self.make.__doc__ or self.make.__name__}>"
+
+
 class _Each:
     """The same `reads` for every input index (variadic ops, custom Functions)."""
 
@@ -173,6 +221,22 @@ class _Each:
 
     def __getitem__(self, i):
         return self.reads
+
+
+FLOAT = "float"
+# The type-promotion kinds an entry declares (torch/_refs' ELEMENTWISE_TYPE_PROMOTION_KIND):
+#   "float"    integer and bool inputs are computed in the default float dtype (exp, sin,
+#              sqrt: torch's INT_TO_FLOAT); core/record.py `apply` casts them before the
+#              forward runs
+#   "arith"    the operands are cast to torch.result_type (add, mul, maximum)
+#   "sub"      as "arith", and bool operands are refused (torch's message)
+#   "div"      as "arith", integer results become the default dtype (div, atan2)
+#   "compare"  the operands are compared in their result type (the result is bool)
+#   "pow", "remainder", "fmod", "floor_divide", "bitwise_and|or|xor": as "arith", with the
+#              dtypes torch has no kernel for refused (ops/promotion.py NO_BOOL, NO_FLOAT)
+# ops/promotion.py `operands(op, a, b)` casts a binary op's operands by its kind.
+PROMOTE_KINDS = frozenset({FLOAT, "arith", "sub", "div", "compare", "pow", "remainder",
+                           "fmod", "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor"})
 
 
 def defop(name, forward, **entry):

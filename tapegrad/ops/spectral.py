@@ -13,7 +13,6 @@ from .. import dtypes as _dt
 from .._device import check as _check_device
 from ..core.tensor_base import new_tensor
 from .public import public
-from .random import CPP_NAMES
 
 
 def _window(name, window_length, periodic, dtype, requires_grad, device, formula):
@@ -24,7 +23,7 @@ def _window(name, window_length, periodic, dtype, requires_grad, device, formula
     d = _dt.as_dtype(dtype) or _dt.get_default_dtype()
     if d.kind != "f":
         raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype="
-                           f"{CPP_NAMES[np.dtype(d).name]}, device=cpu, layout=Strided (default), "
+                           f"{_dt.cpp_name(d)}, device=cpu, layout=Strided (default), "
                            "requires_grad=false (default), pinned_memory=false, "
                            "memory_format=(nullopt))")
     if window_length < 0:

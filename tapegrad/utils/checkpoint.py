@@ -142,6 +142,7 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
             continue
         value = [o._data]  # the forward's result, held only until apply has run it
         op = Op("checkpoint", lambda *arrays, value=value: value.pop(), promote=False,
+                node="CheckpointFunctionBackward",
                 backward=lambda xp, g, ans, *arrays, k=k: recompute(k, g, arrays),
                 inputs=tuple(f"input{j}" for j in range(len(inputs))),
                 doc="recomputes a checkpointed function in backward",

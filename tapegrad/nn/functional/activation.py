@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from ... import dtypes as _dt
 from ...core import tape as _tape
 from ...core.record import apply
 
@@ -34,16 +35,13 @@ def _named_t(x, name):
     raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
 
 
-# torch's names of the integer and bool dtypes, for its "not implemented for" messages
-_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                "uint8": "Byte", "bool": "Bool"}
 
 
 def _floating(x, kernel):
     """torch's kernels for these activations exist for floating dtypes only."""
-    name = _TORCH_NAMES.get(x._data.dtype.name)
-    if name is not None:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+    if x._data.dtype.kind in "biu":  # torch names the dtype: 'Long', 'Bool' (dtypes.py)
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f'\'{_dt.torch_name(x._data.dtype)}\'')
     return x
 
 
@@ -167,8 +165,7 @@ def softsign(input):
 def _check_lambd(x, lambd):
     if lambd < 0:
         fi = np.finfo(x._data.dtype) if x._data.dtype.kind == "f" else np.finfo(np.float64)
-        name = {"float32": "Float", "float64": "Double", "float16": "Half"}.get(
-            x._data.dtype.name, x._data.dtype.name)
+        name = _dt.torch_name(x._data.dtype)
         raise RuntimeError(f"lambda must be in range [0, {float(fi.max):g}] for input dtype "
                            f"{name}, but found {float(lambd):g}")
 

@@ -16,6 +16,7 @@ from math import prod as _prod
 
 import numpy as np
 
+from ... import dtypes as _dt
 from ...core import tape as _tape
 from ...core.record import apply, apply_saved
 
@@ -65,9 +66,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
                            f"[*{', '.join(map(str, ns))}], but got input of size"
                            f"{list(xs)}")
     if input._data.dtype.kind not in "fc":
-        name = {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(input._data.dtype.name,
-                                                                     input._data.dtype.name)
-        raise NotImplementedError(f'"rms_norm" not implemented for \'{name}\'')
+        raise NotImplementedError(f'"rms_norm" not implemented for '
+                                  f'\'{_dt.torch_name(input._data.dtype)}\'')
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     dims = tuple(range(-len(ns), 0))

@@ -227,10 +227,18 @@ def _sdpa_backward(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=N
             _mm(xp, xp.swapaxes(p, -1, -2), g))
 
 
+def _sdpa_node(node):
+    q = node.inputs[0]
+    if np.ndim(q._data) == 4:
+        return "ScaledDotProductFlashAttentionForCpuBackward0"
+    return "UnsafeViewBackward0"
+
+
 scaled_dot_product_attention = defop(
     "scaled_dot_product_attention", _sdpa_forward, extra=True, inputs=("q", "k", "v"),
     vjp=[_dq, _dk, _dv], backward=_sdpa_backward, reads=["q k v", "q k v", "q k"],
     text="dQ, dK, dV through softmax(QK^T/sqrt(d))V",
     hint=("attention's rules go through softmax probabilities in [0, 1]: finite for finite q, "
           "k, v; a query row whose keys are all masked is nan already in forward (mask at "
-          "least one key per row)"))
+          "least one key per row)"),
+    node=_sdpa_node)

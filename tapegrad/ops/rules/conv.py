@@ -143,12 +143,14 @@ def _fold_forward(cols, output_size, kernel, stride, padding, dilation):
 unfold = defop("unfold", _unfold_forward, linear=True, promote=False, vjp=[
     lambda xp, g, ans, x, **kw: _call(xp, fold, g, output_size=tuple(x.shape[-2:]), **kw)],
     text="dx = fold(g): each column entry added back to its pixel (overlaps add)",
-    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is",
+    node="Im2ColBackward0")
 
 fold = defop("fold", _fold_forward, linear=True, promote=False, inputs=("cols",), vjp=[
     lambda xp, g, ans, cols, output_size, **kw: _call(xp, unfold, g, **kw)],
     text="dcols = unfold(g)",
-    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is",
+    node="Col2ImBackward0")
 
 
 # ---------------------------------------------------------------------------------------
@@ -298,7 +300,8 @@ conv2d = defop("conv2d", _conv2d_forward, extra=True, inputs=("input", "weight",
                vjp=[_conv_dx, _conv_dw, _conv_db], jvp=_conv_jvp, reads=["input weight", "input weight", ""],
                text="dX = conv_transpose(g, W) ; dW = conv(X, g)",
                hint=("conv2d is linear in each input (dx = conv_transpose(g, W), dW = conv(x, "
-                     "g)): finite for finite inputs"))
+                     "g)): finite for finite inputs"),
+               node="ConvolutionBackward0")
 
 
 # d/dg of  dx = D(g, W)  is  conv2d(u, W);  d/dW is  conv2d_weight_grad(u, g).
@@ -443,7 +446,8 @@ pool_gather = defop("max_pool2d_gather", _pool_gather_forward, linear=True, prom
                         xp, pool_scatter, v, indices=indices, size=tuple(x.shape[-2:]))],
                     text="dx = zeros, g scatter-added at the saved max positions",
                     hint=("linear: the rule only moves, copies or sums g, so it is finite "
-                          "whenever g is"))
+                          "whenever g is"),
+                    node="MaxPool2DWithIndicesBackward0")
 
 max_pool2d = defop(
     "max_pool2d", _max_pool2d_forward, extra=True, promote=False, vjp=[lambda xp, g, ans, x, indices, **kw: _call(
@@ -452,7 +456,8 @@ max_pool2d = defop(
     jvp=lambda xp, t, ans, x, indices, **kw: _call(xp, pool_gather, t[0], indices=indices), reads=[""],
     text="dx = g routed to each window's max",
     hint=("max_pool2d routes g to each window's maximum (overlapping windows add), never "
-          "infinite: a non-finite result here means the incoming gradient already was"))
+          "infinite: a non-finite result here means the incoming gradient already was"),
+    node="MaxPool2DWithIndicesBackward0")
 
 
 # ---------------------------------------------------------------------------------------
@@ -517,7 +522,8 @@ avg_pool2d = defop("avg_pool2d", _avg_pool2d_forward, linear=True, promote=False
     lambda xp, g, ans, x, **kw: _call(xp, avg_pool2d_adjoint, g, x_shape=tuple(x.shape), **kw)],
     text="dx = g/k^2 spread over each window",
     hint=("avg_pool2d spreads g divided by each window's size over the window: finite whenever"
-          " the incoming gradient is"))
+          " the incoming gradient is"),
+    node="AvgPool2DBackward0")
 avg_pool2d_adjoint = defop(
     "avg_pool2d_adjoint", _avg_pool2d_adjoint_forward, linear=True, promote=False,
     inputs=("grad",),
@@ -559,13 +565,19 @@ def _adaptive_adjoint_forward(g, *, x_size, output_size=None):
     return np.matmul(np.matmul(ph.T, g), pw)
 
 
+def _adaptive_avg_pool2d_node(node):
+    size = node.args.get("output_size")
+    return "MeanBackward1" if tuple(size or ()) == (1, 1) else "AdaptiveAvgPool2DBackward0"
+
+
 adaptive_avg_pool2d = defop(
     "adaptive_avg_pool2d", _adaptive_forward, linear=True, promote=False,
     vjp=[lambda xp, g, ans, x, output_size: _call(
         xp, adaptive_avg_pool2d_adjoint, g, x_size=tuple(x.shape[-2:]))],
     text="dx = g/|window| spread over each adaptive window",
     hint=("adaptive_avg_pool2d spreads g divided by each window's size over the window: finite"
-          " whenever the incoming gradient is"))
+          " whenever the incoming gradient is"),
+    node=_adaptive_avg_pool2d_node)
 adaptive_avg_pool2d_adjoint = defop(
     "adaptive_avg_pool2d_adjoint", _adaptive_adjoint_forward, linear=True, promote=False,
     inputs=("grad",),

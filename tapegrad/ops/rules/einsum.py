@@ -21,8 +21,7 @@ import string
 import numpy as np
 
 from ._within_rule import within_rule
-from ..registry import defop
-from .shape import EachInput
+from ..registry import EachInput, defop
 
 LETTERS = string.ascii_uppercase + string.ascii_lowercase
 
@@ -137,8 +136,7 @@ def _jvp(xp, tangents, ans, *xs, eq):
     return out
 
 
-einsum = defop("einsum", _forward, inputs=("operands",), vjp=[_rule(0)], jvp=_jvp,
+einsum = defop("einsum", _forward, inputs=("operands",), vjp=EachInput(_rule), jvp=_jvp,
                text="dx_i = einsum(g, the other operands -> x_i's subscripts)",
                hint=("einsum is linear in each operand: its rule is finite for finite inputs "
                      "(very large values can overflow)"))
-einsum.vjps = EachInput(_rule)

@@ -16,6 +16,7 @@ boolean ndarrays (index_functions.normalize_key makes it from Tensors and lists)
 """
 import numpy as np
 
+from ...core.tensor_base import TensorBase
 from ..registry import defop
 from ._within_rule import within_rule as run
 from .repeats import scatter_writes_twice, setitem_writes_twice
@@ -143,11 +144,29 @@ def add_rows(out, idx, rows):
 
 
 # ---- x[key] and its transpose ----------------------------------------------------
+def _getitem_node(node):
+    # torch indexes left to right; the node is that of the last step that did something
+    key = node.args.get("key")
+    parts = key if isinstance(key, tuple) else (key,)
+    last = "AliasBackward0"
+    for k in parts:
+        if isinstance(k, (bool, np.bool_)) or isinstance(k, (np.ndarray, list, TensorBase)):
+            return "IndexBackward0"
+        if isinstance(k, (int, np.integer)):
+            last = "SelectBackward0"
+        elif k is None:
+            last = "UnsqueezeBackward0"
+        elif isinstance(k, slice):
+            last = "SliceBackward0"
+    return last
+
+
 getitem = defop("getitem", read, linear=True, promote=False, vjp=[
     lambda xp, g, ans, x, key: run(xp, getitem_backward, g, shape=tuple(x.shape), key=key)
 ],
     text="dx = zeros, g scatter-ADDED at the indices (repeats add)",
-    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is",
+    node=_getitem_node)
 
 getitem_backward = defop(
     "getitem_backward", lambda g, shape, key: _scatter_into_zeros(g, shape, key),
@@ -202,7 +221,8 @@ setitem = defop("setitem", _setitem_forward, linear=True, inputs=("x", "value"),
                 text="dx = g with x[key] zeroed (all of g if accumulate) ; dvalue = g[key]",
                 hint=("linear: the rule only moves, copies or sums g, so it is finite whenever"
                       " g is"),
-                strict=setitem_writes_twice)
+                strict=setitem_writes_twice,
+                node="CopySlices")
 
 
 # ---- gather / scatter along one dim ----------------------------------------------

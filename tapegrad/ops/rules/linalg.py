@@ -82,7 +82,8 @@ vector_norm = defop(
     "vector_norm", _vector_norm_forward, vjp=[_norm_vjp], jvp=_norm_jvp, reads=["ans x"],
     text="dx = g*x/ans (ord 2; g*sign(x)*|x|**(p-1)/ans**(p-1) for ord p)",
     hint=("the p-norm's derivative x/||x|| is undefined at x = 0: the rule gives 0 there "
-          "(PyTorch's subgradient); for ord < 1 it is infinite near zero entries"))
+          "(PyTorch's subgradient); for ord < 1 it is infinite near zero entries"),
+    node="LinalgVectorNormBackward0")
 
 
 # ---- singular values ------------------------------------------------------------------
@@ -112,7 +113,8 @@ svdvals = defop("svdvals", _svdvals_forward, extra=True, vjp=[_svdvals_vjp],
                 jvp=_svdvals_jvp, reads=["x"],
                 text="dA = U @ diag(g) @ V^T",
                 hint=("the singular values' derivative U V^T is finite; it is not unique "
-                      "where two singular values are equal (repeated or zero ones)"))
+                      "where two singular values are equal (repeated or zero ones)"),
+                node="LinalgSvdBackward0")
 
 
 # ---- diagonals ------------------------------------------------------------------------
@@ -152,4 +154,5 @@ diagonal_backward = defop(
     vjp=[lambda xp, g, ans, x, shape, offset=0, dim1=0, dim2=1: within_rule(
         xp, diagonal, g, offset=offset, dim1=dim1, dim2=dim2)],
     text="dg = the diagonal of g",
-    hint="linear: the rule only reads a diagonal of g, so it is finite whenever g is")
+    hint="linear: the rule only reads a diagonal of g, so it is finite whenever g is",
+    node="DiagEmbedBackward0")

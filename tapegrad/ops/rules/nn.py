@@ -138,11 +138,20 @@ def _linear_jvp(xp, t, ans, x, w, b=None):
     return out
 
 
+def _linear_node(node):
+    x, bias = node.inputs[0], node.inputs[2] if len(node.inputs) > 2 else None
+    nd = np.ndim(x._data)
+    if nd == 2:
+        return "AddmmBackward0" if bias is not None else "MmBackward0"
+    return "ViewBackward0" if bias is not None else "UnsafeViewBackward0"
+
+
 linear = defop("linear", _linear_forward, inputs=("x", "weight", "bias"),
                vjp=[_linear_dx, _linear_dw, _linear_db], jvp=_linear_jvp, doc="Y = X W^T + b", reads=["weight", "x", ""],
                text="dX = g @ W ; dW = g^T @ X ; db = g.sum(0)",
                hint=("linear is linear in each input (dx = g @ W, dW = g^T @ x): finite for "
-                     "finite inputs (very large values can overflow)"))
+                     "finite inputs (very large values can overflow)"),
+               node=_linear_node)
 
 
 _ARANGE = {}
@@ -341,7 +350,8 @@ cross_entropy = defop("cross_entropy", _ce_forward, extra=True, jvp=_ce_jvp,
                       text="dlogits = (softmax(logits) - onehot(y)) / n",
                       hint=("cross_entropy's rule w[y]*(softmax(x) - onehot(y))/n is bounded: "
                             "finite for finite logits; with reduction='mean' and every target "
-                            "ignored the loss is nan (0/0) but the gradient is 0"))
+                            "ignored the loss is nan (0/0) but the gradient is 0"),
+                      node="NllLossBackward0")
 
 
 def _nll_forward(x, target, weight=None, *, ignore_index=-100, reduction="mean", **_saved):
@@ -639,7 +649,8 @@ batch_norm = defop("batch_norm", _bn_forward, extra=True, jvp=_bn_jvp,
                    doc="training-mode batch norm with the batch statistics, fused backward", reads=["input weight", "input weight", ""],
                    text="dx = (g - mean(g) - xhat*mean(g*xhat)) * w/std",
                    hint=("batch_norm's rule divides by std = sqrt(var + eps): finite for eps >"
-                         " 0; eps = 0 on a constant channel (var = 0) gives inf"))
+                         " 0; eps = 0 on a constant channel (var = 0) gives inf"),
+                   node="NativeBatchNormBackward0")
 
 
 # ---- layer norm (normalize over the trailing `axes`; weight has their shape) ----------------
@@ -708,7 +719,8 @@ layer_norm = defop("layer_norm", _ln_forward, extra=True, jvp=_ln_jvp,
                    vjp=[_ln_dx, _ln_dw, _ln_db], doc="layer norm over trailing axes, fused backward", reads=["input weight", "input weight", ""],
                    text="dx = (g*w - mean(g*w) - xhat*mean(g*w*xhat)) / std",
                    hint=("layer_norm's rule divides by std = sqrt(var + eps): finite for eps >"
-                         " 0; eps = 0 on a constant row (var = 0) gives inf"))
+                         " 0; eps = 0 on a constant row (var = 0) gives inf"),
+                   node="NativeLayerNormBackward0")
 
 
 # ---- embedding ----------------------------------------------------------------------------
@@ -962,7 +974,8 @@ dropout = defop("dropout", lambda x, *, mask: x * mask, linear=True,
                 text="dx = g*mask/(1-p)",
                 hint=("dropout multiplies g by its mask (0 or 1/(1-p); all 0 for p = 1), never"
                       " infinite: a non-finite result here means the incoming gradient already"
-                      " was"))
+                      " was"),
+                node="MulBackward0")
 
 
 # ---- binary cross-entropy --------------------------------------------------------------------
@@ -1042,7 +1055,8 @@ bce_with_logits_pw = defop(
     text=("dx = g*((1+(pw-1)*y)*sigmoid(x) - pw*y) ; dy = g*((pw-1)*softplus(-x) - x) ; dpw = "
           "g*y*softplus(-x)"),
     hint=("all three derivatives (sigmoid and a stable softplus(-x) = log(1 + exp(-x))) are "
-          "finite for finite inputs"))
+          "finite for finite inputs"),
+    node="BinaryCrossEntropyWithLogitsBackward0")
 
 
 def _erfinv(y):

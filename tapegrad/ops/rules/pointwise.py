@@ -21,33 +21,38 @@ def _raw(a):
 
 
 # ---- binary arithmetic ---------------------------------------------------------
-add = defop("add", np.add, inputs=("x", "y"), partials=[
+add = defop("add", np.add, promote="arith", inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: 1.0,
-], reads=["", ""], edges_only=True,
+], vjp=[lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g],  # skip the `* 1.0`
+    reads=["", ""], edges_only=True,
     text="dx = g ; dy = g",
     hint=("d(x + y) = 1 for both inputs, never infinite: a non-finite result here means the "
           "incoming gradient already was"))
-add.vjps = (lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g)  # skip the `* 1.0`
 
-sub = defop("sub", np.subtract, inputs=("x", "y"), partials=[
+def _sub_node(node):
+    return "SubBackward0" if isinstance(node.inputs[0], TensorBase) else "RsubBackward1"
+
+
+sub = defop("sub", np.subtract, promote="sub", inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: -1.0,
-], reads=["", ""], edges_only=True,
+], vjp=[lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: -g],
+    reads=["", ""], edges_only=True,
     text="dx = g ; dy = -g",
     hint=("d(x - y) = 1 and -1, never infinite: a non-finite result here means the incoming "
-          "gradient already was"))
-sub.vjps = (lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: -g)
+          "gradient already was"),
+    node=_sub_node)
 
-mul = defop("mul", np.multiply, inputs=("x", "y"), partials=[
+mul = defop("mul", np.multiply, promote="arith", inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: y,
     lambda xp, ans, x, y: x,
-], reads=["y", "x"],
+], vjp=[lambda xp, g, ans, x, y: g * y,  # g * partial, without the partial's call
+         lambda xp, g, ans, x, y: g * x],
+    reads=["y", "x"],
     text="dx = g*y ; dy = g*x",
     hint=("d(x*y) = y and x: finite wherever x and y are finite (a large g times a large input"
           " can still overflow)"))
-mul.vjps = (lambda xp, g, ans, x, y: g * y,  # g * partial, without the partial's call
-            lambda xp, g, ans, x, y: g * x)
 
 
 def _reciprocal(y):
@@ -63,7 +68,12 @@ def _div_dy(xp, ans, x, y):
     return -(x / y) / y
 
 
-div = defop("div", np.true_divide, inputs=("x", "y"), partials=[
+def _div_node(node):
+    # torch computes number / tensor as number * reciprocal(tensor)
+    return "DivBackward0" if isinstance(node.inputs[0], TensorBase) else "MulBackward0"
+
+
+div = defop("div", np.true_divide, promote="div", inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: _reciprocal(y),
     _div_dy,
 ], vjp=[
@@ -74,7 +84,8 @@ div = defop("div", np.true_divide, inputs=("x", "y"), partials=[
 ], reads=["y", "x y"],
     text="dx = g/y ; dy = -g*ans/y",
     hint=("d(x/y) = 1/y and -x/y**2 are infinite where y = 0; keep the denominator away from 0"
-          " (y + eps)"))
+          " (y + eps)"),
+    node=_div_node)
 
 
 def _pow_dx(xp, ans, x, y):
@@ -106,16 +117,25 @@ def _pow_forward(x, y):
                                "broadcast together") from None
 
 
-pow = defop("pow", _pow_forward, inputs=("x", "y"), partials=[_pow_dx, _pow_dy], reads=["x y", "ans x y"],
+def _pow_node(node):
+    base, exp = node.inputs[0], node.inputs[1]
+    if not isinstance(base, TensorBase):
+        return "PowBackward2"
+    return "PowBackward1" if isinstance(exp, TensorBase) else "PowBackward0"
+
+
+pow = defop("pow", _pow_forward, promote="pow",
+            inputs=("x", "y"), partials=[_pow_dx, _pow_dy], reads=["x y", "ans x y"],
             text="dx = g*y*x**(y-1) ; dy = g*ans*log(x)",
             hint=("d(x**p)/dx = p*x**(p-1) is infinite at x = 0 when p < 1; d/dp = x**p*log(x)"
-                  " needs x > 0"))
+                  " needs x > 0"),
+            node=_pow_node)
 
 neg = defop("neg", np.negative, partials=[lambda xp, ans, x: -1.0], linear=True,
+            vjp=[lambda xp, g, ans, x: -g],
             text="dx = -g",
             hint=("d(-x) = -1, never infinite: a non-finite result here means the incoming "
                   "gradient already was"))
-neg.vjps = (lambda xp, g, ans, x: -g,)
 
 
 def _share(lose):
@@ -136,13 +156,13 @@ def _split_vjp(lose):
 
 
 _gt, _lt = (lambda a, b: a > b), (lambda a, b: a < b)
-maximum = defop("maximum", np.maximum, inputs=("x", "y"),
+maximum = defop("maximum", np.maximum, promote="arith", inputs=("x", "y"),
                 partials=[_share(_lt), _share(_gt)],
                 vjp=[_split_vjp(_lt), _split_vjp(_gt)], reads=["x y", "x y"],
                 text="dx = g where x>y (half at ties) ; dy likewise",
                 hint=("maximum's derivative is 0, 1/2 or 1, never infinite: a non-finite "
                       "result here means the incoming gradient already was"))
-minimum = defop("minimum", np.minimum, inputs=("x", "y"),
+minimum = defop("minimum", np.minimum, promote="arith", inputs=("x", "y"),
                 partials=[_share(_gt), _share(_lt)],
                 vjp=[_split_vjp(_gt), _split_vjp(_lt)], reads=["x y", "x y"],
                 text="dx = g where x<y (half at ties) ; dy likewise",
@@ -159,22 +179,22 @@ minimum = defop("minimum", np.minimum, inputs=("x", "y"),
 warnings.filterwarnings("ignore", message=r".*encountered in", category=RuntimeWarning,
                         module=r"tapegrad\.")
 
-exp = defop("exp", np.exp, partials=[lambda xp, ans, x: ans], reads=["ans"],
+exp = defop("exp", np.exp, promote="float", partials=[lambda xp, ans, x: ans], reads=["ans"],
             text="dx = g*ans",
             hint=("exp'(x) = exp(x) overflows to inf for large x (x > 88 in float32); subtract"
                   " the max first (logsumexp / log_softmax)"))
-log = defop("log", np.log, partials=[lambda xp, ans, x: 1.0 / x], reads=["x"],
+log = defop("log", np.log, promote="float", partials=[lambda xp, ans, x: 1.0 / x], reads=["x"],
             text="dx = g/x",
             hint="log'(x) = 1/x is infinite at x = 0; clamp the input: log(x.clamp(min=eps))")
 # remainder (Python's %: the sign of the divisor) and fmod (C's: the sign of the dividend):
 # x - y * floor(x / y) and x - y * trunc(x / y); the quotient is piecewise constant.
-remainder = defop("remainder", np.remainder, inputs=("x", "y"), partials=[
+remainder = defop("remainder", np.remainder, promote="remainder", inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: -np.floor(_raw(x) / _raw(y)),
 ], reads=["", "x y"], text="dx = g ; dy = -g*floor(x/y)",
     hint=("remainder's derivative is 1 (x) and -floor(x/y) (y): finite for y != 0; "
           "at y = 0 the quotient is infinite"))
-fmod = defop("fmod", np.fmod, inputs=("x", "y"), partials=[
+fmod = defop("fmod", np.fmod, promote="fmod", inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: -np.trunc(_raw(x) / _raw(y)),
 ], reads=["", "x y"], text="dx = g ; dy = -g*trunc(x/y)",
@@ -183,16 +203,20 @@ fmod = defop("fmod", np.fmod, inputs=("x", "y"), partials=[
 
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
-log2 = defop("log2", np.log2, partials=[lambda xp, ans, x: 1.0 / (x * _LN2)], reads=["x"],
+log2 = defop("log2", np.log2, promote="float",
+             partials=[lambda xp, ans, x: 1.0 / (x * _LN2)], reads=["x"],
              text="dx = g/(x*ln 2)",
              hint="log2'(x) = 1/(x ln 2) is infinite at x = 0; clamp the input away from 0")
-log10 = defop("log10", np.log10, partials=[lambda xp, ans, x: 1.0 / (x * _LN10)],
+log10 = defop("log10", np.log10, promote="float", partials=[lambda xp, ans, x: 1.0 / (x * _LN10)],
               reads=["x"], text="dx = g/(x*ln 10)",
               hint="log10'(x) = 1/(x ln 10) is infinite at x = 0; clamp the input away from 0")
-log1p = defop("log1p", np.log1p, partials=[lambda xp, ans, x: 1.0 / (1.0 + x)], reads=["x"],
+log1p = defop("log1p", np.log1p, promote="float",
+              partials=[lambda xp, ans, x: 1.0 / (1.0 + x)], reads=["x"],
               text="dx = g/(1+x)",
-              hint="log1p'(x) = 1/(1+x) is infinite at x = -1 (nan below)")
-expm1 = defop("expm1", np.expm1, partials=[lambda xp, ans, x: ans + 1.0], reads=["ans"],
+              hint="log1p'(x) = 1/(1+x) is infinite at x = -1 (nan below)",
+              node="Log1PBackward0")
+expm1 = defop("expm1", np.expm1, promote="float",
+              partials=[lambda xp, ans, x: ans + 1.0], reads=["ans"],
               text="dx = g*(ans+1)",
               hint="expm1'(x) = exp(x) overflows to inf for large x (x > 88 in float32)")
 
@@ -209,7 +233,8 @@ floor = _step("floor", np.floor)
 ceil = _step("ceil", np.ceil)
 trunc = _step("trunc", np.trunc)
 # NOTE: sqrt'(0) = 1/(2*0) = inf; that inf times a zero upstream gives nan (worked example 5).
-sqrt = defop("sqrt", np.sqrt, partials=[lambda xp, ans, x: 0.5 / ans], reads=["ans"],
+sqrt = defop("sqrt", np.sqrt, promote="float",
+             partials=[lambda xp, ans, x: 0.5 / ans], reads=["ans"],
              text="dx = g*0.5/ans",
              hint=("sqrt'(x) = 1/(2*sqrt(x)) is infinite at x = 0 (nan for x < 0); a common "
                    "fix is sqrt(x + eps)"))
@@ -220,7 +245,7 @@ reciprocal = defop("reciprocal", np.reciprocal,
                    text="dx = -g*ans**2",
                    hint=("reciprocal'(x) = -1/x**2 is infinite at x = 0; keep the input away "
                          "from 0 (x + eps)"))
-rsqrt = defop("rsqrt", lambda x: 1.0 / np.sqrt(x),
+rsqrt = defop("rsqrt", lambda x: 1.0 / np.sqrt(x), promote="float",
               partials=[lambda xp, ans, x: -0.5 * ans * ans * ans], reads=["ans"],
               text="dx = -0.5*g*ans**3",
               hint=("rsqrt'(x) = -1/(2*x**1.5) is infinite at x = 0; add an eps: rsqrt(x + "
@@ -242,14 +267,15 @@ sign = defop("sign", _sign, partials=[lambda xp, ans, x: xp.zeros_like(x)], read
              text="dx = 0",
              hint=("sign'(x) = 0 everywhere (also at the jump x = 0): the rule gives nan only "
                    "as 0 * an infinite incoming gradient"))
-sin = defop("sin", np.sin, partials=[lambda xp, ans, x: xp.cos(x)], reads=["x"],
+sin = defop("sin", np.sin, promote="float", partials=[lambda xp, ans, x: xp.cos(x)], reads=["x"],
             text="dx = g*cos(x)",
             hint="sin'(x) = cos(x) is in [-1, 1]: finite for finite x (cos(inf) is nan)")
-cos = defop("cos", np.cos, partials=[lambda xp, ans, x: -xp.sin(x)], reads=["x"],
+cos = defop("cos", np.cos, promote="float", partials=[lambda xp, ans, x: -xp.sin(x)], reads=["x"],
             text="dx = -g*sin(x)",
             hint="cos'(x) = -sin(x) is in [-1, 1]: finite for finite x (sin(inf) is nan)")
 # tanh' and sigmoid' are computed from the saved OUTPUT, not the input.
-tanh = defop("tanh", np.tanh, partials=[lambda xp, ans, x: 1.0 - ans * ans], reads=["ans"],
+tanh = defop("tanh", np.tanh, promote="float",
+             partials=[lambda xp, ans, x: 1.0 - ans * ans], reads=["ans"],
              text="dx = g*(1-ans**2)",
              hint=("tanh'(x) = 1 - tanh(x)**2 is in [0, 1] for every x but nan: a non-finite "
                    "result here comes from a non-finite incoming gradient or a nan input"))
@@ -269,12 +295,6 @@ sigmoid = defop("sigmoid", _sigmoid, partials=[lambda xp, ans, x: ans * (1.0 - a
                 text="dx = g*ans*(1-ans)",
                 hint=("sigmoid'(x) = s*(1-s) is in [0, 1/4] for every x but nan: a non-finite "
                       "result here comes from a non-finite incoming gradient or a nan input"))
-# NOTE: relu'(0) is taken as 0: the gradient passes only where the input was > 0.
-relu = defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False),
-             partials=[lambda xp, ans, x: ~(ans <= 0)], reads=["ans"],
-             text="dx = g where x>0 else 0",
-             hint=("relu'(x) is 0 or 1 (0 taken at x = 0), never infinite: a non-finite result"
-                   " here means the incoming gradient already was"))
 # NOTE: the gradient is blocked where ans <= 0 and passes elsewhere, a nan input included
 # (PyTorch's threshold_backward: where(ans <= 0, 0, g)). ans = max(x, 0) is 0 or > 0 or
 # nan, so "not ans <= 0" is `ans != 0`: one comparison. With NumPy the select is a
@@ -294,7 +314,12 @@ def _relu_vjp(xp, g, ans, x):
     return out
 
 
-relu.vjps = (_relu_vjp,)
+# NOTE: relu'(0) is taken as 0: the gradient passes only where the input was > 0.
+relu = defop("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False),
+             partials=[lambda xp, ans, x: ~(ans <= 0)], vjp=[_relu_vjp], reads=["ans"],
+             text="dx = g where x>0 else 0",
+             hint=("relu'(x) is 0 or 1 (0 taken at x = 0), never infinite: a non-finite result"
+                   " here means the incoming gradient already was"))
 
 
 def _clamp(x, min=None, max=None):
@@ -317,9 +342,14 @@ clamp = defop("clamp", _clamp, partials=[
 ], reads=["x"],
     text="dx = g where min<=x<=max else 0",
     hint=("clamp's derivative is 0 or 1 (1 at the bounds), never infinite: a non-finite result"
-          " here means the incoming gradient already was"))
+          " here means the incoming gradient already was"),
+    node="ClampBackward1")
 
-where = defop("where", np.where, inputs=("condition", "x", "y"), vjp=[
+def _where_jvp(xp, t, ans, c, x, y):
+    return xp.where(c, t[1] if t[1] is not None else 0.0, t[2] if t[2] is not None else 0.0)
+
+
+where = defop("where", np.where, inputs=("condition", "x", "y"), jvp=_where_jvp, vjp=[
     None,
     lambda xp, g, ans, c, x, y: xp.where(c, g, 0.0),
     lambda xp, g, ans, c, x, y: xp.where(c, 0.0, g),
@@ -328,8 +358,6 @@ where = defop("where", np.where, inputs=("condition", "x", "y"), vjp=[
     hint=("where passes g or 0, never infinite itself; but the branch not taken still gets "
           "gradient 0, and an op there whose derivative is infinite turns it into 0 * inf = "
           "nan: make its input safe first, where(cond, f(where(cond, x, 1.0)), y)"))
-where.jvp = lambda xp, t, ans, c, x, y: xp.where(
-    c, t[1] if t[1] is not None else 0.0, t[2] if t[2] is not None else 0.0)
 
 
 # ---- trigonometric and hyperbolic functions beyond sin, cos and tanh -------------
@@ -337,37 +365,45 @@ where.jvp = lambda xp, t, ans, c, x, y: xp.where(
 # sqrt, arithmetic), so grad of grad works; tan' reads the output (1 + tan(x)**2), the
 # others read the input. At the edges of a domain the derivative is infinite as in torch
 # (asin'(1) = inf, acosh'(1) = inf) and outside it the forward is nan.
-tan = defop("tan", np.tan, partials=[lambda xp, ans, x: 1.0 + ans * ans], reads=["ans"],
+tan = defop("tan", np.tan, promote="float",
+            partials=[lambda xp, ans, x: 1.0 + ans * ans], reads=["ans"],
             text="dx = g*(1+ans**2)",
             hint="tan'(x) = 1 + tan(x)**2 is infinite at odd multiples of pi/2")
-asin = defop("asin", np.arcsin, partials=[lambda xp, ans, x: 1.0 / xp.sqrt(1.0 - x * x)],
+asin = defop("asin", np.arcsin, promote="float",
+             partials=[lambda xp, ans, x: 1.0 / xp.sqrt(1.0 - x * x)],
              reads=["x"], text="dx = g/sqrt(1-x**2)",
              hint="asin'(x) = 1/sqrt(1 - x**2) is infinite at x = +-1 (nan outside [-1, 1])")
-acos = defop("acos", np.arccos, partials=[lambda xp, ans, x: -1.0 / xp.sqrt(1.0 - x * x)],
+acos = defop("acos", np.arccos, promote="float",
+             partials=[lambda xp, ans, x: -1.0 / xp.sqrt(1.0 - x * x)],
              reads=["x"], text="dx = -g/sqrt(1-x**2)",
              hint="acos'(x) = -1/sqrt(1 - x**2) is infinite at x = +-1 (nan outside [-1, 1])")
-atan = defop("atan", np.arctan, partials=[lambda xp, ans, x: 1.0 / (1.0 + x * x)],
+atan = defop("atan", np.arctan, promote="float", partials=[lambda xp, ans, x: 1.0 / (1.0 + x * x)],
              reads=["x"], text="dx = g/(1+x**2)",
              hint="atan'(x) = 1/(1 + x**2) is in (0, 1]: finite for every x")
 # torch.atan2(input, other) is the angle of the point (other, input): input is y.
-atan2 = defop("atan2", np.arctan2, inputs=("y", "x"), partials=[
+atan2 = defop("atan2", np.arctan2, promote="div", inputs=("y", "x"), partials=[
     lambda xp, ans, y, x: x / (x * x + y * y),
     lambda xp, ans, y, x: -y / (x * x + y * y),
 ], reads=["y x", "y x"], text="dy = g*x/(x**2+y**2) ; dx = -g*y/(x**2+y**2)",
     hint="atan2's derivatives are infinite (nan) at the origin x = y = 0")
 # sinh' = cosh and cosh' = sinh, from exp (the namespace has exp, not sinh/cosh)
-sinh = defop("sinh", np.sinh, partials=[lambda xp, ans, x: 0.5 * (xp.exp(x) + xp.exp(-x))],
+sinh = defop("sinh", np.sinh, promote="float",
+             partials=[lambda xp, ans, x: 0.5 * (xp.exp(x) + xp.exp(-x))],
              reads=["x"], text="dx = g*cosh(x)",
              hint="sinh'(x) = cosh(x) overflows to inf for |x| > ~89 (float32)")
-cosh = defop("cosh", np.cosh, partials=[lambda xp, ans, x: 0.5 * (xp.exp(x) - xp.exp(-x))],
+cosh = defop("cosh", np.cosh, promote="float",
+             partials=[lambda xp, ans, x: 0.5 * (xp.exp(x) - xp.exp(-x))],
              reads=["x"], text="dx = g*sinh(x)",
              hint="cosh'(x) = sinh(x) overflows to inf for |x| > ~89 (float32)")
-asinh = defop("asinh", np.arcsinh, partials=[lambda xp, ans, x: 1.0 / xp.sqrt(x * x + 1.0)],
+asinh = defop("asinh", np.arcsinh, promote="float",
+              partials=[lambda xp, ans, x: 1.0 / xp.sqrt(x * x + 1.0)],
               reads=["x"], text="dx = g/sqrt(x**2+1)",
               hint="asinh'(x) = 1/sqrt(x**2 + 1) is in (0, 1]: finite for every x")
-acosh = defop("acosh", np.arccosh, partials=[lambda xp, ans, x: 1.0 / xp.sqrt(x * x - 1.0)],
+acosh = defop("acosh", np.arccosh, promote="float",
+              partials=[lambda xp, ans, x: 1.0 / xp.sqrt(x * x - 1.0)],
               reads=["x"], text="dx = g/sqrt(x**2-1)",
               hint="acosh'(x) = 1/sqrt(x**2 - 1) is infinite at x = 1 (nan below 1)")
-atanh = defop("atanh", np.arctanh, partials=[lambda xp, ans, x: 1.0 / (1.0 - x * x)],
+atanh = defop("atanh", np.arctanh, promote="float",
+              partials=[lambda xp, ans, x: 1.0 / (1.0 - x * x)],
               reads=["x"], text="dx = g/(1-x**2)",
               hint="atanh'(x) = 1/(1 - x**2) is infinite at x = +-1 (nan outside)")

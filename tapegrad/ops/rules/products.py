@@ -53,10 +53,18 @@ def _matmul_dy(xp, g, ans, x, y):
     return xp.squeeze(dy, -1) if y.ndim == 1 else dy
 
 
+def _matmul_node(node):
+    # torch dispatches matmul by the operands' dims
+    a, b = (np.ndim(t._data) for t in node.inputs[:2])
+    return {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0",
+            (1, 2): "SqueezeBackward4"}.get((a, b), "UnsafeViewBackward0")
+
+
 matmul = defop("matmul", _matmul_forward, inputs=("x", "y"), vjp=[_matmul_dx, _matmul_dy],
                jvp=lambda xp, t, ans, x, y: (
                    (xp.matmul(t[0], y) if t[0] is not None else 0)
                    + (xp.matmul(x, t[1]) if t[1] is not None else 0)), reads=["x y", "x y"],
                text="dX = g @ W^T ; dW = X^T @ g",
                hint=("matmul is linear in each input (dx = g @ y^T, dy = x^T @ g): finite for "
-                     "finite inputs (very large values can overflow)"))
+                     "finite inputs (very large values can overflow)"),
+               node=_matmul_node)

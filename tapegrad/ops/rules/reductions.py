@@ -75,12 +75,21 @@ def _sum_vjp(xp, g, ans, x, axis=None, keepdims=False):
 
 # the ufunc reduction itself: ndarray.sum reaches np.add.reduce through NumPy's Python
 # wrapper (numpy/_core/_methods.py), the same call with one frame more
+def _all_or_dims(base):
+    """torch's node of a reduction: <base>0 over all elements (`x.sum()`), <base>1 over
+    given dims (`x.sum(1)`)."""
+    def node_name(node):
+        return base + ("0" if node.args.get("axis") is None else "1")
+    return node_name
+
+
 sum = defop("sum", lambda x, axis=None, keepdims=False: _add_reduce(x, axis=axis,
                                                                     keepdims=keepdims),
             vjp=[_sum_vjp], linear=True,
             text="dx = g broadcast back over the summed axes",
             hint=("sum copies g to every summed element, never infinite: a non-finite result "
-                  "here means the incoming gradient already was"))
+                  "here means the incoming gradient already was"),
+            node=_all_or_dims("SumBackward"))
 
 
 @_0d
@@ -98,7 +107,8 @@ mean = defop("mean", _mean_forward, linear=True, vjp=[
 ],
     text="dx = g/n broadcast back over the reduced axes",
     hint=("mean spreads g/n over the n reduced elements, never infinite: a non-finite result "
-          "here means the incoming gradient already was"))
+          "here means the incoming gradient already was"),
+    node=_all_or_dims("MeanBackward"))
 
 
 def _prod_others(xp, ans, x, axis):
@@ -132,204 +142,6 @@ def _prod_forward(x, axis=None, keepdims=False):
     if isinstance(axis, tuple):
         raise TypeError("prod() takes one dim at most, as in PyTorch")
     return np.prod(x, axis=axis, keepdims=keepdims)
-
-
-prod = defop("prod", _prod_forward, vjp=[_prod_vjp], reads=["ans x"],
-             text="dx = g*(product of the other elements) (= g*ans/x where x != 0)",
-             hint=("prod's derivative is the product of the other elements, computed without "
-                   "dividing by x, so zeros are fine: finite for finite x (many large factors "
-                   "can overflow)"))
-
-
-def _hits(ans, x, axis, keepdims, nan_hits):
-    """Where x equals its extreme (a constant mask) and how many per slice (as a float:
-    an int64 count would upcast g). `nan_hits`: a NaN extreme is hit by the NaNs."""
-    xd, a = _raw(x), _raw(ans)
-    if not keepdims and axis is not None and x.ndim:
-        a = np.expand_dims(a, _axes(x.ndim, axis))
-    hit = (xd == a)
-    if nan_hits and xd.dtype.kind == "f":
-        hit |= np.isnan(xd) & np.isnan(a)
-    return hit, np.sum(hit, axis=axis, keepdims=True).astype(xd.dtype)
-
-
-def _evenly(xp, g, ans, x, axis=None, keepdims=False):
-    """amax()/amin(): g / count at the positions equal to the result (ties share it), as
-    PyTorch's `mask * (g / mask.sum())`: where the result is NaN no position equals it,
-    the count is 0 and the whole slice's gradient is NaN (PyTorch's too)."""
-    hit, count = _hits(ans, x, axis, keepdims, False)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _unreduce(xp, g, x, axis, keepdims) / count * hit.astype(count.dtype)
-
-
-def _evenly_nan(xp, g, ans, x, axis=None, keepdims=False):
-    """max()/min() of all elements: g shared evenly among the positions equal to the
-    result, a NaN result counting the NaNs as equal; 0 elsewhere (PyTorch's
-    evenly_distribute_backward)."""
-    hit, count = _hits(ans, x, axis, keepdims, True)
-    return xp.where(hit, _unreduce(xp, g, x, axis, keepdims) / count, 0.0)
-
-
-amax = defop("amax", lambda x, axis=None, keepdims=False: np.amax(x, axis=axis, keepdims=keepdims),
-             vjp=[_evenly], reads=["ans x"],
-             text="dx = g at the max positions (shared at ties)",
-             hint=("amax routes g to the maxima (shared evenly at ties), never infinite: a "
-                   "non-finite result here means the incoming gradient already was"))
-amin = defop("amin", lambda x, axis=None, keepdims=False: np.amin(x, axis=axis, keepdims=keepdims),
-             vjp=[_evenly], reads=["ans x"],
-             text="dx = g at the min positions (shared at ties)",
-             hint=("amin routes g to the minima (shared evenly at ties), never infinite: a "
-                   "non-finite result here means the incoming gradient already was"))
-# max()/min() without a dim: the same value as amax/amin, another rule for NaN (above)
-max_all = defop("max", lambda x, axis=None, keepdims=False: np.amax(x, axis=axis, keepdims=keepdims),
-                vjp=[_evenly_nan], reads=["ans x"],
-                text="dx = g at the max positions (shared at ties; a nan max: at the nans)",
-                hint=("max routes g to the maxima (shared evenly at ties, or to the nans), "
-                      "never infinite: a non-finite result means the incoming gradient was"))
-min_all = defop("min", lambda x, axis=None, keepdims=False: np.amin(x, axis=axis, keepdims=keepdims),
-                vjp=[_evenly_nan], reads=["ans x"],
-                text="dx = g at the min positions (shared at ties; a nan min: at the nans)",
-                hint=("min routes g to the minima (shared evenly at ties, or to the nans), "
-                      "never infinite: a non-finite result means the incoming gradient was"))
-
-
-def _select_forward(pick):
-    """max/min along one dim: values, with the indices saved as an extra."""
-
-    def forward(x, axis, keepdims=False, indices=None, _idx_keep=None, _shape=None):
-        # NOTE: `indices`/`_idx_keep`/`_shape` are this op's extras: create_graph re-runs
-        # the forward with the node's kwargs, which include them; they are recomputed.
-        if x.ndim == 0:
-            return x.copy(), {"indices": np.zeros((), np.int64), "_idx_keep": None,
-                              "_shape": ()}
-        idx = pick(x, axis=axis, keepdims=True)
-        vals = np.take_along_axis(x, idx, axis=axis)
-        if not keepdims:
-            vals = np.squeeze(vals, axis=axis)
-            idx_out = np.squeeze(idx, axis=axis)
-        else:
-            idx_out = idx
-        return vals, {"indices": idx_out, "_idx_keep": idx, "_shape": x.shape}
-
-    return forward
-
-
-def _select_vjp(xp, g, ans, x, axis, keepdims=False, indices=None, _idx_keep=None,
-                _shape=()):
-    # The whole gradient goes to the one index that was returned. Reads only the saved
-    # indices and shape, not x: changing x in place after x.max(dim) is allowed, as in
-    # PyTorch (which saves only the indices).
-    if _idx_keep is None:  # a 0-d input
-        return g
-    mask = np.zeros(_shape, dtype=bool)
-    np.put_along_axis(mask, _idx_keep, True, axis=axis)
-    gk = g if keepdims else xp.expand_dims(g, axis)
-    return xp.where(mask, gk, 0.0)
-
-
-def _nanfirst(argfn):
-    # PyTorch's max/min propagate NaN: a NaN wins and its index is returned.
-    def pick(x, axis, keepdims):
-        idx = argfn(x, axis=axis, keepdims=True)
-        if x.dtype.kind == "f":
-            nan = np.isnan(x)
-            if nan.any():
-                has = nan.any(axis=axis, keepdims=True)
-                idx = np.where(has, np.argmax(nan, axis=axis, keepdims=True), idx)
-        return idx
-    return pick
-
-
-max_dim = defop("max_dim", _select_forward(_nanfirst(np.argmax)), extra=True, vjp=[_select_vjp], reads=[""],
-                text="dx = g scattered to the argmax",
-                hint=("max(dim) routes g to the returned index, never infinite: a non-finite "
-                      "result here means the incoming gradient already was"))
-min_dim = defop("min_dim", _select_forward(_nanfirst(np.argmin)), extra=True, vjp=[_select_vjp], reads=[""],
-                text="dx = g scattered to the argmin",
-                hint=("min(dim) routes g to the returned index, never infinite: a non-finite "
-                      "result here means the incoming gradient already was"))
-
-
-@_0d
-def _var_forward(x, axis=None, correction=1, keepdims=False):
-    if x.dtype.kind not in "fc":
-        raise RuntimeError(f"var(): input dtype must be floating point, got {x.dtype}")
-    dev = x - np.mean(x, axis=axis, keepdims=True)
-    ss = np.sum(dev * dev, axis=axis, keepdims=keepdims)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # NOTE: with n <= correction PyTorch divides by max(0, n - correction): inf or nan.
-        return ss / _builtin_max(0, _count(x, axis) - correction)
-
-
-def _centered(xp, x, axis):
-    return x - xp.mean(x, axis=_axes(x.ndim, axis), keepdims=True)
-
-
-def _var_vjp(xp, g, ans, x, axis=None, correction=1, keepdims=False):
-    n = _count(x, axis)
-    with np.errstate(divide="ignore"):  # n <= correction: inf, as PyTorch (no ZeroDivisionError)
-        c = np.float64(2.0) / (n - correction)
-    return _unreduce(xp, g, x, axis, keepdims) * float(c) * _centered(xp, x, axis)
-
-
-var = defop("var", _var_forward, vjp=[_var_vjp], reads=["x"],
-            text="dx = g*2*(x-mean)/(n-correction)",
-            hint=("var'(x) = 2*(x-mean)/(n-correction) is finite for finite x unless n <= "
-                  "correction (var of one element with correction=1 divides by 0); use "
-                  "correction=0 or reduce over more elements"))
-
-
-def _std_forward(x, axis=None, correction=1, keepdims=False):
-    return np.sqrt(_var_forward(x, axis, correction, keepdims))
-
-
-def _std_vjp(xp, g, ans, x, axis=None, correction=1, keepdims=False):
-    n = _count(x, axis)
-    a = _unreduce(xp, ans, x, axis, keepdims)
-    # NOTE: where the std is 0 (a constant slice) PyTorch gives gradient 0, not 0/0 = nan.
-    zero = np.asarray(getattr(a, "_data", a)) == 0
-    if zero.any():
-        a = xp.where(zero, 1.0, a)  # a safe denominator; those entries are zeroed below
-    with np.errstate(divide="ignore", invalid="ignore"):
-        d = _unreduce(xp, g, x, axis, keepdims) * _centered(xp, x, axis) / (
-            a * float(np.float64(n - correction)))
-    return xp.where(zero, 0.0, d) if zero.any() else d
-
-
-std = defop("std", _std_forward, vjp=[_std_vjp], reads=["ans x"],
-            text="dx = g*(x-mean)/((n-correction)*ans) (0 where ans = 0)",
-            hint=("std'(x) = (x-mean)/((n-correction)*std) is taken as 0 where std = 0 (a "
-                  "constant slice), so it is finite for finite x unless n <= correction (std "
-                  "of one element with correction=1); sqrt(var + eps) keeps it smooth near 0"))
-
-
-def _logsumexp_forward(x, axis=None, keepdims=False):
-    # initial=-inf: an empty slice's logsumexp is log(0) = -inf, as PyTorch
-    m = np.amax(x, axis=axis, keepdims=True, initial=-np.inf)
-    m = np.where(np.isfinite(m), m, 0)  # all -inf rows: the answer is -inf, not nan
-    with np.errstate(divide="ignore"):
-        out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
-    return out if keepdims else np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
-
-
-logsumexp = defop("logsumexp", _logsumexp_forward, vjp=[
-    lambda xp, g, ans, x, axis=None, keepdims=False:
-        _unreduce(xp, g, x, axis, keepdims) * xp.exp(x - _unreduce(xp, ans, x, axis, keepdims))
-], reads=["ans x"],
-    text="dx = g*softmax(x)",
-    hint=("logsumexp'(x) = softmax(x) is in [0, 1]: finite for finite x (a slice of all -inf "
-          "gives nan)"))
-
-argmax = defop("argmax", lambda x, axis=None, keepdims=False:
-               np.argmax(x, axis=axis, keepdims=keepdims), differentiable=False, promote=False,
-               text="no gradient: the output is an integer index",
-               hint=("argmax is not differentiable (integer output): no backward rule runs for"
-                     " it"))
-argmin = defop("argmin", lambda x, axis=None, keepdims=False:
-               np.argmin(x, axis=axis, keepdims=keepdims), differentiable=False, promote=False,
-               text="no gradient: the output is an integer index",
-               hint=("argmin is not differentiable (integer output): no backward rule runs for"
-                     " it"))
 
 
 # ---- forward-mode (JVP) rules of the non-linear reductions ------------------------
@@ -384,13 +196,223 @@ def _logsumexp_jvp(xp, t, ans, x, axis=None, keepdims=False):
     return xp.sum(w * t[0], axis=axis, keepdims=keepdims)
 
 
-prod.jvp = _prod_jvp
-amax.jvp = amin.jvp = _evenly_jvp_of(False)
-max_all.jvp = min_all.jvp = _evenly_jvp_of(True)
-max_dim.jvp = min_dim.jvp = _select_jvp
-var.jvp = _var_jvp
-std.jvp = _std_jvp
-logsumexp.jvp = _logsumexp_jvp
+prod = defop("prod", _prod_forward, vjp=[_prod_vjp], jvp=_prod_jvp, reads=["ans x"],
+             text="dx = g*(product of the other elements) (= g*ans/x where x != 0)",
+             hint=("prod's derivative is the product of the other elements, computed without "
+                   "dividing by x, so zeros are fine: finite for finite x (many large factors "
+                   "can overflow)"),
+             node=_all_or_dims("ProdBackward"))
+
+
+def _hits(ans, x, axis, keepdims, nan_hits):
+    """Where x equals its extreme (a constant mask) and how many per slice (as a float:
+    an int64 count would upcast g). `nan_hits`: a NaN extreme is hit by the NaNs."""
+    xd, a = _raw(x), _raw(ans)
+    if not keepdims and axis is not None and x.ndim:
+        a = np.expand_dims(a, _axes(x.ndim, axis))
+    hit = (xd == a)
+    if nan_hits and xd.dtype.kind == "f":
+        hit |= np.isnan(xd) & np.isnan(a)
+    return hit, np.sum(hit, axis=axis, keepdims=True).astype(xd.dtype)
+
+
+def _evenly(xp, g, ans, x, axis=None, keepdims=False):
+    """amax()/amin(): g / count at the positions equal to the result (ties share it), as
+    PyTorch's `mask * (g / mask.sum())`: where the result is NaN no position equals it,
+    the count is 0 and the whole slice's gradient is NaN (PyTorch's too)."""
+    hit, count = _hits(ans, x, axis, keepdims, False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _unreduce(xp, g, x, axis, keepdims) / count * hit.astype(count.dtype)
+
+
+def _evenly_nan(xp, g, ans, x, axis=None, keepdims=False):
+    """max()/min() of all elements: g shared evenly among the positions equal to the
+    result, a NaN result counting the NaNs as equal; 0 elsewhere (PyTorch's
+    evenly_distribute_backward)."""
+    hit, count = _hits(ans, x, axis, keepdims, True)
+    return xp.where(hit, _unreduce(xp, g, x, axis, keepdims) / count, 0.0)
+
+
+def _amax_node(node):
+    # over all dims: MaxBackward1, the node of the far more common `x.max()` (an
+    # approximation: torch names x.amax()'s node AmaxBackward0 for any dims)
+    return "MaxBackward1" if node.args.get("axis") is None else "AmaxBackward0"
+
+
+amax = defop("amax", lambda x, axis=None, keepdims=False: np.amax(x, axis=axis, keepdims=keepdims),
+             vjp=[_evenly], jvp=_evenly_jvp_of(False), reads=["ans x"],
+             text="dx = g at the max positions (shared at ties)",
+             hint=("amax routes g to the maxima (shared evenly at ties), never infinite: a "
+                   "non-finite result here means the incoming gradient already was"),
+             node=_amax_node)
+def _amin_node(node):
+    return "MinBackward1" if node.args.get("axis") is None else "AminBackward0"
+
+
+amin = defop("amin", lambda x, axis=None, keepdims=False: np.amin(x, axis=axis, keepdims=keepdims),
+             vjp=[_evenly], jvp=_evenly_jvp_of(False), reads=["ans x"],
+             text="dx = g at the min positions (shared at ties)",
+             hint=("amin routes g to the minima (shared evenly at ties), never infinite: a "
+                   "non-finite result here means the incoming gradient already was"),
+             node=_amin_node)
+# max()/min() without a dim: the same value as amax/amin, another rule for NaN (above)
+max_all = defop("max", lambda x, axis=None, keepdims=False: np.amax(x, axis=axis, keepdims=keepdims),
+                vjp=[_evenly_nan], jvp=_evenly_jvp_of(True), reads=["ans x"],
+                text="dx = g at the max positions (shared at ties; a nan max: at the nans)",
+                hint=("max routes g to the maxima (shared evenly at ties, or to the nans), "
+                      "never infinite: a non-finite result means the incoming gradient was"),
+                node="MaxBackward1")
+min_all = defop("min", lambda x, axis=None, keepdims=False: np.amin(x, axis=axis, keepdims=keepdims),
+                vjp=[_evenly_nan], jvp=_evenly_jvp_of(True), reads=["ans x"],
+                text="dx = g at the min positions (shared at ties; a nan min: at the nans)",
+                hint=("min routes g to the minima (shared evenly at ties, or to the nans), "
+                      "never infinite: a non-finite result means the incoming gradient was"),
+                node="MinBackward1")
+
+
+def _select_forward(pick):
+    """max/min along one dim: values, with the indices saved as an extra."""
+
+    def forward(x, axis, keepdims=False, indices=None, _idx_keep=None, _shape=None):
+        # NOTE: `indices`/`_idx_keep`/`_shape` are this op's extras: create_graph re-runs
+        # the forward with the node's kwargs, which include them; they are recomputed.
+        if x.ndim == 0:
+            return x.copy(), {"indices": np.zeros((), np.int64), "_idx_keep": None,
+                              "_shape": ()}
+        idx = pick(x, axis=axis, keepdims=True)
+        vals = np.take_along_axis(x, idx, axis=axis)
+        if not keepdims:
+            vals = np.squeeze(vals, axis=axis)
+            idx_out = np.squeeze(idx, axis=axis)
+        else:
+            idx_out = idx
+        return vals, {"indices": idx_out, "_idx_keep": idx, "_shape": x.shape}
+
+    return forward
+
+
+def _select_vjp(xp, g, ans, x, axis, keepdims=False, indices=None, _idx_keep=None,
+                _shape=()):
+    # The whole gradient goes to the one index that was returned. Reads only the saved
+    # indices and shape, not x: changing x in place after x.max(dim) is allowed, as in
+    # PyTorch (which saves only the indices).
+    if _idx_keep is None:  # a 0-d input
+        return g
+    mask = np.zeros(_shape, dtype=bool)
+    np.put_along_axis(mask, _idx_keep, True, axis=axis)
+    gk = g if keepdims else xp.expand_dims(g, axis)
+    return xp.where(mask, gk, 0.0)
+
+
+def _nanfirst(argfn):
+    # PyTorch's max/min propagate NaN: a NaN wins and its index is returned.
+    def pick(x, axis, keepdims):
+        idx = argfn(x, axis=axis, keepdims=True)
+        if x.dtype.kind == "f":
+            nan = np.isnan(x)
+            if nan.any():
+                has = nan.any(axis=axis, keepdims=True)
+                idx = np.where(has, np.argmax(nan, axis=axis, keepdims=True), idx)
+        return idx
+    return pick
+
+
+max_dim = defop("max_dim", _select_forward(_nanfirst(np.argmax)), extra=True, vjp=[_select_vjp],
+                jvp=_select_jvp, reads=[""],
+                text="dx = g scattered to the argmax",
+                hint=("max(dim) routes g to the returned index, never infinite: a non-finite "
+                      "result here means the incoming gradient already was"),
+                node="MaxBackward0")
+min_dim = defop("min_dim", _select_forward(_nanfirst(np.argmin)), extra=True, vjp=[_select_vjp],
+                jvp=_select_jvp, reads=[""],
+                text="dx = g scattered to the argmin",
+                hint=("min(dim) routes g to the returned index, never infinite: a non-finite "
+                      "result here means the incoming gradient already was"),
+                node="MinBackward0")
+
+
+@_0d
+def _var_forward(x, axis=None, correction=1, keepdims=False):
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"var(): input dtype must be floating point, got {x.dtype}")
+    dev = x - np.mean(x, axis=axis, keepdims=True)
+    ss = np.sum(dev * dev, axis=axis, keepdims=keepdims)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # NOTE: with n <= correction PyTorch divides by max(0, n - correction): inf or nan.
+        return ss / _builtin_max(0, _count(x, axis) - correction)
+
+
+def _centered(xp, x, axis):
+    return x - xp.mean(x, axis=_axes(x.ndim, axis), keepdims=True)
+
+
+def _var_vjp(xp, g, ans, x, axis=None, correction=1, keepdims=False):
+    n = _count(x, axis)
+    with np.errstate(divide="ignore"):  # n <= correction: inf, as PyTorch (no ZeroDivisionError)
+        c = np.float64(2.0) / (n - correction)
+    return _unreduce(xp, g, x, axis, keepdims) * float(c) * _centered(xp, x, axis)
+
+
+var = defop("var", _var_forward, vjp=[_var_vjp], jvp=_var_jvp, reads=["x"],
+            text="dx = g*2*(x-mean)/(n-correction)",
+            hint=("var'(x) = 2*(x-mean)/(n-correction) is finite for finite x unless n <= "
+                  "correction (var of one element with correction=1 divides by 0); use "
+                  "correction=0 or reduce over more elements"))
+
+
+def _std_forward(x, axis=None, correction=1, keepdims=False):
+    return np.sqrt(_var_forward(x, axis, correction, keepdims))
+
+
+def _std_vjp(xp, g, ans, x, axis=None, correction=1, keepdims=False):
+    n = _count(x, axis)
+    a = _unreduce(xp, ans, x, axis, keepdims)
+    # NOTE: where the std is 0 (a constant slice) PyTorch gives gradient 0, not 0/0 = nan.
+    zero = np.asarray(getattr(a, "_data", a)) == 0
+    if zero.any():
+        a = xp.where(zero, 1.0, a)  # a safe denominator; those entries are zeroed below
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = _unreduce(xp, g, x, axis, keepdims) * _centered(xp, x, axis) / (
+            a * float(np.float64(n - correction)))
+    return xp.where(zero, 0.0, d) if zero.any() else d
+
+
+std = defop("std", _std_forward, vjp=[_std_vjp], jvp=_std_jvp, reads=["ans x"],
+            text="dx = g*(x-mean)/((n-correction)*ans) (0 where ans = 0)",
+            hint=("std'(x) = (x-mean)/((n-correction)*std) is taken as 0 where std = 0 (a "
+                  "constant slice), so it is finite for finite x unless n <= correction (std "
+                  "of one element with correction=1); sqrt(var + eps) keeps it smooth near 0"))
+
+
+def _logsumexp_forward(x, axis=None, keepdims=False):
+    # initial=-inf: an empty slice's logsumexp is log(0) = -inf, as PyTorch
+    m = np.amax(x, axis=axis, keepdims=True, initial=-np.inf)
+    m = np.where(np.isfinite(m), m, 0)  # all -inf rows: the answer is -inf, not nan
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
+
+
+logsumexp = defop("logsumexp", _logsumexp_forward, vjp=[
+    lambda xp, g, ans, x, axis=None, keepdims=False:
+        _unreduce(xp, g, x, axis, keepdims) * xp.exp(x - _unreduce(xp, ans, x, axis, keepdims))
+], jvp=_logsumexp_jvp, reads=["ans x"],
+    text="dx = g*softmax(x)",
+    hint=("logsumexp'(x) = softmax(x) is in [0, 1]: finite for finite x (a slice of all -inf "
+          "gives nan)"))
+
+argmax = defop("argmax", lambda x, axis=None, keepdims=False:
+               np.argmax(x, axis=axis, keepdims=keepdims), differentiable=False, promote=False,
+               text="no gradient: the output is an integer index",
+               hint=("argmax is not differentiable (integer output): no backward rule runs for"
+                     " it"))
+argmin = defop("argmin", lambda x, axis=None, keepdims=False:
+               np.argmin(x, axis=axis, keepdims=keepdims), differentiable=False, promote=False,
+               text="no gradient: the output is an integer index",
+               hint=("argmin is not differentiable (integer output): no backward rule runs for"
+                     " it"))
+
+
 
 
 # ---- cumulative sum (a scan: linear, its adjoint is the reversed scan) ------------------

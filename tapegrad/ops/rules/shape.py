@@ -8,7 +8,7 @@ import numpy as np
 
 from ...core.record import apply
 from ._within_rule import within_rule as run  # one dispatch point for rules
-from ..registry import Op, defop
+from ..registry import EachInput, Op, defop
 
 
 def _reshape_forward(x, shape):
@@ -27,7 +27,8 @@ reshape = defop("reshape", _reshape_forward, linear=True, promote=False, vjp=[
     lambda xp, g, ans, x, shape: g.reshape(x.shape)
 ],
     text="dx = g reshaped to x's shape",
-    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is",
+    node="ViewBackward0")
 
 
 def _expand_forward(x, shape):
@@ -56,11 +57,20 @@ def _inverse_permutation(dims):
     return tuple(sorted(range(len(dims)), key=dims.__getitem__))
 
 
+def _permute_node(node):
+    # a swap of two dims prints TransposeBackward0 (also for x.T / x.t(), which torch
+    # names PermuteBackward0 / TBackward0: the table records one op for them)
+    dims = node.args.get("dims", ())
+    moved = [i for i, d in enumerate(dims) if d != i]
+    return "TransposeBackward0" if len(moved) == 2 else "PermuteBackward0"
+
+
 permute = defop("permute", _permute_forward, linear=True, promote=False, vjp=[
     lambda xp, g, ans, x, dims: xp.transpose(g, _inverse_permutation(dims))
 ],
     text="dx = g permuted back",
-    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
+    hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is",
+    node=_permute_node)
 
 
 # ---------------------------------------------------------------------------------
@@ -69,29 +79,6 @@ permute = defop("permute", _permute_forward, linear=True, promote=False, vjp=[
 # `run`, so the same rule is raw NumPy in an ordinary backward and recorded under
 # create_graph=True.
 # ---------------------------------------------------------------------------------
-class EachInput:
-    """VJP rules of an op with any number of inputs (cat, stack): rule i made on demand."""
-
-    __slots__ = ("make", "cache")
-
-    def __init__(self, make):
-        self.make = make
-        self.cache = {}
-
-    def __getitem__(self, i):
-        rule = self.cache.get(i)
-        if rule is None:
-            rule = self.cache[i] = self.make(i)
-        return rule
-
-    def __iter__(self):
-        raise TypeError("the VJP rules of a variadic op are made per input index: "
-                        "use rules[i]")
-
-    def __repr__(self):
-        return f"<one VJP per input: {self.make.__doc__ or self.make.__name__}>"
-
-
 def _back_to_shape(xp, g, ans, x, **kw):
     return xp.reshape(g, x.shape)
 
@@ -101,19 +88,24 @@ def _variadic(name, forward, make_rule, backward, doc=None, **knowledge):
     gradients in one pass: linear in N; N calls of a per-input rule would each receive
     all N arrays, quadratic). The per-input rules serve the tools that ask for one
     input's rule (strict mode, forward mode from VJPs, in-place rebasing)."""
-    op = defop(name, forward, linear=True, promote=True, inputs=("tensors",),
-               vjp=[make_rule(0)], backward=backward, doc=doc, **knowledge)
-    op.vjps = EachInput(make_rule)
-    return op
+    return defop(name, forward, linear=True, promote=True, inputs=("tensors",),
+                 vjp=EachInput(make_rule), backward=backward, doc=doc, **knowledge)
 
 
 # ---- reshapes under other names (what the graph shows is what the user called) ----
 # squeeze: `axis` is a tuple of size-1 dims (the public function keeps only those).
+def _squeeze_node(node):
+    axis = node.args.get("axis")
+    return "SqueezeBackward1" if isinstance(axis, int) or len(axis or ()) == 1 \
+        else "SqueezeBackward0"
+
+
 squeeze = defop("squeeze", lambda x, axis: np.squeeze(x, axis=axis), linear=True,
                 promote=False, vjp=[_back_to_shape],
                 text="dx = g reshaped to x's shape",
                 hint=("linear: the rule only moves, copies or sums g, so it is finite whenever"
-                      " g is"))
+                      " g is"),
+                node=_squeeze_node)
 unsqueeze = defop("unsqueeze", lambda x, axis: np.expand_dims(x, axis), linear=True,
                   promote=False, vjp=[_back_to_shape],
                   text="dx = g reshaped to x's shape",
@@ -136,7 +128,8 @@ flatten = defop("flatten", _flatten_forward, linear=True, promote=False,
                 vjp=[_back_to_shape],
                 text="dx = g reshaped to x's shape",
                 hint=("linear: the rule only moves, copies or sums g, so it is finite whenever"
-                      " g is"))
+                      " g is"),
+                node="ViewBackward0")
 
 
 def _unflatten_forward(x, axis, sizes):
@@ -147,7 +140,8 @@ unflatten = defop("unflatten", _unflatten_forward, linear=True, promote=False,
                   vjp=[_back_to_shape],
                   text="dx = g reshaped to x's shape",
                   hint=("linear: the rule only moves, copies or sums g, so it is finite "
-                        "whenever g is"))
+                        "whenever g is"),
+                  node="ViewBackward0")
 
 
 # ---- repeat (np.tile) ----------------------------------------------------------------
@@ -253,7 +247,8 @@ def _pad_jvp(xp, tangents, ans, x, widths, value=0):
 pad = defop("pad", _pad_forward, promote=False, vjp=[_pad_vjp], jvp=_pad_jvp, reads=[""],
             text="dx = g with the padding cut off",
             hint=("linear: the rule only moves, copies or sums g, so it is finite whenever g "
-                  "is"))
+                  "is"),
+            node="ConstantPadNdBackward0")
 
 
 # ---- narrow / select (the pieces of split, chunk and unbind) ------------------------
@@ -270,7 +265,8 @@ def _narrow_vjp(xp, g, ans, x, axis, start, length):
 narrow = defop("narrow", _narrow_forward, linear=True, promote=False, vjp=[_narrow_vjp],
                text="dx = zeros with g placed in the slice",
                hint=("linear: the rule only moves, copies or sums g, so it is finite whenever "
-                     "g is"))
+                     "g is"),
+               node="SliceBackward0")
 
 
 def _select_forward(x, axis, index):
@@ -380,7 +376,8 @@ cast = defop("cast", lambda x, dtype: x.astype(dtype), promote=False, linear=Tru
              text="dx = g cast to x's dtype",
              hint=("cast passes g on, cast back to x's dtype: finite whenever the incoming "
                    "gradient is, unless g is too large for that dtype (float16 overflows above"
-                   " 65504)"))  # the engine casts g back to x's dtype
+                   " 65504)"),
+             node="ToCopyBackward0")  # the engine casts g back to x's dtype
 clone = defop("clone", lambda x: x.copy(), linear=True, promote=False,
               vjp=[lambda xp, g, ans, x: g],
               text="dx = g",

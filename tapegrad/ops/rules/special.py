@@ -111,15 +111,15 @@ def round_forward(x, decimals=0):
         return np.rint(x / p) * p
 
 
-erf = defop("erf", erf_forward,
+erf = defop("erf", erf_forward, promote="float",
             partials=[lambda xp, ans, x: _2_SQRTPI * xp.exp(-(x * x))], reads=["x"],
             text="dx = g*2/sqrt(pi)*exp(-x**2)",
             hint="erf'(x) = 2/sqrt(pi)*exp(-x**2) is in (0, 1.13]: finite for every x")
-erfc = defop("erfc", erfc_forward,
+erfc = defop("erfc", erfc_forward, promote="float",
              partials=[lambda xp, ans, x: -_2_SQRTPI * xp.exp(-(x * x))], reads=["x"],
              text="dx = -g*2/sqrt(pi)*exp(-x**2)",
              hint="erfc'(x) = -2/sqrt(pi)*exp(-x**2) is in [-1.13, 0): finite for every x")
-erfinv = defop("erfinv", erfinv_forward,
+erfinv = defop("erfinv", erfinv_forward, promote="float",
                partials=[lambda xp, ans, x: _SQRTPI_2 * xp.exp(ans * ans)], reads=["ans"],
                text="dx = g*sqrt(pi)/2*exp(ans**2)",
                hint=("erfinv'(x) = sqrt(pi)/2*exp(erfinv(x)**2) is infinite at x = +-1 "
