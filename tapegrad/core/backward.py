@@ -74,15 +74,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         # `loss.backward()`, the call every training step makes: one scalar root and the
         # implicit seed, so _start's lists and checks have nothing to do (they cost about
         # a fifth of a small graph's backward).
+        # (the seed is read-only: never stolen, no need to name it foreign)
+        foreign = []
         leaf_grads, _ = engine.run([tensors], [_one(tensors._data)], bool(retain_graph),
-                                   False)
-        engine.accumulate_all(leaf_grads, False)
+                                   False, foreign=foreign)
+        engine.accumulate_all(leaf_grads, False, foreign, bool(retain_graph))
         return
     tensors, seeds, retain_graph = _start(tensors, grad_tensors, retain_graph, create_graph)
     if inputs is None:
-        leaf_grads, _ = engine.run(tensors, seeds, retain_graph, create_graph)
+        foreign = list(seeds)  # the caller's arrays: copied if they reach a .grad as they are
+        leaf_grads, _ = engine.run(tensors, seeds, retain_graph, create_graph, foreign=foreign)
         seeds = None
-        engine.accumulate_all(leaf_grads, create_graph)
+        engine.accumulate_all(leaf_grads, create_graph, foreign, bool(retain_graph))
         return
     inputs = [inputs] if isinstance(inputs, TensorBase) else list(inputs)
     if not inputs:
