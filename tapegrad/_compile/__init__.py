@@ -9,9 +9,19 @@ recorded rules in the learned order (replay.py): bit for bit the eager step, wit
 per-op Python (dispatch, Tensor and Node objects, the walk's bookkeeping). Anything the
 tape cannot replay faithfully runs eagerly for that key, for good (runner.py).
 
+Python values: every global and closure variable the captured call's own code (the
+user's, not the library's) read is a guard (python_guards.py); a changed one captures
+again (a key keeps up to `tapegrad._dynamo.config.recompile_limit` captures in all, then
+runs eagerly with one warning). A data-dependent read (`.item()`, `bool()`, an index
+computed from values) is a graph break: the call runs eagerly (right results), or raises
+`tapegrad._dynamo.exc.Unsupported` under `fullgraph=True`.
+
 Limits (each checked where it can be, otherwise documented here):
-- Python state the guards do not see: a module attribute that is not a plain value (a
-  config object), a global, a closure variable. The forward's Python runs only once.
+- Python state the guards do not see: what is read through an object (a config
+  object's attribute, a list's items: the object is guarded by identity only), a module
+  attribute that is not a plain value. The forward's Python runs only once per capture.
+- A tensor read from a global or closure (not an argument, parameter or buffer) keeps
+  the call eager: pass it as an argument to have it replayed.
 - What the captured step's backward showed is assumed of later steps: a replayed
   backward that starts from other outputs raises (loud, not wrong); so does
   create_graph=True through a replayed node (compile with disable=True for that).

@@ -20,11 +20,11 @@ class OptimizedModule(Module):
 
     _opt_mod_attributes = {"_orig_mod", "_runner", "forward", "_super_module_initialized"}
 
-    def __init__(self, mod):
+    def __init__(self, mod, fullgraph=False):
         object.__setattr__(self, "_super_module_initialized", False)
         Module.__init__(self)
         self._modules["_orig_mod"] = mod
-        object.__setattr__(self, "_runner", Runner(mod.__call__, mod))
+        object.__setattr__(self, "_runner", Runner(mod.__call__, mod, fullgraph))
         object.__setattr__(self, "_super_module_initialized", True)
 
     def forward(self, *args, **kwargs):
@@ -49,7 +49,7 @@ class OptimizedModule(Module):
 
     def __reduce__(self):
         # a copy or an unpickled module starts with no captures (torch's rebuilds too)
-        return (type(self), (self._orig_mod,))
+        return (type(self), (self._orig_mod, self._runner.fullgraph))
 
     def __setattr__(self, name, value):
         if hasattr(type(self), name) or name in OptimizedModule._opt_mod_attributes:
@@ -83,8 +83,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if disable:
         return model
     if isinstance(model, Module):
-        return OptimizedModule(model)
-    runner = Runner(model)
+        return OptimizedModule(model, fullgraph)
+    runner = Runner(model, fullgraph=fullgraph)
 
     @functools.wraps(model)
     def compiled(*args, **kwargs):

@@ -26,6 +26,7 @@ import numpy as np
 from ..device import device as _Device
 from .. import dtypes as _dt
 from ..core.tensor_base import TensorBase
+from .._dynamo.exc import Unsupported
 
 OP, HOST, CONST = 0, 1, 2
 _ndarray = np.ndarray
@@ -68,7 +69,8 @@ class Seq:
 class Capture:
     """The listener of one eager forward (see the module docstring)."""
 
-    def __init__(self, externals):
+    def __init__(self, externals, fullgraph=False):
+        self.fullgraph = fullgraph
         self.slot = {}        # id(array) -> slot
         self.arrays = []      # slot -> array (held: ids stay unique while capturing)
         self.steps = []
@@ -89,6 +91,17 @@ class Capture:
     def brk(self, why):
         if self.broken is None:
             self.broken = why
+
+    def data_read(self, what):
+        """Python read a tensor's values: a graph break (torch's term). The call goes on
+        eagerly, so its result is right; under fullgraph=True it raises, as torch does."""
+        if self.fullgraph:
+            raise Unsupported(
+                f"tg.compile(fullgraph=True): a graph break: the compiled call read a "
+                f"tensor's values in Python ({what}), so it is not one graph. Make the code "
+                f"branchless (tg.where, clamp), or compile without fullgraph=True (the call "
+                f"then runs eagerly)")
+        self.brk(what)
 
     def op(self, op, inputs, arrays, args, out, saved, res):
         if self.broken is not None:

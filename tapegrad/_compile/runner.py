@@ -1,34 +1,51 @@
 """The compiled call: guard, then replay a capture, capture one, or run eagerly.
 
-Per guard key (guards.py) a state: nothing yet (the next call captures: eager, recorded),
-a capture awaiting its backward (the walk is watched until the next call: schedule.py),
-a Plan (replay.py: later calls replay it), or EAGER for good (the capture could not be
-replayed faithfully: the forward read a value in Python, changed something in place,
-drew random numbers outside the library's host steps, ...; torch's graph breaks also
-just work). A capture whose step saw no backward is tried again, TRIES times in all.
+Per guard key (guards.py: the call's tensors, the module's state) a list of VARIANTS,
+one per capture: the Python values that capture read (python_guards.py: globals and
+closure variables) and what became of it: a Plan (replay.py: calls whose values match
+replay it), or EAGER (the capture could not be replayed faithfully: the forward read a
+tensor's values in Python, a graph break, changed something in place, drew random
+numbers outside the library's host steps, ...: such calls run eagerly, which is right).
+A capture awaiting its backward (the walk is watched until the next call: schedule.py)
+becomes a Plan then; one whose step saw no backward is tried again, TRIES times in all.
+
+Captures per callable are bounded by `tapegrad._dynamo.config.recompile_limit` (torch's
+8): past it, calls that match no variant run eagerly, with a one-time warning.
 """
+import warnings
 import weakref
 
+from .._dynamo import config
+from .._dynamo.reset import runners
 from .._func.pytree import flatten, unflatten
 from ..core import tape as _tape
 from ..core.state import state
 from ..core.tensor_base import TensorBase
-from . import guards, replay, schedule
+from . import guards, python_guards, replay, schedule
 from .capture import Capture
 
 EAGER = "eager"
 TRIES = 2
-LIMIT = 8  # guard keys per compiled callable (torch's cache_size_limit): then eager
 
 
 class Runner:
-    def __init__(self, fn, module=None):
+    def __init__(self, fn, module=None, fullgraph=False):
         self.fn = fn            # the eager call: module.__call__ or the function
         self.module = module
-        self.cache = {}         # guard key -> Plan, EAGER, or the captures tried so far
+        self.fullgraph = fullgraph
+        self.reset()
+        runners.add(self)
+
+    def reset(self):
+        """Forget every capture (tapegrad._dynamo.reset())."""
+        self.cache = {}         # guard key -> [(python guards, Plan or EAGER), ...]
+        self.tries = {}         # guard key -> captures that saw no backward
         self.pending = None     # the capture whose backward is being watched
         self.why = {}           # guard key -> why it runs eagerly (for tests and users)
         self.replays = 0        # calls served by a replay (for tests and benchmarks)
+        self.captures = 0       # against config.recompile_limit
+        self.failed = None      # the last Python guard that failed (for the warning)
+        self.warned = False
 
     def __call__(self, *args, **kwargs):
         if self.pending is not None:
@@ -36,22 +53,51 @@ class Runner:
         key, ext = guards.key(self.module, args, kwargs)
         if key is None:
             return self.fn(*args, **kwargs)
-        entry = self.cache.get(key, 0)
-        if type(entry) is replay.Plan:
-            self.replays += 1
-            values, kept = replay.forward(entry, [t._data for t in ext])
-            leaves = replay.outputs(entry, values, kept, ext, state.grad_enabled)
-            return unflatten(leaves, entry.spec)
-        if entry == EAGER or (entry == 0 and len(self.cache) >= LIMIT):
+        variants = self.cache.get(key)
+        if variants is not None:
+            for pyg, entry in variants:
+                if pyg.items:
+                    failed = pyg.check()
+                    if failed is not None:
+                        self.failed = failed
+                        continue
+                if entry is EAGER:
+                    return self.fn(*args, **kwargs)
+                self.replays += 1
+                values, kept = replay.forward(entry, [t._data for t in ext])
+                leaves = replay.outputs(entry, values, kept, ext, state.grad_enabled)
+                return unflatten(leaves, entry.spec)
+        if self.captures >= config.recompile_limit:
+            self._warn()
             return self.fn(*args, **kwargs)
-        return self._capture(key, ext, args, kwargs, entry)
+        return self._capture(key, ext, args, kwargs)
 
-    def _capture(self, key, ext, args, kwargs, tried):
-        cap = Capture(ext)
+    def _warn(self):
+        if self.warned:
+            return
+        self.warned = True
+        name = getattr(self.fn, "__qualname__", type(self.fn).__name__)
+        if self.module is not None:
+            name = type(self.module).__name__ + ".forward"
+        warnings.warn(
+            f"tg.compile: {name} hit config.recompile_limit "
+            f"({config.recompile_limit}): calls that match none of its captures run "
+            f"eagerly from now on (last change seen: {self.failed or 'the tensors or module state'}). "
+            f"Raise tapegrad._dynamo.config.recompile_limit to capture more.", stacklevel=3)
+
+    def _add(self, key, pyg, entry, why=None):
+        self.cache.setdefault(key, []).append((pyg, entry))
+        if why is not None:
+            self.why[key] = why
+
+    def _capture(self, key, ext, args, kwargs):
+        self.captures += 1
+        cap = Capture(ext, self.fullgraph)
         before = [a.copy() for a in cap.ext_arrays]
         _tape.begin(cap)
         try:
-            out = self.fn(*args, **kwargs)
+            with python_guards.watch(self.fn) as pyg:
+                out = self.fn(*args, **kwargs)
         finally:
             _tape.end()
         leaves, spec = flatten(out)
@@ -66,22 +112,20 @@ class Runner:
                     cap.brk("an input, parameter or buffer changed outside the ops")
                     break
         if outputs is None:
-            self.cache[key] = EAGER
-            self.why[key] = cap.broken
+            self._add(key, pyg, EAGER, cap.broken)
             return out
         tensors = [x if isinstance(x, TensorBase) else None for x in leaves]
         if not any(t is not None and t._rg for t in tensors):
-            self.cache[key] = replay.Plan(cap, outputs, tensors, None, spec)
+            self._add(key, pyg, replay.Plan(cap, outputs, tensors, None, spec))
             return out
-        self.cache[key] = tried + 1
         watch = schedule.Watch(cap.nodes)
         watch.finalizer = weakref.finalize(self, watch.stop)  # dropped before its next call
-        self.pending = (key, cap, outputs, tensors, spec, watch, tried + 1)
+        self.pending = (key, pyg, cap, outputs, tensors, spec, watch)
         return out
 
     def _settle(self):
         """The watched backward is over (a new call came): keep its schedule, or not."""
-        key, cap, outputs, tensors, spec, watch, tried = self.pending
+        key, pyg, cap, outputs, tensors, spec, watch = self.pending
         self.pending = None
         watch.stop()
         watch.finalizer.detach()
@@ -89,13 +133,14 @@ class Runner:
         n_events = len(watch.events)
         watch.events.clear()  # the step's tensors and nodes
         if sch is not None:
-            self.cache[key] = replay.Plan(cap, outputs, tensors, sch, spec)
-        elif not n_events and tried < TRIES:
-            self.cache[key] = tried
-        else:
-            self.cache[key] = EAGER
-            self.why[key] = ("no backward seen after the captured call" if not n_events
-                             else "a backward one compiled node cannot reproduce")
+            self._add(key, pyg, replay.Plan(cap, outputs, tensors, sch, spec))
+            return
+        tried = self.tries[key] = self.tries.get(key, 0) + 1
+        if not n_events and tried < TRIES:
+            return  # the next call with this key captures again
+        self._add(key, pyg, EAGER,
+                  "no backward seen after the captured call" if not n_events
+                  else "a backward one compiled node cannot reproduce")
 
 
 def _same(a, b):

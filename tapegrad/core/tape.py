@@ -53,4 +53,4 @@ def built(node, outputs):
 
 def data_read(what):
     if anywhere.tapes and state.tape is not None:
-        state.tape.brk(what)
+        state.tape.data_read(what)

@@ -16,6 +16,7 @@ import re
 import numpy as np
 
 from .. import dtypes as _dt
+from ..core import tape as _tape
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
 from .. import random as _random
@@ -56,6 +57,7 @@ def _key_item(k):
     if isinstance(k, TensorBase):
         a = k._data
         if a.ndim == 0 and a.dtype.kind in "iu":
+            _tape.data_read("an index computed from a tensor's value")  # x[x.argmax()]
             return int(a)
         return _index_array(a)
     if isinstance(k, np.integer):

@@ -1,0 +1,144 @@
+"""Guards on the Python values a captured call read: globals and closure variables.
+
+A replay does not run the forward's Python, so every Python value that forward read is
+taken as given: `scale = 2.0; f = tg.compile(lambda x: x * scale)` multiplies by the
+`scale` of the captured call. torch.compile guards on each such value; so does this.
+
+While a call is captured, `watch()` (a profile hook: this thread, the captured call only)
+sees every Python frame that runs. For each frame of the user's code (not the library's,
+not the standard library's or an installed package's), the guards are the globals its
+code names (`co_names` found in its globals) and its closure variables (`co_freevars`,
+read through the function's cells), each with the value it had when the frame started.
+`Guards.check()` reads them again before a replay: a plain value (number, string, bool,
+None, a tuple of those) must be equal (same type), anything else the same object.
+
+Limits: what is read through an object is not guarded (`cfg.scale` of a global `cfg`
+is guarded as the object `cfg`, not its attribute; a module's plain attributes are,
+by guards.py); a closure cell of a function made anew per call is guarded through the
+functions found holding that code (gc), by identity of their cell contents.
+"""
+import gc
+import os
+import sys
+import sysconfig
+
+_MISSING = object()
+_PLAIN = frozenset((int, float, bool, str, bytes, complex, type(None)))
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the tapegrad package
+_LIBS = tuple({os.path.realpath(p) + os.sep for p in (
+    sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("purelib"),
+    sysconfig.get_paths().get("platlib")) if p}) + (_HERE + os.sep,)
+
+
+def _user_code(code, cache={}):
+    """True for code the user wrote (not tapegrad's, the standard library's or an
+    installed package's; `<stdin>`, notebooks and scripts are the user's)."""
+    got = cache.get(code.co_filename)
+    if got is None:
+        f = code.co_filename
+        real = os.path.realpath(f) if not f.startswith("<") else f
+        got = cache[f] = not (real.startswith(_LIBS) or f.startswith("<frozen"))
+    return got
+
+
+def _plain(v):
+    t = type(v)
+    if t in _PLAIN:
+        return True
+    return t is tuple and all(_plain(x) for x in v)
+
+
+class Guards:
+    """The Python values one capture read. `items`: (namespace dict or cell, name or
+    None, value, plain)."""
+
+    __slots__ = ("items", "where")
+
+    def __init__(self):
+        self.items = []
+        self.where = []  # for messages: "global scale", "closure variable c"
+
+    def add(self, box, name, value, where):
+        self.items.append((box, name, value, _plain(value)))
+        self.where.append(where)
+
+    def check(self):
+        """The first guard that fails (its description), or None: all hold."""
+        k = 0
+        for box, name, want, plain in self.items:
+            if name is None:
+                try:
+                    v = box.cell_contents
+                except ValueError:
+                    v = _MISSING
+            else:
+                v = box.get(name, _MISSING)
+            if v is not want and (not plain or type(v) is not type(want) or v != want):
+                return self.where[k]
+            k += 1
+        return None
+
+
+class watch:
+    """`with watch(fn) as guards:` collects the guards of the Python the block runs."""
+
+    def __init__(self, fn):
+        self.fn = getattr(fn, "__func__", fn)
+        self.guards = Guards()
+        self.seen = set()
+
+    def __enter__(self):
+        self.prev = sys.getprofile()
+        prev = self.prev
+
+        def profile(frame, event, arg):
+            if event == "call":
+                code = frame.f_code
+                if code not in self.seen:
+                    self.seen.add(code)
+                    if _user_code(code):
+                        self._frame(frame, code)
+            if prev is not None:
+                prev(frame, event, arg)
+        sys.setprofile(profile)
+        return self.guards
+
+    def __exit__(self, *exc):
+        sys.setprofile(self.prev)
+        return False
+
+    def _frame(self, frame, code):
+        g = frame.f_globals
+        for name in code.co_names:
+            if name in g:
+                self.guards.add(g, name, g[name], f"global {name}")
+        if code.co_freevars:
+            for fn in self._functions(code, frame):
+                for name, cell in zip(code.co_freevars, fn.__closure__):
+                    try:
+                        v = cell.cell_contents
+                    except ValueError:
+                        v = _MISSING
+                    self.guards.add(cell, None, v, f"closure variable {name}")
+
+    def _functions(self, code, frame):
+        """The function objects running `code` in `frame`: the compiled one, or those gc
+        finds holding the code whose cells hold what the frame sees."""
+        fn = self.fn
+        if getattr(fn, "__code__", None) is code:
+            return [fn]
+        loc = frame.f_locals
+        out = []
+        for r in gc.get_referrers(code):
+            if (getattr(r, "__code__", None) is code and r.__closure__ is not None
+                    and all(_cell(c) is loc.get(n, _MISSING)
+                            for n, c in zip(code.co_freevars, r.__closure__))):
+                out.append(r)
+        return out
+
+
+def _cell(c):
+    try:
+        return c.cell_contents
+    except ValueError:
+        return _MISSING
