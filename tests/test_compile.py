@@ -285,7 +285,7 @@ class MaskIndex(Small):
 
 @pytest.mark.parametrize("cls, why", [(ItemForward, "Python number"),
                                       (MaskIndex, "mask"),
-                                      (KeepsIntermediate, "kept outside"),
+                                      (KeepsIntermediate, "STORE_ATTR last_hidden"),
                                       (InPlaceOnInput, "in place"),
                                       (BoolForward, "bool()")])
 def test_forwards_that_cannot_be_replayed_run_eagerly_for_good(cls, why):

@@ -12,17 +12,35 @@ read through the function's cells), each with the value it had when the frame st
 `Guards.check()` reads them again before a replay: a plain value (number, string, bool,
 None, a tuple of those) must be equal (same type), anything else the same object.
 
+A module among those values is guarded by its state too (guards.py's key of it: each
+submodule's `training` and plain attributes, its parameters' identity, shape, dtype,
+requires_grad): a compiled training step that reads `model` as a global replays only
+while the model is as captured.
+
+A side effect in the user's code the replay would not repeat ends the capture (the key
+runs eagerly): storing a global, a closure variable or an attribute (STORE_GLOBAL,
+STORE_DEREF, STORE_ATTR, found in the code of each frame that ran), `print`. The
+library's own effects are steps of the tape (host steps, call steps).
+
 Limits: what is read through an object is not guarded (`cfg.scale` of a global `cfg`
 is guarded as the object `cfg`, not its attribute; a module's plain attributes are,
 by guards.py); a closure cell of a function made anew per call is guarded through the
 functions found holding that code (gc), by identity of their cell contents.
 """
+import builtins
+import dis
 import gc
 import os
 import sys
 import sysconfig
 
+from ..core.state import state
+from ..core.tensor_base import TensorBase
+from ..nn.module import Module
+from . import guards as _guards
+
 _MISSING = object()
+_print = builtins.print
 _PLAIN = frozenset((int, float, bool, str, bytes, complex, type(None)))
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the tapegrad package
 _LIBS = tuple({os.path.realpath(p) + os.sep for p in (
@@ -50,17 +68,21 @@ def _plain(v):
 
 class Guards:
     """The Python values one capture read. `items`: (namespace dict or cell, name or
-    None, value, plain)."""
+    None, value, plain); `modules`: (module, its guards.py key) of the modules among
+    the values."""
 
-    __slots__ = ("items", "where")
+    __slots__ = ("items", "where", "modules")
 
     def __init__(self):
         self.items = []
         self.where = []  # for messages: "global scale", "closure variable c"
+        self.modules = []
 
     def add(self, box, name, value, where):
         self.items.append((box, name, value, _plain(value)))
         self.where.append(where)
+        if isinstance(value, Module) and all(m is not value for m, _ in self.modules):
+            self.modules.append((value, _module_key(value)))
 
     def check(self):
         """The first guard that fails (its description), or None: all hold."""
@@ -76,28 +98,82 @@ class Guards:
             if v is not want and (not plain or type(v) is not type(want) or v != want):
                 return self.where[k]
             k += 1
+        for m, key in self.modules:
+            if _module_key(m) != key:
+                return f"the state of module {type(m).__name__}"
         return None
+
+    def tensors(self):
+        """The tensors these guards hold: the values, the modules' parameters and
+        buffers, the optimizers' parameters."""
+        out = []
+        for _, _, v, _ in self.items:
+            if isinstance(v, TensorBase):
+                out.append(v)
+            groups = getattr(v, "param_groups", None)
+            if type(groups) is list:
+                for g in groups:
+                    out.extend(g.get("params", ()))
+        for m, _ in self.modules:
+            _guards._module_part(m, [], out)
+        return out
+
+
+def _module_key(m):
+    parts, ext = [], []
+    if not _guards._module_part(m, parts, ext):
+        return None  # (hooks: guards.py keeps such calls eager; here only a change counts)
+    return tuple(parts)
+
+
+_EFFECTS = frozenset(("STORE_GLOBAL", "STORE_ATTR", "DELETE_GLOBAL", "DELETE_ATTR",
+                      "DELETE_DEREF"))
+
+
+def _side_effect(code, cache={}):
+    """The first store in `code` a replay would not repeat (text), or None."""
+    got = cache.get(code, 0)
+    if got == 0:
+        got = None
+        for ins in dis.get_instructions(code):
+            if ins.opname in _EFFECTS or (ins.opname == "STORE_DEREF"
+                                          and ins.argval in code.co_freevars):
+                got = (f"{ins.opname} {ins.argval} in {code.co_name} "
+                       f"({os.path.basename(code.co_filename)}:{ins.positions.lineno})")
+                break
+        cache[code] = got
+    return got
 
 
 class watch:
     """`with watch(fn) as guards:` collects the guards of the Python the block runs."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, brk=None):
         self.fn = getattr(fn, "__func__", fn)
+        self.brk = brk
         self.guards = Guards()
         self.seen = set()
 
     def __enter__(self):
         self.prev = sys.getprofile()
         prev = self.prev
+        brk = self.brk
 
         def profile(frame, event, arg):
-            if event == "call":
+            if state.tape is None:
+                pass  # a call step or a backward runs (the tape is off): replayed as such
+            elif event == "call":
                 code = frame.f_code
                 if code not in self.seen:
                     self.seen.add(code)
                     if _user_code(code):
                         self._frame(frame, code)
+                        effect = _side_effect(code)
+                        if effect is not None and brk is not None:
+                            brk("a Python side effect the replay would not repeat: " + effect)
+            elif event == "c_call" and arg is _print and brk is not None:
+                if _user_code(frame.f_code):
+                    brk("print() in the compiled call (a replay would not print)")
             if prev is not None:
                 prev(frame, event, arg)
         sys.setprofile(profile)

@@ -16,38 +16,56 @@ Reference: the rules and the summation are the engine's own (core/engine.py `_wa
 """
 import numpy as np
 
-from ..core.engine import sum_to
+from ..core.backward import _one
+from ..core.engine import _fit as _fit_leaf, accumulate_all, sum_to
 from ..core.node import Node
 from ..core.record import _keep_default_dtype
 from ..core.state import state
 from ..core.tensor_base import make
 from ..ops.registry import Op
-from .capture import CONST, HOST, OP, Const, Seq
+from .capture import BACKWARD, CALL, CONST, EXT, HOST, OP, Const, Seq
 
 _ndarray = np.ndarray
 _float32 = np.dtype("float32")
 
 
 class Plan:
-    """What a replay needs: the steps, the outputs, the schedule (None: no backward)."""
+    """What a replay needs: the steps, the outputs, the schedule (None: no backward, or
+    it is a step of the call: whole-step capture), the ext steps' tensors (`late`) and
+    their (shape, dtype, requires_grad) as captured (`late_meta`, checked per call)."""
 
     __slots__ = ("steps", "n_ext", "outputs", "out_types", "out_rg", "schedule", "op",
-                 "keep", "spec")
+                 "keep", "spec", "late", "late_meta")
 
     def __init__(self, cap, outputs, out_tensors, schedule, spec):
         self.steps = cap.steps
         self.n_ext = cap.n_ext
         self.outputs = outputs
         self.out_types = [type(t) if t is not None else None for t in out_tensors]
-        self.out_rg = [t is not None and t._rg for t in out_tensors]
+        # a call that ran its own backward returns tensors without a graph
+        self.out_rg = [t is not None and t._rg and not cap.backwards for t in out_tensors]
         self.schedule = schedule
         self.spec = spec
+        self.late = tuple(cap.late)
+        self.late_meta = tuple((t._data.shape, t._data.dtype, t._rg) for t in cap.late)
         # the steps whose arrays the backward reads
-        self.keep = frozenset(j for j, _ in schedule.order) if schedule else frozenset()
+        keep = set(j for j, _ in schedule.order) if schedule else set()
+        for st in cap.steps:
+            if st.kind == BACKWARD:
+                keep.update(j for j, _ in st.fn.order)
+        self.keep = frozenset(keep)
         n = sum(1 for k, rg in enumerate(self.out_rg) if rg and self._first(k))
         self.op = Op("compiled", None, backward=_backward, n_outputs=max(n, 1),
                      promote=False, inputs=(), reads=None,
                      doc="a tg.compile replay: one node for the captured forward")
+
+    def late_ok(self):
+        """The ext steps' tensors still have the captured shape, dtype, requires_grad."""
+        for t, (shape, dtype, rg) in zip(self.late, self.late_meta):
+            a = t._data
+            if a.shape != shape or a.dtype != dtype or t._rg != rg:
+                return False
+        return True
 
     def _first(self, k):
         s = self.outputs[k]
@@ -63,9 +81,10 @@ def _resolve(ref, values):
     return items if ref.kind is list else ref.kind(items)
 
 
-def forward(plan, ext_arrays):
-    """Run the steps; (values by slot, {step: (arrays, kw, ans)} for the backward)."""
-    values = list(ext_arrays)
+def forward(plan, ext_tensors):
+    """Run the steps; (values by slot, {step: (arrays, kw, ans)} for the backward).
+    `ext_tensors`: the call's tensors, then the plan's ext steps' (`plan.late`)."""
+    values = [t._data for t in ext_tensors[:plan.n_ext]]
     kept = {}
     keep = plan.keep
     j = -1
@@ -74,6 +93,14 @@ def forward(plan, ext_arrays):
         kind = st.kind
         if kind == CONST:
             values.append(st.fn.copy())
+            continue
+        if kind >= EXT:
+            if kind == EXT:
+                values.append(st.fn._data)
+            elif kind == CALL:
+                st.fn(*st.ins, **st.kw)
+            else:
+                _step_backward(plan, st.fn, st.ins[0], values[st.ins[0]], kept, ext_tensors)
             continue
         arrays = [values[r] if type(r) is int else
                   (r.value if type(r) is Const else _resolve(r, values)) for r in st.ins]
@@ -237,3 +264,46 @@ def _fit(gi, shape, dtype):
     if gi.dtype != dtype:
         gi = gi.astype(dtype)
     return gi
+
+
+def _step_backward(plan, sch, root, loss, kept, ext_tensors):
+    """A backward step (whole-step capture): the engine's walk over the captured nodes,
+    in the watched order, then the leaves' gradients to `.grad` by the engine's own
+    `accumulate_all` (the same hand-off: same bits, same aliasing)."""
+    steps = plan.steps
+    pending = {}
+    leaf = {}
+    j0 = _step_of(plan, root)
+    pending[j0] = _one(loss)  # the implicit seed dL/dL = 1, as loss.backward()
+    for j, evs in sch.order:
+        gj = pending.pop(j, None)
+        if gj is None:
+            continue
+        st = steps[j]
+        arrays, kw, a = kept.pop(j)
+        op = st.fn
+        if op.backward is not None:
+            grads = op.backward(np, gj, a, *arrays, **kw)
+        else:
+            vjps = op.vjps
+            grads = {}
+            for i, _ in evs:
+                if i not in grads:
+                    grads[i] = vjps[i](np, gj, a, *arrays, **kw)
+        for i, tgt in evs:
+            gi = grads[i]
+            if gi is None:
+                continue
+            if tgt[0] == "e":
+                t = ext_tensors[sch.entries[tgt[1]]]
+                data = t._data
+                if gi.shape != data.shape or gi.dtype != data.dtype:
+                    gi = _fit_leaf(np, gi, data)
+                leaf[t] = leaf[t] + gi if t in leaf else gi
+                continue
+            _, jj, piece, s, shape, dtype = tgt
+            if gi.shape != shape or gi.dtype != dtype:
+                gi = _fit(gi, shape, dtype)
+            _pend(pending, plan, jj, piece, gi)
+        gj = grads = gi = arrays = kw = a = None
+    accumulate_all(leaf, False, (), False)

@@ -63,8 +63,13 @@ class Runner:
                         continue
                 if entry is EAGER:
                     return self.fn(*args, **kwargs)
+                if entry.late:
+                    if not entry.late_ok():
+                        self.failed = "a parameter's shape, dtype or requires_grad"
+                        continue
+                    ext = list(ext) + list(entry.late)
                 self.replays += 1
-                values, kept = replay.forward(entry, [t._data for t in ext])
+                values, kept = replay.forward(entry, ext)
                 leaves = replay.outputs(entry, values, kept, ext, state.grad_enabled)
                 return unflatten(leaves, entry.spec)
         if self.captures >= config.recompile_limit:
@@ -93,29 +98,30 @@ class Runner:
     def _capture(self, key, ext, args, kwargs):
         self.captures += 1
         cap = Capture(ext, self.fullgraph)
-        before = [a.copy() for a in cap.ext_arrays]
+        cap.before = [a.copy() for a in cap.ext_arrays]
         _tape.begin(cap)
         try:
-            with python_guards.watch(self.fn) as pyg:
+            with python_guards.watch(self.fn, cap.brk) as pyg:
                 out = self.fn(*args, **kwargs)
         finally:
             _tape.end()
         leaves, spec = flatten(out)
         outputs = cap.finish(leaves)
+        if outputs is not None and (cap.late or cap.unresolved):
+            held = pyg.tensors() + list(ext)
+            ids = set(map(id, held))
+            if not (all(id(t) in ids for t in cap.late) and cap.resolve(held)):
+                outputs = None
+                cap.brk("a tensor the call made outside the ops, or read through an "
+                        "object the guards do not see (pass it as an argument)")
         if outputs is not None and guards.key(self.module, args, kwargs)[0] != key:
             outputs = None  # the forward changed what the guards look at (a counter...)
             cap.brk("the forward changed a module attribute, a parameter or the grad mode")
-        if outputs is not None:
-            for a, b in zip(cap.ext_arrays, before):
-                if id(a) not in cap.host_args and not _same(a, b):
-                    outputs = None
-                    cap.brk("an input, parameter or buffer changed outside the ops")
-                    break
         if outputs is None:
             self._add(key, pyg, EAGER, cap.broken)
             return out
         tensors = [x if isinstance(x, TensorBase) else None for x in leaves]
-        if not any(t is not None and t._rg for t in tensors):
+        if cap.backwards or not any(t is not None and t._rg for t in tensors):
             self._add(key, pyg, replay.Plan(cap, outputs, tensors, None, spec))
             return out
         watch = schedule.Watch(cap.nodes)
@@ -142,6 +148,3 @@ class Runner:
                   "no backward seen after the captured call" if not n_events
                   else "a backward one compiled node cannot reproduce")
 
-
-def _same(a, b):
-    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()

@@ -10,7 +10,9 @@ their shape (cast to their dtype, as PyTorch does). `retain_graph` defaults to
 import numpy as np
 
 from . import engine
+from . import tape as _tape
 from . import hooks as _hooks
+from .state import anywhere, state
 from .tensor_base import TensorBase, like
 
 _ONES = {}
@@ -69,6 +71,13 @@ def _start(roots, grad_outputs, retain_graph, create_graph):
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Compute the gradient of `tensors` w.r.t. the graph's leaves and accumulate it."""
+    if anywhere.tapes and state.tape is not None:  # inside a tg.compile capture
+        return _tape.backward(_backward, tensors, grad_tensors, retain_graph, create_graph,
+                              inputs)
+    return _backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
+
+
+def _backward(tensors, grad_tensors, retain_graph, create_graph, inputs):
     if (grad_tensors is None and inputs is None and not create_graph
             and isinstance(tensors, TensorBase) and tensors._rg and tensors._data.size == 1):
         # `loss.backward()`, the call every training step makes: one scalar root and the

@@ -12,6 +12,7 @@ from collections import OrderedDict, namedtuple
 import numpy as np
 
 from .. import device as _device
+from ..core import tape as _tape
 from ..core.tensor_base import TensorBase
 from ..dtypes import as_dtype as _as_dtype
 from ..tensor import Tensor
@@ -309,6 +310,8 @@ class Module:
 
     def zero_grad(self, set_to_none=True):
         """Reset every parameter's gradient: to None (default) or to zeros in place."""
+        if _tape.current() is not None:  # inside tg.compile's capture: a replayed call
+            return _tape.call(Module.zero_grad, self, set_to_none)
         for p in self.parameters():
             if p.grad is None:
                 continue
