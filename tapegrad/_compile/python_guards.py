@@ -34,6 +34,7 @@ import os
 import sys
 import sysconfig
 
+from ..core import tape as _tape
 from ..core.state import state
 from ..core.tensor_base import TensorBase
 from ..nn.module import Module
@@ -71,18 +72,20 @@ class Guards:
     None, value, plain); `modules`: (module, its guards.py key) of the modules among
     the values."""
 
-    __slots__ = ("items", "where", "modules")
+    __slots__ = ("items", "where", "modules", "epoch")
 
     def __init__(self):
         self.items = []
         self.where = []  # for messages: "global scale", "closure variable c"
         self.modules = []
+        self.epoch = None  # core/tape.py's structure epoch when the module keys held
 
     def add(self, box, name, value, where):
         self.items.append((box, name, value, _plain(value)))
         self.where.append(where)
         if isinstance(value, Module) and all(m is not value for m, _ in self.modules):
             self.modules.append((value, _module_key(value)))
+            self.epoch = _tape.epoch[0]
 
     def check(self):
         """The first guard that fails (its description), or None: all hold."""
@@ -98,9 +101,11 @@ class Guards:
             if v is not want and (not plain or type(v) is not type(want) or v != want):
                 return self.where[k]
             k += 1
-        for m, key in self.modules:
-            if _module_key(m) != key:
-                return f"the state of module {type(m).__name__}"
+        if self.modules and self.epoch != _tape.epoch[0]:
+            for m, key in self.modules:
+                if _module_key(m) != key:
+                    return f"the state of module {type(m).__name__}"
+            self.epoch = _tape.epoch[0]  # nothing they show changed: skip until the next
         return None
 
     def tensors(self):

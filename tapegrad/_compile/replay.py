@@ -17,12 +17,14 @@ Reference: the rules and the summation are the engine's own (core/engine.py `_wa
 import numpy as np
 
 from ..core.backward import _one
-from ..core.engine import _fit as _fit_leaf, accumulate_all, sum_to
+from ..core.engine import _fit as _fit_leaf, accumulate_all
 from ..core.node import Node
 from ..core.record import _keep_default_dtype
 from ..core.state import state
 from ..core.tensor_base import make
 from ..ops.registry import Op
+from . import codegen
+from .codegen import _fit
 from .capture import BACKWARD, CALL, CONST, EXT, HOST, OP, Const, Seq
 
 _ndarray = np.ndarray
@@ -35,7 +37,7 @@ class Plan:
     their (shape, dtype, requires_grad) as captured (`late_meta`, checked per call)."""
 
     __slots__ = ("steps", "n_ext", "outputs", "out_types", "out_rg", "schedule", "op",
-                 "keep", "spec", "late", "late_meta")
+                 "keep", "spec", "late", "late_meta", "code", "run")
 
     def __init__(self, cap, outputs, out_tensors, schedule, spec):
         self.steps = cap.steps
@@ -58,6 +60,9 @@ class Plan:
         self.op = Op("compiled", None, backward=_backward, n_outputs=max(n, 1),
                      promote=False, inputs=(), reads=None,
                      doc="a tg.compile replay: one node for the captured forward")
+        # the replay itself: the steps as one generated function (codegen.py)
+        self.code, self.run = codegen.generate(
+            self, frozenset(j for j, _ in schedule.order) if schedule else ())
 
     def late_ok(self):
         """The ext steps' tensors still have the captured shape, dtype, requires_grad."""
@@ -257,13 +262,6 @@ def _pend(pending, plan, j, piece, g):
     slots[piece] = g if slots[piece] is None else slots[piece] + g
 
 
-def _fit(gi, shape, dtype):
-    """engine._fit for NumPy arrays: summed back to the input's shape, cast to its dtype."""
-    if tuple(gi.shape) != shape:
-        gi = sum_to(np, gi, shape)
-    if gi.dtype != dtype:
-        gi = gi.astype(dtype)
-    return gi
 
 
 def _step_backward(plan, sch, root, loss, kept, ext_tensors):

@@ -46,11 +46,12 @@ class Runner:
         self.captures = 0       # against config.recompile_limit
         self.failed = None      # the last Python guard that failed (for the warning)
         self.warned = False
+        self.mcache = [None, None, None]  # guards.key's module part, per structure epoch
 
     def __call__(self, *args, **kwargs):
         if self.pending is not None:
             self._settle()
-        key, ext = guards.key(self.module, args, kwargs)
+        key, ext = guards.key(self.module, args, kwargs, self.mcache)
         if key is None:
             return self.fn(*args, **kwargs)
         variants = self.cache.get(key)
@@ -69,7 +70,7 @@ class Runner:
                         continue
                     ext = list(ext) + list(entry.late)
                 self.replays += 1
-                values, kept = replay.forward(entry, ext)
+                values, kept = entry.run(ext)
                 leaves = replay.outputs(entry, values, kept, ext, state.grad_enabled)
                 return unflatten(leaves, entry.spec)
         if self.captures >= config.recompile_limit:

@@ -20,6 +20,16 @@ count `anywhere.tapes` first (a plain attribute), as apply() does for forward AD
 """
 from .state import anywhere, state, _lock
 
+# The structure epoch: bumped by every change a compiled call's guards would see in a
+# module or parameter (attributes set, train/eval, hooks, parameters registered,
+# requires_grad, `.data =`, dtype). While it stays, a module's guard key is unchanged,
+# so the guards skip recomputing it (tapegrad/_compile/guards.py, python_guards.py).
+epoch = [0]
+
+
+def changed():
+    epoch[0] += 1
+
 
 def begin(tape):
     """Make `tape` this thread's listener (end() removes it)."""
