@@ -16,6 +16,8 @@ The generated function is what the replay runs (no per-step dispatch: replay.for
 the same steps interpreted, kept as the reference), and what `compiled.code` prints: a
 learner's whole training step, forward and backward, as the kernel calls it makes.
 """
+import re
+
 import numpy as np
 
 from ..core.backward import _one
@@ -118,10 +120,34 @@ def generate(plan, keep=()):
     outs = sorted({s for s in plan.outputs if type(s) is int})
     emit("return {" + ", ".join(f"{s}: v{s}" for s in outs) + "}, "
          + ("kept" if keep else "{}"))
-    src = "def replay(ext):\n" + "\n".join(w.lines) + "\n"
+    src = "def replay(ext):\n" + "\n".join(_free(w.lines)) + "\n"
     code = compile(src, "<tg.compile replay>", "exec")
     exec(code, w.ns)
     return src, w.ns["replay"]
+
+
+_VAR = re.compile(r"\b(?:[vdxg]\d+(?:_\d+)?|kws?\d+|gl\d+|ans\d+|G|sv|a)\b")
+
+
+def _free(lines):
+    """Each variable deleted right after its last use, as eager's walk frees each node's
+    arrays once its rules ran: the step's memory stays that of eager (and freed blocks
+    are reused by the next kernels, warm in the cache)."""
+    last = {}
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("#"):
+            continue
+        for name in _VAR.findall(line):
+            last[name] = i
+    out = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        if line.lstrip().startswith(("return", "#")):
+            continue
+        dead = sorted({n for n in _VAR.findall(line) if last[n] == i})
+        if dead:
+            out.append("    del " + ", ".join(dead))
+    return out
 
 
 def _op(w, j, st, keep):

@@ -72,17 +72,27 @@ class Guards:
     None, value, plain); `modules`: (module, its guards.py key) of the modules among
     the values."""
 
-    __slots__ = ("items", "where", "modules", "epoch")
+    __slots__ = ("items", "where", "modules", "epoch", "fixed")
 
     def __init__(self):
+        self.fixed = []  # the compiled function's default argument values (held as is)
         self.items = []
         self.where = []  # for messages: "global scale", "closure variable c"
         self.modules = []
         self.epoch = None  # core/tape.py's structure epoch when the module keys held
 
+    def add_fixed(self, value):
+        """A default argument value of the compiled function: the same object on every
+        call (not re-read); a module's state is guarded all the same."""
+        self.fixed.append(value)
+        self._module(value)
+
     def add(self, box, name, value, where):
         self.items.append((box, name, value, _plain(value)))
         self.where.append(where)
+        self._module(value)
+
+    def _module(self, value):
         if isinstance(value, Module) and all(m is not value for m, _ in self.modules):
             self.modules.append((value, _module_key(value)))
             self.epoch = _tape.epoch[0]
@@ -112,7 +122,7 @@ class Guards:
         """The tensors these guards hold: the values, the modules' parameters and
         buffers, the optimizers' parameters."""
         out = []
-        for _, _, v, _ in self.items:
+        for v in [item[2] for item in self.items] + self.fixed:
             if isinstance(v, TensorBase):
                 out.append(v)
             groups = getattr(v, "param_groups", None)
@@ -160,6 +170,9 @@ class watch:
         self.seen = set()
 
     def __enter__(self):
+        for v in (getattr(self.fn, "__defaults__", None) or ()) + tuple(
+                (getattr(self.fn, "__kwdefaults__", None) or {}).values()):
+            self.guards.add_fixed(v)
         self.prev = sys.getprofile()
         prev = self.prev
         brk = self.brk
