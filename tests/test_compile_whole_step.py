@@ -202,3 +202,31 @@ def test_side_effects_in_the_step_keep_it_eager():
     assert count == 4 and run._runner.replays == 0
     assert "STORE_DEREF count" in next(iter(run._runner.why.values()))
     assert calls == sorted(calls, reverse=True)  # it did train: the loss goes down
+
+
+def test_the_generated_replay_is_printable_and_a_loop_variable_named_step_is_no_guard():
+    global step  # a training loop's counter named like the optimizer's method
+    w = tg.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2), requires_grad=True)
+    opt = tg.optim.SGD([w], lr=0.1)
+
+    def train_step(x):
+        opt.zero_grad()
+        loss = (x @ w).tanh().sum()
+        loss.backward()
+        opt.step()  # `step` here is an attribute, not the global
+        return loss
+    run = tg.compile(train_step)
+    assert "nothing captured" in run.explain()
+    x = tg.ones(4, 3)
+    for step in range(5):
+        run(x)
+    assert run._runner.replays == 4 and run._runner.captures == 1
+    code = run.explain()
+    for part in ("def replay(ext):", "matmul", "tanh", "# backward of", "accumulate_all",
+                 "zero_grad", "step"):
+        assert part in code
+    assert "closure variable opt" in code and "global step" not in code
+    m = tg.compile(nn.Linear(3, 2))
+    with tg.no_grad():
+        m(x), m(x)
+    assert "linear" in m.code and m.explain() == m.code

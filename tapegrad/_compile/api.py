@@ -18,7 +18,8 @@ _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-c
 class OptimizedModule(Module):
     """A compiled module: calls go through the runner; everything else to `_orig_mod`."""
 
-    _opt_mod_attributes = {"_orig_mod", "_runner", "forward", "_super_module_initialized"}
+    _opt_mod_attributes = {"_orig_mod", "_runner", "forward", "_super_module_initialized",
+                           "explain", "code"}
 
     def __init__(self, mod, fullgraph=False):
         object.__setattr__(self, "_super_module_initialized", False)
@@ -29,6 +30,14 @@ class OptimizedModule(Module):
 
     def forward(self, *args, **kwargs):
         return self._runner(*args, **kwargs)
+
+    def explain(self):
+        """The generated replay of each capture, as text (or why a call runs eagerly)."""
+        return self._runner.explain()
+
+    @property
+    def code(self):
+        return self._runner.explain()
 
     @property
     def training(self):
@@ -91,4 +100,5 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         return runner(*args, **kwargs)
     compiled._torchdynamo_orig_callable = model
     compiled._runner = runner
+    compiled.explain = runner.explain  # the generated replay as text
     return compiled

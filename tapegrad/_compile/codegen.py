@@ -177,7 +177,10 @@ def _op(w, j, st, keep):
     else:
         extra = op.has_extra
         emit(f"a = {call}")
-        emit("sv = None" if not extra else "a, sv = a")
+        if extra:
+            emit("a, sv = a")
+        elif op.promote_default:
+            emit("sv = None")
         emit("if type(a) is not ndarray: a = asarray(a)")
         if op.promote_default:
             o = w.bind(f"op{j}", op)
@@ -192,7 +195,7 @@ def _op(w, j, st, keep):
             saved_kw = f"kws{j}"
         else:
             saved_kw = kw_s or "{}"
-    w.exprs[j] = (arr_s, saved_kw, ans)
+    w.exprs[j] = (args, saved_kw, ans)
     if j in keep:
         emit(f"kept[{j}] = ({arr_s}, {saved_kw}, {ans})")
 
@@ -226,13 +229,14 @@ def _backward(w, st):
                 continue
             gj = f"gl{j}"
             emit(f"{gj} = [{', '.join(p or 'None' for p in pieces)}]")
-        arr_s, kw_s, ans = w.exprs[j]
+        args, kw_s, ans = w.exprs[j]
+        rest = "".join(", " + a for a in args) + ("" if kw_s == "{}" else f", **{kw_s}")
         op = s.fn
         emit(f"# {op.name}")
         names = {}
         if op.backward is not None:
             b = w.bind(f"bw{j}", op.backward)
-            emit(f"G = {b}(np, {gj}, {ans}, *{arr_s}, **{kw_s})")
+            emit(f"G = {b}(np, {gj}, {ans}{rest})")
             for i, _ in evs:
                 names.setdefault(i, f"G[{i}]")
         else:
@@ -241,7 +245,7 @@ def _backward(w, st):
                     continue
                 r = w.bind(f"{_name(op, j)}_{i}", op.vjps[i])
                 names[i] = f"d{j}_{i}"
-                emit(f"d{j}_{i} = {r}(np, {gj}, {ans}, *{arr_s}, **{kw_s})")
+                emit(f"d{j}_{i} = {r}(np, {gj}, {ans}{rest})")
         for i, tgt in evs:
             n += 1
             x = f"x{n}"
@@ -270,7 +274,5 @@ def _backward(w, st):
                 emit(f"{var} = {x}")
             else:
                 emit(f"{var} = {var} + {x}")
-        # the step's gradient is used: drop it (eager's walk frees as it goes)
-        emit(f"{gj} = None")
     emit("accumulate_all(L, False, (), False)")
     emit("L = None")

@@ -7,7 +7,7 @@ taken as given: `scale = 2.0; f = tg.compile(lambda x: x * scale)` multiplies by
 While a call is captured, `watch()` (a profile hook: this thread, the captured call only)
 sees every Python frame that runs. For each frame of the user's code (not the library's,
 not the standard library's or an installed package's), the guards are the globals its
-code names (`co_names` found in its globals) and its closure variables (`co_freevars`,
+code reads as globals (LOAD_GLOBAL) and its closure variables (`co_freevars`,
 read through the function's cells), each with the value it had when the frame started.
 `Guards.check()` reads them again before a replay: a plain value (number, string, bool,
 None, a tuple of those) must be equal (same type), anything else the same object.
@@ -141,6 +141,17 @@ def _module_key(m):
     return tuple(parts)
 
 
+def _global_reads(code, cache={}):
+    """The names `code` reads as globals (LOAD_GLOBAL/LOAD_NAME: not the attribute and
+    method names co_names also holds: `opt.step()` reads no global `step`)."""
+    got = cache.get(code)
+    if got is None:
+        got = cache[code] = tuple(dict.fromkeys(
+            ins.argval for ins in dis.get_instructions(code)
+            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")))
+    return got
+
+
 _EFFECTS = frozenset(("STORE_GLOBAL", "STORE_ATTR", "DELETE_GLOBAL", "DELETE_ATTR",
                       "DELETE_DEREF"))
 
@@ -203,7 +214,7 @@ class watch:
 
     def _frame(self, frame, code):
         g = frame.f_globals
-        for name in code.co_names:
+        for name in _global_reads(code):
             if name in g:
                 self.guards.add(g, name, g[name], f"global {name}")
         if code.co_freevars:

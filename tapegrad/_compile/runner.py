@@ -78,6 +78,22 @@ class Runner:
             return self.fn(*args, **kwargs)
         return self._capture(key, ext, args, kwargs)
 
+    def explain(self):
+        """Every capture of this callable: its guards, then the generated replay (the
+        straight-line code a call runs: forward kernels, host and call steps, the
+        unrolled backward), or why it runs eagerly."""
+        out = []
+        for key, variants in self.cache.items():
+            for pyg, entry in variants:
+                watched = ", ".join(pyg.where) or "none"
+                out.append(f"# guards: the call's tensors and the module state; Python values: "
+                           f"{watched}")
+                if entry is EAGER:
+                    out.append(f"# runs eagerly: {self.why.get(key)}\n")
+                else:
+                    out.append(entry.code)
+        return "\n".join(out) if out else "# nothing captured yet (call it first)\n"
+
     def _warn(self):
         if self.warned:
             return
