@@ -230,3 +230,33 @@ def test_the_generated_replay_is_printable_and_a_loop_variable_named_step_is_no_
     with tg.no_grad():
         m(x), m(x)
     assert "linear" in m.code and m.explain() == m.code
+
+
+def test_train_and_eval_inside_the_step_are_replayed():
+    def run(compiled):
+        tg.manual_seed(0)
+        model = DropMLP()
+        opt = tg.optim.Adam(model.parameters(), lr=1e-2)
+
+        def step(x, y):
+            model.train()  # a loop that evaluates between steps switches back here
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        fn = tg.compile(step) if compiled else step
+        tg.manual_seed(1)
+        out = []
+        for k, (x, y) in enumerate(_batches("drop", 8)):
+            out.append([fn(tg.tensor(x), tg.tensor(y))._data.copy()])
+            if k % 3 == 2:
+                model.eval()  # evaluation between steps (no grad, no step)
+                with tg.no_grad():
+                    out.append([model(tg.tensor(x))._data.copy()])
+            assert model.training or k % 3 == 2
+        return fn, out
+    _, a = run(False)
+    fn, b = run(True)
+    _assert_same(a, b)
+    assert fn._runner.replays >= 5

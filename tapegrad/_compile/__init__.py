@@ -1,4 +1,4 @@
-"""`tg.compile` as tape capture and replay (issue 15).
+"""`tg.compile` as tape capture and replay (issues 15 and 30).
 
 A training loop builds the same graph every step. The first call of a compiled module
 (per guard key) runs eagerly while recording its forward (capture.py); the eager backward
@@ -8,6 +8,12 @@ same arrays in the same order, and give the outputs ONE node whose backward runs
 recorded rules in the learned order (replay.py): bit for bit the eager step, without the
 per-op Python (dispatch, Tensor and Node objects, the walk's bookkeeping). Anything the
 tape cannot replay faithfully runs eagerly for that key, for good (runner.py).
+
+Whole steps (issue 30): a compiled function that calls zero_grad, the forward, the loss,
+`backward()` and `optimizer.step()` (clip_grad_norm_, a scheduler) is captured whole: the
+library calls become call steps (run again as they are: hyperparameters read at replay
+time), the backward a backward step (capture.py), and every plan is replayed as one
+generated straight-line function (codegen.py; `compiled.explain()` prints it).
 
 Python values: every global and closure variable the captured call's own code (the
 user's, not the library's) read is a guard (python_guards.py); a changed one captures

@@ -37,7 +37,7 @@ class Plan:
     their (shape, dtype, requires_grad) as captured (`late_meta`, checked per call)."""
 
     __slots__ = ("steps", "n_ext", "outputs", "out_types", "out_rg", "schedule", "op",
-                 "keep", "spec", "late", "late_meta", "code", "run")
+                 "keep", "spec", "late", "late_meta", "code", "run", "trial")
 
     def __init__(self, cap, outputs, out_tensors, schedule, spec):
         self.steps = cap.steps
@@ -49,6 +49,7 @@ class Plan:
         self.schedule = schedule
         self.spec = spec
         self.late = tuple(cap.late)
+        self.trial = None  # the runner's eager-vs-replay timings while it compares them
         self.late_meta = tuple((t._data.shape, t._data.dtype, t._rg) for t in cap.late)
         # the steps whose arrays the backward reads
         keep = set(j for j, _ in schedule.order) if schedule else set()

@@ -12,6 +12,7 @@ becomes a Plan then; one whose step saw no backward is tried again, TRIES times 
 Captures per callable are bounded by `tapegrad._dynamo.config.recompile_limit` (torch's
 8): past it, calls that match no variant run eagerly, with a one-time warning.
 """
+import time
 import warnings
 import weakref
 
@@ -25,6 +26,7 @@ from . import guards, python_guards, replay, schedule
 from .capture import Capture
 
 EAGER = "eager"
+_clock = time.thread_time
 TRIES = 2
 
 
@@ -47,8 +49,12 @@ class Runner:
         self.failed = None      # the last Python guard that failed (for the warning)
         self.warned = False
         self.mcache = [None, None, None]  # guards.key's module part, per structure epoch
+        self.last = None  # (plan, 0 eager / 1 replay, time) of a trial call (_trial)
+        self.slow = False  # a trial found the replay slower: eager from then on
 
     def __call__(self, *args, **kwargs):
+        if self.slow:  # a replay lost to eager: this callable runs eagerly, guards and all
+            return self.fn(*args, **kwargs)
         if self.pending is not None:
             self._settle()
         key, ext = guards.key(self.module, args, kwargs, self.mcache)
@@ -57,7 +63,7 @@ class Runner:
         variants = self.cache.get(key)
         if variants is not None:
             for pyg, entry in variants:
-                if pyg.items:
+                if pyg.items or pyg.modules:
                     failed = pyg.check()
                     if failed is not None:
                         self.failed = failed
@@ -69,6 +75,8 @@ class Runner:
                         self.failed = "a parameter's shape, dtype or requires_grad"
                         continue
                     ext = list(ext) + list(entry.late)
+                if entry.trial is not None and self._trial(key, entry):
+                    return self.fn(*args, **kwargs)  # (a timed eager call)
                 self.replays += 1
                 values, kept = entry.run(ext)
                 leaves = replay.outputs(entry, values, kept, ext, state.grad_enabled)
@@ -77,6 +85,37 @@ class Runner:
             self._warn()
             return self.fn(*args, **kwargs)
         return self._capture(key, ext, args, kwargs)
+
+    def _trial(self, key, plan):
+        """Is the replay faster than eager? The first calls of a new plan alternate
+        eager and replay; each call's time is the thread's CPU time until the next call
+        of this callable (so what the call leaves for later, a replayed backward, counts
+        too). After `config.trial_calls` of each, a replay no faster than eager is
+        dropped: that variant runs eagerly (`tg.compile` never slower than eager).
+        True: make this call eagerly."""
+        now = _clock()
+        last = self.last
+        trial = plan.trial
+        if last is not None and last[0] is plan:
+            trial[last[1]].append(now - last[2])
+        n = config.trial_calls
+        if min(len(trial[0]), len(trial[1])) >= n:
+            plan.trial = None
+            self.last = None
+            eager, rep = min(trial[0]), min(trial[1])
+            if rep >= eager:
+                variants = self.cache[key]
+                for k, (pyg, entry) in enumerate(variants):
+                    if entry is plan:
+                        variants[k] = (pyg, EAGER)
+                self.why[key] = (f"the replay was not faster than eager ({rep * 1e6:.0f} us "
+                                 f"vs {eager * 1e6:.0f} us a call, CPU time)")
+                self.slow = True  # (other keys would be the same graph at other shapes)
+                return True
+            return False
+        kind = 0 if len(trial[0]) <= len(trial[1]) else 1  # 0: eager, 1: replay
+        self.last = (plan, kind, _clock())
+        return kind == 0
 
     def explain(self):
         """Every capture of this callable: its guards, then the generated replay (the
@@ -106,6 +145,13 @@ class Runner:
             f"({config.recompile_limit}): calls that match none of its captures run "
             f"eagerly from now on (last change seen: {self.failed or 'the tensors or module state'}). "
             f"Raise tapegrad._dynamo.config.recompile_limit to capture more.", stacklevel=3)
+
+    @staticmethod
+    def _plan(*args):
+        plan = replay.Plan(*args)
+        if config.fallback_if_slower:
+            plan.trial = ([], [])  # (eager times, replay times): see _trial
+        return plan
 
     def _add(self, key, pyg, entry, why=None):
         self.cache.setdefault(key, []).append((pyg, entry))
@@ -139,7 +185,7 @@ class Runner:
             return out
         tensors = [x if isinstance(x, TensorBase) else None for x in leaves]
         if cap.backwards or not any(t is not None and t._rg for t in tensors):
-            self._add(key, pyg, replay.Plan(cap, outputs, tensors, None, spec))
+            self._add(key, pyg, self._plan(cap, outputs, tensors, None, spec))
             return out
         watch = schedule.Watch(cap.nodes)
         watch.finalizer = weakref.finalize(self, watch.stop)  # dropped before its next call
@@ -156,7 +202,7 @@ class Runner:
         n_events = len(watch.events)
         watch.events.clear()  # the step's tensors and nodes
         if sch is not None:
-            self._add(key, pyg, replay.Plan(cap, outputs, tensors, sch, spec))
+            self._add(key, pyg, self._plan(cap, outputs, tensors, sch, spec))
             return
         tried = self.tries[key] = self.tries.get(key, 0) + 1
         if not n_events and tried < TRIES:

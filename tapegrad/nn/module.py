@@ -302,6 +302,8 @@ class Module:
         """Training mode (Dropout drops, BatchNorm uses batch statistics). Returns self."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
+        if _tape.current() is not None:  # inside tg.compile's capture: a replayed call
+            return _tape.call(Module.train, self, mode)
         _tape.changed()  # tg.compile's guards: a structural change
         for m in self.modules():
             m.__dict__["training"] = mode
