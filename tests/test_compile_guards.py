@@ -15,6 +15,13 @@ import torch
 
 import tapegrad as tg
 
+
+@pytest.fixture(autouse=True)
+def _always_replay(monkeypatch):
+    """These tests count replays: the eager-vs-replay timing trial (which may run some
+    calls eagerly, by the clock) is off; test_compile_whole_step.py tests it."""
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", False)
+
 SCALE = 1.0
 
 

@@ -13,6 +13,13 @@ import pytest
 import tapegrad as tg
 from tapegrad.train.char_models import GPT, MakemoreMLP
 
+
+@pytest.fixture(autouse=True)
+def _always_replay(monkeypatch):
+    """These tests count replays: the eager-vs-replay timing trial (which may run some
+    calls eagerly, by the clock) is off; test_compile_whole_step.py tests it."""
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", False)
+
 nn = tg.nn
 F = tg.nn.functional
 V = 27
@@ -260,3 +267,31 @@ def test_train_and_eval_inside_the_step_are_replayed():
     fn, b = run(True)
     _assert_same(a, b)
     assert fn._runner.replays >= 5
+
+
+def test_a_replay_that_does_not_win_falls_back_to_eager(monkeypatch):
+    """tg.compile is never slower than eager: the first calls of a capture alternate
+    eager and replay, timed; a replay no faster than eager is dropped (a fake clock
+    decides here: a real one would make the test depend on the machine)."""
+    from tapegrad._compile import runner as R
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", True)
+    for replay_cost, eager_cost, stays in ((5.0, 3.0, False), (1.0, 3.0, True)):
+        now = [0.0]
+        monkeypatch.setattr(R, "_clock", lambda: now[0])
+        m = nn.Linear(3, 2)
+        cm = tg.compile(m)
+        x = tg.ones(4, 3)
+        outs = []
+        for _ in range(12):
+            before = cm._runner.replays
+            outs.append(cm(x))
+            outs[-1].sum().backward()
+            now[0] += replay_cost if cm._runner.replays > before else eager_cost
+        want = m(x).detach().numpy()
+        assert all(np.array_equal(o.detach().numpy(), want) for o in outs)
+        if stays:
+            assert cm._runner.replays == 12 - 1 - 3  # the capture, 3 eager trial calls
+            assert not cm._runner.slow
+        else:
+            assert cm._runner.replays == 3 and cm._runner.slow
+            assert "not faster" in next(iter(cm._runner.why.values()))
