@@ -185,8 +185,9 @@ def test_an_op_saving_values_saves_them_computed_in_the_default_dtype():
     assert out.numpy()[0] == np.tanh(np.float32(1))
 
 
-def test_compiled_replay_computes_integers_in_the_default_dtype():
+def test_compiled_replay_computes_integers_in_the_default_dtype(monkeypatch):
     """tg.compile's replay (compile/replay.py) recomputes as eager apply() does."""
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", False)  # counts replays
     class M(tg.nn.Module):
         def __init__(self):
             super().__init__()
