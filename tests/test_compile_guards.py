@@ -200,3 +200,20 @@ def test_torch_compile_arguments_are_accepted():
     assert tg.compile(g, disable=True) is g
     with pytest.raises(RuntimeError, match="unrecognized mode"):
         tg.compile(g, mode="fastest")
+
+
+def test_a_capture_under_a_profiler_runs_eagerly():
+    # a profiler holds sys.setprofile: the values the call reads cannot be seen
+    import cProfile
+    global SCALE
+    f = tg.compile(lambda x: x * SCALE)
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        for s in (1.0, 2.0, 3.0):
+            SCALE = s
+            _check(f(tg.ones(2)), torch.ones(2) * s)
+    finally:
+        prof.disable()
+    assert f._runner.replays == 0
+    assert "profiler" in next(iter(f._runner.why.values()))

@@ -28,6 +28,14 @@ Limits (each checked where it can be, otherwise documented here):
   attribute that is not a plain value. The forward's Python runs only once per capture.
 - A tensor read from a global or closure (not an argument, parameter or buffer) keeps
   the call eager: pass it as an argument to have it replayed.
+- Whole steps: a library call with effects other than the hooked ones (Optimizer.step and
+  zero_grad, Module.zero_grad and train, clip_grad_norm_, LRScheduler.step) runs only
+  while capturing (tg.manual_seed inside the step would not be repeated); a store into a
+  global container (`stats[k] = v`) is not detected. A GradScaler step runs eagerly (its
+  scale is read through an object the guards do not see; its inf check reads values).
+  The tensors a replayed whole step returns carry no graph (their backward already ran).
+- A graph break makes the whole call eager for that key (torch replays the part before
+  it); under a profiler (sys.setprofile in use) captures run eagerly.
 - What the captured step's backward showed is assumed of later steps: a replayed
   backward that starts from other outputs raises (loud, not wrong); so does
   create_graph=True through a replayed node (compile with disable=True for that).

@@ -185,7 +185,13 @@ class watch:
                 (getattr(self.fn, "__kwdefaults__", None) or {}).values()):
             self.guards.add_fixed(v)
         self.prev = sys.getprofile()
-        prev = self.prev
+        if self.prev is not None:
+            # a profiler (cProfile) holds the hook: without it the values the call reads
+            # are unknown, so the capture must not be replayed
+            if self.brk is not None:
+                self.brk("sys.setprofile is in use (a profiler): the Python values the "
+                         "call reads cannot be guarded")
+            return self.guards
         brk = self.brk
 
         def profile(frame, event, arg):
@@ -203,13 +209,12 @@ class watch:
             elif event == "c_call" and arg is _print and brk is not None:
                 if _user_code(frame.f_code):
                     brk("print() in the compiled call (a replay would not print)")
-            if prev is not None:
-                prev(frame, event, arg)
         sys.setprofile(profile)
         return self.guards
 
     def __exit__(self, *exc):
-        sys.setprofile(self.prev)
+        if self.prev is None:
+            sys.setprofile(None)
         return False
 
     def _frame(self, frame, code):
