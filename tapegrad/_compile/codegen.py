@@ -12,9 +12,9 @@ a local variable `v<slot>`, every constant a name bound in the function's namesp
     L[e4] = ...                                   #   each leaf's total as the walk sums it
     accumulate_all(L, False, (), False)           #   and the engine's own hand-off
 
-The generated function is what the replay runs (no per-step dispatch: replay.forward is
-the same steps interpreted, kept as the reference), and what `compiled.code` prints: a
-learner's whole training step, forward and backward, as the kernel calls it makes.
+The generated function is what the replay runs (no per-step dispatch), and what
+`compiled.explain()` prints: a learner's whole training step, forward and backward, as
+the kernel calls it makes.
 """
 import re
 
