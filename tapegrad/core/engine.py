@@ -26,9 +26,6 @@ from .tensor_base import TensorBase, like, make as _make
 
 _ndarray = np.ndarray
 _NONE = {}  # no tensor to capture (backward()); never written to
-# The rules whose results come from user code (autograd.Function's backward, registered
-# by autograd/function.py): what they return may be an array the user keeps.
-USER_RULES = set()
 _add_reduce = np.add.reduce
 _gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 
@@ -60,18 +57,19 @@ def sum_to(xp, g, shape):
 def run(roots, seeds, retain_graph, create_graph, capture=None, foreign=None):
     """The walk. Returns (leaf gradients {tensor: grad}, captured {index: grad}) where
     `capture` lists tensors whose gradients autograd.grad returns. `foreign`: a list the
-    walk appends the arrays it got from outside the engine to (what a node hook or a
-    custom Function's backward returned), for `accumulate_all`; the caller puts the seeds
-    in it."""
+    walk appends the arrays it got from outside the engine to (what a node hook returned;
+    a custom Function's backward adds its results through `state.foreign`), for
+    `accumulate_all`; the caller puts the seeds in it."""
     deps = _count_edges(roots)
     pending, leaf_grads = {}, {}
     ready = _start_nodes(roots, seeds, deps, pending, leaf_grads)
     at_node = (roots[0], _capture_nodes(capture) if capture else _NONE, {},
                _NONE if foreign is None else foreign)
     xp = seeds[0].__array_namespace__() if create_graph else np
-    prev, prev_retain = state.grad_enabled, state.retain_graph
+    prev, prev_retain, prev_foreign = state.grad_enabled, state.retain_graph, state.foreign
     state.grad_enabled = bool(create_graph)
     state.retain_graph = retain_graph
+    state.foreign = foreign  # a custom Function's backward adds its results (function.py)
     # The cyclic GC is paused for the walk: the graph has no cycles (nodes never point
     # at their outputs), but the walk frees nodes and makes containers in large numbers,
     # so the collector would run again and again over every live graph object (with a
@@ -85,6 +83,7 @@ def run(roots, seeds, retain_graph, create_graph, capture=None, foreign=None):
     finally:
         state.grad_enabled = prev
         state.retain_graph = prev_retain
+        state.foreign = prev_foreign
         if gc_was_on:
             _gc_enable()
     if capture is not None:
@@ -104,8 +103,6 @@ def _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_n
             if node.hooks or capturing:
                 g = _at_node(node, g, at_node)
             grads = _input_grads(node, g, xp, create_graph)
-            if node.op.backward in USER_RULES and at_node[3] is not _NONE:
-                at_node[3].extend(grads)  # the user's arrays: never stolen into a .grad
         i = -1
         for t in node.inputs:
             i += 1
