@@ -14,6 +14,7 @@ thread, shared machine): tapegrad 15.2 -> 12.6 ms with it, torch 12.3 -> 12.3 ms
 kernels allocate fewer fresh temporaries). --default-malloc keeps glibc's defaults.
 """
 import argparse
+import functools
 import os
 import sys
 
@@ -107,20 +108,27 @@ def numpy_mlp_step(P, X, Y, lr=0.1, eps=1e-5):
 
 def mlp_steps(compiled=False):
     """(tapegrad step, hand-written NumPy step) of the makemore MLP, same weights and data
-    (`compiled`: the model through tg.compile, bench/run.py's (e') row)."""
+    (`compiled`: True, the model through tg.compile, bench/run.py's (e') row; "step", the
+    whole training step through tg.compile (forward, loss, backward, SGD), (e''))."""
     rng = np.random.default_rng(0)
     X = rng.integers(0, V, (B, BLOCK))
     Y = rng.integers(0, V, B)
     model = MakemoreMLP(V, BLOCK, EMB, HID)
     opt = tg.optim.SGD(model.parameters(), lr=0.1)
     Xt, Yt = tg.tensor(X), tg.tensor(Y)
-    called = tg.compile(model) if compiled else model
+    called = tg.compile(model) if compiled is True else model
 
-    def tg_step():
+    def step(Xt, Yt):
         loss = tg.nn.functional.cross_entropy(called(Xt), Yt)
         opt.zero_grad()
         loss.backward()
         opt.step()
+        return loss
+    if compiled == "step":
+        step = tg.compile(step)
+
+    def tg_step():
+        step(Xt, Yt)
 
     def arr(p):
         return p.detach().numpy().copy()
@@ -137,6 +145,54 @@ def bench_mlp(reps):
 
 
 # ---- tiny GPT ----------------------------------------------------------------------------
+def gpt_steps():
+    """{name: step} of the tiny GPT, same weights and data: tapegrad eager, its model
+    through tg.compile (as nanoGPT's `model = torch.compile(model)`), the whole step
+    through tg.compile, and PyTorch (bench/run.py's (f) rows, timed in one interleaved
+    run by `best_of_each`)."""
+    from test_char_models import TorchGPT  # the PyTorch twin used by the tests
+    T = 16
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, V, (B, T))
+    Y = rng.integers(0, V, (B, T))
+    Xt, Yt = tg.tensor(X), tg.tensor(Y.reshape(-1))
+    Xp, Yp = torch.tensor(X), torch.tensor(Y.reshape(-1))
+    steps = {}
+    first = None
+    for name in ("tapegrad", "tapegrad, tg.compile(model)", "tapegrad, tg.compile(step)"):
+        tg.manual_seed(0)
+        model = GPT(V, T, n_layer=2, n_embd=64, n_head=4)
+        first = first or model
+        opt = tg.optim.AdamW(model.parameters(), lr=1e-3)
+        called = tg.compile(model) if name.endswith("(model)") else model
+
+        def step(Xt, Yt, called=called, model=model, opt=opt):
+            loss = tg.nn.functional.cross_entropy(called(Xt).reshape(-1, V), Yt)
+            opt.zero_grad()
+            loss.backward()
+            tg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            return loss
+        if name.endswith("(step)"):
+            step = tg.compile(step)
+        steps[name] = functools.partial(step, Xt, Yt)
+    theirs = TorchGPT(V, T, n_layer=2, n_embd=64, n_head=4)
+    theirs.load_state_dict({k: torch.tensor(v.detach().numpy().copy())
+                            for k, v in first.state_dict().items()})
+    topt = torch.optim.AdamW(theirs.parameters(), lr=1e-3)
+
+    def torch_step():
+        loss = torch.nn.functional.cross_entropy(theirs(Xp).reshape(-1, V), Yp)
+        topt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(theirs.parameters(), 1.0)
+        topt.step()
+    steps["torch"] = torch_step
+    for fn in steps.values():  # capture (and learn the backward), then replays are timed
+        fn(), fn()
+    return steps
+
+
 def bench_gpt(reps, compiled=False):
     """(tapegrad, torch) seconds per step; `compiled`: tapegrad's model through tg.compile
     (bench/run.py's (f') row; its first steps capture, paired_best's warm-up included)."""

@@ -8,16 +8,20 @@
   (d) W2: `tanh(a*b+c).sum()` on 8x8 float32, forward+backward, us per recorded op;
   (e) W4: one makemore MLP+BatchNorm training step, batch 32 (bench/bench_char.py's
       model and hand-written NumPy step), us per step; (e') the model through tg.compile;
+      (e'') the whole training step through tg.compile (forward, loss, backward, SGD);
   (f) the tiny GPT training step (bench/bench_char.py's bench_gpt: 2 layers, n_embd 64,
       AdamW, 1 thread as issue 15 measures it) vs the same model in PyTorch, both with
       freed memory kept in the heap as bench_char.py runs them (tapegrad/_alloc.py);
-      (f') the same step with the model through tg.compile (capture and replay);
+      (f') the same step with the model through tg.compile (capture and replay), and
+      the whole step through tg.compile (with clip_grad_norm_ and AdamW);
       (f'') the step with glibc's default malloc (information: page faults);
   (g) the microgpt-shaped scalar GPT (bench/bench_microgpt_value.py's train) with tg.Value
       vs its reference LocalValue (microgpt's design): CPU time, and the losses and samples
       must be identical;
   (h) peak RSS growth of W3 training (the (b) MLP) at batch 4096, tapegrad vs hand NumPy.
-  The last table collects issue 15's goals with this run's ratios and met / NOT met.
+  The last tables collect issue 15's and issue 30's goals (the compiled rows of (b),
+  (d), (e) and (f) are each timed in the same interleaved run as their eager and
+  reference rows) with this run's ratios and met / NOT met.
 
 Timing: each case runs `number` times per round; the reported time is the best round
 (min of repeats: the least disturbed by other processes). The goal rows time their sides
@@ -67,7 +71,7 @@ _p.add_argument("--cpu-time", action="store_true",
                      "time slices too (measured: torch's W2 row 41-55 us on one loaded machine "
                      "within minutes). Only meaningful with --threads 1.")
 _p.add_argument("--mlp-worker", help=argparse.SUPPRESS)  # internal: time one MLP, print ms
-_p.add_argument("--worker", choices=("gpt", "gpt-compile", "gpt-default-malloc", "rss-numpy",
+_p.add_argument("--worker", choices=("gpt", "gpt-all", "gpt-default-malloc", "rss-numpy",
                                      "rss-tapegrad"),
                 help=argparse.SUPPRESS)  # internal: one (f) or (h) measurement, printed
 ARGS = _p.parse_args()
@@ -92,7 +96,7 @@ import tapegrad as tg  # noqa: E402
 # A worker that times or measures NumPy or tapegrad alone does not import torch: its
 # OpenMP threads and memory are then not in the measurement, and on a loaded machine the
 # import alone costs seconds per worker.
-if (ARGS.mlp_worker or "torch") == "torch" and ARGS.worker in (None, "gpt", "gpt-compile",
+if (ARGS.mlp_worker or "torch") == "torch" and ARGS.worker in (None, "gpt", "gpt-all",
                                                                      "gpt-default-malloc"):
     import torch  # noqa: E402
     import torch.nn.functional as TF  # noqa: E402
@@ -262,8 +266,31 @@ def mlp_torch():
     return step
 
 
+def mlp_tg_compiled(data=None):
+    """The (b) step as one compiled function: forward, F.cross_entropy, backward and
+    plain SGD (`p -= lr * g`, the arithmetic of mlp_numpy's and mlp_tg's update)."""
+    P = [tg.tensor(p.copy(), requires_grad=True) for p in INIT]
+    X_, Y_, _ = data or (X, Y, ONEHOT)
+    x, y = tg.tensor(X_), tg.tensor(Y_)
+    opt = tg.optim.SGD(P, lr=LR)
+    F = tg.nn.functional
+
+    @tg.compile
+    def train_step(x, y):
+        W1, b1, W2, b2, W3, b3 = P
+        h = (x @ W1 + b1).relu()
+        h = (h @ W2 + b2).relu()
+        loss = F.cross_entropy(h @ W3 + b3, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    return lambda: train_step(x, y)
+
+
 MLP_IMPLS = {"numpy (hand-written fwd/bwd)": mlp_numpy,
              "tapegrad (F.cross_entropy)": lambda: mlp_tg(True),
+             "tapegrad, tg.compile(step) (F.cross_entropy)": mlp_tg_compiled,
              "tapegrad (log_softmax * onehot)": lambda: mlp_tg(False),
              "torch": mlp_torch}
 
@@ -291,6 +318,9 @@ def check_mlp_agree():
     """The three implementations compute the same loss (guards the timing comparison)."""
     a, b, c = mlp_numpy()(), mlp_tg(True)().item(), mlp_torch()().item()
     assert abs(a - b) < 1e-4 and abs(a - c) < 1e-4, (a, b, c)
+    eager, comp = mlp_tg(True), mlp_tg_compiled()
+    for _ in range(3):  # the compiled step replays from its second call: bit for bit
+        assert eager().item() == comp().item()
 
 
 # ---- (c) the scalar chain ---------------------------------------------------------------------
@@ -333,8 +363,17 @@ def w2_step(lib):
             d = 1 - t * t                      # d tanh, times the seed 1 broadcast back
             return s, d * B, d * A, d
         return step
-    mod = tg if lib == "tapegrad" else torch
+    mod = tg if lib.startswith("tapegrad") else torch
     a, b, c = (mod.tensor(v, requires_grad=True) for v in (A, B, C8))
+    if lib == "tapegrad, tg.compile(step)":
+        @tg.compile
+        def fwd_bwd():  # forward and backward captured, replayed as one function
+            (a * b + c).tanh().sum().backward()
+
+        def step():
+            fwd_bwd()
+            a.grad = b.grad = c.grad = None
+        return step
 
     def step():
         (a * b + c).tanh().sum().backward()
@@ -342,17 +381,25 @@ def w2_step(lib):
     return step
 
 
-def w4_times(compiled=False):
-    """(tapegrad, numpy) seconds per makemore step, bench_char.py's two implementations,
-    timed in interleaved rounds (bench_char.paired_best): 4 x ROUNDS rounds of
-    TINY_CALLS // 16 steps each, the min per side (`compiled`: the (e') row)."""
+W4_ROWS = {"tapegrad": False, "tapegrad, tg.compile(model)": True,
+           "tapegrad, tg.compile(step)": "step"}
+
+
+def w4_times():
+    """{row: seconds per makemore step}: bench_char.py's implementations (eager, the model
+    compiled, the whole step compiled, hand-written NumPy), timed in ONE interleaved run
+    (bench_char.best_of_each): 4 x ROUNDS rounds of TINY_CALLS // 16 steps each, the
+    order rotated every round, the min per row."""
     bench_char = _bench_module("bench_char")
-    tg_step, np_step = bench_char.mlp_steps(compiled)
-    for _ in range(3 if compiled else 0):  # capture, learn the backward, first replay
-        tg_step()
+    steps = {}
+    for name, compiled in W4_ROWS.items():
+        steps[name], np_step = bench_char.mlp_steps(compiled)
+        for _ in range(3 if compiled else 0):  # capture, learn the backward, first replay
+            steps[name]()
+    steps["numpy"] = np_step
     clock = time.thread_time if ARGS.cpu_time else time.perf_counter
-    return bench_char.paired_best(tg_step, np_step, max(1, TINY_CALLS // 16),
-                                  rounds=4 * ROUNDS, clock=clock)
+    return bench_char.best_of_each(steps, max(1, TINY_CALLS // 16), rounds=4 * ROUNDS,
+                                   clock=clock)
 
 
 def _bench_module(name):
@@ -368,8 +415,18 @@ def _bench_module(name):
 # ---- (f) tiny GPT, (g) microgpt-shaped Value, (h) peak RSS -----------------------------------
 def gpt_times(compiled=False):
     """(tapegrad, torch) seconds per tiny-GPT step: bench_char.bench_gpt, run by the worker
-    (`compiled`: tapegrad's model through tg.compile, the (f') row)."""
+    (`compiled`: tapegrad's model through tg.compile)."""
     return _bench_module("bench_char").bench_gpt(GPT_REPS, compiled)
+
+
+def gpt_all_times():
+    """Seconds per tiny-GPT step of bench_char.gpt_steps' rows (eager, tg.compile(model),
+    tg.compile(step), torch), timed in ONE interleaved run (bench_char.best_of_each: 20
+    rounds of GPT_REPS // 16 steps, the order rotated), in the order of those rows."""
+    bc = _bench_module("bench_char")
+    clock = time.thread_time if ARGS.cpu_time else time.perf_counter
+    return list(bc.best_of_each(bc.gpt_steps(), max(1, GPT_REPS // 16), rounds=20,
+                                clock=clock).values())
 
 
 def value_times():
@@ -428,6 +485,7 @@ def main():
     t_start = time.perf_counter()
     lines = []
     goals = {}  # issue-15 row -> (workload, setting, tapegrad, reference, ratio, goal, met)
+    goals30 = {}  # issue 30's compiled rows, the same fields
     starts = {}  # section letter -> start time (the run should stay under ~3 minutes)
 
     def section(letter, title):
@@ -496,6 +554,10 @@ def main():
                    f"{w3:.2f}x NumPy", "<= 1.05x", w3 <= 1.05)
     out(f"Target (issue 15): tapegrad (F.cross_entropy) <= 1.05x hand-written NumPy: "
         f"{w3:.2f}x, {met(w3 <= 1.05)}.")
+    c3t = times["tapegrad, tg.compile(step) (F.cross_entropy)"]
+    goals30["W3"] = ("W3 MLP step, whole step compiled", f"{ARGS.threads} threads",
+                     f"{c3t*1e3:.2f} ms", f"NumPy {ref*1e3:.2f} ms", f"{c3t/ref:.2f}x NumPy",
+                     "<= 1.05x", c3t / ref <= 1.05)
     out()
 
     section("c", f"{CHAIN_OPS:,}-op scalar chain (y = y*c; y = y+d), forward + backward, float64")
@@ -517,7 +579,8 @@ def main():
 
     section("d", "W2: tanh(a*b+c).sum() on 8x8 float32, forward+backward (us per op, 4 ops)")
     w2 = {lib: t / 4 for lib, t in _bench_module("bench_char").best_of_each(
-        {lib: w2_step(lib) for lib in ("tapegrad", "torch", "numpy")}, TINY_CALLS // 4,
+        {lib: w2_step(lib) for lib in ("tapegrad", "tapegrad, tg.compile(step)", "torch",
+                                       "numpy")}, TINY_CALLS // 4,
         rounds=4 * ROUNDS, clock=time.thread_time if ARGS.cpu_time else time.perf_counter,
         before_round=None if ARGS.quick else gc.collect).items()}
     out("| implementation | us / op | vs torch |")
@@ -530,20 +593,27 @@ def main():
                    f"{w2['tapegrad']*1e6:.2f} us/op", f"torch {w2['torch']*1e6:.2f}",
                    f"{r2:.2f}x torch", "<= 0.5x", r2 <= 0.5)
     out(f"Target (issue 15): tapegrad <= 0.5x torch: {r2:.2f}x, {met(r2 <= 0.5)}.")
+    c2 = w2["tapegrad, tg.compile(step)"] / w2["torch"]
+    goals30["W2"] = ("W2 fwd+bwd compiled, per op", f"{ARGS.threads} threads",
+                     f"{w2['tapegrad, tg.compile(step)']*1e6:.2f} us/op",
+                     f"torch {w2['torch']*1e6:.2f}", f"{c2:.2f}x torch", "<= 0.25x", c2 <= 0.25)
     out()
 
-    section("e", "W4: makemore MLP + BatchNorm training step, batch 32 (us per step)")
-    t_tg, t_np = w4_times()
+    section("e", "W4: makemore MLP + BatchNorm training step, batch 32 (us per step; the "
+            "four rows timed in one interleaved run)")
+    w4 = w4_times()
+    t_np, t_tg = w4["numpy"], w4["tapegrad"]
     out("| implementation | us / step | vs numpy |")
     out("|---|---:|---:|")
     out(f"| numpy (hand-written fwd/bwd) | {t_np*1e6:.0f} | 1.00 |")
-    out(f"| tapegrad | {t_tg*1e6:.0f} | {t_tg/t_np:.2f} |")
-    # (e') the model through tg.compile (its replay), the loss and the optimizer eager, as
-    # nanoGPT's `model = torch.compile(model)`; NumPy timed again beside it
-    c_tg, c_np = w4_times(compiled=True)
-    out(f"| (e') tapegrad, tg.compile (numpy beside it: {c_np*1e6:.0f}) | {c_tg*1e6:.0f} | "
-        f"{c_tg/c_np:.2f} |")
+    for name in W4_ROWS:  # (e') the model compiled, as nanoGPT's `model = torch.compile(
+        # model)` (loss and optimizer eager); (e'') the whole step compiled
+        out(f"| {name} | {w4[name]*1e6:.0f} | {w4[name]/t_np:.2f} |")
     out()
+    c4 = w4["tapegrad, tg.compile(step)"] / t_np
+    goals30["W4"] = ("W4 makemore step, whole step compiled", f"{ARGS.threads} threads",
+                     f"{w4['tapegrad, tg.compile(step)']*1e6:.0f} us",
+                     f"NumPy {t_np*1e6:.0f} us", f"{c4:.2f}x NumPy", "<= 1.15x", c4 <= 1.15)
     r4 = t_tg / t_np
     goals["W4"] = ("W4 makemore MLP+BatchNorm step, batch 32", f"{ARGS.threads} threads",
                    f"{t_tg*1e6:.0f} us", f"NumPy {t_np*1e6:.0f} us", f"{r4:.2f}x NumPy",
@@ -554,17 +624,19 @@ def main():
     section("f", "tiny GPT training step (bench/bench_char.py: 2 layers, n_embd 64, 4 heads, "
             "T 16, batch 32, AdamW; 1 thread, own process; ms per step; freed memory kept "
             "in the heap for both columns, as bench_char.py and `tapegrad train` run)")
-    g_tg, g_th = in_subprocess("--worker", "gpt", threads=1)
+    # eager, (f') the model through tg.compile, the whole step through tg.compile, and
+    # torch: one process, one interleaved run
+    g_tg, cm_tg, cs_tg, g_th = in_subprocess("--worker", "gpt-all", threads=1)
     rg = g_tg / g_th
     out("| implementation | ms / step | vs torch |")
     out("|---|---:|---:|")
     out(f"| torch | {g_th*1e3:.2f} | 1.00 |")
     out(f"| tapegrad | {g_tg*1e3:.2f} | {rg:.2f} |")
-    # (f') the same step with the model through tg.compile (capture and replay), its own
-    # process: the replayed forward and backward skip the per-op Python
-    c_tg, c_th = in_subprocess("--worker", "gpt-compile", threads=1)
-    out(f"| (f') tapegrad, tg.compile (torch in that process: {c_th*1e3:.2f}) | "
-        f"{c_tg*1e3:.2f} | {c_tg / c_th:.2f} |")
+    out(f"| (f') tapegrad, tg.compile(model) | {cm_tg*1e3:.2f} | {cm_tg / g_th:.2f} |")
+    out(f"| tapegrad, tg.compile(step) | {cs_tg*1e3:.2f} | {cs_tg / g_th:.2f} |")
+    goals30["GPT"] = ("tiny GPT step, whole step compiled", "1 thread", f"{cs_tg*1e3:.2f} ms",
+                      f"torch {g_th*1e3:.2f} ms", f"{cs_tg / g_th:.2f}x torch", "<= 0.8x",
+                      cs_tg / g_th <= 0.8)
     # (f'') glibc's default malloc thresholds (a script that never calls
     # keep_freed_memory): arrays above ~128 KiB are fresh pages on every step
     d_tg, d_th = in_subprocess("--worker", "gpt-default-malloc", threads=1)
@@ -622,6 +694,14 @@ def main():
         + (" (--quick: the numbers are a smoke test, not a measurement)." if ARGS.quick
            else "."))
     out()
+    out("## Issue 30's goals (tg.compile of the whole training step), this run")
+    out()
+    out("| workload | setting | tg.compile(step) | reference | ratio | goal | |")
+    out("|---|---|---:|---:|---:|---|---|")
+    for name, setting, ours, ref_s, ratio, goal, ok in (goals30[k] for k in
+                                                        ("W2", "W3", "W4", "GPT")):
+        out(f"| {name} | {setting} | {ours} | {ref_s} | {ratio} | {goal} | {met(ok)} |")
+    out()
     ends = list(starts.values())[1:] + [summary_start]
     out(f"Total bench time: {time.perf_counter() - t_start:.0f} s ("
         + ", ".join(f"{k} {e - t:.0f} s" for (k, t), e in zip(starts.items(), ends))
@@ -636,11 +716,11 @@ def main():
 if __name__ == "__main__":
     if ARGS.mlp_worker:
         print(best(MLP_IMPLS[ARGS.mlp_worker](), MLP_STEPS) * 1e3)
-    elif ARGS.worker in ("gpt", "gpt-compile", "gpt-default-malloc"):
+    elif ARGS.worker in ("gpt", "gpt-all", "gpt-default-malloc"):
         if ARGS.worker != "gpt-default-malloc":  # as bench_char.py and `tapegrad train` run
             from tapegrad._alloc import keep_freed_memory
             keep_freed_memory()
-        print(*gpt_times(ARGS.worker == "gpt-compile"))
+        print(*(gpt_all_times() if ARGS.worker == "gpt-all" else gpt_times()))
     elif ARGS.worker:
         print(rss_growth_mib(ARGS.worker.split("-")[1]))
     else:

@@ -213,8 +213,9 @@ def test_every_unary_float_op_declares_its_kind():
     assert OPS["reshape"].promote is None and not OPS["reshape"].promote_default
 
 
-def test_compiled_replay_computes_integers_in_the_default_dtype():
+def test_compiled_replay_computes_integers_in_the_default_dtype(monkeypatch):
     """tg.compile's replay (compile/replay.py) recomputes as eager apply() does."""
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", False)  # counts replays
     class M(tg.nn.Module):
         def __init__(self):
             super().__init__()

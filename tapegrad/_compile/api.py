@@ -18,17 +18,26 @@ _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-c
 class OptimizedModule(Module):
     """A compiled module: calls go through the runner; everything else to `_orig_mod`."""
 
-    _opt_mod_attributes = {"_orig_mod", "_runner", "forward", "_super_module_initialized"}
+    _opt_mod_attributes = {"_orig_mod", "_runner", "forward", "_super_module_initialized",
+                           "explain", "code"}
 
-    def __init__(self, mod):
+    def __init__(self, mod, fullgraph=False):
         object.__setattr__(self, "_super_module_initialized", False)
         Module.__init__(self)
         self._modules["_orig_mod"] = mod
-        object.__setattr__(self, "_runner", Runner(mod.__call__, mod))
+        object.__setattr__(self, "_runner", Runner(mod.__call__, mod, fullgraph))
         object.__setattr__(self, "_super_module_initialized", True)
 
     def forward(self, *args, **kwargs):
         return self._runner(*args, **kwargs)
+
+    def explain(self):
+        """The generated replay of each capture, as text (or why a call runs eagerly)."""
+        return self._runner.explain()
+
+    @property
+    def code(self):
+        return self._runner.explain()
 
     @property
     def training(self):
@@ -49,7 +58,7 @@ class OptimizedModule(Module):
 
     def __reduce__(self):
         # a copy or an unpickled module starts with no captures (torch's rebuilds too)
-        return (type(self), (self._orig_mod,))
+        return (type(self), (self._orig_mod, self._runner.fullgraph))
 
     def __setattr__(self, name, value):
         if hasattr(type(self), name) or name in OptimizedModule._opt_mod_attributes:
@@ -83,12 +92,13 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if disable:
         return model
     if isinstance(model, Module):
-        return OptimizedModule(model)
-    runner = Runner(model)
+        return OptimizedModule(model, fullgraph)
+    runner = Runner(model, fullgraph=fullgraph)
 
     @functools.wraps(model)
     def compiled(*args, **kwargs):
         return runner(*args, **kwargs)
     compiled._torchdynamo_orig_callable = model
     compiled._runner = runner
+    compiled.explain = runner.explain  # the generated replay as text
     return compiled

@@ -11,6 +11,13 @@ step produced. A step is
     host   an array step the API layer computes outside an op that must happen again:
            a random draw (dropout's mask), running statistics updated in place
     const  an array made from Python values only (arange, zeros): remade by copying
+    ext    a tensor the call reads that is no argument (a parameter of a model the
+           compiled function reads as a global): its array, read at that point
+    call   a Python call with effects (optimizer.step, zero_grad, clip_grad_norm_, a
+           scheduler's step): called again, as it is, with the same arguments
+    backward  `loss.backward()` inside the call (whole-step capture): the captured
+           nodes' rules in the order the watched walk ran them (schedule.py), then the
+           leaves' gradients handed to their `.grad` as the engine does
 
 Anything the tape cannot explain ends the capture's chance (`broken`, the reason): an
 array that is no slot (computed outside the library's knowledge), a Python read of a
@@ -25,9 +32,12 @@ import numpy as np
 
 from .._device import device as _Device
 from .. import dtypes as _dt
+from ..core.state import state
 from ..core.tensor_base import TensorBase
+from . import schedule as _schedule
+from .._dynamo.exc import Unsupported
 
-OP, HOST, CONST = 0, 1, 2
+OP, HOST, CONST, EXT, CALL, BACKWARD = 0, 1, 2, 3, 4, 5
 _ndarray = np.ndarray
 _getrefcount = sys.getrefcount
 # arguments taken as constants: anything else may hold arrays the tape cannot see
@@ -68,7 +78,8 @@ class Seq:
 class Capture:
     """The listener of one eager forward (see the module docstring)."""
 
-    def __init__(self, externals):
+    def __init__(self, externals, fullgraph=False):
+        self.fullgraph = fullgraph
         self.slot = {}        # id(array) -> slot
         self.arrays = []      # slot -> array (held: ids stay unique while capturing)
         self.steps = []
@@ -84,11 +95,27 @@ class Capture:
         self.sums = [None] * self.n_ext  # per slot, a checksum of what the step made
         self.ext_versions = [t._version[0] for t in self.externals]
         self.ext_arrays = [t._data for t in self.externals]
+        self.before = None     # copies of the externals' arrays (set by the runner)
+        self.late = []         # the tensors of ext steps (also appended to externals)
+        self.unresolved = []   # slots of ext steps of host arrays (their tensor: resolve)
+        self.called = False    # a call step ran: the externals were checked then
+        self.backwards = 0
 
     # ---- the hook (core/tape.py) ------------------------------------------------------
     def brk(self, why):
         if self.broken is None:
             self.broken = why
+
+    def data_read(self, what):
+        """Python read a tensor's values: a graph break (torch's term). The call goes on
+        eagerly, so its result is right; under fullgraph=True it raises, as torch does."""
+        if self.fullgraph:
+            raise Unsupported(
+                f"tg.compile(fullgraph=True): a graph break: the compiled call read a "
+                f"tensor's values in Python ({what}), so it is not one graph. Make the code "
+                f"branchless (tg.where, clamp), or compile without fullgraph=True (the call "
+                f"then runs eagerly)")
+        self.brk(what)
 
     def op(self, op, inputs, arrays, args, out, saved, res):
         if self.broken is not None:
@@ -144,6 +171,91 @@ class Capture:
         if self.broken is None:
             self._add_step(Step(CONST, arr.copy(), (), {}, 1), [arr])
 
+    def _late(self, t):
+        """A leaf tensor the call reads that is no argument: an ext step. Where it comes
+        from is checked at the end (the runner: held by a guarded global or closure
+        variable, or a module's parameter or buffer; not one the call made)."""
+        self.late.append(t)
+        self.externals.append(t)
+        self.ext_versions.append(t._version[0])
+        self.ext_arrays.append(t._data)
+        if self.before is not None:
+            self.before.append(t._data.copy())
+        self._add_step(Step(EXT, t, (), {}, 1), [t._data])
+        self.sums[-1] = None  # (a parameter: the optimizer may change it, in a call step)
+
+    def resolve(self, tensors):
+        """Give the host arrays' ext steps their tensors, from `tensors` (those the
+        guards hold): False if one is not among them."""
+        by_array = {id(t._data): t for t in tensors}
+        for s in self.unresolved:
+            t = by_array.get(id(self.arrays[s]))
+            if t is None:
+                return False
+            next(st for st in self.steps if st.index == s).fn = t
+            self.late.append(t)
+        return True
+
+    def call(self, fn, args, kwargs):
+        """A Python call a replay repeats (core/tape.py `call`), run with the tape off."""
+        if self.broken is None:
+            if not self.called:
+                self.called = True
+                self._check_externals()
+            self._add_step(Step(CALL, fn, args, kwargs, 0), [])
+        prev, state.tape = state.tape, None
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            state.tape = prev
+            for t, a in zip(self.externals, self.ext_arrays):
+                if t._data is not a:  # a replay's later steps would read the old array
+                    self.brk(f"{getattr(fn, '__qualname__', fn)} replaced a tensor's array")
+
+    def backward(self, run, args):
+        """`backward()` in the call: run it with the walk watched; a backward step."""
+        tensors, grad_tensors, retain_graph, create_graph, inputs = args
+        root = None
+        if (self.broken is None and isinstance(tensors, TensorBase) and grad_tensors is None
+                and not retain_graph and not create_graph and inputs is None and tensors._rg
+                and tensors._data.size == 1 and tensors.grad_fn in self.nodes):
+            root = next((s for t, s in self.results if t is tensors), None)
+        if root is None:
+            self.brk("a backward() other than loss.backward() of a scalar the call made")
+        watch = _schedule.Watch(self.nodes) if root is not None else None
+        prev, state.tape = state.tape, None
+        try:
+            out = run(*args)
+        finally:
+            state.tape = prev
+            if watch is not None:
+                watch.stop()
+        if watch is None or self.broken is not None:
+            return out
+        events = watch.events
+        if any(events[e][0] not in self.nodes for e in range(0, len(events), 2)):
+            self.brk("a backward() that reaches nodes made outside the call")
+            return out
+        sch = _schedule.build(self, [root], events)
+        events.clear()
+        if sch is None:
+            self.brk("a backward() one replay cannot reproduce")
+            return out
+        self.backwards += 1
+        a = tensors._data
+        self._add_step(Step(BACKWARD, sch, (root,), {}, 0, (), (a.shape, a.dtype)), [])
+        return out
+
+    def _check_externals(self):
+        """The externals as the forward left them: unchanged but by host steps."""
+        for t, v, a in zip(self.externals, self.ext_versions, self.ext_arrays):
+            if t._version[0] != v or t._data is not a:
+                return self.brk("an input, parameter or buffer changed in place")
+        if self.before is not None:
+            for a, b in zip(self.ext_arrays, self.before):
+                if id(a) not in self.host_args and not _same(a, b):
+                    return self.brk("an input, parameter or buffer changed outside the ops")
+
     # ---- slots -----------------------------------------------------------------------
     def _add(self, arr):
         self.slot[id(arr)] = len(self.arrays)
@@ -191,6 +303,14 @@ class Capture:
     def _ins(self, inputs, arrays):
         out = []
         for t, a in zip(inputs, arrays):
+            if (isinstance(t, TensorBase) and t.grad_fn is None and a is t._data
+                    and id(a) not in self.slot and not self.hosting):
+                self._late(t)
+            elif self.hosting and type(a) is _ndarray and id(a) not in self.slot:
+                # a host step's array that is no slot: a buffer of a module the call
+                # reads (BatchNorm's running statistics); its tensor is found at the end
+                self.unresolved.append(self._add_step(Step(EXT, None, (), {}, 1), [a]) - 0)
+                self.sums[-1] = None
             r = self._ref(a if isinstance(t, TensorBase) else t)
             if r is None:
                 return None
@@ -211,9 +331,10 @@ class Capture:
         """After the forward: the output slots, or None (broken: the reason says why)."""
         if self.broken is not None:
             return None
-        for t, v, a in zip(self.externals, self.ext_versions, self.ext_arrays):
-            if t._version[0] != v or t._data is not a:
-                return self.brk("an input, parameter or buffer changed in place")
+        if not self.called:
+            self._check_externals()
+            if self.broken is not None:
+                return None
         outputs = []
         by_id = {id(t): s for t, s in self.results}
         for x in out_leaves:
@@ -230,7 +351,7 @@ class Capture:
         for node in self.nodes:
             if node.hooks:
                 return self.brk("a gradient hook in the forward")
-            for t in node.inputs:
+            for t in node.inputs or ():  # (None: freed by a backward in the call)
                 if isinstance(t, TensorBase):
                     uses[id(t)] = uses.get(id(t), 0) + 1
         for s in range(self.n_ext, len(self.arrays)):
@@ -248,6 +369,10 @@ class Capture:
             if id(t) not in outs and _getrefcount(t) > 3 + uses.get(id(t), 0):
                 return self.brk("a tensor of the forward kept outside the graph")
         return outputs
+
+
+def _same(a, b):
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
 def _has_mask(key):

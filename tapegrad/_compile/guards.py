@@ -13,6 +13,7 @@ capture already running on this thread (a compiled call inside another's capture
 """
 from .. import dtypes as _dt
 from .._func.pytree import flatten
+from ..core import tape as _tape
 from ..core.state import anywhere, state
 from ..core.tensor_base import TensorBase
 
@@ -23,7 +24,7 @@ WATCH = "tg.compile"  # schedule.NAME (not imported: schedule imports nothing of
 _PLAIN = frozenset((bool, int, float, str, type(None)))
 
 
-def key(module, args, kwargs):
+def key(module, args, kwargs, cache=None):
     obs = state.observers
     if ((obs and len(obs) > (WATCH in obs)) or state.tape is not None or state.record_sites
             or (anywhere.duals and state.dual is not None)):
@@ -42,8 +43,21 @@ def key(module, args, kwargs):
                 return _NO
             parts.append(type(x))
             parts.append(x)
-    if module is not None and not _module_part(module, parts, ext):
-        return _NO
+    if module is not None:
+        # the module's part is the same while core/tape.py's structure epoch is: `cache`
+        # ([epoch, part, tensors], the runner's) keeps it (the walk costs ~1 us a module)
+        if cache is not None and cache[0] == _tape.epoch[0]:
+            parts.append(cache[1])
+            ext.extend(cache[2])
+        else:
+            mparts, mext = [], []
+            if not _module_part(module, mparts, mext):
+                return _NO
+            mparts = tuple(mparts)
+            parts.append(mparts)
+            ext.extend(mext)
+            if cache is not None:
+                cache[:] = [_tape.epoch[0], mparts, mext]
     first = {}
     parts.append(tuple(first.setdefault(id(t._data), k) for k, t in enumerate(ext)))
     return tuple(parts), ext

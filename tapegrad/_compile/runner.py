@@ -1,87 +1,200 @@
 """The compiled call: guard, then replay a capture, capture one, or run eagerly.
 
-Per guard key (guards.py) a state: nothing yet (the next call captures: eager, recorded),
-a capture awaiting its backward (the walk is watched until the next call: schedule.py),
-a Plan (replay.py: later calls replay it), or EAGER for good (the capture could not be
-replayed faithfully: the forward read a value in Python, changed something in place,
-drew random numbers outside the library's host steps, ...; torch's graph breaks also
-just work). A capture whose step saw no backward is tried again, TRIES times in all.
+Per guard key (guards.py: the call's tensors, the module's state) a list of VARIANTS,
+one per capture: the Python values that capture read (python_guards.py: globals and
+closure variables) and what became of it: a Plan (replay.py: calls whose values match
+replay it), or EAGER (the capture could not be replayed faithfully: the forward read a
+tensor's values in Python, a graph break, changed something in place, drew random
+numbers outside the library's host steps, ...: such calls run eagerly, which is right).
+A capture awaiting its backward (the walk is watched until the next call: schedule.py)
+becomes a Plan then; one whose step saw no backward is tried again, TRIES times in all.
+
+Captures per callable are bounded by `tapegrad._dynamo.config.recompile_limit` (torch's
+8): past it, calls that match no variant run eagerly, with a one-time warning.
 """
+import time
+import warnings
 import weakref
 
+from .._dynamo import config
+from .._dynamo.reset import runners
 from .._func.pytree import flatten, unflatten
 from ..core import tape as _tape
 from ..core.state import state
 from ..core.tensor_base import TensorBase
-from . import guards, replay, schedule
+from . import guards, python_guards, replay, schedule
 from .capture import Capture
 
 EAGER = "eager"
+_clock = time.thread_time
 TRIES = 2
-LIMIT = 8  # guard keys per compiled callable (torch's cache_size_limit): then eager
 
 
 class Runner:
-    def __init__(self, fn, module=None):
+    def __init__(self, fn, module=None, fullgraph=False):
         self.fn = fn            # the eager call: module.__call__ or the function
         self.module = module
-        self.cache = {}         # guard key -> Plan, EAGER, or the captures tried so far
+        self.fullgraph = fullgraph
+        self.reset()
+        runners.add(self)
+
+    def reset(self):
+        """Forget every capture (tapegrad._dynamo.reset())."""
+        self.cache = {}         # guard key -> [(python guards, Plan or EAGER), ...]
+        self.tries = {}         # guard key -> captures that saw no backward
         self.pending = None     # the capture whose backward is being watched
         self.why = {}           # guard key -> why it runs eagerly (for tests and users)
         self.replays = 0        # calls served by a replay (for tests and benchmarks)
+        self.captures = 0       # against config.recompile_limit
+        self.failed = None      # the last Python guard that failed (for the warning)
+        self.warned = False
+        self.mcache = [None, None, None]  # guards.key's module part, per structure epoch
+        self.last = None  # (plan, 0 eager / 1 replay, time) of a trial call (_trial)
+        self.slow = False  # a trial found the replay slower: eager from then on
 
     def __call__(self, *args, **kwargs):
+        if self.slow:  # a replay lost to eager: this callable runs eagerly, guards and all
+            return self.fn(*args, **kwargs)
         if self.pending is not None:
             self._settle()
-        key, ext = guards.key(self.module, args, kwargs)
+        key, ext = guards.key(self.module, args, kwargs, self.mcache)
         if key is None:
             return self.fn(*args, **kwargs)
-        entry = self.cache.get(key, 0)
-        if type(entry) is replay.Plan:
-            self.replays += 1
-            values, kept = replay.forward(entry, [t._data for t in ext])
-            leaves = replay.outputs(entry, values, kept, ext, state.grad_enabled)
-            return unflatten(leaves, entry.spec)
-        if entry == EAGER or (entry == 0 and len(self.cache) >= LIMIT):
+        variants = self.cache.get(key)
+        if variants is not None:
+            for pyg, entry in variants:
+                if pyg.items or pyg.modules:
+                    failed = pyg.check()
+                    if failed is not None:
+                        self.failed = failed
+                        continue
+                if entry is EAGER:
+                    return self.fn(*args, **kwargs)
+                if entry.late:
+                    if not entry.late_ok():
+                        self.failed = "a parameter's shape, dtype or requires_grad"
+                        continue
+                    ext = list(ext) + list(entry.late)
+                if entry.trial is not None and self._trial(key, entry):
+                    return self.fn(*args, **kwargs)  # (a timed eager call)
+                self.replays += 1
+                values, kept = entry.run(ext)
+                leaves = replay.outputs(entry, values, kept, ext, state.grad_enabled)
+                return unflatten(leaves, entry.spec)
+        if self.captures >= config.recompile_limit:
+            self._warn()
             return self.fn(*args, **kwargs)
-        return self._capture(key, ext, args, kwargs, entry)
+        return self._capture(key, ext, args, kwargs)
 
-    def _capture(self, key, ext, args, kwargs, tried):
-        cap = Capture(ext)
-        before = [a.copy() for a in cap.ext_arrays]
+    def _trial(self, key, plan):
+        """Is the replay faster than eager? The first calls of a new plan alternate
+        eager and replay; each call's time is the thread's CPU time until the next call
+        of this callable (so what the call leaves for later, a replayed backward, counts
+        too). After `config.trial_calls` of each, a replay no faster than eager is
+        dropped: that variant runs eagerly (`tg.compile` never slower than eager).
+        True: make this call eagerly."""
+        now = _clock()
+        last = self.last
+        trial = plan.trial
+        if last is not None and last[0] is plan:
+            trial[last[1]].append(now - last[2])
+        n = config.trial_calls
+        if min(len(trial[0]), len(trial[1])) >= n:
+            plan.trial = None
+            self.last = None
+            eager, rep = min(trial[0]), min(trial[1])
+            if rep >= eager:
+                variants = self.cache[key]
+                for k, (pyg, entry) in enumerate(variants):
+                    if entry is plan:
+                        variants[k] = (pyg, EAGER)
+                self.why[key] = (f"the replay was not faster than eager ({rep * 1e6:.0f} us "
+                                 f"vs {eager * 1e6:.0f} us a call, CPU time)")
+                self.slow = True  # (other keys would be the same graph at other shapes)
+                return True
+            return False
+        kind = 0 if len(trial[0]) <= len(trial[1]) else 1  # 0: eager, 1: replay
+        self.last = (plan, kind, _clock())
+        return kind == 0
+
+    def explain(self):
+        """Every capture of this callable: its guards, then the generated replay (the
+        straight-line code a call runs: forward kernels, host and call steps, the
+        unrolled backward), or why it runs eagerly."""
+        out = []
+        for key, variants in self.cache.items():
+            for pyg, entry in variants:
+                watched = ", ".join(pyg.where) or "none"
+                out.append(f"# guards: the call's tensors and the module state; Python values: "
+                           f"{watched}")
+                if entry is EAGER:
+                    out.append(f"# runs eagerly: {self.why.get(key)}\n")
+                else:
+                    out.append(entry.code)
+        return "\n".join(out) if out else "# nothing captured yet (call it first)\n"
+
+    def _warn(self):
+        if self.warned:
+            return
+        self.warned = True
+        name = getattr(self.fn, "__qualname__", type(self.fn).__name__)
+        if self.module is not None:
+            name = type(self.module).__name__ + ".forward"
+        warnings.warn(
+            f"tg.compile: {name} hit config.recompile_limit "
+            f"({config.recompile_limit}): calls that match none of its captures run "
+            f"eagerly from now on (last change seen: {self.failed or 'the tensors or module state'}). "
+            f"Raise tapegrad._dynamo.config.recompile_limit to capture more.", stacklevel=3)
+
+    @staticmethod
+    def _plan(*args):
+        plan = replay.Plan(*args)
+        if config.fallback_if_slower:
+            plan.trial = ([], [])  # (eager times, replay times): see _trial
+        return plan
+
+    def _add(self, key, pyg, entry, why=None):
+        self.cache.setdefault(key, []).append((pyg, entry))
+        if why is not None:
+            self.why[key] = why
+
+    def _capture(self, key, ext, args, kwargs):
+        self.captures += 1
+        cap = Capture(ext, self.fullgraph)
+        cap.before = [a.copy() for a in cap.ext_arrays]
         _tape.begin(cap)
         try:
-            out = self.fn(*args, **kwargs)
+            with python_guards.watch(self.fn, cap.brk) as pyg:
+                out = self.fn(*args, **kwargs)
         finally:
             _tape.end()
         leaves, spec = flatten(out)
         outputs = cap.finish(leaves)
+        if outputs is not None and (cap.late or cap.unresolved):
+            held = pyg.tensors() + list(ext)
+            ids = set(map(id, held))
+            if not (all(id(t) in ids for t in cap.late) and cap.resolve(held)):
+                outputs = None
+                cap.brk("a tensor the call made outside the ops, or read through an "
+                        "object the guards do not see (pass it as an argument)")
         if outputs is not None and guards.key(self.module, args, kwargs)[0] != key:
             outputs = None  # the forward changed what the guards look at (a counter...)
             cap.brk("the forward changed a module attribute, a parameter or the grad mode")
-        if outputs is not None:
-            for a, b in zip(cap.ext_arrays, before):
-                if id(a) not in cap.host_args and not _same(a, b):
-                    outputs = None
-                    cap.brk("an input, parameter or buffer changed outside the ops")
-                    break
         if outputs is None:
-            self.cache[key] = EAGER
-            self.why[key] = cap.broken
+            self._add(key, pyg, EAGER, cap.broken)
             return out
         tensors = [x if isinstance(x, TensorBase) else None for x in leaves]
-        if not any(t is not None and t._rg for t in tensors):
-            self.cache[key] = replay.Plan(cap, outputs, tensors, None, spec)
+        if cap.backwards or not any(t is not None and t._rg for t in tensors):
+            self._add(key, pyg, self._plan(cap, outputs, tensors, None, spec))
             return out
-        self.cache[key] = tried + 1
         watch = schedule.Watch(cap.nodes)
         watch.finalizer = weakref.finalize(self, watch.stop)  # dropped before its next call
-        self.pending = (key, cap, outputs, tensors, spec, watch, tried + 1)
+        self.pending = (key, pyg, cap, outputs, tensors, spec, watch)
         return out
 
     def _settle(self):
         """The watched backward is over (a new call came): keep its schedule, or not."""
-        key, cap, outputs, tensors, spec, watch, tried = self.pending
+        key, pyg, cap, outputs, tensors, spec, watch = self.pending
         self.pending = None
         watch.stop()
         watch.finalizer.detach()
@@ -89,14 +202,12 @@ class Runner:
         n_events = len(watch.events)
         watch.events.clear()  # the step's tensors and nodes
         if sch is not None:
-            self.cache[key] = replay.Plan(cap, outputs, tensors, sch, spec)
-        elif not n_events and tried < TRIES:
-            self.cache[key] = tried
-        else:
-            self.cache[key] = EAGER
-            self.why[key] = ("no backward seen after the captured call" if not n_events
-                             else "a backward one compiled node cannot reproduce")
+            self._add(key, pyg, self._plan(cap, outputs, tensors, sch, spec))
+            return
+        tried = self.tries[key] = self.tries.get(key, 0) + 1
+        if not n_events and tried < TRIES:
+            return  # the next call with this key captures again
+        self._add(key, pyg, EAGER,
+                  "no backward seen after the captured call" if not n_events
+                  else "a backward one compiled node cannot reproduce")
 
-
-def _same(a, b):
-    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()

@@ -192,7 +192,10 @@ def _function_backward(xp, g, ans, *inputs, ctx):
         tgrads.append(gk if gk is None or isinstance(gk, TensorBase) else like(ctx._like, gk))
     res = ctx._cls.backward(ctx, *tgrads)
     res = _check_results(ctx, res if isinstance(res, tuple) else (res,))
-    return [None if r is None else (r if as_tensors else r._data) for r in res]
+    out = [None if r is None else (r if as_tensors else r._data) for r in res]
+    if state.foreign is not None:  # the user's arrays: the engine never steals them
+        state.foreign.extend(out)
+    return out
 
 
 def _check_results(ctx, res):

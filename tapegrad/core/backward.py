@@ -10,7 +10,9 @@ their shape (cast to their dtype, as PyTorch does). `retain_graph` defaults to
 import numpy as np
 
 from . import engine
+from . import tape as _tape
 from . import hooks as _hooks
+from .state import anywhere, state
 from .tensor_base import TensorBase, like
 
 _ONES = {}
@@ -69,20 +71,30 @@ def _start(roots, grad_outputs, retain_graph, create_graph):
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Compute the gradient of `tensors` w.r.t. the graph's leaves and accumulate it."""
+    if anywhere.tapes and state.tape is not None:  # inside a tg.compile capture
+        return _tape.backward(_backward, tensors, grad_tensors, retain_graph, create_graph,
+                              inputs)
+    return _backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
+
+
+def _backward(tensors, grad_tensors, retain_graph, create_graph, inputs):
     if (grad_tensors is None and inputs is None and not create_graph
             and isinstance(tensors, TensorBase) and tensors._rg and tensors._data.size == 1):
         # `loss.backward()`, the call every training step makes: one scalar root and the
         # implicit seed, so _start's lists and checks have nothing to do (they cost about
         # a fifth of a small graph's backward).
+        # (the seed is read-only: never stolen, no need to name it foreign)
+        foreign = []
         leaf_grads, _ = engine.run([tensors], [_one(tensors._data)], bool(retain_graph),
-                                   False)
-        engine.accumulate_all(leaf_grads, False)
+                                   False, foreign=foreign)
+        engine.accumulate_all(leaf_grads, False, foreign, bool(retain_graph))
         return
     tensors, seeds, retain_graph = _start(tensors, grad_tensors, retain_graph, create_graph)
     if inputs is None:
-        leaf_grads, _ = engine.run(tensors, seeds, retain_graph, create_graph)
+        foreign = list(seeds)  # the caller's arrays: copied if they reach a .grad as they are
+        leaf_grads, _ = engine.run(tensors, seeds, retain_graph, create_graph, foreign=foreign)
         seeds = None
-        engine.accumulate_all(leaf_grads, create_graph)
+        engine.accumulate_all(leaf_grads, create_graph, foreign, bool(retain_graph))
         return
     inputs = [inputs] if isinstance(inputs, TensorBase) else list(inputs)
     if not inputs:

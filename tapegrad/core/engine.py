@@ -15,7 +15,6 @@ observers (anomaly, strict, explain: `state.observers`), in-place rebasing
 (`rebase.resolve`), freeing (`_free`), accumulation (`accumulate`).
 """
 import gc
-import sys
 
 import numpy as np
 
@@ -27,7 +26,6 @@ from .tensor_base import TensorBase, like, make as _make
 
 _ndarray = np.ndarray
 _NONE = {}  # no tensor to capture (backward()); never written to
-_getrefcount = sys.getrefcount
 _add_reduce = np.add.reduce
 _gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 
@@ -56,17 +54,22 @@ def sum_to(xp, g, shape):
     return g
 
 
-def run(roots, seeds, retain_graph, create_graph, capture=None):
+def run(roots, seeds, retain_graph, create_graph, capture=None, foreign=None):
     """The walk. Returns (leaf gradients {tensor: grad}, captured {index: grad}) where
-    `capture` lists tensors whose gradients autograd.grad returns."""
+    `capture` lists tensors whose gradients autograd.grad returns. `foreign`: a list the
+    walk appends the arrays it got from outside the engine to (what a node hook returned;
+    a custom Function's backward adds its results through `state.foreign`), for
+    `accumulate_all`; the caller puts the seeds in it."""
     deps = _count_edges(roots)
     pending, leaf_grads = {}, {}
     ready = _start_nodes(roots, seeds, deps, pending, leaf_grads)
-    at_node = (roots[0], _capture_nodes(capture) if capture else _NONE, {})
+    at_node = (roots[0], _capture_nodes(capture) if capture else _NONE, {},
+               _NONE if foreign is None else foreign)
     xp = seeds[0].__array_namespace__() if create_graph else np
-    prev, prev_retain = state.grad_enabled, state.retain_graph
+    prev, prev_retain, prev_foreign = state.grad_enabled, state.retain_graph, state.foreign
     state.grad_enabled = bool(create_graph)
     state.retain_graph = retain_graph
+    state.foreign = foreign  # a custom Function's backward adds its results (function.py)
     # The cyclic GC is paused for the walk: the graph has no cycles (nodes never point
     # at their outputs), but the walk frees nodes and makes containers in large numbers,
     # so the collector would run again and again over every live graph object (with a
@@ -80,6 +83,7 @@ def run(roots, seeds, retain_graph, create_graph, capture=None):
     finally:
         state.grad_enabled = prev
         state.retain_graph = prev_retain
+        state.foreign = prev_foreign
         if gc_was_on:
             _gc_enable()
     if capture is not None:
@@ -132,7 +136,7 @@ def _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_n
         if not retain_graph:  # drop what backward needed; the recipe stays
             node.inputs = node.ans = node.saved = None
             node.freed = True
-        g = grads = gi = None  # keep no reference past its use (gradient steal)
+        g = grads = gi = None  # keep no reference past its use
 
 
 def _observer():
@@ -211,9 +215,12 @@ def _pend_output(pending, node, k, g):
 
 def _at_node(node, g, at_node):
     """The node's gradient is complete: run its hooks, keep it if grad() asked for it."""
-    like_t, capture_nodes, captured = at_node
+    like_t, capture_nodes, captured, foreign = at_node
     if node.hooks:
+        g0 = g
         g = _hooks.run_node_hooks(node, g, like_t)
+        if g is not g0 and foreign is not _NONE:  # a hook's result: the user may hold it
+            foreign.extend(g if isinstance(g, (list, tuple)) else (g,))
     for i in capture_nodes.get(node, ()):
         captured[i] = g
     return g
@@ -383,14 +390,30 @@ def accumulate(t, g, create_graph, exclusive=False):
         _hooks.run_post_accumulate_hooks(t)
 
 
-def accumulate_all(leaf_grads, create_graph):
-    """Phase 3: every leaf's total into its `.grad`, stealing gradients nobody else holds."""
+def accumulate_all(leaf_grads, create_graph, foreign=(), retained=False):
+    """Phase 3: every leaf's total into its `.grad`. A fresh gradient the engine made
+    itself becomes the `.grad` as it is (PyTorch's AccumulateGrad "steals" it); one that
+    came from outside is copied. Known by identity, not by reference counts (those
+    differ once the core is compiled, and miss aliasing): from outside are `foreign`'s
+    arrays (the seeds, what hooks and custom Functions returned) and an array that
+    several leaves received (a rule that passes g through to two inputs, as add's).
+    `retained`: the graph was kept (retain_graph), so its nodes still hold their saved
+    arrays, which a rule may have returned as they are: nothing is stolen then."""
     pop = leaf_grads.pop
+    outside = {id(a) for a in foreign} if foreign else _NONE
+    if len(leaf_grads) > 1:
+        seen = set()
+        for g in leaf_grads.values():
+            k = id(g)
+            if k in seen:
+                if outside is _NONE:
+                    outside = set()
+                outside.add(k)
+            else:
+                seen.add(k)
     for t in list(leaf_grads):  # in the order the leaves got their first gradient
         g = pop(t)
-        # references: this variable and getrefcount's argument, nothing else (counted
-        # before the call: inside its argument list, g is on the stack once more)
-        exclusive = _getrefcount(g) <= 2
+        exclusive = not retained and id(g) not in outside
         if (exclusive and t.grad is None and not create_graph and type(g) is _ndarray
                 and t._hooks is None and t._post_hooks is None):
             # the common case of `accumulate` (a fresh gradient of a leaf without hooks
@@ -399,7 +422,5 @@ def accumulate_all(leaf_grads, create_graph):
             if (g.base is None and g.flags.writeable and g.dtype == data.dtype
                     and g.shape == data.shape):
                 t.grad = _make(t._result_type, g)
-                g = None
                 continue
         accumulate(t, g, create_graph, exclusive)
-        g = None

@@ -49,6 +49,9 @@ class AutogradState(threading.local):
         self.no_grad_block = None
         self.tape = None  # tg.compile's capture listening on this thread (core/tape.py)
         self.retain_graph = False  # the running walk's retain_graph (engine.run)
+        # the running walk's list of arrays from outside the engine (engine.run): what a
+        # custom Function's backward returned is the user's, never stolen into a .grad
+        self.foreign = None
 
     @property
     def dual(self):

@@ -8,11 +8,27 @@ this thread, the library reports what it computes, so one forward can be replaye
     const(arr)        an array a creation function made from Python values only (arange)
     data_read(what)   Python read a tensor's values (.item(), bool(), ...): the forward's
                       control flow may depend on them, so it cannot be replayed
+    call(fn, *args)   a Python call with effects a replay must repeat as a call, in
+                      order (optimizer.step, zero_grad, clip_grad_norm_, a scheduler's
+                      step): the tape records it and runs it unseen (its own ops are not
+                      recorded)
+    backward(run, *a) `backward()` inside a captured call: the tape watches the walk
+                      (whole-step capture), then `run(*a)` has run
 
 Everything is a no-op unless some thread captures: the functions test the process-wide
 count `anywhere.tapes` first (a plain attribute), as apply() does for forward AD.
 """
 from .state import anywhere, state, _lock
+
+# The structure epoch: bumped by every change a compiled call's guards would see in a
+# module or parameter (attributes set, train/eval, hooks, parameters registered,
+# requires_grad, `.data =`, dtype). While it stays, a module's guard key is unchanged,
+# so the guards skip recomputing it (tapegrad/_compile/guards.py, python_guards.py).
+epoch = [0]
+
+
+def changed():
+    epoch[0] += 1
 
 
 def begin(tape):
@@ -53,4 +69,20 @@ def built(node, outputs):
 
 def data_read(what):
     if anywhere.tapes and state.tape is not None:
-        state.tape.brk(what)
+        state.tape.data_read(what)
+
+
+def call(fn, *args, **kwargs):
+    """`fn(*args, **kwargs)`; an active tape records it (see the module docstring). The
+    functions that call this test `current()` first: without a tape, they run as is."""
+    tape = state.tape if anywhere.tapes else None
+    if tape is None:
+        return fn(*args, **kwargs)
+    return tape.call(fn, args, kwargs)
+
+
+def backward(run, *args):
+    tape = state.tape if anywhere.tapes else None
+    if tape is None:
+        return run(*args)
+    return tape.backward(run, args)

@@ -20,6 +20,7 @@ defined with `keep_type=False` (nn.Parameter) gives plain results instead.
 import numpy as np
 
 from .. import dtypes as _dt
+from . import tape as _tape
 
 _new = object.__new__
 
@@ -67,6 +68,7 @@ class TensorBase:
                 f"only Tensors of floating point dtype can require gradients (this tensor "
                 f"is {_dt.name(self._data.dtype)}); indices and masks never need a gradient")
         self._rg = flag
+        _tape.changed()  # tg.compile's guards: a structural change
 
     @property
     def data(self):
@@ -84,6 +86,7 @@ class TensorBase:
         if not isinstance(value, TensorBase):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
+        _tape.changed()  # tg.compile's guards: a structural change
 
     @property
     def is_leaf(self):

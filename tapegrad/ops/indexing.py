@@ -8,6 +8,7 @@ import re
 import numpy as np
 
 from .. import dtypes as _dt
+from ..core import tape as _tape
 from ..core.record import apply
 from ..core.state import state
 from ..core.tensor_base import TensorBase, like
@@ -423,6 +424,7 @@ def _key_item(k):
     if isinstance(k, TensorBase):
         a = k._data
         if a.ndim == 0 and a.dtype.kind in "iu":
+            _tape.data_read("an index computed from a tensor's value")  # x[x.argmax()]
             return int(a)
         return _index_array(a)
     if isinstance(k, np.integer):

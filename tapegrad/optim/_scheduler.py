@@ -11,6 +11,7 @@ the optimizer) has the same keys as torch's.
 """
 import warnings
 
+from ..core import tape as _tape
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "_LRScheduler"]
@@ -102,6 +103,8 @@ class LRScheduler:
     def step(self, epoch=None):
         """Advance one epoch (or jump to `epoch`, using the closed form when there is one;
         deprecated, as in PyTorch)."""
+        if _tape.current() is not None:  # inside tg.compile's capture: a replayed call
+            return _tape.call(LRScheduler.step, self, epoch)
         if self._step_count == 1:
             _warn_if_optimizer_not_stepped(self.optimizer)
         self._step_count += 1

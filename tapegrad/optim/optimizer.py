@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from ..autograd.why_no_grad import warn_on_first_step
+from ..core import tape as _tape
 from ..core.grad_mode import enable_grad, recording_off
 from .._tensor import Tensor
 from ._arrays import scalar_dtype
@@ -106,6 +107,8 @@ class Optimizer:
     def zero_grad(self, set_to_none=True):
         """Reset gradients: drop them (`set_to_none=True`, the default, saves memory and
         lets step() skip parameters that got no gradient) or fill them with zeros."""
+        if _tape.current() is not None:  # inside tg.compile's capture: a replayed call
+            return _tape.call(Optimizer.zero_grad, self, set_to_none)
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
@@ -283,6 +286,8 @@ def _no_grad_step(step):
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
+        if _tape.current() is not None:  # inside tg.compile's capture: a replayed call
+            return _tape.call(wrapper, self, *args, **kwargs)
         self._opt_called = True
         with recording_off():
             out = step(self, *args, **kwargs)

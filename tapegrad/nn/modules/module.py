@@ -13,6 +13,7 @@ from collections import OrderedDict, namedtuple
 import numpy as np
 
 from ... import _device
+from ...core import tape as _tape
 from ...core.tensor_base import TensorBase
 from ...dtypes import as_dtype as _as_dtype
 from ..._tensor import Tensor
@@ -75,18 +76,21 @@ class Module:
 
     def register_forward_hook(self, hook):
         """`hook(module, args, output)` after each forward; may return a new output."""
+        _tape.changed()  # tg.compile's guards: a structural change
         h = RemovableHandle(self._forward_hooks)
         self._forward_hooks[h.id] = hook
         return h
 
     def register_forward_pre_hook(self, hook):
         """`hook(module, args)` before each forward; may return new args."""
+        _tape.changed()  # tg.compile's guards: a structural change
         h = RemovableHandle(self._forward_pre_hooks)
         self._forward_pre_hooks[h.id] = hook
         return h
 
     # ---- registration ----------------------------------------------------------------
     def __setattr__(self, name, value):
+        _tape.changed()  # tg.compile's guards: a structural change
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -152,6 +156,7 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
+        _tape.changed()  # tg.compile's guards: a structural change
         d = self.__dict__
         for k in ("_parameters", "_buffers", "_modules"):
             if name in d.get(k, ()):
@@ -179,6 +184,7 @@ class Module:
 
     def register_parameter(self, name, param):
         """Add a parameter (or None) under `name`."""
+        _tape.changed()  # tg.compile's guards: a structural change
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         self._check_name(name, "parameter")
@@ -193,6 +199,7 @@ class Module:
     def register_buffer(self, name, tensor, persistent=True):
         """Add a buffer: state that is not learned (e.g. BatchNorm's running mean).
         Persistent buffers are part of `state_dict()`."""
+        _tape.changed()  # tg.compile's guards: a structural change
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         self._check_name(name, "buffer")
@@ -209,6 +216,7 @@ class Module:
 
     def add_module(self, name, module):
         """Add a child module under `name` (same as `setattr(self, name, module)`)."""
+        _tape.changed()  # tg.compile's guards: a structural change
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_typename(module)} is not a Module subclass")
         self._check_name(name, "module")
@@ -297,6 +305,9 @@ class Module:
         """Training mode (Dropout drops, BatchNorm uses batch statistics). Returns self."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
+        if _tape.current() is not None:  # inside tg.compile's capture: a replayed call
+            return _tape.call(Module.train, self, mode)
+        _tape.changed()  # tg.compile's guards: a structural change
         for m in self.modules():
             m.__dict__["training"] = mode
         return self
@@ -312,6 +323,8 @@ class Module:
 
     def zero_grad(self, set_to_none=True):
         """Reset every parameter's gradient: to None (default) or to zeros in place."""
+        if _tape.current() is not None:  # inside tg.compile's capture: a replayed call
+            return _tape.call(Module.zero_grad, self, set_to_none)
         for p in self.parameters():
             if p.grad is None:
                 continue
@@ -350,6 +363,7 @@ class Module:
         return self._apply_dtype(dt)
 
     def _apply_dtype(self, dt):
+        _tape.changed()  # tg.compile's guards: a structural change
         for m in self.modules():
             for k, p in m._parameters.items():
                 if p is not None and p._data.dtype.kind == "f" and p._data.dtype != dt:

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ...core import tape as _tape
 from ..._tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "get_total_norm"]
@@ -81,6 +82,11 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
                     foreach=None):
     """Scale the gradients of `parameters` in place so their total p-norm is at most
     `max_norm`. Returns the total norm before clipping (a 0-d Tensor)."""
+    if _tape.current() is not None:  # inside tg.compile's capture: a replayed call
+        if not isinstance(parameters, Tensor):
+            parameters = list(parameters)  # (a generator would be spent after one call)
+        return _tape.call(clip_grad_norm_, parameters, max_norm, norm_type,
+                          error_if_nonfinite, foreach)
     grads = _grads(parameters)
     if not grads:
         return Tensor._of(np.zeros((), np.float32))

@@ -1,0 +1,100 @@
+"""The engine hands a gradient to `.grad` by identity (issue 30): a fresh array the engine
+made may become `.grad` as it is; an array from outside (a seed the caller passed, what a
+hook or a custom Function's backward returned, one array two leaves received) is copied.
+The old test, `sys.getrefcount`, gave the caller's array away once the core is compiled
+(Cython/mypyc count references differently): `.grad` then shared memory with `g`."""
+import inspect
+
+import numpy as np
+import torch
+
+import tapegrad as tg
+from tapegrad.core import engine
+
+
+def _shares(a, b):
+    return np.shares_memory(a.detach().numpy(), b.detach().numpy())
+
+
+def test_backward_twice_with_the_callers_gradient_never_aliases_it():
+    x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    g = tg.tensor([0.5, -1.0, 2.0])
+    xt = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    gt = torch.tensor([0.5, -1.0, 2.0])
+    x.backward(g)
+    assert not _shares(x.grad, g)
+    x.backward(g)
+    xt.backward(gt)
+    xt.backward(gt)
+    assert not _shares(x.grad, g)
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+    np.testing.assert_array_equal(g.numpy(), gt.numpy())  # the caller's g is unchanged
+
+
+def test_a_gradient_passed_through_to_a_leaf_is_copied():
+    # clone's and add's rules return g itself: g is the caller's array
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    g = tg.tensor([3.0, 4.0])
+    x.clone().backward(g)
+    assert not _shares(x.grad, g)
+    y = tg.tensor([1.0, 2.0], requires_grad=True)
+    z = tg.tensor([5.0, 6.0], requires_grad=True)
+    (y + z).backward(g)
+    assert not _shares(y.grad, g) and not _shares(z.grad, g)
+    assert not _shares(y.grad, z.grad)
+    y.backward(g)
+    np.testing.assert_array_equal(y.grad.numpy(), [6.0, 8.0])
+    np.testing.assert_array_equal(z.grad.numpy(), [3.0, 4.0])
+
+
+def test_one_array_two_leaves_received_is_not_shared_between_their_grads():
+    y = tg.tensor([1.0, 2.0], requires_grad=True)
+    z = tg.tensor([5.0, 6.0], requires_grad=True)
+    (y + z).sum().backward()  # add's rule hands both inputs the same array
+    assert not _shares(y.grad, z.grad)
+    y.grad.add_(1.0)
+    np.testing.assert_array_equal(z.grad.numpy(), [1.0, 1.0])
+
+
+def test_what_a_custom_function_or_a_hook_returns_is_copied():
+    kept = tg.tensor([7.0, 8.0])
+
+    class Keep(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return kept
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    Keep.apply(x).sum().backward()
+    assert not _shares(x.grad, kept)
+    np.testing.assert_array_equal(x.grad.numpy(), [7.0, 8.0])
+
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    h = w * 1.0
+    h.register_hook(lambda grad: kept)
+    h.sum().backward()
+    assert not _shares(w.grad, kept)
+    np.testing.assert_array_equal(w.grad.numpy(), [7.0, 8.0])
+
+
+def test_retain_graph_gradients_match_torch_and_do_not_alias():
+    x = tg.tensor([1.0, -2.0, 3.0], requires_grad=True, dtype=tg.float64)
+    xt = torch.tensor([1.0, -2.0, 3.0], requires_grad=True, dtype=torch.float64)
+    y = (x.exp() * x).sum()
+    yt = (xt.exp() * xt).sum()
+    y.backward(retain_graph=True)
+    first = x.grad.clone()
+    y.backward()
+    yt.backward(retain_graph=True)
+    yt.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+    assert not _shares(first, x.grad)
+
+
+def test_the_engine_does_not_decide_by_reference_counts():
+    # the hand-off must not depend on how the interpreter counts references
+    assert "getrefcount" not in inspect.getsource(engine)

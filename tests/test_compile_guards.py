@@ -1,0 +1,219 @@
+"""tg.compile reads Python values afresh (issue 30): every Python value a compiled call
+reads is a guard or an input, a data-dependent read is a graph break (eager, right
+results) or, under fullgraph=True, torch's `Unsupported`; re-captures are bounded by
+`recompile_limit` (torch's 8), then eager with one warning.
+
+The expected values come from PyTorch eager on the same numbers; each test also asserts
+the compiled callable DID replay where it should (a callable that silently stayed eager
+would pass the value checks trivially).
+"""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import tapegrad as tg
+
+
+@pytest.fixture(autouse=True)
+def _always_replay(monkeypatch):
+    """These tests count replays: the eager-vs-replay timing trial (which may run some
+    calls eagerly, by the clock) is off; test_compile_whole_step.py tests it."""
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", False)
+
+SCALE = 1.0
+
+
+def _check(got, want):
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+
+
+# ---- the issue's three repros --------------------------------------------------------------
+def test_a_changed_global_is_read_afresh():
+    global SCALE
+    f = tg.compile(lambda x: x * SCALE)
+    for s in (1.0, 2.0, 3.0, 3.0, 3.0, 2.0, 2.0):
+        SCALE = s
+        _check(f(tg.ones(3)), torch.ones(3) * s)
+    assert f._runner.replays == 4  # 3.0 twice, 2.0 twice more: the kept captures replay
+    assert f._runner.captures == 3
+
+
+def test_a_changed_closure_variable_is_read_afresh():
+    c = 1.0
+    f = tg.compile(lambda x: x * c)
+    for s in (1.0, 2.0, 3.0, 3.0):
+        c = s
+        _check(f(tg.ones(3)), torch.ones(3) * s)
+    assert f._runner.replays == 1
+
+
+def test_an_index_computed_from_values_is_a_graph_break():
+    f = tg.compile(lambda x: x[x.argmax()])
+    for v in ([1.0, 5.0, 2.0], [1.0, 2.0, 9.0], [7.0, 2.0, 3.0]):
+        t = torch.tensor(v)
+        _check(f(tg.tensor(v)), t[t.argmax()])
+    assert f._runner.replays == 0
+    (why,) = f._runner.why.values()
+    assert "index" in why
+
+
+# ---- what else a call reads -------------------------------------------------------------
+OFFSET = 0.5
+
+
+def _helper(x):
+    return x + OFFSET  # a global read one call deeper
+
+
+def test_a_global_read_by_a_function_the_compiled_one_calls():
+    global OFFSET
+    f = tg.compile(lambda x: _helper(x * 2.0))
+    for o in (0.5, 0.5, -1.0, -1.0):
+        OFFSET = o
+        _check(f(tg.ones(2)), torch.ones(2) * 2.0 + o)
+    assert f._runner.replays == 2
+
+
+class Shift(tg.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = tg.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.lin(x) * SCALE
+
+
+def test_a_module_forward_reading_a_global_and_its_gradients():
+    global SCALE
+    tg.manual_seed(0)
+    m = Shift()
+    tm = torch.nn.Linear(3, 2)
+    tm.load_state_dict({k[4:]: torch.tensor(v.numpy()) for k, v in m.state_dict().items()})
+    cm = tg.compile(m)
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) / 7
+    for s in (1.0, 1.0, 1.0, 2.0, 2.0, 2.0):
+        SCALE = s
+        m.zero_grad()
+        tm.zero_grad()
+        out = cm(tg.tensor(x))
+        out.sum().backward()
+        want = tm(torch.tensor(x)) * s
+        want.sum().backward()
+        np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(m.lin.weight.grad.numpy(), tm.weight.grad.numpy(),
+                                   rtol=1e-6)
+    assert cm._runner.replays >= 2
+
+
+def test_python_numbers_passed_in_are_guarded():
+    f = tg.compile(lambda x, a: x * a)
+    for a in (1.0, 2.0, 2.0, 3, 3):
+        _check(f(tg.ones(2), a), torch.ones(2) * a)
+    assert f._runner.replays == 2
+
+
+def test_data_dependent_branches_give_eager_results():
+    def g(x):
+        if x.sum() > 0:  # bool() of a tensor: a graph break
+            return x * 2
+        return x - 1
+    f = tg.compile(g)
+    for v in ([1.0, 2.0], [-3.0, 1.0], [4.0, 4.0], [-1.0, -1.0]):
+        t = torch.tensor(v)
+        _check(f(tg.tensor(v)), t * 2 if t.sum() > 0 else t - 1)
+    assert f._runner.replays == 0
+
+
+# ---- fullgraph=True ------------------------------------------------------------------------
+def test_the_exception_classes_are_torchs():
+    ours = [c.__name__ for c in tg._dynamo.exc.Unsupported.__mro__]
+    theirs = [c.__name__ for c in torch._dynamo.exc.Unsupported.__mro__]
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("body", [
+    lambda x: x * 2 if x.sum() > 0 else x,   # torch raises here too
+    lambda x: x * x.sum().item(),
+    lambda x: x[x.argmax()],
+], ids=["bool", "item", "index"])
+def test_fullgraph_raises_at_a_graph_break(body):
+    f = tg.compile(body, fullgraph=True)
+    with pytest.raises(tg._dynamo.exc.Unsupported, match="fullgraph=True"):
+        f(tg.ones(3))
+    assert tg.core.state.state.tape is None  # the capture is over
+    ok = tg.compile(lambda x: (x * 2).sum(), fullgraph=True)
+    for _ in range(3):
+        assert ok(tg.ones(3)).item() == 6.0
+
+
+def test_torch_raises_unsupported_for_data_dependent_branching_too():
+    tf = torch.compile(lambda x: x * 2 if x.sum() > 0 else x, fullgraph=True, backend="eager")
+    with pytest.raises(torch._dynamo.exc.Unsupported):
+        tf(torch.ones(3))
+
+
+# ---- the recompile limit -------------------------------------------------------------------
+def test_recompile_limit_then_eager_with_one_warning():
+    global SCALE
+    f = tg.compile(lambda x: x * SCALE)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for s in range(1, 13):
+            SCALE = float(s)
+            _check(f(tg.ones(2)), torch.ones(2) * s)
+    hits = [x for x in w if "recompile_limit" in str(x.message)]
+    assert len(hits) == 1 and "global SCALE" in str(hits[0].message)
+    assert f._runner.captures == tg._dynamo.config.recompile_limit == 8
+    SCALE = 3.0  # still captured: replayed
+    before = f._runner.replays
+    _check(f(tg.ones(2)), torch.ones(2) * 3.0)
+    assert f._runner.replays == before + 1
+
+
+def test_config_and_reset(monkeypatch):
+    global SCALE
+    monkeypatch.setattr(tg._dynamo.config, "recompile_limit", 2)
+    f = tg.compile(lambda x: x * SCALE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for s in (1.0, 2.0, 3.0, 3.0):
+            SCALE = s
+            _check(f(tg.ones(2)), torch.ones(2) * s)
+    assert f._runner.captures == 2 and f._runner.replays == 0
+    tg._dynamo.reset()
+    assert f._runner.captures == 0
+    f(tg.ones(2))
+    _check(f(tg.ones(2)), torch.ones(2) * 3.0)
+    assert f._runner.replays == 1
+
+
+def test_torch_compile_arguments_are_accepted():
+    for kw in ({"mode": "reduce-overhead"}, {"mode": "max-autotune"}, {"dynamic": True},
+               {"dynamic": False}, {"backend": "eager"}, {"backend": "aot_eager"},
+               {"options": {"trace.enabled": False}}, {"fullgraph": True}):
+        f = tg.compile(lambda x: x + 1, **kw)
+        for _ in range(3):
+            _check(f(tg.ones(2)), torch.ones(2) + 1)
+    g = lambda x: x + 1  # noqa: E731
+    assert tg.compile(g, disable=True) is g
+    with pytest.raises(RuntimeError, match="unrecognized mode"):
+        tg.compile(g, mode="fastest")
+
+
+def test_a_capture_under_a_profiler_runs_eagerly():
+    # a profiler holds sys.setprofile: the values the call reads cannot be seen
+    import cProfile
+    global SCALE
+    f = tg.compile(lambda x: x * SCALE)
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        for s in (1.0, 2.0, 3.0):
+            SCALE = s
+            _check(f(tg.ones(2)), torch.ones(2) * s)
+    finally:
+        prof.disable()
+    assert f._runner.replays == 0
+    assert "profiler" in next(iter(f._runner.why.values()))

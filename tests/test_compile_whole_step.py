@@ -1,0 +1,297 @@
+"""Whole-step capture (issue 30): a compiled function that calls zero_grad, the forward,
+the loss, `backward()` and `optimizer.step()` (with clip_grad_norm_, an LR schedule,
+dropout, BatchNorm) replays all of it, bit for bit the eager steps.
+
+Each test trains twice from identical weights and generator state, eagerly and with the
+step compiled, and compares every loss, `.grad`, parameter, buffer and optimizer state
+array with np.array_equal; it also asserts the compiled run DID replay (a run that stayed
+eager would pass the comparison trivially).
+"""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad.train.char_models import GPT, MakemoreMLP
+
+
+@pytest.fixture(autouse=True)
+def _always_replay(monkeypatch):
+    """These tests count replays: the eager-vs-replay timing trial (which may run some
+    calls eagerly, by the clock) is off; test_compile_whole_step.py tests it."""
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", False)
+
+nn = tg.nn
+F = tg.nn.functional
+V = 27
+
+
+class DropMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(6, 16)
+        self.drop = nn.Dropout(0.3)
+        self.bn = nn.BatchNorm1d(16)
+        self.l2 = nn.Linear(16, V)
+
+    def forward(self, x):
+        return self.l2(self.drop(tg.relu(self.bn(self.l1(x)))))
+
+
+def _opt(name, params):
+    if name == "sgd":
+        return tg.optim.SGD(params, lr=0.1, momentum=0.9, weight_decay=1e-3)
+    if name == "adam":
+        return tg.optim.Adam(params, lr=1e-2)
+    return tg.optim.AdamW(params, lr=1e-2, weight_decay=0.1)
+
+
+def _batches(kind, n, seed=0):
+    r = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        if kind == "mlp":
+            out.append((r.integers(0, V, (32, 3)), r.integers(0, V, 32)))
+        elif kind == "gpt":
+            out.append((r.integers(0, V, (4, 8)), r.integers(0, V, 32)))
+        else:
+            out.append((r.standard_normal((16, 6)).astype(np.float32), r.integers(0, V, 16)))
+    return out
+
+
+def _make(kind):
+    if kind == "mlp":
+        return MakemoreMLP(V, 3, 10, 64)
+    if kind == "gpt":
+        return GPT(V, 8, n_layer=1, n_embd=16, n_head=2)
+    return DropMLP()
+
+
+def _train(kind, opt_name, compiled, steps=12, clip=False, schedule=None, sched_inside=True):
+    tg.manual_seed(0)
+    model = _make(kind)
+    opt = _opt(opt_name, model.parameters())
+    sched = None
+    if schedule == "step":
+        sched = tg.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.5)
+    elif schedule == "cosine":
+        sched = tg.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=5)
+
+    def step(x, y):
+        opt.zero_grad()
+        logits = model(x)
+        loss = F.cross_entropy(logits.reshape(-1, V), y)
+        loss.backward()
+        if clip:
+            nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        opt.step()
+        if sched is not None and sched_inside:
+            sched.step()
+        return loss
+
+    run = tg.compile(step) if compiled else step
+    tg.manual_seed(1)  # dropout draws from here on, identically in both runs
+    rec = []
+    for x, y in _batches(kind, steps):
+        loss = run(tg.tensor(x), tg.tensor(y))
+        if sched is not None and not sched_inside:
+            sched.step()
+        rec.append([loss._data.copy()]
+                   + [p.grad._data.copy() for p in model.parameters()]
+                   + [p._data.copy() for p in model.parameters()]
+                   + [b._data.copy() for b in model.buffers()]
+                   + [v._data.copy() for st in opt.state.values() for v in st.values()
+                      if isinstance(v, tg.Tensor)]
+                   + [np.array(g["lr"]) for g in opt.param_groups])
+    return run, rec
+
+
+def _assert_same(a, b):
+    assert len(a) == len(b)
+    for step, (ra, rb) in enumerate(zip(a, b)):
+        assert len(ra) == len(rb), f"step {step}: {len(ra)} vs {len(rb)} arrays"
+        for k, (x, y) in enumerate(zip(ra, rb)):
+            assert x.shape == y.shape and x.dtype == y.dtype and np.array_equal(x, y), \
+                f"step {step}, array {k} differs"
+
+
+@pytest.mark.parametrize("kind", ["mlp", "drop", "gpt"])
+@pytest.mark.parametrize("opt_name", ["sgd", "adam", "adamw"])
+def test_whole_step_equals_eager_bit_for_bit(kind, opt_name):
+    _, eager = _train(kind, opt_name, False)
+    run, comp = _train(kind, opt_name, True)
+    _assert_same(eager, comp)
+    assert run._runner.replays == 11, run._runner.why
+
+
+@pytest.mark.parametrize("schedule, inside", [("step", True), ("cosine", True),
+                                              ("step", False)])
+def test_lr_schedule_and_clip_grad_norm(schedule, inside):
+    _, eager = _train("gpt", "adamw", False, steps=10, clip=True, schedule=schedule,
+                      sched_inside=inside)
+    run, comp = _train("gpt", "adamw", True, steps=10, clip=True, schedule=schedule,
+                       sched_inside=inside)
+    _assert_same(eager, comp)
+    assert run._runner.replays == 9, run._runner.why
+    lrs = [r[-1].item() for r in comp]
+    assert len(set(lrs)) > 2  # the schedule did change the rate between replays
+
+
+def test_gradient_accumulation_without_zero_grad():
+    def train(compiled):
+        tg.manual_seed(0)
+        model = MakemoreMLP(V, 3, 10, 32)
+        opt = tg.optim.SGD(model.parameters(), lr=0.05)
+
+        def micro(x, y):
+            loss = F.cross_entropy(model(x), y) / 2
+            loss.backward()
+            return loss
+        run = tg.compile(micro) if compiled else micro
+        out = []
+        for k, (x, y) in enumerate(_batches("mlp", 8)):
+            run(tg.tensor(x), tg.tensor(y))
+            if k % 2:
+                opt.step()
+                out.append([p._data.copy() for p in model.parameters()])
+                opt.zero_grad()
+        return run, out
+    _, a = train(False)
+    run, b = train(True)
+    _assert_same(a, b)
+    assert run._runner.replays == 7
+
+
+def test_eval_mode_and_a_replaced_parameter_are_seen():
+    tg.manual_seed(0)
+    model = DropMLP()
+    opt = tg.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    run = tg.compile(step)
+    (x, y), = _batches("drop", 1)
+    x, y = tg.tensor(x), tg.tensor(y)
+    for _ in range(3):
+        run(x, y)
+    model.eval()  # dropout off, BatchNorm's running statistics: another capture
+    with tg.no_grad():
+        want = F.cross_entropy(model(x), y)._data.copy()
+    snapshot = [p._data.copy() for p in model.parameters()]
+    got = run(x, y)._data
+    assert np.array_equal(got, want)
+    assert not all(np.array_equal(a, p._data) for a, p in zip(snapshot, model.parameters()))
+    assert run._runner.captures == 2
+
+
+def test_side_effects_in_the_step_keep_it_eager():
+    calls = []
+    count = 0
+    tg.manual_seed(0)
+    model = MakemoreMLP(V, 3, 10, 16)
+    opt = tg.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        nonlocal count
+        count += 1  # a closure variable written: the replay would not do it
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    run = tg.compile(step)
+    (x, y), = _batches("mlp", 1)
+    for _ in range(4):
+        calls.append(run(tg.tensor(x), tg.tensor(y)).item())
+    assert count == 4 and run._runner.replays == 0
+    assert "STORE_DEREF count" in next(iter(run._runner.why.values()))
+    assert calls == sorted(calls, reverse=True)  # it did train: the loss goes down
+
+
+def test_the_generated_replay_is_printable_and_a_loop_variable_named_step_is_no_guard():
+    global step  # a training loop's counter named like the optimizer's method
+    w = tg.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2), requires_grad=True)
+    opt = tg.optim.SGD([w], lr=0.1)
+
+    def train_step(x):
+        opt.zero_grad()
+        loss = (x @ w).tanh().sum()
+        loss.backward()
+        opt.step()  # `step` here is an attribute, not the global
+        return loss
+    run = tg.compile(train_step)
+    assert "nothing captured" in run.explain()
+    x = tg.ones(4, 3)
+    for step in range(5):
+        run(x)
+    assert run._runner.replays == 4 and run._runner.captures == 1
+    code = run.explain()
+    for part in ("def replay(ext):", "matmul", "tanh", "# backward of", "accumulate_all",
+                 "zero_grad", "step"):
+        assert part in code
+    assert "closure variable opt" in code and "global step" not in code
+    m = tg.compile(nn.Linear(3, 2))
+    with tg.no_grad():
+        m(x), m(x)
+    assert "linear" in m.code and m.explain() == m.code
+
+
+def test_train_and_eval_inside_the_step_are_replayed():
+    def run(compiled):
+        tg.manual_seed(0)
+        model = DropMLP()
+        opt = tg.optim.Adam(model.parameters(), lr=1e-2)
+
+        def step(x, y):
+            model.train()  # a loop that evaluates between steps switches back here
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        fn = tg.compile(step) if compiled else step
+        tg.manual_seed(1)
+        out = []
+        for k, (x, y) in enumerate(_batches("drop", 8)):
+            out.append([fn(tg.tensor(x), tg.tensor(y))._data.copy()])
+            if k % 3 == 2:
+                model.eval()  # evaluation between steps (no grad, no step)
+                with tg.no_grad():
+                    out.append([model(tg.tensor(x))._data.copy()])
+            assert model.training or k % 3 == 2
+        return fn, out
+    _, a = run(False)
+    fn, b = run(True)
+    _assert_same(a, b)
+    assert fn._runner.replays >= 5
+
+
+def test_a_replay_that_does_not_win_falls_back_to_eager(monkeypatch):
+    """tg.compile is never slower than eager: the first calls of a capture alternate
+    eager and replay, timed; a replay no faster than eager is dropped (a fake clock
+    decides here: a real one would make the test depend on the machine)."""
+    from tapegrad._compile import runner as R
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", True)
+    for replay_cost, eager_cost, stays in ((5.0, 3.0, False), (1.0, 3.0, True)):
+        now = [0.0]
+        monkeypatch.setattr(R, "_clock", lambda: now[0])
+        m = nn.Linear(3, 2)
+        cm = tg.compile(m)
+        x = tg.ones(4, 3)
+        outs = []
+        for _ in range(12):
+            before = cm._runner.replays
+            outs.append(cm(x))
+            outs[-1].sum().backward()
+            now[0] += replay_cost if cm._runner.replays > before else eager_cost
+        want = m(x).detach().numpy()
+        assert all(np.array_equal(o.detach().numpy(), want) for o in outs)
+        if stays:
+            assert cm._runner.replays == 12 - 1 - 3  # the capture, 3 eager trial calls
+            assert not cm._runner.slow
+        else:
+            assert cm._runner.replays == 3 and cm._runner.slow
+            assert "not faster" in next(iter(cm._runner.why.values()))
