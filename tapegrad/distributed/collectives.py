@@ -11,6 +11,7 @@ import numpy as np
 
 import tapegrad as tg
 
+from .fingerprint import check_same, describe
 from .process_group import arrive, comm_for, mpi, resolve, timeout_of, wait_all
 
 __all__ = ["ReduceOp", "Work", "all_reduce", "broadcast", "all_gather",
@@ -109,6 +110,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     buf = np.array(tensor._data, order="C", copy=True)
     if name == "AVG" and buf.dtype.kind not in "fc":
         raise ValueError(f"all_reduce: ReduceOp.AVG needs a floating tensor, got {buf.dtype}")
+    check_same(comm, what, describe(what, buf, op=name))
     req = comm.Iallreduce(mpi().IN_PLACE, buf, op=mop)
 
     def finish():
@@ -144,6 +146,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         return None
     root = _root(src, group, comm, what, group_src)
     buf = np.array(tensor._data, order="C", copy=True)
+    check_same(comm, what, describe(what, buf, src=resolve(group, what)._ranks[root]))
     req = comm.Ibcast(buf, root=root)
     return _done(Work([req], lambda: _write(tensor, buf), what, comm), async_op)
 
@@ -166,6 +169,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
                              f"tensor has shape {list(tensor._data.shape)}")
     send = np.ascontiguousarray(tensor._data)
     recv = np.empty((n,) + send.shape, dtype=send.dtype)
+    check_same(comm, what, describe(what, send))
     req = comm.Iallgather(send, recv)
 
     def finish():
@@ -186,6 +190,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
                          f"expected world_size ({n}) x {input_tensor._data.size}")
     send = np.ascontiguousarray(input_tensor._data)
     recv = np.empty(n * send.size, dtype=send.dtype)
+    check_same(comm, what, describe(what, send, output_dtype=output_tensor._data.dtype))
     req = comm.Iallgather(send, recv)
     return _done(Work([req], lambda: _write(output_tensor, recv), what, comm), async_op)
 
@@ -209,6 +214,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     send = np.ascontiguousarray(np.stack([t._data for t in input_list]).astype(
         output._data.dtype, copy=False))
     recv = np.empty(output._data.shape, dtype=send.dtype)
+    check_same(comm, what, describe(what, send, op=name))
     req = comm.Ireduce_scatter_block(send, recv, op=mop)
 
     def finish():
@@ -229,6 +235,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
                          f"world_size ({n}) x output's {output._data.size}")
     send = np.ascontiguousarray(input._data).astype(output._data.dtype, copy=False)
     recv = np.empty(output._data.shape, dtype=send.dtype)
+    check_same(comm, what, describe(what, input._data, output_dtype=output._data.dtype,
+                                    op=name))
     req = comm.Ireduce_scatter_block(send, recv, op=mop)
     return _done(Work([req], lambda: _write(output, recv / n if name == "AVG" else recv),
                       what, comm), async_op)
