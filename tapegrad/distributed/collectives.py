@@ -12,7 +12,7 @@ import numpy as np
 import tapegrad as tg
 
 from .fingerprint import check_same, describe
-from .process_group import arrive, comm_for, mpi, resolve, timeout_of, wait_all
+from .process_group import arrive, comm_for, mpi, ranks_of, resolve, timeout_of, wait_all
 
 __all__ = ["ReduceOp", "Work", "all_reduce", "broadcast", "all_gather",
            "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor", "barrier",
@@ -83,9 +83,15 @@ class Work:
         if not self._done:
             seconds = (timeout.total_seconds() if timeout is not None
                        else timeout_of(self._comm) if self._comm is not None else None)
-            wait_all(self._requests, self._what, seconds, self._statuses)
+            wait_all(self._requests, self._what, seconds, self._statuses, self._peers())
             self._complete()
         return True
+
+    def _peers(self):
+        # the ranks this work waits for: the group's (point-to-point: the one peer)
+        if getattr(self, "_peer_ranks", None) is not None:
+            return self._peer_ranks
+        return ranks_of(self._comm) if self._comm is not None else None
 
     def _complete(self):
         self._done = True

@@ -11,7 +11,7 @@ import hashlib
 
 import numpy as np
 
-from .process_group import _State, timeout_of, wait_all
+from .process_group import ranks_of, timeout_of, wait_all
 
 __all__ = ["describe", "check_same"]
 
@@ -39,13 +39,6 @@ def _decode(row):
     return bytes(row).rstrip(b"\0").decode(errors="replace")
 
 
-def _global_ranks(comm):
-    for pg in [_State.world] + _State.groups:
-        if pg is not None and pg._comm is comm:
-            return pg._ranks
-    return None
-
-
 def check_same(comm, what, text):
     """Raise a RuntimeError on every rank of `comm` unless all passed the same `text`
     (ranks are named by their global rank)."""
@@ -54,10 +47,10 @@ def check_same(comm, what, text):
         return
     mine = _encode(text)
     every = np.empty((n, _WIDTH), dtype=np.uint8)
-    wait_all([comm.Iallgather(mine, every)], what, timeout_of(comm))
+    wait_all([comm.Iallgather(mine, every)], what, timeout_of(comm), peers=ranks_of(comm))
     if (every == every[0]).all():
         return
-    names = _global_ranks(comm) or range(n)
+    names = ranks_of(comm) or range(n)
     calls = ", ".join(f"rank {r} runs {_decode(row)}" for r, row in zip(names, every))
     raise RuntimeError(f"{what}: Detected mismatch between collectives on ranks: {calls}. "
                        "Every rank must pass tensors of the same shape and dtype (and the "
