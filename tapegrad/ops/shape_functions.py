@@ -9,10 +9,12 @@ naming the op and the shapes), translates `dim` to the table's non-negative `axi
 and calls `apply`. reshape/view, expand, permute and transpose live in functions.py.
 """
 import builtins
+import functools
 import math
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..core import tape as _tape
 from ..core.node import Node
 from ..core.record import apply
@@ -20,6 +22,7 @@ from ..core.state import state
 from ..core.tensor_base import TensorBase, make
 from . import functions as F
 from . import indexing as I
+from . import promotion as P
 from . import shape as S
 
 
@@ -156,6 +159,9 @@ def cat(tensors, dim=0, *, axis=None):
                     f"(cat: shapes {tuple(first)} and {tuple(s)})")
     if len(ts) == 1:
         return apply(S.cat, ts[0], axis=d)
+    # torch's result dtype, not NumPy's (which widens float16 with int16/32/64 to float32)
+    want = functools.reduce(_dt.promote_types, [t._data.dtype for t in ts])
+    ts = [t if t._data.dtype == want else P._cast(t, want) for t in ts]
     return apply(S.cat, *ts, axis=d)
 
 
