@@ -67,8 +67,15 @@ def _start(roots, grad_outputs, retain_graph, create_graph):
     return roots, seeds, create_graph if retain_graph is None else retain_graph
 
 
+# How many backward() calls this process has started (why_no_grad says "no backward
+# has run yet" while it is 0).
+calls = 0
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Compute the gradient of `tensors` w.r.t. the graph's leaves and accumulate it."""
+    global calls
+    calls += 1
     if (grad_tensors is None and inputs is None and not create_graph
             and isinstance(tensors, TensorBase) and tensors._rg and tensors._data.size == 1):
         # `loss.backward()`, the call every training step makes: one scalar root and the
