@@ -127,9 +127,9 @@ def item4_roles():
     rows = []
     for name, t in (("x (input)", x), ("w1", w1), ("h (activation)", h),
                     ("frozen", frozen), ("w2", w2)):
-        rows.append((name, t.is_leaf, t.requires_grad, t.grad is not None))
+        rows.append((name, t.is_leaf, t.requires_grad, t.is_leaf and t.grad is not None))
         print(f"{name:>15}: is_leaf={t.is_leaf!s:5} requires_grad={t.requires_grad!s:5} "
-              f"has .grad={t.grad is not None}")
+              f"has .grad={rows[-1][3]}")  # h.grad is not read: it warns, as in torch
     return rows
 
 

@@ -17,6 +17,7 @@ from . import legacy_args as _legacy
 from . import printing as _printing
 from .core import backward as _backward
 from .core import cuts as _cuts
+from .core import grad_attribute as _grad_attribute
 from .core import grad_mode as _grad_mode
 from .core import hooks as _hooks
 from .core import shared_memory as _shm
@@ -78,6 +79,8 @@ class Tensor(TensorBase):
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
         return self
+
+    grad = _grad_attribute.grad  # warns on a non-leaf's .grad read, as torch
 
     def retain_grad(self):
         """Keep `.grad` on a non-leaf tensor after backward (leaves always keep it)."""

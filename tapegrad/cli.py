@@ -19,10 +19,12 @@ Errors never show a traceback unless `--debug` is given: a usage error (unknown 
 abbreviated flag, absurd value) is one line and exit 2; an error while running (a
 corrupt checkpoint, missing data, a loss that became NaN, or any unexpected exception
 from tapegrad) is one line `tapegrad: error: ...` and exit 1; Ctrl-C is one line and exit
-130. Flag values are checked by the validators in `tapegrad/train/flags.py`.
+130. A reader that closes the output pipe early (`tapegrad sample CKPT | head -1`) ends
+the command quietly, exit 0. Flag values are checked by the validators in `tapegrad/train/flags.py`.
 """
 import argparse
 import importlib
+import os
 import sys
 
 __all__ = ["main", "build_parser"]
@@ -221,12 +223,27 @@ def main(argv=None):
         args._argv = argv  # `train TASK --nproc N` re-runs the command on N ranks
         debug = bool(getattr(args, "debug", False))
         if debug:
-            return int(args.func(args) or 0)
-        # NumPy's overflow/invalid warnings would add lines to the one-line contract; the
-        # jobs check the loss for NaN/inf themselves and say so (--debug shows them).
-        import numpy as np
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-            return int(args.func(args) or 0)
+            code = int(args.func(args) or 0)
+        else:
+            # NumPy's overflow/invalid warnings would add lines to the one-line contract;
+            # the jobs check the loss for NaN/inf themselves and say so (--debug shows them).
+            import numpy as np
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore",
+                             under="ignore"):
+                code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe is seen here, not in the interpreter's exit
+        return code
+    except BrokenPipeError:
+        # The reader closed the pipe (`tapegrad sample CKPT | head -1`): it has what it
+        # wanted, so end quietly and successfully. stdout now points to /dev/null so that
+        # the interpreter's final flush of the unwritten rest cannot raise again.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 0
     except KeyboardInterrupt as e:
         if debug:
             raise

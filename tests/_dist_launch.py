@@ -3,6 +3,7 @@
 fails instead of blocking CI); `assert_ok` checks the exit code and every rank's
 `OK <rank>` line."""
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -19,8 +20,17 @@ def launch(nproc, script, *args, cwd, timeout=TIMEOUT, module=False):
     cmd = [sys.executable, "-m", "tapegrad", "launch", "--nproc", str(nproc)]
     cmd += (["-m"] if module else []) + [target, *map(str, args)]
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
-                       timeout=timeout)
+    # its own session: on a timeout the whole job (mpiexec, its proxy, the ranks) is
+    # killed, not only the launcher, so a hung job does not spin on after the test
+    with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    p = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     p.seconds = time.perf_counter() - t0
     return p
 

@@ -76,6 +76,7 @@ TABLE = [
     ("names", "--model", ["bogus", "", "GPT"], None),
     ("names", "--data", ["{missing}", "{dir}", "{empty}", "{binary}", "{file}", ""], "{value}"),
     ("names", "--steps", NUMBERS + ["0", "-1", "1000000001"], None),
+    ("names", "--threads", NUMBERS + ["-1", "5000"], None),
     ("names", "--batch-size", NUMBERS + ["0", "-1", str(2 ** 31)], None),
     ("names", "--lr", REALS + ["0", "-1"], None),
     ("names", "--block-size", NUMBERS + ["0", "-1", "1000001"], None),

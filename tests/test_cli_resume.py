@@ -140,17 +140,19 @@ def test_names_outputs_like_mnist(tmp_path, capsys):
     for k in ("train_loss", "val_loss", "seconds"):
         assert len(m[k]) == 2 and all(isinstance(v, float) for v in m[k]), k
     assert m["seconds"][0] <= m["seconds"][1] == m["total_seconds"]
-    # the final test loss is the loss of the saved model on the test split
-    model = load_model(out / "checkpoint.safetensors")
+    # the final test loss is the loss of the best-validation model on the test split
+    model = load_model(out / "best.safetensors")
     data = names_task._names(words)
     X, Y = names_task._arrays(data, "mlp", 3, "test")
     assert m["test_loss"] == pytest.approx(names_task.split_loss(model, "mlp", X, Y))
     assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     last = cap.out.strip().splitlines()[-1]
-    assert last.startswith(f"final val loss {m['val_loss'][-1]:.4f}, test loss "
+    best = m["best"]
+    assert last.startswith(f"final val loss {m['val_loss'][-1]:.4f}; best val loss "
+                           f"{best['val_loss']:.4f} at step {best['step']}, its test loss "
                            f"{m['test_loss']:.4f} in "), last
     assert last.endswith(f"wrote {out / 'metrics.json'}, {out / 'curves.png'}, "
-                         f"{out / 'checkpoint.safetensors'}"), last
+                         f"{out / 'checkpoint.safetensors'}, {out / 'best.safetensors'}"), last
     assert run(["train", "names", "--data", words, "--steps", "2", "--samples", "0",
                 "--out", out, "--no-progress"]) == 0
     assert capsys.readouterr().err == ""

@@ -4,6 +4,7 @@ A crash (even SIGKILL) mid-write leaves the old file intact. As `torch.save` (wh
 opens the path for writing) would: an existing target keeps its permission bits, and a
 symlink is written through (its target is replaced, the link stays a link)."""
 import os
+import sys
 import tempfile
 
 
@@ -16,7 +17,7 @@ def write_atomic(path, data):
         umask = os.umask(0)  # there is no way to read the umask without setting it
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp",
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target, directory), suffix=".tmp",
                                dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -33,6 +34,20 @@ def write_atomic(path, data):
             pass
         raise
     _fsync_dir(directory)
+
+
+def _temp_prefix(target, directory):
+    """"." + the target's name + ".", the name cut so that the temporary file's whole name
+    (prefix, mkstemp's 8 random characters, ".tmp") fits the file system's NAME_MAX: a
+    legal 255-byte target name must not make the hidden temporary name illegal."""
+    try:
+        name_max = os.pathconf(directory, "PC_NAME_MAX")
+    except (AttributeError, OSError, ValueError):
+        name_max = 255
+    room = max(1, name_max - len(".") - len(".") - 8 - len(".tmp"))
+    name = os.fsencode(os.path.basename(target))[:room]
+    # cut on a character boundary (a multi-byte UTF-8 name may end mid-character)
+    return "." + name.decode(sys.getfilesystemencoding(), "ignore") + "."
 
 
 def _fsync_dir(directory):

@@ -301,6 +301,10 @@ def decode(root, take, legacy=False, make_object=None):
             if t == "tensor":
                 value = Tensor._of(arr)
                 if rg:
+                    if arr.dtype.kind not in "fc":  # torch's rule; named here, not bare
+                        raise TreeError(f"{where}: tensor {name[:60]!r} of dtype {arr.dtype} "
+                                        "is marked as requiring grad, but only Tensors of "
+                                        "floating point dtype can require gradients")
                     value.requires_grad_(True)
             else:
                 value = arr

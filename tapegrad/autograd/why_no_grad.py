@@ -9,6 +9,10 @@ For each parameter whose `.grad` is None, the cause by name:
                                (core/cuts.py records these as they happen)
     never reached from the loss  no recorded cut: it took no part in computing what
                                backward started from (a layer built but not called?)
+    no backward has run yet    called before any backward(): nothing could have a grad
+    not a leaf                 computed by an op; after `w = w - lr * w.grad` (an update
+                               outside no_grad, the classic mistake) the fix is an
+                               in-place update under no_grad, not retain_grad()
 
 and, for a Module, the parameters that are not in `model.parameters()` at all: modules
 kept in a plain Python list/tuple/dict attribute (use nn.ModuleList / ModuleDict) and
@@ -20,12 +24,19 @@ The result is a `NoGradReport`: a dict {name: cause} whose repr is the readable 
 `optimizer.step()` runs once per optimizer (optim/optimizer.py).
 """
 import warnings
+from collections.abc import Mapping
 
+from ..core import backward as _backward
 from ..core import cuts as _cuts
+from ..core.grad_attribute import SLOT as _GRAD
 from ..core.tensor_base import TensorBase
+
+_grad = _GRAD.__get__  # .grad without the non-leaf warning: asking why is not the mistake
 
 __all__ = ["why_no_grad", "NoGradReport"]
 
+_NO_BACKWARD = ("no backward has run yet (call loss.backward() first; why_no_grad "
+                "explains a grad that is still None after it)")
 _NEVER = ("never reached from the loss (it took no part in computing it: a layer built "
           "but never called?)")
 
@@ -58,10 +69,10 @@ class NoGradReport(dict):
 def why_no_grad(model_or_params):
     """The cause for each parameter whose `.grad` is None (see the module docstring).
 
-    `model_or_params`: a Module, an iterable of tensors, of (name, tensor) pairs
-    (`named_parameters()`), or one tensor. Call it after backward."""
+    `model_or_params`: a Module, a dict {name: tensor}, an iterable of tensors, of
+    (name, tensor) pairs (`named_parameters()`), or one tensor. Call it after backward."""
     named, unregistered = _named(model_or_params)
-    causes = {name: cause(p) for name, p in named if p.grad is None}
+    causes = {name: cause(p) for name, p in named if _grad(p) is None}
     return NoGradReport(causes, unregistered, len(named))
 
 
@@ -70,9 +81,16 @@ def cause(p):
     if not p.requires_grad:
         return "requires_grad=False (frozen)"
     if not p.is_leaf:
+        if _looks_like_an_update(p):
+            return ("not a leaf: it was computed from the parameter it replaced (an update "
+                    "such as `w = w - lr * w.grad` outside no_grad makes a new, non-leaf "
+                    "tensor that backward never fills); update in place instead: "
+                    "`with tg.no_grad(): w -= lr * w.grad`, then `w.grad = None`")
         return ("not a leaf: it was computed by an op, and only leaves keep .grad (call "
                 ".retain_grad() on it before backward to keep its gradient)")
     recs = _cuts.cuts_of(p)
+    if not recs and _backward.calls == 0:
+        return _NO_BACKWARD
     if not recs:
         return _NEVER
     first = recs[-1]
@@ -82,6 +100,35 @@ def cause(p):
     return text
 
 
+def _looks_like_an_update(p, limit=64):
+    """Does `p`'s graph reach exactly one leaf that requires grad, of p's shape and with
+    a .grad of its own? That is `w = w - lr * w.grad` (w.grad is a constant in the
+    expression, so the old w is the one leaf), not an intermediate result of a model.
+    (A heuristic: it picks the advice, not whether there is a problem.)"""
+    if p.grad_fn.inputs is None:
+        # backward already freed the graph (the usual moment to ask): its edges are gone,
+        # so judge by the op that made p, an update's add/sub
+        return getattr(p.grad_fn.op, "name", "") in ("add", "sub")
+    leaves, seen, todo = [], set(), [p.grad_fn]
+    while todo and len(seen) < limit:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            var = getattr(nxt, "variable", None)
+            if var is not None:
+                leaves.append(var)
+            else:
+                todo.append(nxt)
+    if todo or len({id(v) for v in leaves}) != 1:
+        return False
+    leaf = leaves[0]
+    return tuple(leaf.shape) == tuple(p.shape) and _grad(leaf) is not None
+
+
 def warn_on_first_step(optimizer):
     """Warn (once, on the first step) about the parameters given to `optimizer` that
     require grad but have no gradient: that step leaves them unchanged."""
@@ -89,7 +136,7 @@ def warn_on_first_step(optimizer):
     for g, group in enumerate(optimizer.param_groups):
         names = group.get("param_names")
         for i, p in enumerate(group["params"]):
-            if p.grad is None and p.requires_grad:
+            if _grad(p) is None and p.requires_grad:
                 name = names[i] if names else f"param_groups[{g}]['params'][{i}]"
                 missing.append(f"{name} (shape {tuple(p.shape)}): {cause(p)}")
     if not missing:
@@ -115,6 +162,8 @@ def _named(obj):
     """([(name, tensor)], [unregistered descriptions])."""
     if isinstance(obj, TensorBase):
         return [(obj.name or "tensor", obj)], []
+    if isinstance(obj, Mapping):  # {name: tensor}
+        return [(str(k), v) for k, v in obj.items()], []
     if hasattr(obj, "named_parameters") and hasattr(obj, "named_modules"):
         return list(obj.named_parameters()), _unregistered(obj)
     named = []

@@ -69,8 +69,15 @@ def _start(roots, grad_outputs, retain_graph, create_graph):
     return roots, seeds, create_graph if retain_graph is None else retain_graph
 
 
+# How many backward() calls this process has started (why_no_grad says "no backward
+# has run yet" while it is 0).
+calls = 0
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Compute the gradient of `tensors` w.r.t. the graph's leaves and accumulate it."""
+    global calls
+    calls += 1
     if anywhere.tapes and state.tape is not None:  # inside a tg.compile capture
         return _tape.backward(_backward, tensors, grad_tensors, retain_graph, create_graph,
                               inputs)

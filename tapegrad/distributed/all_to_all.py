@@ -11,6 +11,7 @@ counts is an error here only where a rank can see it (its own totals).
 import numpy as np
 
 from .collectives import Work, _check_tensor, _done, _member_comm, _write
+from .fingerprint import check_same, describe
 from .process_group import comm_for, mpi
 
 __all__ = ["all_to_all_single", "all_to_all"]
@@ -33,8 +34,10 @@ def _splits(sizes, rows, n, what, name):
     return sizes
 
 
-def _start(comm, send, send_counts, recv, recv_counts, finish, what, async_op):
-    """Ialltoallv of byte buffers, counts in bytes."""
+def _start(comm, send, send_counts, recv, recv_counts, finish, what, async_op, dtype):
+    """Ialltoallv of byte buffers, counts in bytes (the pieces' sizes may differ between
+    ranks; their dtype may not)."""
+    check_same(comm, what, describe(what, dtype=dtype))
     BYTE = mpi().BYTE
     sdis = np.concatenate([[0], np.cumsum(send_counts)[:-1]]).astype(int).tolist()
     rdis = np.concatenate([[0], np.cumsum(recv_counts)[:-1]]).astype(int).tolist()
@@ -68,7 +71,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     recv = np.empty(out.nbytes, dtype=np.uint8)
     return _start(comm, _bytes(a), [r * row for r in send_rows], recv,
                   [r * row for r in recv_rows],
-                  lambda: _write(output, recv.view(out.dtype)), what, async_op)
+                  lambda: _write(output, recv.view(out.dtype)), what, async_op, a.dtype)
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
@@ -97,4 +100,4 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
             _write(t, recv[at:at + k].view(t._data.dtype))
             at += k
     return _start(comm, send, [t._data.nbytes for t in input_tensor_list], recv,
-                  recv_counts, finish, what, async_op)
+                  recv_counts, finish, what, async_op, dtypes.pop())

@@ -12,7 +12,8 @@ import numpy as np
 from ..core.grad_mode import no_grad
 from ..ops.creation import from_numpy
 from .._tensor import Tensor
-from .process_group import arrive, comm_for, mpi, resolve, timeout_of, wait_all
+from .fingerprint import check_same, describe
+from .process_group import arrive, comm_for, mpi, ranks_of, resolve, timeout_of, wait_all
 
 __all__ = ["ReduceOp", "Work", "all_reduce", "broadcast", "all_gather",
            "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor", "barrier",
@@ -83,9 +84,15 @@ class Work:
         if not self._done:
             seconds = (timeout.total_seconds() if timeout is not None
                        else timeout_of(self._comm) if self._comm is not None else None)
-            wait_all(self._requests, self._what, seconds, self._statuses)
+            wait_all(self._requests, self._what, seconds, self._statuses, self._peers())
             self._complete()
         return True
+
+    def _peers(self):
+        # the ranks this work waits for: the group's (point-to-point: the one peer)
+        if getattr(self, "_peer_ranks", None) is not None:
+            return self._peer_ranks
+        return ranks_of(self._comm) if self._comm is not None else None
 
     def _complete(self):
         self._done = True
@@ -110,6 +117,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     buf = np.array(tensor._data, order="C", copy=True)
     if name == "AVG" and buf.dtype.kind not in "fc":
         raise ValueError(f"all_reduce: ReduceOp.AVG needs a floating tensor, got {buf.dtype}")
+    check_same(comm, what, describe(what, buf, op=name))
     req = comm.Iallreduce(mpi().IN_PLACE, buf, op=mop)
 
     def finish():
@@ -145,6 +153,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         return None
     root = _root(src, group, comm, what, group_src)
     buf = np.array(tensor._data, order="C", copy=True)
+    check_same(comm, what, describe(what, buf, src=resolve(group, what)._ranks[root]))
     req = comm.Ibcast(buf, root=root)
     return _done(Work([req], lambda: _write(tensor, buf), what, comm), async_op)
 
@@ -167,6 +176,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
                              f"tensor has shape {list(tensor._data.shape)}")
     send = np.ascontiguousarray(tensor._data)
     recv = np.empty((n,) + send.shape, dtype=send.dtype)
+    check_same(comm, what, describe(what, send))
     req = comm.Iallgather(send, recv)
 
     def finish():
@@ -187,6 +197,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
                          f"expected world_size ({n}) x {input_tensor._data.size}")
     send = np.ascontiguousarray(input_tensor._data)
     recv = np.empty(n * send.size, dtype=send.dtype)
+    check_same(comm, what, describe(what, send, output_dtype=output_tensor._data.dtype))
     req = comm.Iallgather(send, recv)
     return _done(Work([req], lambda: _write(output_tensor, recv), what, comm), async_op)
 
@@ -210,6 +221,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     send = np.ascontiguousarray(np.stack([t._data for t in input_list]).astype(
         output._data.dtype, copy=False))
     recv = np.empty(output._data.shape, dtype=send.dtype)
+    check_same(comm, what, describe(what, send, op=name))
     req = comm.Ireduce_scatter_block(send, recv, op=mop)
 
     def finish():
@@ -230,6 +242,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
                          f"world_size ({n}) x output's {output._data.size}")
     send = np.ascontiguousarray(input._data).astype(output._data.dtype, copy=False)
     recv = np.empty(output._data.shape, dtype=send.dtype)
+    check_same(comm, what, describe(what, input._data, output_dtype=output._data.dtype,
+                                    op=name))
     req = comm.Ireduce_scatter_block(send, recv, op=mop)
     return _done(Work([req], lambda: _write(output, recv / n if name == "AVG" else recv),
                       what, comm), async_op)

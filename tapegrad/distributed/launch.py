@@ -13,9 +13,15 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 
 __all__ = ["find_mpiexec", "launch_command", "launch"]
+
+
+# The directory where each rank's run.py leaves a file named by its rank once its
+# script finished (see launch()).
+FINISHED_DIR = "TAPEGRAD_FINISHED_DIR"
 
 
 class LaunchError(RuntimeError):
@@ -61,7 +67,14 @@ def _first_host(hostfile):
 
 
 def launch(nproc, target, hostfile=None, module=False, env=None):
-    """Run the job; returns mpiexec's exit code (non-zero if any rank failed)."""
+    """Run the job; returns mpiexec's exit code (non-zero if any rank failed), or 1 if
+    mpiexec reports success but a rank never finished its script.
+
+    Why the second check: a rank that ends with os._exit(0) mid-training (no MPI_Finalize)
+    makes MPICH's mpiexec tear the job down and report 0, the other ranks unfinished.
+    torchrun exits 1 there. Each rank's run.py leaves a marker file when its script
+    finished; on one machine (no host file: the others' files are not visible here)
+    a missing marker turns success into failure."""
     cmd = launch_command(nproc, target, hostfile=hostfile, module=module)
     env = dict(os.environ if env is None else env)
     # torchrun's rule: one OpenMP/BLAS thread per rank unless the user chose otherwise,
@@ -72,7 +85,23 @@ def launch(nproc, target, hostfile=None, module=False, env=None):
     # without); one run id for every rank (uuid, as torchrun's standalone mode)
     env.setdefault("MASTER_ADDR", _first_host(hostfile) if hostfile else "127.0.0.1")
     env.setdefault("TORCHELASTIC_RUN_ID", uuid.uuid4().hex)
+    markers = None if hostfile else tempfile.mkdtemp(prefix="tapegrad-launch-")
+    if markers is not None:
+        env[FINISHED_DIR] = markers
     try:
-        return subprocess.call(cmd, env=env)
+        code = subprocess.call(cmd, env=env)
     except KeyboardInterrupt:
         return 130
+    finally:
+        if markers is not None:
+            finished = set(os.listdir(markers))
+            shutil.rmtree(markers, ignore_errors=True)
+    if code == 0 and markers is not None:
+        missing = [r for r in range(nproc) if str(r) not in finished]
+        if missing:
+            sys.stderr.write(
+                f"tapegrad launch: rank(s) {', '.join(map(str, missing))} did not finish "
+                "the script though mpiexec reported success (a rank that leaves with "
+                "os._exit(0) ends the job, the others unfinished); exit code 1\n")
+            return 1
+    return code

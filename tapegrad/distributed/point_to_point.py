@@ -40,6 +40,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     req = comm.Isend([buf, mpi().BYTE], dest=peer, tag=int(tag))
     work = Work([req], None, f"send to rank {dst if group_dst is None else group_dst}", comm)
     work._buffer = buf
+    work._peer_ranks = (resolve(group, what)._ranks[peer],)
     return work
 
 
@@ -103,6 +104,7 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     work = RecvWork([req], None, f"recv from {sender}", comm)
     work._statuses = statuses
     work._tensor = tensor
+    work._peer_ranks = ranks if peer == MPI.ANY_SOURCE else (ranks[peer],)
 
     def finish():
         st = statuses[0]

@@ -14,6 +14,8 @@ import time
 import traceback
 import warnings
 
+from .departures import Departures
+
 __all__ = ["init_process_group", "destroy_process_group", "is_available", "is_initialized",
            "get_rank", "get_world_size", "get_backend", "GroupMember", "group",
            "ProcessGroup", "DistError", "DistBackendError"]
@@ -32,6 +34,8 @@ class _State:
     MPI = None           # the mpi4py.MPI module
     prev_excepthook = None
     on_destroy = []      # what must be freed before MPI is (DDP's shared windows)
+    departures = None    # departures.Departures: the ranks that left the job
+    announce_at_exit = False
 
 
 class ProcessGroup:
@@ -148,6 +152,14 @@ def _run_on_destroy():
         free()
 
 
+def ranks_of(comm):
+    """The global ranks of the group whose communicator is `comm` (None: unknown)."""
+    for pg in [_State.world] + _State.groups:
+        if pg is not None and pg._comm is comm:
+            return pg._ranks
+    return None
+
+
 def timeout_of(comm):
     """The timeout (seconds) of the group whose communicator is `comm`."""
     for pg in [_State.world] + _State.groups:
@@ -172,7 +184,7 @@ class DistBackendError(DistError):
     __module__ = "tapegrad.distributed"
 
 
-def wait_all(requests, what="a collective", timeout=None, statuses=None):
+def wait_all(requests, what="a collective", timeout=None, statuses=None, peers=None):
     """MPI Waitall that gives the CPU away while it waits, and gives up after `timeout`
     seconds (default: the world group's) with an error naming the collective.
 
@@ -182,7 +194,9 @@ def wait_all(requests, what="a collective", timeout=None, statuses=None):
     bench/bench_ddp.py). MPI cannot cancel a collective, so after a timeout the
     group is unusable: the error, uncaught, ends the whole job (abort_job).
     `statuses`: a list that receives the requests' MPI statuses (who sent a message to
-    a receive from any rank, and how long it was)."""
+    a receive from any rank, and how long it was). `peers`: the global ranks the wait
+    depends on (None: every rank); if one of them left the job (departures.py) and the
+    wait is still unfinished GRACE seconds later, it fails naming that rank."""
     MPI = _State.MPI
     if not requests:
         return
@@ -192,7 +206,14 @@ def wait_all(requests, what="a collective", timeout=None, statuses=None):
         timeout = _State.world._timeout if _State.world is not None else None
     deadline = None if timeout is None else time.monotonic() + timeout
     yield_ = getattr(os, "sched_yield", None)
+    departures = _State.departures
     while not MPI.Request.Testall(requests, statuses):
+        gone = departures.overdue(peers) if departures is not None else None
+        if gone is not None:
+            raise DistBackendError(
+                f"{what}: rank {gone} left the job (its script ended or exited, or it "
+                f"destroyed its process group) while this rank waits for it in this "
+                f"{what}: every rank must run the same collectives")
         if deadline is not None and time.monotonic() > deadline:
             raise DistBackendError(
                 f"{what}: timed out after {timeout:g} s waiting for the other ranks (the "
@@ -207,7 +228,7 @@ def arrive(comm, what):
     blocking MPI calls that follow (pickled objects, communicator splits) then cannot
     hang on a rank that never comes."""
     if comm.Get_size() > 1:
-        wait_all([comm.Ibarrier()], what, timeout_of(comm))
+        wait_all([comm.Ibarrier()], what, timeout_of(comm), peers=ranks_of(comm))
 
 
 def _env_int(name):
@@ -267,6 +288,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     _State.world = ProcessGroup(comm, range(comm.Get_size()),
                                 (timeout or DEFAULT_TIMEOUT).total_seconds(), "0")
     _State.groups = []
+    if comm.Get_size() > 1:
+        _State.departures = Departures(MPI, comm)
+        if not _State.announce_at_exit:
+            import atexit
+            atexit.register(_announce_departure)  # runs before mpi4py finalises MPI
+            _State.announce_at_exit = True
     os.environ.setdefault("RANK", str(comm.Get_rank()))
     os.environ.setdefault("WORLD_SIZE", str(comm.Get_size()))
     os.environ.setdefault("LOCAL_RANK", os.environ.get("MPI_LOCALRANKID", "0"))
@@ -288,6 +315,7 @@ def destroy_process_group(group=None):
         _State.groups.remove(pg)
         return
     _run_on_destroy()
+    _announce_departure()
     for pg in _State.groups:
         pg._comm.Free()
         pg._comm = None
@@ -299,6 +327,14 @@ def destroy_process_group(group=None):
     if _State.prev_excepthook is not None:
         sys.excepthook = _State.prev_excepthook
         _State.prev_excepthook = None
+
+
+def _announce_departure():
+    """Tell the other ranks this one left (at exit, or destroy_process_group), so that a
+    rank still waiting for it in a collective fails instead of hanging."""
+    departures, _State.departures = _State.departures, None
+    if departures is not None:
+        departures.announce()
 
 
 def get_rank(group=None):

@@ -10,6 +10,7 @@ import numpy as np
 
 from .collectives import (ReduceOp, Work, _check_tensor, _done, _member_comm, _mpi_op, _root,
                           _write)
+from .fingerprint import check_same, describe
 from .process_group import (DistBackendError, arrive, comm_for, resolve, timeout_of,
                             wait_all)
 
@@ -33,6 +34,8 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         raise ValueError(f"reduce: ReduceOp.AVG needs a floating tensor, got {send.dtype}")
     mine = comm.Get_rank() == root
     recv = np.empty_like(send) if mine else None
+    check_same(comm, what, describe(what, send, op=name,
+                                    dst=resolve(group, what)._ranks[root]))
     req = comm.Ireduce(send, recv, op=mop, root=root)
 
     def finish():
@@ -76,6 +79,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         _same_shapes(gather_list, tensor, what, "gather_list")
     send = np.ascontiguousarray(tensor._data)
     recv = np.empty((n,) + send.shape, dtype=send.dtype) if mine else None
+    check_same(comm, what, describe(what, send, dst=resolve(group, what)._ranks[root]))
     req = comm.Igather(send, recv, root=root)
 
     def finish():
@@ -101,6 +105,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         send = np.ascontiguousarray(np.stack([t._data for t in scatter_list]).astype(
             tensor._data.dtype, copy=False))
     recv = np.empty(tensor._data.shape, dtype=tensor._data.dtype)
+    check_same(comm, what, describe(what, recv, src=resolve(group, what)._ranks[root]))
     req = comm.Iscatter(send, recv, root=root)
     return _done(Work([req], lambda: _write(tensor, recv), what, comm), async_op)
 

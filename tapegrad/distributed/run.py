@@ -62,6 +62,7 @@ def main(argv=None):
     except SystemExit as e:
         code = e.code
         if code is None or code == 0:
+            _mark_finished()
             return 0
         if not isinstance(code, int):
             abort_job(f"[rank {os.environ['RANK']}] {code}\n[rank {os.environ['RANK']}] "
@@ -70,7 +71,20 @@ def main(argv=None):
                   "aborting all ranks\n", code)
     except BaseException as e:  # noqa: BLE001  any failure must end the whole job
         abort_job(format_rank_error(type(e), e, e.__traceback__))
+    _mark_finished()
     return 0
+
+
+def _mark_finished():
+    """Tell `tapegrad launch` this rank's script finished (launch.py: a rank that
+    vanished with status 0 leaves no such file, and the job fails)."""
+    directory = os.environ.get("TAPEGRAD_FINISHED_DIR")
+    if directory and os.path.isdir(directory):
+        try:
+            with open(os.path.join(directory, os.environ["RANK"]), "w"):
+                pass
+        except OSError:
+            pass
 
 
 if __name__ == "__main__":

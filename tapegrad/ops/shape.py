@@ -2,6 +2,7 @@
 triangles (reshape, view, permute, cat, stack, split, flip, tril, diagonal, ...).
 Derivatives: rules/shape.py."""
 import builtins
+import functools
 import math
 import warnings
 
@@ -14,7 +15,7 @@ from ..core.node import Node
 from ..core.record import apply
 from ..core.state import state
 from ..core.tensor_base import TensorBase, like, make
-from . import _args, conversion as _conversion
+from . import _args, conversion as _conversion, promotion as _promotion
 from .inplace import LEAF_ERROR, _rebase
 from .public import public, public_inplace
 from .rules import indexing as I, linalg as LX, shape as S
@@ -473,6 +474,9 @@ def cat(tensors, dim=0, *, axis=None):
                     f"(cat: shapes {tuple(first)} and {tuple(s)})")
     if len(ts) == 1:
         return apply(S.cat, ts[0], axis=d)
+    # torch's result dtype, not NumPy's (which widens float16 with int16/32/64 to float32)
+    want = functools.reduce(_dt.promote_types, [t._data.dtype for t in ts])
+    ts = [t if t._data.dtype == want else _promotion._cast(t, want) for t in ts]
     return apply(S.cat, *ts, axis=d)
 
 

@@ -233,7 +233,7 @@ def _train(args):
         if config["epochs"] <= done:
             raise CLIError(f"{args.resume} has trained {done} epochs already; pass --epochs "
                            f"N with N > {done} to train more")
-    out = args.out or rundir.default_out(NAME, config["model"], "mlp")
+    out = resume.out_dir(args, rundir.default_out(NAME, config["model"], "mlp"))
     if dp.is_main:
         rundir.claim(out, NAME, config["model"], getattr(args, "force", False))
         common.ensure_dir(out, "output directory")  # paths are reported as the user gave them

@@ -19,6 +19,7 @@ value but the ones a task lets differ (mnist: --epochs, --threads) must match, e
 line names the checkpoint and the flag.
 """
 import contextlib
+import os
 
 import numpy as np
 
@@ -86,6 +87,17 @@ def load(path, task):
     if not isinstance(ck.get("optimizer"), dict):
         raise bad_checkpoint(path, "it has no optimizer state")
     return ck
+
+
+def out_dir(args, default):
+    """Where a run writes: --out if given; else, for --resume CKPT, the checkpoint's own
+    directory (a resumed run continues where it was, and never replaces the run in the
+    default directory); else `default`."""
+    if getattr(args, "out", None):
+        return args.out
+    if getattr(args, "resume", None):
+        return os.path.dirname(args.resume) or "."
+    return default
 
 
 def _flag_text(key, value):

@@ -24,10 +24,13 @@ PNG (`draw(x).pipe(format="svg")`, `to_svg(x)`) also needs the `dot` program.
 import shutil
 from collections import deque
 
+from ..core.grad_attribute import SLOT as _GRAD
 from ..core.standin import value_key
 from .._tensor import Tensor
 from ..value import Value
 from .explain import param_names, value_names
+
+_grad_slot = _GRAD.__get__
 
 __all__ = ["to_dot", "draw", "to_svg", "graph_items"]
 
@@ -138,7 +141,7 @@ def _tensor_items(root, max_nodes, given):
         lines = [head, f"{shape} {str(t.dtype).replace('tapegrad.', '')}"]
         if t._data.size == 1:
             lines[1] = f"data {_num(t._data.reshape(-1)[0])}  {lines[1]}"
-        g = t.grad
+        g = _grad_slot(t)  # no non-leaf warning: drawing is not the user's read
         if g is not None:
             if g._data.size == 1:
                 lines.append(f"grad {_num(g._data.reshape(-1)[0])}")

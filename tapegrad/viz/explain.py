@@ -171,6 +171,13 @@ def value_line(names, v, i, c, contribution):
 
 
 def _explain_value(root, given):
+    if root.grad != 0 and root._a is not None:
+        # run_backward seeds the root with 1 and adds into the leaves: after
+        # root.backward() that would silently double every leaf's .grad
+        raise RuntimeError(
+            "explain runs backward itself, and a backward already ran from this Value "
+            f"(its .grad is {root.grad!r}): call tg.explain(loss) INSTEAD of "
+            "loss.backward(), not after it (the leaves' gradients would be added twice)")
     names = value_names(root, given)
     lines = []
 
@@ -262,24 +269,45 @@ def _explain_tensor(root, gradient, retain_graph, given):
     backward_checks.install("explain", checker)
     try:
         root.backward(gradient, retain_graph=retain_graph)
+    except RuntimeError as e:
+        if "second time" not in str(e):
+            raise
+        raise RuntimeError(
+            "explain runs backward itself, and this graph's backward already ran (its "
+            "buffers are freed): call tg.explain(loss) INSTEAD of loss.backward(), not after "
+            f"it. The engine said: {e}") from None
     finally:
         backward_checks.uninstall("explain")
 
-    header = f"{'#':>3}  {'op':<12} {'created at':<24} {'shapes (in -> out)':<26} " \
-             f"{'|grad out|':>10}  {'local rule':<44} {'unbroadcast':<22} uses"
-    lines = [header]
+    table = []  # (#, op, created at, shapes, |grad out|, local rule, unbroadcast, uses)
     for k, r in enumerate(rows, 1):
-        shapes = f"{' '.join(r['ins'])} -> {_shape(r['out'])}"
-        lines.append(f"{k:>3}  {r['op'].name:<12} {r['site']:<24} {shapes:<26} "
-                     f"{r['gnorm']:>10.4g}  {rule_text(r['op']):<44} "
-                     f"{', '.join(r['unb']) or '-':<22} {r['uses']}")
-    if rows and all(r["site"] == "?" for r in rows):
-        lines.append("  (created at '?': build the graph inside tg.autograd.record_sites() "
-                     "to record where each op was created)")
+        table.append((str(k), r["op"].name, r["site"],
+                      f"{' '.join(r['ins'])} -> {_shape(r['out'])}", f"{r['gnorm']:.4g}",
+                      rule_text(r["op"]), ", ".join(r["unb"]) or "-", str(r["uses"])))
+    leaf_rows = []
     for j, t in enumerate(leaf_order):
         name = t.name or given.get(id(t)) or str(j)
         gn = _norm(t.grad) if t.grad is not None else float("nan")
-        lines.append(f"{'':>3}  {'leaf ' + name:<12} {'':<24} {_shape(t.shape):<26} "
-                     f"{gn:>10.4g}  {'.grad += the sum of the incoming':<44} {'-':<22} "
-                     f"{uses[t]}")
+        leaf_rows.append(("", "leaf " + name, "", _shape(t.shape), f"{gn:.4g}",
+                          ".grad += the sum of the incoming", "-", str(uses[t])))
+    head = ("#", "op", "created at", "shapes (in -> out)", "|grad out|", "local rule",
+            "unbroadcast", "uses")
+    # every column as wide as its longest cell (long op and leaf names, e.g.
+    # cross_entropy or `leaf 2.weight`, keep the columns aligned)
+    minimum = (3, 12, 24, 26, 10, 44, 22, 0)
+    widths = [max([m] + [len(c[i]) for c in [head] + table + leaf_rows])
+              for i, m in enumerate(minimum)]
+
+    def row(cells):
+        first = cells[0].rjust(widths[0])
+        mid = [cells[i].ljust(widths[i]) for i in (1, 2, 3)]
+        gnorm = cells[4].rjust(widths[4])
+        rest = [cells[5].ljust(widths[5]), cells[6].ljust(widths[6]), cells[7]]
+        return f"{first}  {' '.join(mid)} {gnorm}  {' '.join(rest)}".rstrip()
+
+    lines = [row(head)] + [row(c) for c in table]
+    if rows and all(r["site"] == "?" for r in rows):
+        lines.append("  (created at '?': build the graph inside tg.autograd.record_sites() "
+                     "to record where each op was created)")
+    lines += [row(c) for c in leaf_rows]
     return lines

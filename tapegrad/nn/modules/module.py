@@ -19,6 +19,7 @@ from ...dtypes import as_dtype as _as_dtype
 from ..._tensor import Tensor
 from ..parameter import Buffer, Parameter
 from ...core.hooks import RemovableHandle
+from ._devices_and_hooks import ModuleDevicesAndHooks
 
 __all__ = ["Module"]
 
@@ -35,7 +36,7 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
-class Module:
+class Module(ModuleDevicesAndHooks):
     """Base class for layers and models. Subclasses define `forward`."""
 
     training: bool
@@ -61,18 +62,26 @@ class Module:
     # ---- calling -------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         d = self.__dict__
-        if not d.get("_forward_pre_hooks") and not d.get("_forward_hooks"):
+        if not d.get("_forward_pre_hooks") and not d.get("_forward_hooks") and \
+                "_call_extras" not in d:
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
+        for hook in list(d.get("_forward_pre_hooks", {}).values()):
             res = hook(self, args)
             if res is not None:
                 args = res if isinstance(res, tuple) else (res,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
+        # compile() and the backward hooks (_devices_and_hooks.py)
+        forward = d.get("_compiled_call_impl") or self.forward
+        if d.get("_backward_hooks") or d.get("_backward_pre_hooks"):
+            out = self._call_with_backward_hooks(forward, args, kwargs)
+        else:
+            out = forward(*args, **kwargs)
+        for hook in list(d.get("_forward_hooks", {}).values()):
             res = hook(self, args, out)
             if res is not None:
                 out = res
         return out
+
+    _call_impl = _wrapped_call_impl = __call__  # torch's names for the same call
 
     def register_forward_hook(self, hook):
         """`hook(module, args, output)` after each forward; may return a new output."""
@@ -417,18 +426,20 @@ class Module:
                 keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
+        posts = []
         for mname, mod in self.named_modules(prefix=prefix.rstrip(".") if prefix else "",
                                              remove_duplicate=False):
             pre = mname + "." if mname else ""
-            for k, p in mod._parameters.items():
-                if p is not None:
-                    destination[pre + k] = p if keep_vars else p.detach()
-            for k, b in mod._buffers.items():
-                if b is not None and k not in mod._non_persistent_buffers_set:
-                    destination[pre + k] = b if keep_vars else b.detach()
-            extra = getattr(type(mod), "get_extra_state", None)
-            if extra is not None and extra is not Module.get_extra_state:
-                destination[pre + "_extra_state"] = mod.get_extra_state()
+            for hook in list(mod.__dict__.get("_state_dict_pre_hooks", {}).values()):
+                hook(mod, pre, keep_vars)
+            mod._save_to_state_dict(destination, pre, keep_vars)
+            if mod.__dict__.get("_state_dict_hooks"):
+                posts.append((mod, pre))
+        for mod, pre in reversed(posts):  # a module's after its children's, as torch's
+            for hook in list(mod._state_dict_hooks.values()):
+                res = hook(mod, destination, pre, {})
+                if res is not None:
+                    destination = res
         return destination
 
     def get_extra_state(self):
@@ -452,6 +463,7 @@ class Module:
         """
         if not hasattr(state_dict, "items"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        state_dict = self._run_load_overrides(state_dict, strict)
         own = {}
         extra_keys = {}
         for mname, mod in self.named_modules(remove_duplicate=False):
@@ -513,7 +525,42 @@ class Module:
         for k, mod in extra_keys.items():
             if k in state_dict:
                 mod.set_extra_state(state_dict[k])
-        return _IncompatibleKeys(missing, unexpected)
+        result = _IncompatibleKeys(missing, unexpected)
+        for mod in self.modules():
+            for hook in list(mod.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+                hook(mod, result)
+        if strict and (result.missing_keys or result.unexpected_keys) and (
+                missing != result.missing_keys or unexpected != result.unexpected_keys):
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "".join(f'Missing key(s) in state_dict: "{k}". '
+                                         for k in result.missing_keys)
+                               + "".join(f'Unexpected key(s) in state_dict: "{k}". '
+                                         for k in result.unexpected_keys))
+        return result
+
+    def _run_load_overrides(self, state_dict, strict):
+        """The load pre hooks and the subclasses' own `_load_from_state_dict`, each on a
+        copy of `state_dict` they may change (renaming old keys is what they are for);
+        then the loading below runs on that copy. Without either: the caller's dict."""
+        base = ModuleDevicesAndHooks._load_from_state_dict
+        mods = [(n, m) for n, m in self.named_modules(remove_duplicate=False)
+                if m.__dict__.get("_load_state_dict_pre_hooks")
+                or type(m)._load_from_state_dict is not base]
+        if not mods:
+            return state_dict
+        state_dict = OrderedDict(state_dict)
+        for name, mod in mods:
+            pre = name + "." if name else ""
+            errors = []
+            if type(mod)._load_from_state_dict is not base:
+                # its super() call runs the pre hooks, as torch's
+                mod._load_from_state_dict(state_dict, pre, {}, strict, [], [], errors)
+            else:
+                mod._run_load_pre_hooks(state_dict, pre, strict, errors)
+            if errors:
+                raise RuntimeError(f"Error(s) in loading state_dict for "
+                                   f"{type(self).__name__}:\n\t" + "\n\t".join(errors))
+        return state_dict
 
     # ---- repr ------------------------------------------------------------------------------
     def extra_repr(self):

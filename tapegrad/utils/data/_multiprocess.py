@@ -18,6 +18,7 @@ parent died exits by itself.
 import itertools
 import multiprocessing
 import queue
+import signal
 import time
 
 from . import _transport
@@ -47,6 +48,7 @@ class MultiProcessIter(BaseIter):
         ctx = loader.multiprocessing_context or default_context()
         self._done_event = ctx.Event()
         self._data_queue = ctx.Queue()
+        self._receiver = _transport.Receiver(self._data_queue)
         self._index_queues, self._workers = [], []
         self._shutdown = False
         try:
@@ -115,25 +117,48 @@ class MultiProcessIter(BaseIter):
     # ---- receiving ----------------------------------------------------------------
     def _try_get_data(self, timeout):
         try:
-            return True, self._data_queue.get(timeout=timeout)
+            return True, self._receiver.get(timeout)
         except queue.Empty:
-            dead = [w for wid, w in enumerate(self._workers)
-                    if self._workers_status[wid] and not w.is_alive()]
-            if dead:
-                for wid, w in enumerate(self._workers):
-                    if w in dead:
-                        self._mark_worker_unavailable(wid)
-                desc = ", ".join(f"{w.pid} (exit code {w.exitcode})" for w in dead)
-                raise RuntimeError(f"DataLoader worker (pid(s) {desc}) exited "
-                                   f"unexpectedly") from None
+            self._raise_if_a_worker_died()
             return False, None
 
+    def _raise_if_a_worker_died(self):
+        # A dead worker may have left half a message in the pipe (killed while sending):
+        # nothing more can be read after it, so any death ends the iterator.
+        dead = [(wid, w) for wid, w in enumerate(self._workers)
+                if self._workers_status[wid] and not w.is_alive()]
+        if not dead:
+            return
+        for wid, _ in dead:
+            self._mark_worker_unavailable(wid)
+        signalled = [w for _, w in dead if w.exitcode is not None and w.exitcode < 0]
+        if signalled:
+            w = signalled[0]
+            try:
+                name = signal.strsignal(-w.exitcode) or f"signal {-w.exitcode}"
+            except ValueError:
+                name = f"signal {-w.exitcode}"
+            # torch's words (its SIGCHLD handler's), then what to do about it
+            hint = (" It is possible that dataloader's workers are out of shared memory. "
+                    "Please try to raise your shared memory limit."
+                    if -w.exitcode == signal.SIGBUS else "")
+            raise RuntimeError(f"DataLoader worker (pid {w.pid}) is killed by signal: "
+                               f"{name}.{hint}") from None
+        desc = ", ".join(f"{w.pid} (exit code {w.exitcode})" for _, w in dead)
+        raise RuntimeError(f"DataLoader worker (pid(s) {desc}) exited unexpectedly") from None
+
     def _get_data(self):
+        # Wait in short slices, checking the workers between them, so a dead worker is
+        # reported within STATUS_CHECK_INTERVAL even under a long (or no) timeout.
         if self._timeout > 0:
-            ok, data = self._try_get_data(self._timeout)
-            if not ok:
-                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
-            return data
+            deadline = time.monotonic() + self._timeout
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+                ok, data = self._try_get_data(min(left, STATUS_CHECK_INTERVAL))
+                if ok:
+                    return data
         while True:
             ok, data = self._try_get_data(STATUS_CHECK_INTERVAL)
             if ok:
