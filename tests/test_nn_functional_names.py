@@ -11,11 +11,12 @@ import tapegrad as tg
 import tapegrad.nn.functional as F
 
 SECTIONS = {
-    "convolution": ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "fold",
-                    "unfold"],
-    "pooling": ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
-                "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "max_pool1d",
-                "max_pool2d"],
+    "convolution": ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                    "conv_transpose3d", "fold", "unfold"],
+    "pooling": ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+                "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+                "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d",
+                "max_pool3d"],
     "attention": ["multi_head_attention_forward", "scaled_dot_product_attention"],
     "activation": ["celu", "celu_", "elu", "elu_", "gelu", "glu", "gumbel_softmax",
                    "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
@@ -26,7 +27,8 @@ SECTIONS = {
     "normalization": ["batch_norm", "group_norm", "instance_norm", "layer_norm", "normalize",
                       "rms_norm"],
     "linear": ["bilinear", "linear"],
-    "dropout": ["dropout", "dropout2d"],
+    "dropout": ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d",
+                "feature_alpha_dropout"],
     "sparse": ["embedding", "one_hot"],
     "distance": ["cosine_similarity", "pairwise_distance"],
     "loss": ["binary_cross_entropy", "binary_cross_entropy_with_logits",

@@ -1,6 +1,7 @@
 """torch.nn.functional's pooling functions: max_pool1d/2d, avg_pool1d/2d,
 adaptive_avg_pool1d/2d (argument translation into one table entry of ops/rules/conv.py,
-as in convolution.py) and adaptive_max_pool1d/2d.
+as in convolution.py), adaptive_max_pool1d/2d, and the 3-d pools composed from the 2-d
+ones (at the end).
 
 `adaptive_max_pool1d/2d` (with `return_indices`): torch's windows
 [floor(i L / out), ceil((i + 1) L / out)) as a gather plus `max(dim)`.
@@ -184,11 +185,15 @@ def _from4d_1d(y, was):
 
 
 
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over windows of (N, C, L) or (C, L); `return_indices` gives indices into L."""
     x4, was = _as4d_1d(input, "max_pool1d")
     stride = _single(kernel_size) if stride is None else _single(stride)
     y = max_pool2d(x4, (1, _single(kernel_size)), (1, stride), (0, _single(padding)),
-                   (1, _single(dilation)), ceil_mode)
+                   (1, _single(dilation)), ceil_mode, return_indices)
+    if return_indices:  # the flat index into 1 * L is the index into L
+        return _from4d_1d(y[0], was), _from4d_1d(y[1], was)
     return _from4d_1d(y, was)
 
 
@@ -207,3 +212,140 @@ def adaptive_avg_pool1d(input, output_size):
     x4, was = _as4d_1d(input, "adaptive_avg_pool1d")
     y = adaptive_avg_pool2d(x4, (1, _single(output_size)))
     return _from4d_1d(y, was)
+
+
+# ---------------------------------------------------------------------------------------
+# 3-d pooling: the (H, W) pool of each depth slice, then the pool along D
+# ---------------------------------------------------------------------------------------
+# A max (or a mean with torch's divisors: a product of one count per dimension) over a
+# box is the max over the depth window of the maxima over the (H, W) windows, so each 3-d
+# pool is two calls of the 2-d one: over (H, W) with the depth folded into the channels,
+# then over D with a (kd, 1) window on (N, C, D, OH * OW). Ties resolve as torch's: the
+# first maximum in (D, H, W) scan order (the 2-d pool keeps the first of each slice, the
+# depth pool the first slice). The gradients come from the 2-d pools' rules.
+
+def _triple(v, name):
+    if isinstance(v, numbers.Integral):
+        return (int(v),) * 3
+    v = tuple(int(a) for a in v)
+    if len(v) == 1:
+        return v * 3
+    if len(v) != 3:
+        raise ValueError(f"{name} must be an int or a triple of ints, got {v}")
+    return v
+
+
+def _pool3d_args(name, kernel_size, stride, padding, dilation=1):
+    kernel = _triple(kernel_size, "kernel_size")
+    stride = kernel if (stride is None or (not isinstance(stride, numbers.Integral)
+                                           and len(tuple(stride)) == 0)) \
+        else _triple(stride, "stride")
+    padding, dilation = _triple(padding, "padding"), _triple(dilation, "dilation")
+    if min(kernel) <= 0:
+        raise RuntimeError(f"{name}: kernel_size must be greater than zero, but got {kernel}")
+    if min(stride) <= 0:
+        raise RuntimeError(f"{name}: stride must be greater than zero, but got {stride}")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"{name}: dilation must be greater than zero, but got {dilation}")
+    for p, k in zip(padding, kernel):
+        if p < 0 or p > k // 2:
+            raise RuntimeError(f"{name}: pad should be smaller than or equal to half of kernel "
+                               f"size, but got pad={padding}, kernel_size={kernel}")
+    return kernel, stride, padding, dilation
+
+
+def _depth_first(x):
+    """(N, C, D, H, W) -> (N, C * D, H, W): each depth slice a channel."""
+    N, C, D, H, W = x.shape
+    return _F.reshape(x, (N, C * D, H, W))
+
+
+def _flat_3d_indices(idx_hw, idx_d, shape, oh, ow):
+    """Flat indices into D*H*W of the maxima: `idx_d` (N, C, OD, OH*OW) indexes D*(OH*OW),
+    `idx_hw` (N, C*D, OH, OW) indexes H*W within each depth slice."""
+    N, C, D, H, W = shape
+    i_d = np.asarray(idx_d.numpy())
+    d, pos = i_d // (oh * ow), i_d % (oh * ow)
+    hw = np.asarray(idx_hw.numpy()).reshape(N, C, D, oh * ow)
+    n = np.arange(N).reshape(N, 1, 1, 1)
+    c = np.arange(C).reshape(1, C, 1, 1)
+    flat = d * (H * W) + hw[n, c, d, pos]
+    return Tensor._of(flat.reshape(i_d.shape[:3] + (oh, ow)).astype(np.int64))
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over kd x kh x kw windows of (N, C, D, H, W) or (C, D, H, W) input;
+    `return_indices` gives flat indices into D*H*W."""
+    x, was = _batched(_tensor(input), "max_pool3d", 5)
+    kernel, stride, padding, dilation = _pool3d_args("max_pool3d", kernel_size, stride,
+                                                     padding, dilation)
+    N, C, D, H, W = x.shape
+    a, idx_hw = max_pool2d(_depth_first(x), kernel[1:], stride[1:], padding[1:], dilation[1:],
+                           ceil_mode, return_indices=True)
+    oh, ow = a.shape[2], a.shape[3]
+    y, idx_d = max_pool2d(_F.reshape(a, (N, C, D, oh * ow)), (kernel[0], 1), (stride[0], 1),
+                          (padding[0], 0), (dilation[0], 1), ceil_mode, return_indices=True)
+    out = _unbatch(_F.reshape(y, (N, C, y.shape[2], oh, ow)), was)
+    if return_indices:
+        return out, _unbatch(_flat_3d_indices(idx_hw, idx_d, x.shape, oh, ow), was)
+    return out
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Mean over kd x kh x kw windows (zero padding counted unless count_include_pad=False;
+    `divisor_override` divides each window's sum by that number instead)."""
+    x, was = _batched(_tensor(input), "avg_pool3d", 5)
+    kernel, stride, padding, _ = _pool3d_args("avg_pool3d", kernel_size, stride, padding)
+    if divisor_override is not None and int(divisor_override) == 0:
+        raise RuntimeError("avg_pool3d: divisor must be not zero")
+    N, C, D, H, W = x.shape
+    div = None if divisor_override is None else 1  # sums, divided once at the end
+    a = avg_pool2d(_depth_first(x), kernel[1:], stride[1:], padding[1:], ceil_mode,
+                   count_include_pad, div)
+    oh, ow = a.shape[2], a.shape[3]
+    y = avg_pool2d(_F.reshape(a, (N, C, D, oh * ow)), (kernel[0], 1), (stride[0], 1),
+                   (padding[0], 0), ceil_mode, count_include_pad, div)
+    y = _F.reshape(y, (N, C, y.shape[2], oh, ow))
+    if divisor_override is not None:
+        y = _F.div(y, float(int(divisor_override)))
+    return _unbatch(y, was)
+
+
+def _adaptive3d_size(output_size, x):
+    if isinstance(output_size, numbers.Integral):
+        output_size = (output_size,) * 3
+    out = tuple(x.shape[2 + i] if o is None else int(o) for i, o in enumerate(output_size))
+    if len(out) != 3:
+        raise ValueError(f"adaptive 3-d pooling: output_size must be an int or 3 values, got "
+                         f"{output_size}")
+    return out
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average over torch's adaptive windows in D, H and W."""
+    x, was = _batched(_tensor(input), "adaptive_avg_pool3d", 5)
+    od, oh, ow = _adaptive3d_size(output_size, x)
+    if min(od, oh, ow) <= 0:
+        raise RuntimeError(f"adaptive_avg_pool3d: output size must be positive, got "
+                           f"{(od, oh, ow)}")
+    N, C, D, H, W = x.shape
+    a = adaptive_avg_pool2d(_depth_first(x), (oh, ow))
+    y = adaptive_avg_pool2d(_F.reshape(a, (N, C, D, oh * ow)), (od, oh * ow))
+    return _unbatch(_F.reshape(y, (N, C, od, oh, ow)), was)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max over torch's adaptive windows in D, H and W (indices into D*H*W)."""
+    x, was = _batched(_tensor(input), "adaptive_max_pool3d", 5)
+    _check_sizes(x, "adaptive_max_pool3d", 3)
+    od, oh, ow = _adaptive3d_size(output_size, x)
+    N, C, D, H, W = x.shape
+    a, idx_hw = adaptive_max_pool2d(_depth_first(x), (oh, ow), return_indices=True)
+    y, idx_d = adaptive_max_pool2d(_F.reshape(a, (N, C, D, oh * ow)), (od, oh * ow),
+                                   return_indices=True)
+    out = _unbatch(_F.reshape(y, (N, C, od, oh, ow)), was)
+    if return_indices:
+        return out, _unbatch(_flat_3d_indices(idx_hw, idx_d, x.shape, oh, ow), was)
+    return out

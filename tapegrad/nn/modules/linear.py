@@ -7,10 +7,11 @@ import numpy as np
 from ... import dtypes as _dt
 from .. import functional as F
 from .. import init
+from .lazy import LazyModuleMixin
 from .module import Module
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "LazyLinear", "Linear"]
 
 
 def _empty(shape, dtype):
@@ -66,3 +67,29 @@ class Linear(Module):
 
 class NonDynamicallyQuantizableLinear(Linear):
     """torch's class name for MHA's `out_proj` (a plain Linear), so reprs match."""
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose `in_features` is the last dimension of its first input
+    (`LazyLinear(out_features, bias=True)`); after that forward it is a `Linear`."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)  # weight and bias are placeholders until forward
+        self.weight = UninitializedParameter(dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            self.in_features = input.shape[-1]
+            self.weight.materialize((self.out_features, self.in_features))
+            if self.bias is not None:
+                self.bias.materialize((self.out_features,))
+            self.reset_parameters()
