@@ -472,8 +472,7 @@ class Module:
             v = state_dict[k]
             if is_lazy(v) or is_lazy(cur):  # a lazy module's placeholder (torch's rules)
                 if is_lazy(v) and not is_lazy(cur):
-                    errors.append(f"size mismatch for {k}: copying an uninitialized "
-                                  "parameter from checkpoint into an initialized one.")
+                    v.size()  # raises torch's RuntimeError (no shape to compare)
                 elif not is_lazy(v):
                     arrays[k] = v._data if isinstance(v, Tensor) else np.asarray(v)
                 continue
