@@ -15,7 +15,7 @@ from . import modules  # noqa: F401  (torch.nn.modules.* import paths)
 from .modules.module import Module
 from .modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 # linear, convolution, pooling, padding
-from .modules.linear import Identity, LazyLinear, Linear
+from .modules.linear import Bilinear, Identity, LazyLinear, Linear
 from .modules.conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
                            ConvTranspose3d, LazyConv1d, LazyConv2d, LazyConv3d,
                            LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d)

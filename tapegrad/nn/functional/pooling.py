@@ -277,6 +277,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                return_indices=False):
     """Max over kd x kh x kw windows of (N, C, D, H, W) or (C, D, H, W) input;
     `return_indices` gives flat indices into D*H*W."""
+    _check_non_batch_3d(_tensor(input), "max_pool3d")
     x, was = _batched(_tensor(input), "max_pool3d", 5)
     kernel, stride, padding, dilation = _pool3d_args("max_pool3d", kernel_size, stride,
                                                      padding, dilation)
@@ -296,6 +297,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """Mean over kd x kh x kw windows (zero padding counted unless count_include_pad=False;
     `divisor_override` divides each window's sum by that number instead)."""
+    _check_non_batch_3d(_tensor(input), "avg_pool3d")
     x, was = _batched(_tensor(input), "avg_pool3d", 5)
     kernel, stride, padding, _ = _pool3d_args("avg_pool3d", kernel_size, stride, padding)
     if divisor_override is not None and int(divisor_override) == 0:
@@ -313,20 +315,36 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     return _unbatch(y, was)
 
 
-def _adaptive3d_size(output_size, x):
+def _adaptive3d_size(output_size, x, name):
     if isinstance(output_size, numbers.Integral):
         output_size = (output_size,) * 3
     out = tuple(x.shape[2 + i] if o is None else int(o) for i, o in enumerate(output_size))
     if len(out) != 3:
-        raise ValueError(f"adaptive 3-d pooling: output_size must be an int or 3 values, got "
-                         f"{output_size}")
+        raise RuntimeError(f"{name}: output_size must be 3, got {tuple(output_size)}")
     return out
+
+
+def _check_rank_3d(input, name):
+    if input.dim() < 4:  # torch's Python-level check (ValueError), before the kernel's
+        raise ValueError(f"{name}: Input dimension should be at least 4, got input of shape "
+                         f"{list(input.shape)}")
+
+
+def _check_non_batch_3d(input, name):
+    first = 1 if input.dim() == 5 else 0
+    for d in range(first, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{name}: Expected input's non-batch dimensions to have "
+                               f"positive length, but input has a shape of "
+                               f"{list(input.shape)} and non-batch dimension {d} has length "
+                               "zero!")
 
 
 def adaptive_avg_pool3d(input, output_size):
     """Average over torch's adaptive windows in D, H and W."""
+    _check_rank_3d(_tensor(input), "adaptive_avg_pool3d")
     x, was = _batched(_tensor(input), "adaptive_avg_pool3d", 5)
-    od, oh, ow = _adaptive3d_size(output_size, x)
+    od, oh, ow = _adaptive3d_size(output_size, x, "adaptive_avg_pool3d")
     if min(od, oh, ow) <= 0:
         raise RuntimeError(f"adaptive_avg_pool3d: output size must be positive, got "
                            f"{(od, oh, ow)}")
@@ -338,9 +356,10 @@ def adaptive_avg_pool3d(input, output_size):
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max over torch's adaptive windows in D, H and W (indices into D*H*W)."""
+    _check_rank_3d(_tensor(input), "adaptive_max_pool3d")
     x, was = _batched(_tensor(input), "adaptive_max_pool3d", 5)
     _check_sizes(x, "adaptive_max_pool3d", 3)
-    od, oh, ow = _adaptive3d_size(output_size, x)
+    od, oh, ow = _adaptive3d_size(output_size, x, "adaptive_max_pool3d")
     N, C, D, H, W = x.shape
     a, idx_hw = adaptive_max_pool2d(_depth_first(x), (oh, ow), return_indices=True)
     y, idx_d = adaptive_max_pool2d(_F.reshape(a, (N, C, D, oh * ow)), (od, oh * ow),

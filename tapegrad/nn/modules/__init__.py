@@ -3,7 +3,7 @@
 `tapegrad.nn` imports the public names from here."""
 from .module import Module
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .linear import Identity, LazyLinear, Linear
+from .linear import Bilinear, Identity, LazyLinear, Linear
 from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
                    LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
                    LazyConvTranspose2d, LazyConvTranspose3d)
@@ -43,7 +43,7 @@ from .flatten import Flatten, Unflatten
 __all__ = [
     "Module",
     "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential",
-    "Identity", "LazyLinear", "Linear",
+    "Bilinear", "Identity", "LazyLinear", "Linear",
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
     "LazyConvTranspose3d", "LazyModuleMixin",
