@@ -215,10 +215,8 @@ KNOWN = {
         "refuses 2 samples torch accepts (#3: forward raised ValueError: expected 2D or higher input (got 1D input))",
     "nn.functional.batch_norm:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (4 samples); refuses 6 samples torch accepts (torch.float64 #3: raised ValueError: expected 2D or higher input (got 1D input))",
-    "nn.functional.bilinear:bwd":
-        "refuses 16 samples torch accepts (#0: forward raised NotImplementedError: bilinear is not implemented in tapegrad)",
     "nn.functional.bilinear:fwd":
-        "refuses 128 samples torch accepts (torch.float64 #0: raised NotImplementedError: bilinear is not implemented in tapegrad)",
+        "float16 computed/accumulated in float16 where torch uses float32 (9 samples)",
     "nn.functional.conv1d:err":
         "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError)",
     "nn.functional.conv1d:fwd":
@@ -289,6 +287,8 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.linear:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (4 samples)",
+    "nn.functional.local_response_norm:fwd":
+        "refuses integer samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from float64 to int64), as avg_pool2d, whose kernel it uses",
     "nn.functional.max_pool1d:err":
         "accepts 2 inputs torch refuses (#5: did not raise (torch: RuntimeError))",
     "nn.functional.max_pool2d:fwd":

@@ -19,11 +19,11 @@ from .modules.linear import Bilinear, Identity, LazyLinear, Linear
 from .modules.conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
                            ConvTranspose3d, LazyConv1d, LazyConv2d, LazyConv3d,
                            LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d)
-from .modules.lazy import LazyModuleMixin
 from .modules.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
                               AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
-                              AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d,
-                              MaxPool3d)
+                              AvgPool1d, AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, LPPool3d,
+                              MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d,
+                              MaxUnpool3d)
 from .modules.padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
                               ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                               ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
@@ -39,7 +39,7 @@ from .modules.batchnorm import (BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatch
                                 LazyBatchNorm2d, LazyBatchNorm3d, SyncBatchNorm)
 from .modules.instancenorm import (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
                                    LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d)
-from .modules.normalization import GroupNorm, LayerNorm, RMSNorm
+from .modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 # dropout, embedding
 from .modules.dropout import (AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,
                               FeatureAlphaDropout)
@@ -53,10 +53,12 @@ from .modules.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, Cros
                            GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
                            MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss,
                            MultiMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss,
-                           SoftMarginLoss, TripletMarginLoss)
+                           SoftMarginLoss, TripletMarginLoss, MultiLabelMarginLoss,
+                           TripletMarginWithDistanceLoss)
 # distances, vision, shape
 from .modules.distance import CosineSimilarity, PairwiseDistance
 from .modules.pixelshuffle import PixelShuffle, PixelUnshuffle
+from .modules.channelshuffle import ChannelShuffle
 from .modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .modules.flatten import Flatten, Unflatten
 # multi-process training

@@ -12,6 +12,7 @@ picks the first maximum, the original element, so the gradient goes to one eleme
 window as torch's. The 2-D pool is the max over rows of the max along each row: the
 first maximum in row-major order, torch's scan order.
 """
+import math
 import numbers
 
 import numpy as np
@@ -368,3 +369,120 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     if return_indices:
         return out, _unbatch(_flat_3d_indices(idx_hw, idx_d, x.shape, oh, ow), was)
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# power-average pooling: (sum over the window of x^p)^(1/p)
+# ---------------------------------------------------------------------------------------
+# The window sum is the average pool times the window size; sign(s) * relu(|s|) before
+# the root gives torch's values (a negative sum of odd powers becomes NaN through the
+# root, as torch's) and its gradient 0 where the sum is 0. p = +-inf: max of |x| (min).
+
+def _lp_pool(x, norm_type, kernel, stride, ceil_mode, avg, mx, size):
+    if isinstance(norm_type, (int, float)) and math.isinf(norm_type):
+        if norm_type > 0:
+            return mx(x.abs(), kernel, stride, 0, 1, ceil_mode)
+        return -mx(-x.abs(), kernel, stride, 0, 1, ceil_mode)
+    s = avg(x.pow(norm_type), kernel, stride, 0, ceil_mode) * size
+    return (s.sign() * s.abs().relu()).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over (N, C, L) or (C, L) windows of `kernel_size`."""
+    k = _single(kernel_size)
+    return _lp_pool(_tensor(input), norm_type, k, stride, ceil_mode, avg_pool1d, max_pool1d, k)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over (N, C, H, W) or (C, H, W) windows of `kernel_size`."""
+    kh, kw = _pair(kernel_size, "kernel_size")
+    return _lp_pool(_tensor(input), norm_type, kernel_size, stride, ceil_mode, avg_pool2d,
+                    max_pool2d, kh * kw)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over (N, C, D, H, W) or (C, D, H, W) windows."""
+    kd, kh, kw = _triple(kernel_size, "kernel_size")
+    return _lp_pool(_tensor(input), norm_type, kernel_size, stride, ceil_mode, avg_pool3d,
+                    max_pool3d, kd * kh * kw)
+
+
+# ---------------------------------------------------------------------------------------
+# max unpooling: each value back at the flat index max_pool returned, zeros elsewhere
+# ---------------------------------------------------------------------------------------
+
+def _nuple(v, n, name):
+    if isinstance(v, numbers.Integral):
+        return (int(v),) * n
+    v = tuple(int(a) for a in v)
+    if len(v) == 1:
+        return v * n
+    if len(v) != n:
+        raise ValueError(f"{name} must be an int or {n} ints, got {v}")
+    return v
+
+
+def _unpool_output_size(x, kernel, stride, padding, output_size):
+    """torch's `_unpool_output_size`: the default (in - 1) s - 2 p + k, or `output_size`
+    (its last len(kernel) entries) within one stride of it."""
+    n = len(kernel)
+    default = [(x.shape[x.dim() - n + d] - 1) * stride[d] + kernel[d] - 2 * padding[d]
+               for d in range(n)]
+    if output_size is None:
+        return tuple(default)
+    output_size = [int(v) for v in output_size]
+    if len(output_size) == n + 2:
+        output_size = output_size[2:]
+    if len(output_size) != n:
+        raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for d in range(n):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
+                             f"{lo} and {hi})")
+    return tuple(output_size)
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n, name):
+    x = _tensor(input)
+    kernel = _nuple(kernel_size, n, "kernel_size")
+    stride = kernel if stride is None else _nuple(stride, n, "stride")
+    padding = _nuple(padding, n, "padding")
+    if x.dim() not in (n + 1, n + 2):
+        raise RuntimeError(f"{name}: Expected {n + 1}D or {n + 2}D input, but got input of "
+                           f"shape {list(x.shape)}")
+    if tuple(indices.shape) != tuple(x.shape):
+        raise RuntimeError(f"{name}: Expected shape of indices to be same as that of the "
+                           f"input tensor ({list(x.shape)}) but got indices tensor with "
+                           f"shape: {list(indices.shape)}")
+    out = _unpool_output_size(x, kernel, stride, padding, output_size)
+    lead = tuple(x.shape[:x.dim() - n])
+    size = int(np.prod(out))
+    idx = np.asarray(indices.numpy()).astype(np.int64).reshape(lead + (-1,))
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        bad = idx.max() if idx.max() >= size else idx.min()
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(str(o) for o in out)})")
+    zeros = Tensor._of(np.zeros(lead + (size,), dtype=x._data.dtype))
+    y = zeros.scatter(len(lead), Tensor._of(idx), x.reshape(lead + (-1,)))
+    return y.reshape(lead + out)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool1d: (N, C, L) values at their `indices` (from
+    max_pool1d(return_indices=True)) in an (N, C, L_out) of zeros."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1,
+                       "max_unpool1d")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool2d (indices into H_out * W_out)."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2,
+                       "max_unpool2d")
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool3d (indices into D_out * H_out * W_out)."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3,
+                       "max_unpool3d")

@@ -7,10 +7,10 @@ from .linear import Bilinear, Identity, LazyLinear, Linear
 from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
                    LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
                    LazyConvTranspose2d, LazyConvTranspose3d)
-from .lazy import LazyModuleMixin
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
                       AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d,
-                      AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d)
+                      AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool1d,
+                      MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
                       ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
@@ -24,7 +24,7 @@ from .batchnorm import (BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatchNorm1d,
                         LazyBatchNorm2d, LazyBatchNorm3d, SyncBatchNorm)
 from .instancenorm import (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LazyInstanceNorm1d,
                            LazyInstanceNorm2d, LazyInstanceNorm3d)
-from .normalization import GroupNorm, LayerNorm, RMSNorm
+from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from .dropout import (AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,
                       FeatureAlphaDropout)
 from .sparse import Embedding
@@ -34,7 +34,9 @@ from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLay
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
                    MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
-                   NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
+                   MultiLabelMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
+                   TripletMarginLoss, TripletMarginWithDistanceLoss)
+from .channelshuffle import ChannelShuffle
 from .distance import CosineSimilarity, PairwiseDistance
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
@@ -46,10 +48,11 @@ __all__ = [
     "Bilinear", "Identity", "LazyLinear", "Linear",
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
-    "LazyConvTranspose3d", "LazyModuleMixin",
+    "LazyConvTranspose3d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
-    "MaxPool1d", "MaxPool2d", "MaxPool3d",
+    "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d",
+    "MaxUnpool2d", "MaxUnpool3d",
     "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
     "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
     "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d",
@@ -62,7 +65,7 @@ __all__ = [
     "LazyBatchNorm3d", "SyncBatchNorm",
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
     "LazyInstanceNorm2d", "LazyInstanceNorm3d",
-    "GroupNorm", "LayerNorm", "RMSNorm",
+    "GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm",
     "AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
     "Embedding",
     "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
@@ -72,6 +75,7 @@ __all__ = [
     "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
     "MarginRankingLoss", "MSELoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss",
     "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
+    "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "ChannelShuffle",
     "CosineSimilarity", "PairwiseDistance",
     "PixelShuffle", "PixelUnshuffle",
     "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
