@@ -374,9 +374,9 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 # ---------------------------------------------------------------------------------------
 # power-average pooling: (sum over the window of x^p)^(1/p)
 # ---------------------------------------------------------------------------------------
-# The window sum is the average pool times the window size; sign(s) * relu(|s|) before
-# the root gives torch's values (a negative sum of odd powers becomes NaN through the
-# root, as torch's) and its gradient 0 where the sum is 0. p = +-inf: max of |x| (min).
+# The window sum is the average pool times the window size; its root is torch's value (a
+# negative sum of odd powers is NaN through the root, as torch's), with gradient 0 where
+# the sum is 0 (torch's relu mask). p = +-inf: the max of |x| (the min).
 
 def _lp_pool(x, norm_type, kernel, stride, ceil_mode, avg, mx, size):
     if isinstance(norm_type, (int, float)) and math.isinf(norm_type):
@@ -384,7 +384,10 @@ def _lp_pool(x, norm_type, kernel, stride, ceil_mode, avg, mx, size):
             return mx(x.abs(), kernel, stride, 0, 1, ceil_mode)
         return -mx(-x.abs(), kernel, stride, 0, 1, ceil_mode)
     s = avg(x.pow(norm_type), kernel, stride, 0, ceil_mode) * size
-    return (s.sign() * s.abs().relu()).pow(1.0 / norm_type)
+    # s^(1/p) with torch's value 0 and gradient 0 where s == 0 (the root's derivative is
+    # infinite there: masked, never multiplied by 0, so no NaN)
+    zero = s.detach() == 0
+    return s.masked_fill(zero, 1.0).pow(1.0 / norm_type).masked_fill(zero, 0.0)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
