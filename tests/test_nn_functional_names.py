@@ -115,7 +115,7 @@ HOMES = {"module": ["Module"], "container": ["Sequential", "ModuleList", "Module
          "channelshuffle": ["ChannelShuffle"],
          "distance": ["CosineSimilarity"], "padding": ["ReflectionPad2d"],
          "pixelshuffle": ["PixelShuffle"], "upsampling": ["Upsample"],
-         "flatten": ["Flatten", "Unflatten"]}
+         "flatten": ["Flatten", "Unflatten"], "fold": ["Fold", "Unfold"]}
 
 
 def test_layer_classes_live_where_torch_keeps_them():

@@ -1,5 +1,5 @@
 """Bilinear, LPPool1d/2d/3d, LocalResponseNorm, ChannelShuffle, F.pdist, MaxUnpool1d/2d/3d,
-MultiLabelMarginLoss and TripletMarginWithDistanceLoss vs PyTorch: values and gradients
+Fold, Unfold, MultiLabelMarginLoss and TripletMarginWithDistanceLoss vs PyTorch: values and gradients
 (float64 tight, float32), their modules' reprs and default initialisation, gradcheck, and
 torch's errors. (torch's own op_db/module_db samples run in test_torch_op_db.py and
 test_torch_module_db.py; these add shapes, arguments and edge cases.)"""
@@ -196,3 +196,14 @@ def test_triplet_margin_with_distance_loss_matches_torch(swap, reduction):
         nn.TripletMarginWithDistanceLoss(margin=0)
     with pytest.raises(RuntimeError, match="same number of dimensions"):
         F.triplet_margin_with_distance_loss(tg.randn(2, 3), tg.randn(2, 3), tg.randn(3))
+
+
+def test_fold_and_unfold_modules_match_torch():
+    x = np.random.default_rng(8).standard_normal((2, 3, 6, 5))
+    kw = dict(kernel_size=(2, 3), padding=1, stride=(2, 1), dilation=(1, 2))
+    u, ut = nn.Unfold(**kw), torch.nn.Unfold(**kw)
+    assert repr(u) == repr(ut)
+    cols, _ = compare(u, ut, [x])
+    f, ft = nn.Fold((6, 5), **kw), torch.nn.Fold((6, 5), **kw)
+    assert repr(f) == repr(ft)
+    compare(f, ft, [cols.detach().numpy()])

@@ -61,6 +61,7 @@ from .modules.pixelshuffle import PixelShuffle, PixelUnshuffle
 from .modules.channelshuffle import ChannelShuffle
 from .modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .modules.flatten import Flatten, Unflatten
+from .modules.fold import Fold, Unfold
 # multi-process training
 from . import parallel  # noqa: F401  (torch.nn.parallel)
 from .parallel import DataParallel

@@ -41,6 +41,7 @@ from .distance import CosineSimilarity, PairwiseDistance
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .flatten import Flatten, Unflatten
+from .fold import Fold, Unfold
 
 __all__ = [
     "Module",
@@ -79,5 +80,5 @@ __all__ = [
     "CosineSimilarity", "PairwiseDistance",
     "PixelShuffle", "PixelUnshuffle",
     "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
-    "Flatten", "Unflatten",
+    "Flatten", "Unflatten", "Fold", "Unfold",
 ]
