@@ -1,5 +1,5 @@
 """Bilinear, LPPool1d/2d/3d, LocalResponseNorm, ChannelShuffle, F.pdist, MaxUnpool1d/2d/3d,
-Fold, Unfold, MultiLabelMarginLoss and TripletMarginWithDistanceLoss vs PyTorch: values and gradients
+Fold, Unfold, EmbeddingBag, MultiLabelMarginLoss and TripletMarginWithDistanceLoss vs PyTorch: values and gradients
 (float64 tight, float32), their modules' reprs and default initialisation, gradcheck, and
 torch's errors. (torch's own op_db/module_db samples run in test_torch_op_db.py and
 test_torch_module_db.py; these add shapes, arguments and edge cases.)"""
@@ -207,3 +207,60 @@ def test_fold_and_unfold_modules_match_torch():
     f, ft = nn.Fold((6, 5), **kw), torch.nn.Fold((6, 5), **kw)
     assert repr(f) == repr(ft)
     compare(f, ft, [cols.detach().numpy()])
+
+
+_BAGS = [  # (input, offsets, include_last_offset)
+    (np.array([1, 2, 4, 5, 4, 3, 2, 9]), np.array([0, 4]), False),
+    (np.array([1, 2, 4, 5, 4, 3, 2, 9]), np.array([0, 3, 3, 6, 8]), True),  # an empty bag
+    (np.array([1, 2, 0, 5, 0, 3, 2, 9]), np.array([0, 1, 2, 4]), False),
+    (np.array([[1, 2, 4], [4, 0, 2], [0, 0, 0]]), None, False),
+]
+
+
+@pytest.mark.parametrize("padding_idx", [None, 0])
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("case", range(len(_BAGS)))
+def test_embedding_bag_matches_torch(case, mode, padding_idx):
+    inp, off, last = _BAGS[case]
+    w = np.random.default_rng(9).standard_normal((10, 3))
+
+    def ours(weight):
+        return F.embedding_bag(tg.tensor(inp), weight, None if off is None else tg.tensor(off),
+                               mode=mode, include_last_offset=last, padding_idx=padding_idx)
+
+    def theirs(weight):
+        return TF.embedding_bag(torch.tensor(inp), weight,
+                                None if off is None else torch.tensor(off), mode=mode,
+                                include_last_offset=last, padding_idx=padding_idx)
+    compare(ours, theirs, [w])
+    m = nn.EmbeddingBag(10, 3, mode=mode, padding_idx=padding_idx,
+                        include_last_offset=last).double()
+    mt = torch.nn.EmbeddingBag(10, 3, mode=mode, padding_idx=padding_idx,
+                               include_last_offset=last).double()
+    assert repr(m) == repr(mt)
+    m.load_state_dict({"weight": tg.tensor(mt.weight.detach().numpy())})
+    np.testing.assert_allclose(
+        m(tg.tensor(inp), None if off is None else tg.tensor(off)).detach().numpy(),
+        mt(torch.tensor(inp), None if off is None else torch.tensor(off)).detach().numpy(),
+        rtol=1e-12)
+
+
+def test_embedding_bag_per_sample_weights_and_errors():
+    rng = np.random.default_rng(10)
+    inp, off = np.array([1, 2, 4, 5, 4, 3]), np.array([0, 2, 5])
+    arrays = [rng.standard_normal((10, 3)), rng.standard_normal(6)]
+    compare(lambda w, p: F.embedding_bag(tg.tensor(inp), w, tg.tensor(off), mode="sum",
+                                         per_sample_weights=p),
+            lambda w, p: TF.embedding_bag(torch.tensor(inp), w, torch.tensor(off), mode="sum",
+                                          per_sample_weights=p), arrays)
+    w = tg.randn(10, 3)
+    with pytest.raises(NotImplementedError, match="only supported for mode='sum'"):
+        F.embedding_bag(tg.tensor(inp), w, tg.tensor(off), per_sample_weights=tg.randn(6))
+    with pytest.raises(ValueError, match="offsets has to be None"):
+        F.embedding_bag(tg.tensor([[1, 2]]), w, tg.tensor([0]))
+    with pytest.raises(ValueError, match="offsets has to be a 1D Tensor but got None"):
+        F.embedding_bag(tg.tensor(inp), w)
+    with pytest.raises(RuntimeError, match="offsets\\[0\\] has to be 0"):
+        F.embedding_bag(tg.tensor(inp), w, tg.tensor([1, 3]))
+    m = nn.EmbeddingBag(10, 3, padding_idx=2)
+    assert (m.weight.detach().numpy()[2] == 0).all()

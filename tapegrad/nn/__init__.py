@@ -43,7 +43,7 @@ from .modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSN
 # dropout, embedding
 from .modules.dropout import (AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,
                               FeatureAlphaDropout)
-from .modules.sparse import Embedding
+from .modules.sparse import Embedding, EmbeddingBag
 # recurrent and transformer layers
 from .modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .modules.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,

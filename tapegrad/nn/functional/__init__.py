@@ -24,7 +24,7 @@ from .normalization import (batch_norm, group_norm, instance_norm, layer_norm,
 from .linear import bilinear, linear
 from .dropout import (alpha_dropout, dropout, dropout1d, dropout2d, dropout3d,
                       feature_alpha_dropout)
-from .sparse import embedding, one_hot
+from .sparse import embedding, embedding_bag, one_hot
 from .distance import cosine_similarity, pairwise_distance, pdist
 from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                    cosine_embedding_loss, cross_entropy, gaussian_nll_loss,

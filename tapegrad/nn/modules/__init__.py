@@ -27,7 +27,7 @@ from .instancenorm import (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LazyI
 from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from .dropout import (AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,
                       FeatureAlphaDropout)
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
@@ -68,7 +68,7 @@ __all__ = [
     "LazyInstanceNorm2d", "LazyInstanceNorm3d",
     "GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm",
     "AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
-    "Embedding",
+    "Embedding", "EmbeddingBag",
     "GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerEncoderLayer",
