@@ -1,8 +1,9 @@
 """Bilinear, LPPool1d/2d/3d, LocalResponseNorm, ChannelShuffle, F.pdist, MaxUnpool1d/2d/3d,
-Fold, Unfold, EmbeddingBag, MultiLabelMarginLoss and TripletMarginWithDistanceLoss vs PyTorch: values and gradients
-(float64 tight, float32), their modules' reprs and default initialisation, gradcheck, and
-torch's errors. (torch's own op_db/module_db samples run in test_torch_op_db.py and
-test_torch_module_db.py; these add shapes, arguments and edge cases.)"""
+Fold, Unfold, EmbeddingBag, MultiLabelMarginLoss and TripletMarginWithDistanceLoss vs
+PyTorch: values and gradients (float64 tight, float32), their modules' reprs and default
+initialisation, gradcheck, and torch's errors. (torch's own op_db/module_db samples run
+in test_torch_op_db.py and test_torch_module_db.py; these add shapes, arguments and
+edge cases.)"""
 import numpy as np
 import pytest
 import torch
@@ -111,7 +112,8 @@ def test_pdist_matches_torch(p):
 
 @pytest.mark.parametrize("dims,kw", [
     (1, dict(kernel_size=2)), (1, dict(kernel_size=3, stride=2, padding=1)),
-    (1, dict(kernel_size=3)), (2, dict(kernel_size=2)), (2, dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0))),
+    (1, dict(kernel_size=3)), (2, dict(kernel_size=2)),
+    (2, dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0))),
     (3, dict(kernel_size=2)), (3, dict(kernel_size=(2, 3, 2), stride=(1, 2, 2)))])
 def test_max_unpool_inverts_max_pool_as_torch(dims, kw):
     x = np.random.default_rng(5).standard_normal((2, 3) + (7, 6, 5)[:dims])

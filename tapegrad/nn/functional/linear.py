@@ -1,6 +1,6 @@
 """torch.nn.functional's linear functions: `linear` (the fused `linear` table entry of
-ops/rules/nn.py) and `bilinear` (one `linear` against the weight's (out * in2, in1) matrix, then a product
-with input2 summed over in2)."""
+ops/rules/nn.py) and `bilinear` (one `linear` against the weight's (out * in2, in1)
+matrix, then a product with input2 summed over in2)."""
 import numpy as np
 
 from ...core.record import apply

@@ -1,6 +1,7 @@
 """torch.nn.modules.normalization: `GroupNorm`, `LayerNorm` (the fused `layer_norm` table
-entry), `LocalResponseNorm` (across channels) and `RMSNorm` (divide by the root mean square over the trailing `normalized_shape`
-dims, then an elementwise scale, as LLaMA-style blocks use it). Initialisation and
+entry), `LocalResponseNorm` (across channels) and `RMSNorm` (divide by the root mean
+square over the trailing `normalized_shape` dims, then an elementwise scale, as
+LLaMA-style blocks use it). Initialisation and
 argument names are torch's: weight ones, bias zeros.
 """
 import numpy as np
