@@ -79,6 +79,9 @@ def run_module(mi, cls, training):
             with H._quiet():
                 m_g = cls(*cargs, **ckwargs).to(tg.float64)
                 m_g.train(training)
+                if getattr(m_t, "has_uninitialized_params", lambda: False)():
+                    with torch.no_grad():  # a lazy module: shapes from a dry run
+                        m_t(*f.args, **f.kwargs)
                 sd = {k: tg.from_numpy(v.detach().numpy().copy())
                       for k, v in m_t.state_dict().items()}
                 m_g.load_state_dict(sd)

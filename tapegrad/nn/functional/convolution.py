@@ -1,16 +1,19 @@
-"""torch.nn.functional's convolution functions: conv1d/2d, conv_transpose1d/2d, unfold,
-fold.
+"""torch.nn.functional's convolution functions: conv1d/2d/3d, conv_transpose1d/2d/3d,
+unfold, fold.
 
 Each function translates PyTorch's arguments (ints or pairs, 'same'/'valid' padding,
 unbatched inputs, 1-D variants) into one table entry of `tapegrad/ops/rules/conv.py`,
 where the forward and the fused backward rules live.
 """
+import numbers
+
 from ...core.record import apply
 from ...ops.rules import conv as K
 
 from ._window_args import _batched, _pair, _single, _tensor, _unbatch
 from ...ops import pointwise as _pointwise
 from ...ops import shape as _shape
+from .vision import pad as _pad
 
 
 # ---------------------------------------------------------------------------------------
@@ -88,6 +91,14 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _unbatch(y, was)
 
 
+def _check_output_padding(output_padding, stride, dilation):
+    for op_, s, d in zip(output_padding, stride, dilation):
+        if op_ < 0 or (op_ >= s and op_ >= d):
+            raise RuntimeError(f"output padding must be smaller than either stride or dilation, "
+                               f"but got output_padding={tuple(output_padding)}, "
+                               f"stride={tuple(stride)}, dilation={tuple(dilation)}")
+
+
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Transposed convolution (the adjoint of conv2d in its input), as PyTorch.
@@ -115,13 +126,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     if w.shape[0] % groups:
         raise RuntimeError(f"conv_transpose2d: in_channels ({w.shape[0]}) must be divisible "
                            f"by groups ({groups})")
-    for op_, s in zip(output_padding, stride):
-        # NOTE: PyTorch also allows output_padding < dilation; here it must be < stride
-        # (then the output size determines the input size uniquely).
-        if op_ < 0 or op_ >= s:
-            raise RuntimeError(f"conv_transpose2d: output padding must be smaller than the "
-                               f"stride, got output_padding={output_padding}, "
-                               f"stride={stride}")
+    _check_output_padding(output_padding, stride, dilation)
     N, _, H, W = x.shape
     kh, kw = w.shape[2:]
     out_hw = [(n - 1) * s - 2 * p + d * (k - 1) + o + 1 for n, s, p, d, k, o in
@@ -129,6 +134,11 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     if min(out_hw) <= 0:
         raise RuntimeError(f"conv_transpose2d: the output size {tuple(out_hw)} is too small")
     x_shape = (N, w.shape[1] * groups) + tuple(out_hw)
+    # output_padding >= stride (allowed below the dilation): conv2d of the output size
+    # has op // s more rows than x; those rows of x are zeros (they reach no output)
+    extra = [op_ // s for op_, s in zip(output_padding, stride)]
+    if any(extra):
+        x = _pad(x, (0, extra[1], 0, extra[0]))
     y = apply(K.conv2d_input_grad, x, w, x_shape=x_shape, stride=stride,
               padding=tuple((p, p) for p in padding), dilation=dilation, groups=groups)
     if bias is not None:
@@ -149,6 +159,141 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     y = conv_transpose2d(x4, w4, bias, (1, _single(stride)), (0, _single(padding)),
                          (0, _single(output_padding)), groups, (1, _single(dilation)))
     y = _shape.reshape(y, (y.shape[0], y.shape[1], y.shape[3]))
+    return _unbatch(y, was)
+
+
+# ---------------------------------------------------------------------------------------
+# 3-d: the depth taps folded into the channels, then one conv2d
+# ---------------------------------------------------------------------------------------
+# conv3d = conv2d over (H, W) of the depth windows: im2col along D (unfold with a (kd, 1)
+# kernel) stacks the kd depth taps of each output depth next to the channels, so channel
+# c * kd + j of the stack is x[c] at tap j, which is the weight reshaped to
+# (O, C/groups * kd, kh, kw) (also per group). Every step is an existing table entry, so
+# values and gradients are exact (only the summation order differs from torch's).
+# conv_transpose3d is its adjoint: conv_transpose2d with the taps as extra output
+# channels, then col2im along D (fold) sums each tap into its output depth.
+
+def _triple(v, name):
+    if isinstance(v, numbers.Integral):
+        return (int(v),) * 3
+    v = tuple(int(a) for a in v)
+    if len(v) == 1:
+        return v * 3
+    if len(v) != 3:
+        raise ValueError(f"{name} must be an int or a triple of ints, got {v}")
+    return v
+
+
+def _conv3d_padding(padding, kernel, stride, dilation):
+    """((lo, hi),) * 3 for ints, triples, 'valid' or 'same'."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * 3
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("conv3d: padding='same' is not supported for strided "
+                                   "convolutions")
+            return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2)
+                         for k, d in zip(kernel, dilation))
+        raise RuntimeError(f"conv3d: invalid padding string {padding!r}, should be one of "
+                           "'valid', 'same'")
+    p = _triple(padding, "padding")
+    if min(p) < 0:
+        raise RuntimeError("conv3d: negative padding is not supported")
+    return tuple((a, a) for a in p)
+
+
+def _check_conv3d_channels(x, w, groups, transposed):
+    C = x.shape[1]
+    need = w.shape[0] if transposed else w.shape[1] * groups
+    if C != need:
+        raise RuntimeError(f"Given {'transposed=1, ' if transposed else ''}groups={groups}, "
+                           f"weight of size {list(w.shape)}, expected input{list(x.shape)} "
+                           f"to have {need} channels, but got {C} channels instead")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D cross-correlation: (N, C, D, H, W) x (O, C/groups, kd, kh, kw) -> (N, O, OD, OH,
+    OW), as torch.nn.functional.conv3d (unbatched (C, D, H, W) input too)."""
+    x, was = _batched(_tensor(input), "conv3d", 5)
+    w = _tensor(weight)
+    if w.ndim != 5:
+        raise RuntimeError(f"conv3d: expected a 5-D weight (O, C/groups, kd, kh, kw), got "
+                           f"weight of shape {tuple(w.shape)}")
+    stride, dilation = _triple(stride, "stride"), _triple(dilation, "dilation")
+    groups = int(groups)
+    if min(stride) <= 0:
+        raise RuntimeError("conv3d: non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError("conv3d: dilation should be greater than zero")
+    if groups <= 0:
+        raise RuntimeError("conv3d: non-positive groups is not supported")
+    _check_conv3d_channels(x, w, groups, False)
+    if w.shape[0] % groups:
+        raise RuntimeError(f"conv3d: out_channels ({w.shape[0]}) must be divisible by groups "
+                           f"({groups})")
+    pads = _conv3d_padding(padding, w.shape[2:], stride, dilation)
+    N, C, D, H, W = x.shape
+    O, Cg, kd, kh, kw = w.shape
+    for n, k, d, (lo, hi) in zip((D, H, W), (kd, kh, kw), dilation, pads):
+        if n + lo + hi < d * (k - 1) + 1:
+            raise RuntimeError(f"conv3d: calculated padded input size per channel: "
+                               f"({D + sum(pads[0])} x {H + sum(pads[1])} x "
+                               f"{W + sum(pads[2])}). Kernel size: ({kd} x {kh} x {kw}). "
+                               "Kernel size can't be greater than actual input size")
+    xd = _shape.reshape(_shape.permute(x, (0, 3, 4, 1, 2)), (N * H * W, C, D, 1))
+    cols = apply(K.unfold, xd, kernel=(kd, 1), stride=(stride[0], 1),
+                 padding=(pads[0], (0, 0)), dilation=(dilation[0], 1))
+    OD = cols.shape[2]
+    cols = _shape.reshape(cols, (N, H, W, C * kd, OD))
+    cols = _shape.reshape(_shape.permute(cols, (0, 4, 3, 1, 2)), (N * OD, C * kd, H, W))
+    w2 = _shape.reshape(w, (O, Cg * kd, kh, kw))
+    args = (cols, w2) if bias is None else (cols, w2, _tensor(bias))
+    y = apply(K.conv2d, *args, stride=stride[1:], padding=pads[1:], dilation=dilation[1:],
+              groups=groups)
+    OH, OW = y.shape[2], y.shape[3]
+    y = _shape.permute(_shape.reshape(y, (N, OD, O, OH, OW)), (0, 2, 1, 3, 4))
+    return _unbatch(y, was)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """Transposed 3-D convolution: (N, C_in, D, H, W) x (C_in, C_out/groups, kd, kh, kw)
+    -> (N, C_out, (D-1)s - 2p + d(kd-1) + output_padding + 1, ...)."""
+    x, was = _batched(_tensor(input), "conv_transpose3d", 5)
+    w = _tensor(weight)
+    if w.ndim != 5:
+        raise RuntimeError(f"conv_transpose3d: expected a 5-D weight (C_in, C_out/groups, kd, "
+                           f"kh, kw), got weight of shape {tuple(w.shape)}")
+    stride, dilation = _triple(stride, "stride"), _triple(dilation, "dilation")
+    padding = _triple(padding, "padding")
+    output_padding = _triple(output_padding, "output_padding")
+    groups = int(groups)
+    if min(stride) <= 0 or min(dilation) <= 0 or groups <= 0 or min(padding) < 0:
+        raise RuntimeError("conv_transpose3d: stride, dilation and groups must be positive "
+                           "and padding non-negative")
+    _check_conv3d_channels(x, w, groups, True)
+    _check_output_padding(output_padding, stride, dilation)
+    N, Cin, D, H, W = x.shape
+    _, Cog, kd, kh, kw = w.shape
+    Cout = Cog * groups
+    OD = (D - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kd - 1) + output_padding[0] + 1
+    if OD <= 0:
+        raise RuntimeError(f"conv_transpose3d: the output depth {OD} is too small")
+    xr = _shape.reshape(_shape.permute(x, (0, 2, 1, 3, 4)), (N * D, Cin, H, W))
+    # output channel (group, c, tap) of the 2-D transpose is channel c * kd + tap
+    z = conv_transpose2d(xr, _shape.reshape(w, (Cin, Cog * kd, kh, kw)), None, stride[1:],
+                         padding[1:], output_padding[1:], groups, dilation[1:])
+    OH, OW = z.shape[2], z.shape[3]
+    z = _shape.permute(_shape.reshape(z, (N, D, Cout * kd, OH, OW)), (0, 3, 4, 2, 1))
+    z = _shape.reshape(z, (N * OH * OW, Cout * kd, D))
+    if output_padding[0] >= stride[0]:  # more depth blocks than D (as conv_transpose2d)
+        z = _pad(z, (0, output_padding[0] // stride[0]))
+    y = apply(K.fold, z, output_size=(OD, 1), kernel=(kd, 1), stride=(stride[0], 1),
+              padding=((padding[0], padding[0]), (0, 0)), dilation=(dilation[0], 1))
+    y = _shape.permute(_shape.reshape(y, (N, OH, OW, Cout, OD)), (0, 3, 4, 1, 2))
+    if bias is not None:
+        y = _pointwise.add(y, _shape.reshape(_tensor(bias), (1, -1, 1, 1, 1)))
     return _unbatch(y, was)
 
 

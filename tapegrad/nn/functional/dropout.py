@@ -78,3 +78,83 @@ def dropout2d(input, p=0.5, training=True, inplace=False, generator=None):
         keep = rng(generator).random(shape) >= p
         mask = keep.astype(x.dtype) * np.asarray(1.0 / (1.0 - p), dtype=x.dtype)
     return _pointwise.mul(x, Tensor._of(mask))
+
+
+# ---- channel and alpha dropout (torch's `_dropout_impl`) ------------------------------
+# One rule for the four: a keep mask (per element, or per (N, C) channel for the feature
+# forms) ~ Bernoulli(1 - p); plain dropout scales the kept values by 1 / (1 - p); alpha
+# dropout (for SELU networks) sets the dropped values to SELU's negative saturation and
+# then rescales so that mean 0 / variance 1 inputs stay so:
+#     y = a * (x * keep + alpha' * (1 - keep)) + b',   alpha' = -1.7580993408473766,
+#     a = 1 / sqrt((alpha'^2 p + 1)(1 - p)),   b' = -a alpha' p   (as ATen writes it).
+_SELU_SATURATION = 1.7580993408473766
+
+
+def _keep_mask(shape, dtype, p, generator):
+    from ...random import rng
+    return np.asarray(rng(generator).random(shape) >= p).astype(dtype)
+
+
+def _dropout_impl(x, p, training, feature, alpha, generator=None):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0.0 or not training or x.numel() == 0:
+        return x
+    if p == 1.0:
+        return _pointwise.mul(x, Tensor._of(np.zeros((), dtype=x.dtype)))
+    if feature and x.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2) if feature else tuple(x.shape)
+    dt = x._data.dtype
+    keep = _tape.host(_keep_mask, shape, dt, p, generator)
+    if not alpha:
+        return _pointwise.mul(x, Tensor._of(keep * np.asarray(1.0 / (1.0 - p), dtype=dt)))
+    a = 1.0 / np.sqrt((_SELU_SATURATION ** 2 * p + 1) * (1 - p))
+    b = (keep - 1) * (_SELU_SATURATION * a) + _SELU_SATURATION * a * p
+    return _pointwise.add(_pointwise.mul(x, Tensor._of(np.asarray(keep * a).astype(dt))),
+                  Tensor._of(np.asarray(b).astype(dt)))
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels x[n, c] of (N, C, L) or (C, L) input with probability p,
+    scaling the rest by 1/(1-p)."""
+    x = _tensor(input)
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if x.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {x.ndim}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout "
+                           "on inputs with 1 spatial dimension, a channel dimension, and an "
+                           "optional batch dimension (i.e. 2D or 3D inputs).")
+    if x.ndim == 2:
+        return _dropout_impl(x.unsqueeze(0), p, training, True, False).squeeze(0)
+    return _dropout_impl(x, p, training, True, False)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels x[n, c] of (N, C, D, H, W) or (C, D, H, W) input with
+    probability p, scaling the rest by 1/(1-p)."""
+    x = _tensor(input)
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if x.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {x.ndim}-D input to dropout3d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead. Note "
+                      "that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 4D or 5D inputs).", stacklevel=2)
+    if x.ndim != 5:
+        return _dropout_impl(x.unsqueeze(0), p, training, True, False).squeeze(0)
+    return _dropout_impl(x, p, training, True, False)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Alpha dropout (SELU's self-normalizing dropout): dropped elements take SELU's
+    negative saturation, then an affine map keeps mean and variance."""
+    return _dropout_impl(_tensor(input), p, training, False, True)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Alpha dropout of whole channels x[n, c]."""
+    return _dropout_impl(_tensor(input), p, training, True, True)

@@ -1,5 +1,6 @@
 """torch.nn.functional's linear functions: `linear` (the fused `linear` table entry of
-ops/rules/nn.py) and `bilinear` (not implemented)."""
+ops/rules/nn.py) and `bilinear` (one `linear` against the weight's (out * in2, in1)
+matrix, then a product with input2 summed over in2)."""
 import numpy as np
 
 from ...core.record import apply
@@ -27,5 +28,33 @@ def linear(input, weight, bias=None):
 
 
 
-def bilinear(*args, **kwargs):
-    raise NotImplementedError("bilinear is not implemented in tapegrad")
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] + b[o].
+    x1 (*, in1), x2 (*, in2), W (out, in1, in2), b (out,) -> (*, out)."""
+    x1, x2, w = _t(input1), _t(input2), _t(weight)
+    if x1.dim() != x2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {x1.dim()} and "
+                           f"{x2.dim()}")
+    if tuple(x1.shape[:-1]) != tuple(x2.shape[:-1]):
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{list(x1.shape)} and {list(x2.shape)}")
+    if w.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-D (out, in1, in2), got "
+                           f"{list(w.shape)}")
+    out, in1, in2 = w.shape
+    if x1.shape[-1] != in1:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{x1.shape[-1]} but expected {in1}")
+    if x2.shape[-1] != in2:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{x2.shape[-1]} but expected {in2}")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[0] if bias.dim() else bias.numel()} but expected {out}")
+    # t[..., o, j] = sum_i x1[..., i] W[o, i, j]: one matrix product (the fused linear)
+    t = linear(x1, w.permute(0, 2, 1).reshape(out * in2, in1))
+    t = t.reshape(tuple(x1.shape[:-1]) + (out, in2))
+    y = (t * x2.unsqueeze(-2)).sum(-1)
+    if y.dtype != t.dtype:  # an integer sum widens to int64; torch keeps the input's dtype
+        y = y.to(t.dtype)
+    return y if bias is None else y + bias

@@ -363,6 +363,61 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 
 
 
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """max(0, margin + d(a, p) - d(a, n)) for any distance `d` (default
+    pairwise_distance); `swap` uses min(d(a, n), d(p, n))."""
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater "
+                         f"than 0, got {margin} instead")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    a, pd, n = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pd == n):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {a}D, positive {pd}D, and negative {n}D inputs")
+    dist = pairwise_distance if distance_function is None else distance_function
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = _comparison.minimum(d_neg, dist(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """sum over target classes j and non-target classes i of max(0, 1 - (x[j] - x[i])) / C.
+    `target` (C,) or (N, C) int64 holds each sample's classes, ended by the first -1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    x = _t(input)
+    if x.dim() > 2 or (x.dim() >= 1 and x.shape[-1] == 0):
+        raise RuntimeError(f"multilabel_margin_loss: Expected non-empty vector or matrix with "
+                           f"optional 0-dim batch size, but got: {list(x.shape)}")
+    if tuple(target.shape) != tuple(x.shape):
+        raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: "
+                           f"{list(target.shape)} for input of size: {list(x.shape)}")
+    x2 = x.reshape(1, -1) if x.dim() < 2 else x
+    N, C = x2.shape
+    t = np.asarray(target.numpy()).reshape(N, C)
+    # count[n, c]: how often class c is a target of sample n (the list ends at the first
+    # -1); the pairs (target j, non-target i) weigh max(0, 1 - x[j] + x[i])
+    count = np.zeros((N, C), dtype=x2._data.dtype)
+    for n in range(N):
+        for c in t[n]:
+            if c < 0:
+                break
+            if c >= C:
+                raise RuntimeError(f"multilabel_margin_loss: target index {c} is out of "
+                                   f"bounds for {C} classes")
+            count[n, c] += 1
+    pair = count[:, :, None] * (count == 0)[:, None, :]  # (N, j, i)
+    margins = (1 - x2.unsqueeze(2) + x2.unsqueeze(1)).clamp_min(0)
+    loss = (margins * Tensor._of(pair)).sum((1, 2)) / C
+    if x.dim() < 2:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     """exp(x) - t * x (log_input) or x - t * log(x + eps); `full` adds Stirling's

@@ -26,6 +26,8 @@ from ...ops.pointwise import div as _div
 from ..._tensor import Tensor
 from ._input_checks import _t
 from ...ops import shape as _shape
+from .pooling import avg_pool2d
+from .vision import pad
 
 _div_out = with_out(_div, "div")  # F.normalize(..., out=): torch's out= rules
 
@@ -258,3 +260,20 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if bias is not None:
         out = out + bias.reshape(per_channel)
     return out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha / size * sum of x^2 over `size` neighbouring channels)^beta, the
+    window centred on each channel (size // 2 before, (size - 1) // 2 after, zeros
+    beyond the ends). Input (N, C, *) with at least 3 dims."""
+    x = _t(input)
+    if x.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {x.dim()} "
+                         "dimensions)")
+    if x.numel() == 0:
+        return x
+    N, C = x.shape[0], x.shape[1]
+    sq = (x * x).reshape(N, 1, C, -1)  # channels as the rows of a one-channel image
+    sq = pad(sq, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(sq, (size, 1), stride=1).reshape(tuple(x.shape))
+    return x / (div * alpha + k).pow(beta)

@@ -1,6 +1,7 @@
 """torch.nn.functional's pooling functions: max_pool1d/2d, avg_pool1d/2d,
 adaptive_avg_pool1d/2d (argument translation into one table entry of ops/rules/conv.py,
-as in convolution.py) and adaptive_max_pool1d/2d.
+as in convolution.py), adaptive_max_pool1d/2d, and the 3-d pools composed from the 2-d
+ones (at the end).
 
 `adaptive_max_pool1d/2d` (with `return_indices`): torch's windows
 [floor(i L / out), ceil((i + 1) L / out)) as a gather plus `max(dim)`.
@@ -11,6 +12,7 @@ picks the first maximum, the original element, so the gradient goes to one eleme
 window as torch's. The 2-D pool is the max over rows of the max along each row: the
 first maximum in row-major order, torch's scan order.
 """
+import math
 import numbers
 
 import numpy as np
@@ -22,6 +24,7 @@ from ...ops.rules import conv as K
 from ..._tensor import Tensor
 from ._window_args import _batched, _pair, _single, _tensor, _unbatch
 from ...ops import shape as _shape
+from ...ops import pointwise as _pointwise
 
 
 def _windows(n, out):
@@ -185,11 +188,15 @@ def _from4d_1d(y, was):
 
 
 
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over windows of (N, C, L) or (C, L); `return_indices` gives indices into L."""
     x4, was = _as4d_1d(input, "max_pool1d")
     stride = _single(kernel_size) if stride is None else _single(stride)
     y = max_pool2d(x4, (1, _single(kernel_size)), (1, stride), (0, _single(padding)),
-                   (1, _single(dilation)), ceil_mode)
+                   (1, _single(dilation)), ceil_mode, return_indices)
+    if return_indices:  # the flat index into 1 * L is the index into L
+        return _from4d_1d(y[0], was), _from4d_1d(y[1], was)
     return _from4d_1d(y, was)
 
 
@@ -208,3 +215,279 @@ def adaptive_avg_pool1d(input, output_size):
     x4, was = _as4d_1d(input, "adaptive_avg_pool1d")
     y = adaptive_avg_pool2d(x4, (1, _single(output_size)))
     return _from4d_1d(y, was)
+
+
+# ---------------------------------------------------------------------------------------
+# 3-d pooling: the (H, W) pool of each depth slice, then the pool along D
+# ---------------------------------------------------------------------------------------
+# A max (or a mean with torch's divisors: a product of one count per dimension) over a
+# box is the max over the depth window of the maxima over the (H, W) windows, so each 3-d
+# pool is two calls of the 2-d one: over (H, W) with the depth folded into the channels,
+# then over D with a (kd, 1) window on (N, C, D, OH * OW). Ties resolve as torch's: the
+# first maximum in (D, H, W) scan order (the 2-d pool keeps the first of each slice, the
+# depth pool the first slice). The gradients come from the 2-d pools' rules.
+
+def _triple(v, name):
+    if isinstance(v, numbers.Integral):
+        return (int(v),) * 3
+    v = tuple(int(a) for a in v)
+    if len(v) == 1:
+        return v * 3
+    if len(v) != 3:
+        raise ValueError(f"{name} must be an int or a triple of ints, got {v}")
+    return v
+
+
+def _pool3d_args(name, kernel_size, stride, padding, dilation=1):
+    kernel = _triple(kernel_size, "kernel_size")
+    stride = kernel if (stride is None or (not isinstance(stride, numbers.Integral)
+                                           and len(tuple(stride)) == 0)) \
+        else _triple(stride, "stride")
+    padding, dilation = _triple(padding, "padding"), _triple(dilation, "dilation")
+    if min(kernel) <= 0:
+        raise RuntimeError(f"{name}: kernel_size must be greater than zero, but got {kernel}")
+    if min(stride) <= 0:
+        raise RuntimeError(f"{name}: stride must be greater than zero, but got {stride}")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"{name}: dilation must be greater than zero, but got {dilation}")
+    for p, k in zip(padding, kernel):
+        if p < 0 or p > k // 2:
+            raise RuntimeError(f"{name}: pad should be smaller than or equal to half of kernel "
+                               f"size, but got pad={padding}, kernel_size={kernel}")
+    return kernel, stride, padding, dilation
+
+
+def _depth_first(x):
+    """(N, C, D, H, W) -> (N, C * D, H, W): each depth slice a channel."""
+    N, C, D, H, W = x.shape
+    return _shape.reshape(x, (N, C * D, H, W))
+
+
+def _flat_3d_indices(idx_hw, idx_d, shape, oh, ow):
+    """Flat indices into D*H*W of the maxima: `idx_d` (N, C, OD, OH*OW) indexes D*(OH*OW),
+    `idx_hw` (N, C*D, OH, OW) indexes H*W within each depth slice."""
+    N, C, D, H, W = shape
+    i_d = np.asarray(idx_d.numpy())
+    d, pos = i_d // (oh * ow), i_d % (oh * ow)
+    hw = np.asarray(idx_hw.numpy()).reshape(N, C, D, oh * ow)
+    n = np.arange(N).reshape(N, 1, 1, 1)
+    c = np.arange(C).reshape(1, C, 1, 1)
+    flat = d * (H * W) + hw[n, c, d, pos]
+    return Tensor._of(flat.reshape(i_d.shape[:3] + (oh, ow)).astype(np.int64))
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over kd x kh x kw windows of (N, C, D, H, W) or (C, D, H, W) input;
+    `return_indices` gives flat indices into D*H*W."""
+    _check_non_batch_3d(_tensor(input), "max_pool3d")
+    x, was = _batched(_tensor(input), "max_pool3d", 5)
+    kernel, stride, padding, dilation = _pool3d_args("max_pool3d", kernel_size, stride,
+                                                     padding, dilation)
+    N, C, D, H, W = x.shape
+    a, idx_hw = max_pool2d(_depth_first(x), kernel[1:], stride[1:], padding[1:], dilation[1:],
+                           ceil_mode, return_indices=True)
+    oh, ow = a.shape[2], a.shape[3]
+    y, idx_d = max_pool2d(_shape.reshape(a, (N, C, D, oh * ow)), (kernel[0], 1), (stride[0], 1),
+                          (padding[0], 0), (dilation[0], 1), ceil_mode, return_indices=True)
+    out = _unbatch(_shape.reshape(y, (N, C, y.shape[2], oh, ow)), was)
+    if return_indices:
+        return out, _unbatch(_flat_3d_indices(idx_hw, idx_d, x.shape, oh, ow), was)
+    return out
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Mean over kd x kh x kw windows (zero padding counted unless count_include_pad=False;
+    `divisor_override` divides each window's sum by that number instead)."""
+    _check_non_batch_3d(_tensor(input), "avg_pool3d")
+    x, was = _batched(_tensor(input), "avg_pool3d", 5)
+    kernel, stride, padding, _ = _pool3d_args("avg_pool3d", kernel_size, stride, padding)
+    if divisor_override is not None and int(divisor_override) == 0:
+        raise RuntimeError("avg_pool3d: divisor must be not zero")
+    N, C, D, H, W = x.shape
+    div = None if divisor_override is None else 1  # sums, divided once at the end
+    a = avg_pool2d(_depth_first(x), kernel[1:], stride[1:], padding[1:], ceil_mode,
+                   count_include_pad, div)
+    oh, ow = a.shape[2], a.shape[3]
+    y = avg_pool2d(_shape.reshape(a, (N, C, D, oh * ow)), (kernel[0], 1), (stride[0], 1),
+                   (padding[0], 0), ceil_mode, count_include_pad, div)
+    y = _shape.reshape(y, (N, C, y.shape[2], oh, ow))
+    if divisor_override is not None:
+        y = _pointwise.div(y, float(int(divisor_override)))
+    return _unbatch(y, was)
+
+
+def _adaptive3d_size(output_size, x, name):
+    if isinstance(output_size, numbers.Integral):
+        output_size = (output_size,) * 3
+    out = tuple(x.shape[2 + i] if o is None else int(o) for i, o in enumerate(output_size))
+    if len(out) != 3:
+        raise RuntimeError(f"{name}: output_size must be 3, got {tuple(output_size)}")
+    return out
+
+
+def _check_rank_3d(input, name):
+    if input.dim() < 4:  # torch's Python-level check (ValueError), before the kernel's
+        raise ValueError(f"{name}: Input dimension should be at least 4, got input of shape "
+                         f"{list(input.shape)}")
+
+
+def _check_non_batch_3d(input, name):
+    first = 1 if input.dim() == 5 else 0
+    for d in range(first, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{name}: Expected input's non-batch dimensions to have "
+                               f"positive length, but input has a shape of "
+                               f"{list(input.shape)} and non-batch dimension {d} has length "
+                               "zero!")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average over torch's adaptive windows in D, H and W."""
+    _check_rank_3d(_tensor(input), "adaptive_avg_pool3d")
+    x, was = _batched(_tensor(input), "adaptive_avg_pool3d", 5)
+    od, oh, ow = _adaptive3d_size(output_size, x, "adaptive_avg_pool3d")
+    if min(od, oh, ow) <= 0:
+        raise RuntimeError(f"adaptive_avg_pool3d: output size must be positive, got "
+                           f"{(od, oh, ow)}")
+    N, C, D, H, W = x.shape
+    a = adaptive_avg_pool2d(_depth_first(x), (oh, ow))
+    y = adaptive_avg_pool2d(_shape.reshape(a, (N, C, D, oh * ow)), (od, oh * ow))
+    return _unbatch(_shape.reshape(y, (N, C, od, oh, ow)), was)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max over torch's adaptive windows in D, H and W (indices into D*H*W)."""
+    _check_rank_3d(_tensor(input), "adaptive_max_pool3d")
+    x, was = _batched(_tensor(input), "adaptive_max_pool3d", 5)
+    _check_sizes(x, "adaptive_max_pool3d", 3)
+    od, oh, ow = _adaptive3d_size(output_size, x, "adaptive_max_pool3d")
+    N, C, D, H, W = x.shape
+    a, idx_hw = adaptive_max_pool2d(_depth_first(x), (oh, ow), return_indices=True)
+    y, idx_d = adaptive_max_pool2d(_shape.reshape(a, (N, C, D, oh * ow)), (od, oh * ow),
+                                   return_indices=True)
+    out = _unbatch(_shape.reshape(y, (N, C, od, oh, ow)), was)
+    if return_indices:
+        return out, _unbatch(_flat_3d_indices(idx_hw, idx_d, x.shape, oh, ow), was)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# power-average pooling: (sum over the window of x^p)^(1/p)
+# ---------------------------------------------------------------------------------------
+# The window sum is the average pool times the window size; its root is torch's value (a
+# negative sum of odd powers is NaN through the root, as torch's), with gradient 0 where
+# the sum is 0 (torch's relu mask). p = +-inf: the max of |x| (the min).
+
+def _lp_pool(x, norm_type, kernel, stride, ceil_mode, avg, mx, size):
+    if isinstance(norm_type, (int, float)) and math.isinf(norm_type):
+        if norm_type > 0:
+            return mx(x.abs(), kernel, stride, 0, 1, ceil_mode)
+        return -mx(-x.abs(), kernel, stride, 0, 1, ceil_mode)
+    s = avg(x.pow(norm_type), kernel, stride, 0, ceil_mode) * size
+    # s^(1/p) with torch's value 0 and gradient 0 where s == 0 (the root's derivative is
+    # infinite there: masked, never multiplied by 0, so no NaN)
+    zero = s.detach() == 0
+    return s.masked_fill(zero, 1.0).pow(1.0 / norm_type).masked_fill(zero, 0.0)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over (N, C, L) or (C, L) windows of `kernel_size`."""
+    k = _single(kernel_size)
+    return _lp_pool(_tensor(input), norm_type, k, stride, ceil_mode, avg_pool1d, max_pool1d, k)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over (N, C, H, W) or (C, H, W) windows of `kernel_size`."""
+    kh, kw = _pair(kernel_size, "kernel_size")
+    return _lp_pool(_tensor(input), norm_type, kernel_size, stride, ceil_mode, avg_pool2d,
+                    max_pool2d, kh * kw)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over (N, C, D, H, W) or (C, D, H, W) windows."""
+    kd, kh, kw = _triple(kernel_size, "kernel_size")
+    return _lp_pool(_tensor(input), norm_type, kernel_size, stride, ceil_mode, avg_pool3d,
+                    max_pool3d, kd * kh * kw)
+
+
+# ---------------------------------------------------------------------------------------
+# max unpooling: each value back at the flat index max_pool returned, zeros elsewhere
+# ---------------------------------------------------------------------------------------
+
+def _nuple(v, n, name):
+    if isinstance(v, numbers.Integral):
+        return (int(v),) * n
+    v = tuple(int(a) for a in v)
+    if len(v) == 1:
+        return v * n
+    if len(v) != n:
+        raise ValueError(f"{name} must be an int or {n} ints, got {v}")
+    return v
+
+
+def _unpool_output_size(x, kernel, stride, padding, output_size):
+    """torch's `_unpool_output_size`: the default (in - 1) s - 2 p + k, or `output_size`
+    (its last len(kernel) entries) within one stride of it."""
+    n = len(kernel)
+    default = [(x.shape[x.dim() - n + d] - 1) * stride[d] + kernel[d] - 2 * padding[d]
+               for d in range(n)]
+    if output_size is None:
+        return tuple(default)
+    output_size = [int(v) for v in output_size]
+    if len(output_size) == n + 2:
+        output_size = output_size[2:]
+    if len(output_size) != n:
+        raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for d in range(n):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
+                             f"{lo} and {hi})")
+    return tuple(output_size)
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n, name):
+    x = _tensor(input)
+    kernel = _nuple(kernel_size, n, "kernel_size")
+    stride = kernel if stride is None else _nuple(stride, n, "stride")
+    padding = _nuple(padding, n, "padding")
+    if x.dim() not in (n + 1, n + 2):
+        raise RuntimeError(f"{name}: Expected {n + 1}D or {n + 2}D input, but got input of "
+                           f"shape {list(x.shape)}")
+    if tuple(indices.shape) != tuple(x.shape):
+        raise RuntimeError(f"{name}: Expected shape of indices to be same as that of the "
+                           f"input tensor ({list(x.shape)}) but got indices tensor with "
+                           f"shape: {list(indices.shape)}")
+    out = _unpool_output_size(x, kernel, stride, padding, output_size)
+    lead = tuple(x.shape[:x.dim() - n])
+    size = int(np.prod(out))
+    idx = np.asarray(indices.numpy()).astype(np.int64).reshape(lead + (-1,))
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        bad = idx.max() if idx.max() >= size else idx.min()
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(str(o) for o in out)})")
+    zeros = Tensor._of(np.zeros(lead + (size,), dtype=x._data.dtype))
+    y = zeros.scatter(len(lead), Tensor._of(idx), x.reshape(lead + (-1,)))
+    return y.reshape(lead + out)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool1d: (N, C, L) values at their `indices` (from
+    max_pool1d(return_indices=True)) in an (N, C, L_out) of zeros."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1,
+                       "max_unpool1d")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool2d (indices into H_out * W_out)."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2,
+                       "max_unpool2d")
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool3d (indices into D_out * H_out * W_out)."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3,
+                       "max_unpool3d")

@@ -198,3 +198,23 @@ def pixel_unshuffle(input, downscale_factor):
     # (..., C, H, i, W, j) -> (..., C, i, j, H, W)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
     return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input, groups):
+    """(N, C, *) -> the channels regrouped: channel g * (C / groups) + i goes to
+    i * groups + g (ShuffleNet's shuffle)."""
+    x = input
+    if x.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(x.shape)}")
+    groups = int(groups)
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value "
+                           f"of groups:{groups}")
+    C = x.shape[1]
+    if C % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {C} "
+                           f"channels and {groups} groups.")
+    rest = tuple(x.shape[2:])
+    y = x.reshape((x.shape[0], groups, C // groups) + rest).transpose(1, 2)
+    return y.reshape((x.shape[0], C) + rest)

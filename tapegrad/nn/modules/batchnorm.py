@@ -1,5 +1,6 @@
-"""torch.nn.modules.batchnorm: `_NormBase`, `_BatchNorm`, `BatchNorm1d`, `BatchNorm2d` (the
-fused `batch_norm` table entry) and `SyncBatchNorm`.
+"""torch.nn.modules.batchnorm: `_NormBase`, `_BatchNorm`, `BatchNorm1d/2d/3d` (the fused
+`batch_norm` table entry), `SyncBatchNorm`, and `_LazyNormBase` with `LazyBatchNorm1d/2d/3d`
+(num_features from the first input, modules/lazy.py).
 
 BatchNorm, PyTorch's convention (worked example 9): in training mode normalize with
 the batch mean and the BIASED batch variance (divide by n), and update
@@ -21,10 +22,12 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ._functions import _sync_batch_norm
+from .lazy import LazyModuleMixin
 from .module import Module
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "SyncBatchNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+           "LazyBatchNorm3d", "SyncBatchNorm"]
 
 
 def _dtype(dtype):
@@ -147,6 +150,69 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.ndim != 4:
             raise ValueError(f"expected 4D input (got {input.ndim}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over (N, C, D, H, W) input; statistics per channel C."""
+
+    _reads_registry = True  # see BatchNorm1d
+
+    def _check_input_dim(self, input):
+        if input.ndim != 5:
+            raise ValueError(f"expected 5D input (got {input.ndim}D input)")
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """The lazy norm layers (torch's `_LazyNormBase`): weight, bias and the running
+    statistics are placeholders until the first input gives num_features."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None):
+        super().__init__(0, eps, momentum, False, False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(dtype=dtype)
+            self.bias = UninitializedParameter(dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(dtype=dtype)
+            self.running_var = UninitializedBuffer(dtype=dtype)
+            self.num_batches_tracked = Tensor._of(np.array(0, dtype=np.int64))
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            # dim 1 even for an unbatched instance norm input, as torch (whose forward
+            # then refuses it, affine: the sizes differ)
+            self.num_features = input.shape[1]
+            for t in (self.weight, self.bias, self.running_mean, self.running_var):
+                if t is not None:
+                    t.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm1d whose num_features comes from the first input."""
+
+    cls_to_become = BatchNorm1d
+    _check_input_dim = BatchNorm1d._check_input_dim
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm2d whose num_features comes from the first input."""
+
+    cls_to_become = BatchNorm2d
+    _check_input_dim = BatchNorm2d._check_input_dim
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm3d whose num_features comes from the first input."""
+
+    cls_to_become = BatchNorm3d
+    _check_input_dim = BatchNorm3d._check_input_dim
 
 
 class SyncBatchNorm(_BatchNorm):

@@ -1,12 +1,14 @@
-"""torch.nn.modules.instancenorm: `InstanceNorm1d` / `InstanceNorm2d` over `F.instance_norm`
+"""torch.nn.modules.instancenorm: `InstanceNorm1d/2d/3d` over `F.instance_norm`
 (PyTorch's defaults: affine=False, track_running_stats=False; its input checks, reprs and
-unbatched input)."""
+unbatched input), and `LazyInstanceNorm1d/2d/3d` (num_features from the first input; torch's
+lazy defaults are affine=True, track_running_stats=True)."""
 import warnings
 
 from ..functional.normalization import instance_norm
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
+           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -49,3 +51,28 @@ class InstanceNorm1d(_InstanceNorm):
 
 class InstanceNorm2d(_InstanceNorm):
     _no_batch_dim = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _no_batch_dim = 4
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm1d whose num_features comes from the first input."""
+
+    cls_to_become = InstanceNorm1d
+    _no_batch_dim = 2
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm2d whose num_features comes from the first input."""
+
+    cls_to_become = InstanceNorm2d
+    _no_batch_dim = 3
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm3d whose num_features comes from the first input."""
+
+    cls_to_become = InstanceNorm3d
+    _no_batch_dim = 4

@@ -17,7 +17,7 @@ from ...core import tape as _tape
 from ...core.tensor_base import TensorBase
 from ...dtypes import as_dtype as _as_dtype
 from ..._tensor import Tensor
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 from ...core.hooks import RemovableHandle
 from ._devices_and_hooks import ModuleDevicesAndHooks
 
@@ -375,12 +375,16 @@ class Module(ModuleDevicesAndHooks):
         _tape.changed()  # tg.compile's guards: a structural change
         for m in self.modules():
             for k, p in m._parameters.items():
-                if p is not None and p._data.dtype.kind == "f" and p._data.dtype != dt:
+                if is_lazy(p):  # a lazy module's placeholder: the dtype it will have
+                    p._lazy_to(dt)
+                elif p is not None and p._data.dtype.kind == "f" and p._data.dtype != dt:
                     p._data = p._data.astype(dt)
                     if p.grad is not None:
                         p.grad._data = p.grad._data.astype(dt)
             for k, b in m._buffers.items():
-                if b is not None and b._data.dtype.kind == "f":
+                if is_lazy(b):
+                    b._lazy_to(dt)
+                elif b is not None and b._data.dtype.kind == "f":
                     b._data = b._data.astype(dt)
         return self
 
@@ -492,6 +496,12 @@ class Module(ModuleDevicesAndHooks):
             if k not in state_dict:
                 continue
             v = state_dict[k]
+            if is_lazy(v) or is_lazy(cur):  # a lazy module's placeholder (torch's rules)
+                if is_lazy(v) and not is_lazy(cur):
+                    v.size()  # raises torch's RuntimeError (no shape to compare)
+                elif not is_lazy(v):
+                    arrays[k] = v._data if isinstance(v, Tensor) else np.asarray(v)
+                continue
             # A Tensor or a NumPy array of numbers, nothing else: np.asarray(None) or of
             # "abc" would pass the shape check of a 0-d buffer and fail mid-copy.
             arr = v._data if isinstance(v, Tensor) else np.asarray(v) if \
@@ -514,6 +524,8 @@ class Module(ModuleDevicesAndHooks):
         # All checks passed: now copy (never half-load a model).
         for k, arr in arrays.items():
             mod, kind, name, cur = own[k]
+            if is_lazy(cur):  # takes the checkpoint's shape, then its values
+                cur.materialize(arr.shape)
             if assign:
                 if kind == "_parameters":
                     mod._parameters[name] = Parameter(np.array(arr, copy=True),

@@ -1,6 +1,7 @@
 """torch.nn.modules.normalization: `GroupNorm`, `LayerNorm` (the fused `layer_norm` table
-entry) and `RMSNorm` (divide by the root mean square over the trailing `normalized_shape`
-dims, then an elementwise scale, as LLaMA-style blocks use it). Initialisation and
+entry), `LocalResponseNorm` (across channels) and `RMSNorm` (divide by the root mean
+square over the trailing `normalized_shape` dims, then an elementwise scale, as
+LLaMA-style blocks use it). Initialisation and
 argument names are torch's: weight ones, bias zeros.
 """
 import numpy as np
@@ -13,7 +14,7 @@ from .batchnorm import _dtype
 from .module import Module
 from ..parameter import Parameter
 
-__all__ = ["GroupNorm", "LayerNorm", "RMSNorm"]
+__all__ = ["GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
 
 class GroupNorm(Module):
     """Group normalization over (N, C, *) input; statistics per sample and channel group."""
@@ -120,3 +121,18 @@ class RMSNorm(Module):
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """Normalize each channel by its `size` neighbouring channels' squares:
+    x / (k + alpha / size * sum x^2)^beta (AlexNet's local response normalization)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
