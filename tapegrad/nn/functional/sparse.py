@@ -1,5 +1,5 @@
 """torch.nn.functional's sparse functions: `embedding` (a lookup whose backward is a
-scatter-add) and `one_hot` (ops/index_functions.py)."""
+scatter-add) and `one_hot` (ops/indexing.py)."""
 import numpy as np
 
 from ...core.record import apply
