@@ -64,7 +64,7 @@ def _dims(dim):
     return int(dim)
 
 
-# ---- shapes (the core set; more in shape_functions.py) ----------------------------
+# ---- shapes (the core set; more in ops/shape.py) --------------------------------------
 def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])

@@ -1,6 +1,6 @@
 """torch.nn.functional's sparse functions: `embedding` (a lookup whose backward is a
 scatter-add), `embedding_bag` (a reduction of the looked-up rows per bag) and `one_hot`
-(ops/index_functions.py)."""
+(ops/indexing.py)."""
 import numpy as np
 
 from ...core.record import apply

@@ -1,4 +1,4 @@
-"""torch.nn.functional's vision functions: `pad` (ops/shape_functions.py: constant,
+"""torch.nn.functional's vision functions: `pad` (ops/shape.py: constant,
 reflect, replicate, circular), `interpolate` / `upsample*`, `pixel_shuffle` /
 `pixel_unshuffle`.
 

@@ -12,7 +12,7 @@ Writing (`setitem`, `scatter`, `masked_fill`) is linear in (input, value) jointl
     dL/dx = g with zeros at the overwritten positions     dL/dv = g[key] (summed over
                                                           v's broadcasting by the engine)
 Keyword `key` is a normalized index: ints, slices, None, Ellipsis and integer or
-boolean ndarrays (index_functions.normalize_key makes it from Tensors and lists).
+boolean ndarrays (ops/indexing.py normalize_key makes it from Tensors and lists).
 """
 import numpy as np
 

@@ -1,11 +1,10 @@
-"""The torch functions and Tensor methods of ops/functions_more2.py, 3 and 4 (and
-inplace_more2.py, shapes.py) against torch: the ones without a gradient (heaviside,
-signbit, broadcast_shapes, resize_, scatter_reduce's prod and integer forms), dtype
-results (integers promoted to float), the gradients at the special points torch defines
-(xlogy at x = 0, sinc at 0, copysign at 0), the in-place forms with their gradients, and
-the errors: same exception type, same message start. (Values and gradients of the
-differentiable ones: the op database, tests/opdb/<family>.py.)
-"""
+"""Pointwise, product and shape functions and methods at their edges, against torch
+(ops/pointwise.py, products.py, shape.py, indexing.py): the ones without a gradient
+(heaviside, signbit, broadcast_shapes, resize_, scatter_reduce's prod and integer
+forms), dtype results (integers promoted to float), the gradients at the special points
+torch defines (xlogy at x = 0, sinc at 0, copysign at 0), the in-place forms with their
+gradients, and the errors: same exception type, same message start. (Values and
+gradients of the differentiable ones: the op database, tests/opdb/<family>.py.)"""
 import numpy as np
 import pytest
 import torch

@@ -1,6 +1,6 @@
-"""The doc fixes of issue 31: the pages speak of the project alone (no reference a reader
-of the repository cannot resolve), `tapegrad train names --help` describes the layer the
-model has, and examples/value_mlp.py is linked from the docs."""
+"""The pages speak of the project alone (no reference a reader of the repository cannot
+resolve), `tapegrad train names --help` describes the layer the model has, and
+examples/value_mlp.py is linked from the docs."""
 import re
 import subprocess
 import sys

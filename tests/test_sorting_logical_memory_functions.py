@@ -1,10 +1,9 @@
-"""The Tensor methods and torch functions of ops/functions_more.py and functions_misc.py
-against torch: the functions without a gradient (searchsorted, bucketize, isin,
-unique_consecutive, the logical ops in place, memory queries, legacy constructors), the
-in-place forms (with their gradients), and the errors: same exception type, same message
-start. (Values and gradients of the differentiable ones: the op database,
-tests/opdb/<family>.py.)
-"""
+"""Sorting/searching, logical and memory-query functions and methods against torch
+(ops/sorting.py, comparison.py, pointwise.py, conversion.py): the functions without a
+gradient (searchsorted, bucketize, isin, unique_consecutive, the logical ops in place,
+memory queries, legacy constructors), the in-place forms (with their gradients), and the
+errors: same exception type, same message start. (Values and gradients of the
+differentiable ones: the op database, tests/opdb/<family>.py.)"""
 import numpy as np
 import pytest
 import torch
