@@ -541,6 +541,10 @@ class Tensor(TensorBase):
     char = _conversion.char
     new = _conversion.new
 
+    # to_sparse is set by tapegrad/sparse.py (its result's class subclasses Tensor)
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return self if dtype is None else self.to(dtype)
+
     # ---- reductions and cumulative ops (ops/reductions.py) ------------------------------
     all = _reductions.all
     cumsum = _reductions.cumsum
