@@ -23,15 +23,19 @@ class SparseCOOTensor(Tensor, keep_type=False):
 
     __slots__ = ()
     is_sparse = True
+    _sparse_ndim = None  # None: every dimension is sparse; else a hybrid tensor's count
 
     def sparse_dim(self):
-        return self.dim()  # no hybrid tensors: every dimension is sparse
+        return self.dim() if self._sparse_ndim is None else self._sparse_ndim
 
     def dense_dim(self):
-        return 0
+        return self.dim() - self.sparse_dim()
 
     def _mask(self):
-        return self.detach() != 0
+        nz = self.detach() != 0
+        if self.dense_dim():  # a hybrid tensor: an entry is a block of the dense dims
+            nz = nz.flatten(self.sparse_dim()).any(-1)
+        return nz
 
     def indices(self):
         """(sparse_dim, nnz) int64 coordinates of the nonzero entries, row-major."""
@@ -59,16 +63,27 @@ class SparseCOOTensor(Tensor, keep_type=False):
         return out if dtype is None else out.to(dtype)
 
     def to_sparse(self, sparse_dim=None):
-        return self if sparse_dim in (None, self.dim()) else to_sparse(self, sparse_dim)
+        return self if sparse_dim in (None, self.sparse_dim()) else \
+            to_sparse(self, sparse_dim)
 
     def __repr__(self):
         return (f"tensor(indices={self.indices()!r},\n       values={self.values()!r},\n"
                 f"       size={tuple(self.shape)}, nnz={self._nnz()}, layout=torch.sparse_coo)")
 
 
-def _as_sparse(dense):
-    # a fresh result of a recorded op, so retyping it in place keeps its graph
-    dense.__class__ = SparseCOOTensor
+_HYBRID = {}
+
+
+def _as_sparse(dense, sparse_dim=None):
+    # a fresh result of a recorded op, so retyping it in place keeps its graph; a hybrid
+    # tensor's class records its sparse_dim (the instances have no room for it)
+    cls = SparseCOOTensor
+    if sparse_dim is not None and sparse_dim != dense.dim():
+        cls = _HYBRID.get(sparse_dim)
+        if cls is None:
+            cls = _HYBRID[sparse_dim] = type("SparseCOOTensor", (SparseCOOTensor,),
+                                             {"__slots__": (), "_sparse_ndim": sparse_dim})
+    dense.__class__ = cls
     return dense
 
 
@@ -76,10 +91,7 @@ def to_sparse(self, sparse_dim=None):
     """`Tensor.to_sparse()`: the same values as a SparseCOOTensor (a differentiable copy)."""
     if sparse_dim is not None and not 0 < sparse_dim <= self.dim():
         raise RuntimeError(f"sparse_dim must be in [1, {self.dim()}], got {sparse_dim}")
-    if sparse_dim is not None and sparse_dim != self.dim():
-        raise NotImplementedError("to_sparse(sparse_dim) with dense dimensions (a hybrid "
-                                  "tensor) is not supported by tapegrad's dense stand-in")
-    return _as_sparse(Tensor.clone(self))
+    return _as_sparse(Tensor.clone(self), sparse_dim)
 
 
 # The Tensor method: set here, where its result's class is, and not in _tensor.py, which

@@ -32,6 +32,18 @@ def test_to_sparse_api(shape, dtype):
     assert gs.coalesce().is_coalesced()
 
 
+@pytest.mark.parametrize("shape,sparse_dim", [((3, 4), 1), ((2, 3, 4), 1), ((2, 3, 4), 2)])
+def test_hybrid_to_sparse(shape, sparse_dim):
+    a = _dense(shape, 4)
+    a[0] = 0  # an all-zero block
+    ts, gs = torch.tensor(a).to_sparse(sparse_dim), tg.tensor(a).to_sparse(sparse_dim)
+    assert (gs.sparse_dim(), gs.dense_dim(), gs._nnz()) == \
+        (ts.sparse_dim(), ts.dense_dim(), ts._nnz())
+    np.testing.assert_array_equal(gs.indices().numpy(), ts.indices().numpy())
+    np.testing.assert_array_equal(gs.values().numpy(), ts.values().numpy())
+    np.testing.assert_array_equal(gs.to_dense().numpy(), ts.to_dense().numpy())
+
+
 def test_sparse_coo_tensor_sums_repeated_indices():
     idx, val = [[0, 1, 1, 0], [2, 0, 2, 2]], [3., 4., 5., 1.]
     t = torch.sparse_coo_tensor(idx, val, (2, 3), check_invariants=False)
