@@ -191,6 +191,42 @@ def test_module_inside_a_checkpoint_dict(tmp_path):
                                   model.weight.detach().numpy())
 
 
+def test_transformer_holding_an_nn_functional_activation(tmp_path):
+    """TransformerEncoderLayer keeps `activation = F.relu`: saved by its name in
+    nn.functional and found there again (never called by load)."""
+    for lib_name, lib in LIBS.items():
+        lib.manual_seed(0)
+        layer = lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, activation="gelu")
+        model = lib.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+        x = lib.tensor(np.random.default_rng(0).standard_normal((3, 2, 8)).astype(np.float32))
+        lib.save(model, tmp_path / lib_name)
+        loaded = lib.load(tmp_path / lib_name, weights_only=False).eval()
+        assert loaded.layers[1].activation is lib.nn.functional.gelu
+        np.testing.assert_array_equal(loaded(x).detach().numpy(), model(x).detach().numpy())
+        with pytest.raises(pickle.UnpicklingError, match="TransformerEncoder"):
+            lib.load(tmp_path / lib_name)
+
+
+def test_crafted_function_outside_nn_functional_is_refused(tmp_path):
+    model = tg.nn.Linear(2, 2)
+    model.act = tg.nn.functional.relu
+    tg.save(model, tmp_path / "m")
+    for module, name in (("os", "system"), (__name__, "trap"), ("builtins", "eval"),
+                         ("tapegrad.nn.functional", "Module"), ("tapegrad.nn.functional",
+                                                                "NoSuchFunction")):
+        def edit(meta, module=module, name=name):
+            for pair in meta["root"]["items"]:
+                if pair[0] == "act":
+                    assert pair[1]["t"] == "function"
+                    pair[1]["module"], pair[1]["name"] = module, name
+        _rewrite(tmp_path / "m", tmp_path / "bad", edit)
+        CALLED.clear()
+        with pytest.raises((TypeError, AttributeError), match="bad") as e:
+            tg.load(tmp_path / "bad", weights_only=False)
+        assert "function" in str(e.value) or "no longer defines" in str(e.value)
+        assert CALLED == []
+
+
 # ---- weights_only=True refuses, as torch's ---------------------------------------------
 def test_weights_only_true_refuses_with_torchs_wording(tmp_path):
     msgs = {}
@@ -228,7 +264,7 @@ def test_weights_only_true_loads_once_every_class_is_allow_listed(tmp_path):
 # ---- what save refuses -----------------------------------------------------------------
 def test_save_refuses_a_module_holding_a_function(tmp_path):
     model = tg.nn.Linear(2, 2)
-    model.act = tg.nn.functional.relu  # torch pickles it by reference; no code here
+    model.act = trap  # torch pickles it by reference; only nn.functional's are named here
     with pytest.raises(TypeError, match=r"cannot save an object of type function \(at act\)"):
         tg.save(model, tmp_path / "m")
     model = tg.nn.Linear(2, 2)

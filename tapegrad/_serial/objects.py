@@ -12,7 +12,9 @@ A Module's items are its `__dict__` as pickle sees it: `training`, the `_paramet
 `_buffers` / `_modules` dicts (Parameters are tensor nodes marked "p", submodules are
 module nodes) and the plain attributes it holds (ints, floats, strings, tuples,
 dtypes...). A module holding anything else (a function as its activation, a
-registered hook) is refused by `save`: a tapegrad file names classes, never functions.
+registered hook) is refused by `save`: a tapegrad file names classes, and functions
+only of tapegrad.nn.functional (a layer's `activation = F.relu`), which `load` finds
+there by name and never calls.
 
 Loading follows torch 2.13's `weights_only`:
 - True (the default): the class must be allow-listed with `add_safe_globals` /
@@ -40,11 +42,26 @@ import sys
 
 from .errors import TreeError
 
-KINDS = frozenset({"dataclass", "namespace", "module"})
+KINDS = frozenset({"dataclass", "namespace", "module", "function"})
 _WHAT = {"dataclass": "a dataclass instance", "namespace": "an argparse.Namespace",
-         "module": "an nn.Module"}
+         "module": "an nn.Module", "function": "a function"}
 _CLASS = {"dataclass": "a dataclass", "namespace": "argparse.Namespace or a subclass",
-          "module": "an nn.Module subclass"}
+          "module": "an nn.Module subclass",
+          "function": "a function of tapegrad.nn.functional"}
+# The one namespace whose functions a module may hold (TransformerEncoderLayer's
+# `activation = F.relu`): saved by name, found again only there, never called on load.
+_FUNCTIONS = "tapegrad.nn.functional"
+
+
+def _functional():
+    from ..nn import functional
+    return functional
+
+
+def _is_functional(obj):
+    name = getattr(obj, "__name__", None)
+    return callable(obj) and not isinstance(obj, type) and type(name) is str and \
+        getattr(_functional(), name, None) is obj
 # The dicts every Module's __dict__ holds, and what their values must be on load.
 _MODULE_DICTS = ("_parameters", "_buffers", "_modules")
 
@@ -82,6 +99,8 @@ def describe(obj, where):
     Namespace or an nn.Module, None for anything else. Refuses (TypeError) a class that
     could not be found again by its name, as pickle does: a class defined inside a
     function, or one shadowed in its module; and a module with hooks registered."""
+    if _is_functional(obj):
+        return "function", _FUNCTIONS, obj.__name__, {}
     if isinstance(obj, argparse.Namespace):
         kind = "namespace"
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -143,6 +162,8 @@ def _allowed(safe_globals):
 
 
 def _is_kind(cls, kind):
+    if kind == "function":
+        return _is_functional(cls)
     if not isinstance(cls, type):
         return False
     if kind == "namespace":
@@ -156,8 +177,15 @@ def find_class(kind, module, qualname, *, weights_only, safe_globals, file):
     """The class to rebuild a `kind` object of class module.qualname with. `file` is
     the file's name for messages."""
     full = f"{module}.{qualname}"
+    if kind == "function" and module != _FUNCTIONS:
+        raise TypeError(f"tg.load: {file} names the function {full}: only functions of "
+                        f"{_FUNCTIONS} are rebuilt")
     if weights_only:
         cls = _allowed(safe_globals).get(full)
+        if kind == "function" and cls is None:  # listed as F.relu, found by identity
+            found = getattr(_functional(), qualname, None)
+            cls = found if found is not None and any(
+                g is found for g in safe_globals) else None
         if cls is None:
             # torch's wording (UnpicklingError "Weights only load failed. ... Unsupported
             # global: GLOBAL X was not an allowed global by default. Please use ..."),
@@ -189,6 +217,10 @@ def find_class(kind, module, qualname, *, weights_only, safe_globals, file):
 def build(cls, attrs, file):
     """The instance of `cls` with attributes `attrs` (see the module docstring for why
     neither `__init__` nor `__post_init__` runs)."""
+    if not isinstance(cls, type):  # a function of nn.functional: itself, no state
+        if attrs:
+            raise TypeError(f"tg.load: {file}: the function {cls.__name__} has attributes")
+        return cls
     if issubclass(cls, _module_class()):
         _check_module_attrs(cls, attrs, file)
     obj = cls.__new__(cls)
