@@ -227,6 +227,21 @@ def test_crafted_function_outside_nn_functional_is_refused(tmp_path):
         assert CALLED == []
 
 
+def test_parameters_load_as_parameters_with_weights_only():
+    """A Parameter outside a module (a list of them) loads as a Parameter, with the
+    default weights_only=True, as torch's (_rebuild_parameter is allowed by default)."""
+    import io
+    for lib in (torch, tg):
+        m = lib.nn.Linear(2, 2)
+        m.bias.requires_grad_(False)
+        buf = io.BytesIO()
+        lib.save({"p": list(m.parameters())}, buf)
+        buf.seek(0)
+        got = lib.load(buf)["p"]
+        assert [type(p).__name__ for p in got] == ["Parameter", "Parameter"]
+        assert [p.requires_grad for p in got] == [True, False]
+
+
 # ---- weights_only=True refuses, as torch's ---------------------------------------------
 def test_weights_only_true_refuses_with_torchs_wording(tmp_path):
     msgs = {}
