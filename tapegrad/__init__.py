@@ -37,6 +37,8 @@ from ._compile import compile  # capture and replay (tapegrad/_compile)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
 from .func import vmap  # torch.vmap is torch.func.vmap
+from . import sparse  # torch.sparse: a dense stand-in for COO tensors
+from .sparse import sparse_coo_tensor, spmm
 from .nn.functional.vision import pixel_shuffle, pixel_unshuffle
 from .amp import autocast  # torch.autocast: the region's state (full precision)
 from .amp.autocast_mode import (autocast_decrement_nesting,

@@ -229,11 +229,19 @@ class Tensor(TensorBase):
         return self._data.tolist()
 
     def __array__(self, dtype=None, copy=None):
+        # NumPy 2's protocol: copy=True (np.array(t)) must hand over a copy, None
+        # (np.asarray(t)) shares when it can, False shares or raises, as torch's result.
         if self._rg:
             _cuts.note(self, "a NumPy conversion (np.asarray)")
         _tape.data_read("a NumPy conversion")
         arr = self._data
-        return arr.astype(dtype) if dtype is not None else arr
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as "
+                                 f"requested: the tensor is {arr.dtype}, not "
+                                 f"{np.dtype(dtype)} (use np.asarray to allow a copy)")
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -535,6 +543,10 @@ class Tensor(TensorBase):
     short = _conversion.short
     char = _conversion.char
     new = _conversion.new
+
+    # to_sparse is set by tapegrad/sparse.py (its result's class subclasses Tensor)
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return self if dtype is None else self.to(dtype)
 
     # ---- reductions and cumulative ops (ops/reductions.py) ------------------------------
     all = _reductions.all

@@ -25,8 +25,8 @@ allocates anything. On top of that `load` accepts only the dtypes tapegrad compu
 the file for anything truncated, damaged or malicious. A missing file raises
 FileNotFoundError, as torch.load does.
 
-A dataclass instance or argparse.Namespace in the file (a saved config) is recorded by
-its class's name and attributes. `load` rebuilds it with torch 2.13's `weights_only`
+A dataclass instance, argparse.Namespace (a saved config) or whole nn.Module
+(`torch.save(model, PATH)`) in the file is recorded by its class's name and attributes. `load` rebuilds it with torch 2.13's `weights_only`
 rules (`_serial.objects`): by default only if the class is allow-listed with
 `add_safe_globals` / `safe_globals`, otherwise a `pickle.UnpicklingError` as torch's
 that names the class and how to allow it; with `weights_only=False` by importing the
@@ -93,8 +93,9 @@ def _check_array(arr, where):
 def save(obj, f):
     """Save `obj` (a state dict or any nest of tensors, numbers, strings, bytes, None,
     lists, tuples, dicts, torch.Size, dtypes, devices, dataclass instances and
-    argparse.Namespace) to the path `f` atomically, or to a writable binary file
-    object. A whole nn.Module is refused: save its `state_dict()`."""
+    argparse.Namespace, whole nn.Module objects) to the path `f` atomically, or to a
+    writable binary file object. A module is recorded by its class's import path and
+    its state (see `_serial.objects`), never by code."""
     st = _safetensors()
     root, arrays, _ = tree.encode(obj, _check_array)
     meta = {"format": _FORMAT, "version": _VERSION, "root": root,
@@ -164,8 +165,8 @@ def load(f, map_location=None, weights_only=True, **kwargs):
     `name -> Tensor`). `map_location` is accepted for PyTorch compatibility and ignored:
     everything lives on the CPU.
 
-    `weights_only` decides only how a dataclass instance / argparse.Namespace in the file
-    is rebuilt (see the module docstring): True (the default; None too, as torch's
+    `weights_only` decides only how a dataclass instance / argparse.Namespace / nn.Module
+    in the file is rebuilt (see the module docstring): True (the default; None too, as torch's
     default) needs its class allow-listed, False imports it.
 
     Raises FileNotFoundError for a missing path and RuntimeError naming the file if it
@@ -194,10 +195,10 @@ def load(f, map_location=None, weights_only=True, **kwargs):
 
 def _object_maker(weights_only, name):
     """`tree.decode`'s make_object: finds the class (allow-list or import) and rebuilds."""
-    def make(kind, module, qualname, attrs, where):
+    def make(kind, module, qualname, where):
         cls = objects.find_class(kind, module, qualname, weights_only=weights_only,
                                  safe_globals=_SAFE_GLOBALS, file=name)
-        return objects.build(cls, attrs, name)
+        return lambda attrs: objects.build(cls, attrs, name)
     return make
 
 

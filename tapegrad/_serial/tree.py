@@ -74,8 +74,8 @@ def _dict_pairs(value):
 def _refuse(value, path):
     where = ".".join(path) or "the top level"
     if callable(getattr(value, "state_dict", None)):
-        # torch.save(model) pickles the module's class by reference; a tapegrad file
-        # holds data only, so say what to save instead.
+        # torch.save(optimizer) pickles the object with its functions and references; a
+        # tapegrad file holds data (and nn.Modules, rebuilt from their state) only.
         raise TypeError(f"tg.save: cannot save a whole {type(value).__name__} object (at "
                         f"{where}): a tapegrad checkpoint holds data, not code. Save its "
                         "state dict instead, torch.save(model.state_dict(), path), and load "
@@ -84,7 +84,7 @@ def _refuse(value, path):
                     f"(at {where}); supported: Tensor, numpy array, int, float, "
                     "complex, bool, str, bytes, None, dtype, device, torch.Size, lists, "
                     "tuples, sets and dicts (OrderedDict, Counter) of them, dataclass "
-                    "instances and argparse.Namespace")
+                    "instances, argparse.Namespace and nn.Module objects")
 
 
 def _part(key):
@@ -118,6 +118,8 @@ def encode(obj, check_array):
             node = {"t": "tensor" if isinstance(value, Tensor) else "ndarray", "a": name}
             if isinstance(value, Tensor) and value.requires_grad:
                 node["rg"] = True
+            if isinstance(value, Tensor) and objects.is_parameter(value):
+                node["p"] = True  # an nn.Parameter loads back as one, as with torch
             if id(value) in first_name:
                 node["is"] = first_name[id(value)]
             else:
@@ -236,15 +238,17 @@ def _to_set(items, where):
 def decode(root, take, legacy=False, make_object=None):
     """Rebuild the object. `take(name, node, where)` returns the array stored under
     `name` (and may check the node's legacy dtype/shape fields).
-    `make_object(kind, module, qualname, attrs, where)` returns the dataclass /
-    Namespace instance of an object node (`objects.find_class` and `build`); without
-    it (the legacy format) such nodes are unknown."""
-    tensor_fields = {"a", "rg", "is"} | ({"dtype", "shape"} if legacy else set())
+    `make_object(kind, module, qualname, where)` finds the class of an object node
+    (dataclass, Namespace, Module: `objects.find_class`) once the whole tree is checked,
+    outermost first, so the outermost refused class is named, as torch's unpickler
+    does; it returns `build(attrs)`, called once the attributes are rebuilt. Without it (the legacy
+    format) such nodes are unknown."""
+    tensor_fields = {"a", "rg", "is"} | ({"dtype", "shape"} if legacy else {"p"})
     array_fields = {"a", "is"} | ({"dtype", "shape"} if legacy else set())
     newer = set() if legacy else {"size", "counter", "set"} | leaves.TYPES | objects.KINDS
     made, used = {}, set()
     # (parent, slot, finish): values made from their children once those are complete.
-    holder, finish = [None], []
+    holder, finish, classes = [None], [], []
     stack = [(root, holder, 0, 0, "root")]
     while stack:
         node, parent, slot, depth, where = stack.pop()
@@ -275,8 +279,9 @@ def decode(root, take, legacy=False, make_object=None):
                 attrs[pair[0]] = None
                 todo.append((pair[1], attrs, pair[0], depth + 1, f"{where}.{pair[0]}"))
             parent[slot] = attrs
-            finish.append((parent, slot, lambda a, t=t, m=module, q=qualname, w=where:
-                           make_object(t, m, q, a, w)))
+            builder = [t, module, qualname, where]  # its class is found after the walk
+            classes.append(builder)
+            finish.append((parent, slot, lambda a, b=builder: b[0](a)))
             stack.extend(reversed(todo))
             continue
         if t in ("tensor", "ndarray"):
@@ -298,7 +303,12 @@ def decode(root, take, legacy=False, make_object=None):
                                     f"not an earlier {t}")
                 parent[slot] = same
                 continue
-            if t == "tensor":
+            param = node.get("p", False)
+            if param is not False and (param is not True or t != "tensor"):
+                raise TreeError(f"{where}: parameter flag {str(param)[:20]!r} is not true")
+            if param:
+                value = objects.make_parameter(arr, rg)
+            elif t == "tensor":
                 value = Tensor._of(arr)
                 if rg:
                     if arr.dtype.kind not in "fc":  # torch's rule; named here, not bare
@@ -348,6 +358,10 @@ def decode(root, take, legacy=False, make_object=None):
             stack.extend(reversed(todo))
             continue
         raise TreeError(f"{where}: unknown node type {t[:40]!r}")
+    # Every node is well formed: now find the classes, in the order the walk met them,
+    # so the outermost refused class is the one named, as torch's unpickler does.
+    for builder in classes:
+        builder[0] = make_object(*builder)
     # Children were made after their parents, so finishing in reverse order freezes
     # inner tuples (and builds inner objects) before the containers that hold them.
     for parent, slot, make in reversed(finish):
