@@ -374,6 +374,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = _args._dim(dim, x._data.ndim)
+    if n == 0:  # torch returns the input itself, ignoring prepend and append
+        return x
     parts = [p for p in (prepend, x, append) if p is not None]
     if len(parts) > 1:
         x = _shape.cat([_args._tensor(p, "diff") for p in parts], d)
@@ -503,6 +505,8 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 def _stat_mean(stat):
     def f(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         x = _args._tensor(input, f"{stat.__name__}_mean")
+        if isinstance(dim, bool):  # legacy overload var_mean(x, unbiased): over all elements
+            dim, unbiased = None, dim
         s = stat(x, dim, unbiased, keepdim, correction=correction)
         return s, mean(x, dim, keepdim)
     f.__name__ = f"{stat.__name__}_mean"

@@ -421,6 +421,10 @@ def movedim(input, source, destination):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
                            f"dims) should contain the same number of dims as destination "
                            f"({list(dst)} dims)")
+    for name, given in (("source", src), ("destination", dst)):
+        dims = [_args._dim(d, nd) for d in given]
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
     src = [_args._dim(d, nd) for d in src]
     dst = [_args._dim(d, nd) for d in dst]
     order = [d for d in range(nd) if d not in src]
@@ -746,8 +750,13 @@ def pad(input, pad, mode="constant", value=None):
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
                                f"input dimension, but got: padding ({b}, {a}) at dimension {d} "
                                f"of input {list(x._data.shape)}")
-        idx = np.pad(np.arange(n), (builtins.max(b, 0), builtins.max(a, 0)), mode=_NP_MODES[mode])
-        idx = idx[builtins.max(-b, 0):len(idx) - builtins.max(-a, 0)]
+        if mode == "circular":  # torch crops first, then wraps what remains
+            idx = np.arange(n)[builtins.max(-b, 0):n - builtins.max(-a, 0)]
+            idx = np.pad(idx, (builtins.max(b, 0), builtins.max(a, 0)), mode="wrap")
+        else:
+            idx = np.pad(np.arange(n), (builtins.max(b, 0), builtins.max(a, 0)),
+                         mode=_NP_MODES[mode])
+            idx = idx[builtins.max(-b, 0):len(idx) - builtins.max(-a, 0)]
         x = apply(I.index_select, x, axis=d, index=idx)
     return x
 

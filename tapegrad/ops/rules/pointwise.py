@@ -186,15 +186,30 @@ exp = defop("exp", np.exp, promote="float", partials=[lambda xp, ans, x: ans], r
 log = defop("log", np.log, promote="float", partials=[lambda xp, ans, x: 1.0 / x], reads=["x"],
             text="dx = g/x",
             hint="log'(x) = 1/x is infinite at x = 0; clamp the input: log(x.clamp(min=eps))")
+def int_zero_checked(ufunc):
+    """`ufunc` (floor_divide, remainder, fmod) raising torch's RuntimeError
+    "ZeroDivisionError" for an integer division by zero, where NumPy gives 0."""
+    def checked(x, y, *args, **kwargs):
+        yk = y.dtype.kind if isinstance(y, np.ndarray) else np.asarray(y).dtype.kind
+        if yk in "iu" and np.asarray(x).dtype.kind in "iu" and not np.all(y):
+            raise RuntimeError("ZeroDivisionError")
+        return ufunc(x, y, *args, **kwargs)
+    checked.__name__ = checked.__qualname__ = ufunc.__name__
+    return checked
+
+
+int_floor_divide = int_zero_checked(np.floor_divide)
+int_remainder = int_zero_checked(np.remainder)
+int_fmod = int_zero_checked(np.fmod)
 # remainder (Python's %: the sign of the divisor) and fmod (C's: the sign of the dividend):
 # x - y * floor(x / y) and x - y * trunc(x / y); the quotient is piecewise constant.
-remainder = defop("remainder", np.remainder, promote="remainder", inputs=("x", "y"), partials=[
+remainder = defop("remainder", int_remainder, promote="remainder", inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: -np.floor(_raw(x) / _raw(y)),
 ], reads=["", "x y"], text="dx = g ; dy = -g*floor(x/y)",
     hint=("remainder's derivative is 1 (x) and -floor(x/y) (y): finite for y != 0; "
           "at y = 0 the quotient is infinite"))
-fmod = defop("fmod", np.fmod, promote="fmod", inputs=("x", "y"), partials=[
+fmod = defop("fmod", int_fmod, promote="fmod", inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: -np.trunc(_raw(x) / _raw(y)),
 ], reads=["", "x y"], text="dx = g ; dy = -g*trunc(x/y)",
