@@ -72,3 +72,39 @@ def test_hardtanh_inplace_integer():
         x = L.tensor([-5, 0, 5])
         L.nn.functional.hardtanh(x, -2.7, 3.9, inplace=True)
         assert x.tolist() == [-2, 0, 3]
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.tensor(300, dtype=L.int8),
+    lambda L: L.tensor([300, 1], dtype=L.uint8),
+    lambda L: L.tensor([-1, -255], dtype=L.uint8),
+    lambda L: L.tensor([-256], dtype=L.uint8),
+    lambda L: L.tensor([-255.5], dtype=L.uint8),
+    lambda L: L.tensor([127.9], dtype=L.int8),
+    lambda L: L.tensor([127.0, -128.0], dtype=L.int8),
+    lambda L: L.tensor([float("nan")], dtype=L.int32),
+    lambda L: L.tensor([2 ** 40], dtype=L.int32),
+    lambda L: L.tensor([[True, 300]], dtype=L.int8),
+    lambda L: L.tensor(3.7, dtype=L.int8),
+    lambda L: L.tensor([2 ** 63]),
+    lambda L: L.tensor(2 ** 64),
+    lambda L: L.tensor([[1, 2], [3, 2 ** 70]]),
+    lambda L: L.tensor([-2 ** 63 - 1]),
+    lambda L: L.tensor([2 ** 63], dtype=L.int64),
+    lambda L: L.tensor([2 ** 63 - 1, -2 ** 63]),
+    lambda L: L.tensor([2 ** 63], dtype=L.float64),
+    lambda L: L.tensor([[1], [-2 ** 64]], dtype=L.float32),
+    lambda L: L.tensor([2 ** 63, 1.5]),
+    lambda L: L.tensor([2 ** 63], dtype=L.bool),
+])
+def test_tensor_integer_overflow(case):
+    _same(case)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8"])
+def test_integer_pow_negative_tensor_exponent(dtype):
+    b, e = [1, -1, 2, 0, -1, 3, -2, 5], [-1, -2, -2, -1, -3, 2, 3, 0]
+    _same(lambda L: L.tensor(b, dtype=getattr(L, dtype)) ** L.tensor(e, dtype=getattr(L, dtype)))
+    _same(lambda L: L.pow(2, L.tensor(e, dtype=getattr(L, dtype))))
+    _same(lambda L: L.tensor(b[:3], dtype=getattr(L, dtype)) ** L.tensor([[-1], [2]]))
+    _same(lambda L: L.tensor(b, dtype=getattr(L, dtype)) ** -1)  # a Python exponent: refused

@@ -113,8 +113,20 @@ def _pow_forward(x, y):
         try:
             return np.power(x, y)
         except ValueError:
+            if np.result_type(x, y).kind in "iu":  # (Python scalars count as weak)
+                return _int_pow_negative(np.asarray(x), np.asarray(y)).astype(
+                    np.result_type(x, y))
             raise RuntimeError(f"pow: the shapes {np.shape(x)} and {np.shape(y)} cannot be "
                                "broadcast together") from None
+
+
+def _int_pow_negative(x, y):
+    """Integer x ** y with some y < 0 (NumPy refuses): torch's integer pow gives 1 for
+    x = 1, +-1 by parity for x = -1 and 0 otherwise (the truncated 1 / x**|y|)."""
+    neg = y < 0
+    pos = np.power(x, np.where(neg, 0, y))
+    special = np.where(x == 1, 1, np.where(x == -1, np.where(y % 2 == 0, 1, -1), 0))
+    return np.where(neg, special, pos)
 
 
 def _pow_node(node):
