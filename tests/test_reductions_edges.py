@@ -44,3 +44,72 @@ def test_diff_n(kw, n):
     (rt * torch.tensor(w)).sum().backward()
     (rg * tg.tensor(w)).sum().backward()
     np.testing.assert_allclose(g.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def _dtype_name(t):
+    return str(t.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize("src", ["int8", "int32", "int64", "uint8", "bool"])
+@pytest.mark.parametrize("dtype", ["int16", "int32", "int64", "bool", "float64", None])
+@pytest.mark.parametrize("call", [
+    lambda L, x, d: L.sum(x, dtype=d), lambda L, x, d: L.sum(x, 0, dtype=d),
+    lambda L, x, d: L.prod(x, dtype=d), lambda L, x, d: L.prod(x, 1, keepdim=True, dtype=d),
+    lambda L, x, d: L.cumsum(x, 0, dtype=d), lambda L, x, d: L.cumprod(x, 1, dtype=d),
+])
+def test_integer_reductions_keep_the_requested_dtype(src, dtype, call):
+    vals = [[1, 0, 3], [2, 2, 1]]
+
+    def run(L):
+        x = L.tensor(vals, dtype=getattr(L, src))
+        try:
+            return call(L, x, None if dtype is None else getattr(L, dtype))
+        except Exception as e:  # noqa: BLE001 (torch's refusals are compared)
+            return type(e)
+    t, g = run(torch), run(tg)
+    if isinstance(t, type):
+        assert g is t, (g, t)
+        return
+    assert _dtype_name(g) == _dtype_name(t)
+    np.testing.assert_array_equal(g.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("name", ["all", "any"])
+@pytest.mark.parametrize("dtype", ["uint8", "bool", "int64", "float32"])
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_all_any_dtype(name, dtype, dim):
+    vals = [[0, 2, 3], [1, 1, 0]]
+    outs = []
+    for L in (torch, tg):
+        x = L.tensor(vals, dtype=getattr(L, dtype))
+        outs.append(getattr(L, name)(x) if dim is None else getattr(L, name)(x, dim))
+    assert _dtype_name(outs[1]) == _dtype_name(outs[0])
+    np.testing.assert_array_equal(outs[1].numpy(), outs[0].numpy())
+
+
+@pytest.mark.parametrize("data,bins,kw", [
+    ([], 3, {}), ([], 2, {"range": (3.0, 3.0)}), ([2.0, 2.0], 2, {}), ([0.0, 0.0], 2, {}),
+    ([1.0, 5.0], 4, {"range": (0.0, 0.0)}), ([], 4, {"density": True}),
+    ([0.5, 1.0, 1.0, 3.0], 3, {"weight": [1.5, -2.0, 0.25, 4.0]}),
+])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_histogram_edges(data, bins, kw, dtype):
+    outs = []
+    for L in (torch, tg):
+        k = dict(kw)
+        if "weight" in k:
+            k["weight"] = L.tensor(k["weight"], dtype=getattr(L, dtype))
+        outs.append(L.histogram(L.tensor(data, dtype=getattr(L, dtype)), bins, **k))
+    for a, b in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, equal_nan=True)
+
+
+def test_histogram_float32_weights_accumulate_as_torch():
+    rng = np.random.default_rng(5)
+    a = rng.uniform(-9, 9, (5, 5, 5)).astype(np.float32)
+    w = rng.uniform(-9, 9, (5, 5, 5)).astype(np.float32)
+    for bins in (1, 3, 4):
+        ht = torch.histogram(torch.tensor(a), bins, weight=torch.tensor(w))
+        hg = tg.histogram(tg.tensor(a), bins, weight=tg.tensor(w))
+        np.testing.assert_allclose(hg[0].numpy(), ht[0].numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(hg[1].numpy(), ht[1].numpy())

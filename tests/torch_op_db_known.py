@@ -8,27 +8,21 @@ defect to fix (issue "Correct wherever torch is correct"); none is a design deci
 
 KNOWN = {
     "addbmm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (6 samples); result dtype differs (torch.int64 #2: output 0: dtype float32, torch int64)",
+        "float16 computed/accumulated in float16 where torch uses float32 (6 samples)",
     "addcdiv:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (10 samples)",
     "addcmul:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (9 samples)",
     "addmm.decomposed:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
-    "addmv:fwd":
-        "result dtype differs (torch.int64 #1: output 0: dtype float32, torch int64)",
     "addr:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples); result dtype differs (torch.bool #2: output 0: dtype int64, torch bool)",
-    "all:fwd":
-        "result dtype differs (torch.uint8 #0: output 0: dtype bool, torch uint8)",
+        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "amax:err":
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "amin:err":
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "aminmax:err":
         "another exception type than torch (#1: raised ValueError, torch RuntimeError)",
-    "any:fwd":
-        "result dtype differs (torch.uint8 #0: output 0: dtype bool, torch uint8)",
     "arange:err":
         "another exception type than torch (#6: raised RuntimeError, torch ValueError: arange(0, 64, 0.5, out=<int64>) takes the dtype from out)",
     "argsort:fwd":
@@ -38,7 +32,7 @@ KNOWN = {
     "as_strided.partial_views:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (8 samples; first torch.float64 #1: output 0: values differ (max abs diff 4.18)); refuses 9 samples torch accepts (torch.float64 #2: raised RuntimeError: setStorage: sizes [2, 2], strides [1, 2], storage offset 10, )",
     "baddbmm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (6 samples); result dtype differs (torch.int64 #2: output 0: dtype float32, torch int64)",
+        "float16 computed/accumulated in float16 where torch uses float32 (6 samples)",
     "bernoulli:err":
         "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
     "bfloat16:bwd":
@@ -51,8 +45,6 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "clamp_min:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "cumprod:fwd":
-        "result dtype differs (torch.int32 #9: output 0: dtype int64, torch int32)",
     "cumsum:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (3 samples); result dtype differs (torch.int32 #3: output 0: dtype int64, torch int32)",
     "dist:fwd":
@@ -91,8 +83,6 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "gt:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "histogram:fwd":
-        "wrong values (34 samples; first torch.float64 #160: output 1: values differ (max abs diff 0.5))",
     "hstack:err":
         "another exception type than torch (#1: raised ValueError, torch RuntimeError)",
     "index_add:bwd":
@@ -295,8 +285,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (4 samples)",
     "normal.in_place:err":
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
-    "prod:fwd":
-        "result dtype differs (torch.int32 #19: output 0: dtype int64, torch int32)",
     "quantile:bwd":
         "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
     "rand_like:fwd":

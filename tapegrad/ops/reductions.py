@@ -20,9 +20,12 @@ def _logical_reduction(name, np_fn):
         x = _args._tensor(input, name)
         d = _args._dims(dim)
         _check_dims(name, x, d)
-        return like(x, np.asarray(np_fn(x._data, axis=d, keepdims=bool(keepdim))))
+        out = np.asarray(np_fn(x._data, axis=d, keepdims=bool(keepdim)))
+        if x._data.dtype == np.uint8:  # torch keeps uint8 (0 / 1)
+            out = out.astype(np.uint8)
+        return like(x, out)
     f.__name__ = name
-    f.__doc__ = f"torch.{name}: a bool tensor (no gradient)."
+    f.__doc__ = f"torch.{name}: a bool tensor (uint8 for a uint8 input; no gradient)."
     return f
 
 
@@ -31,12 +34,15 @@ def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along dim (bool/int tensors sum to int64, as PyTorch)."""
     x = _args._tensor(input, "cumsum")
     if dtype is not None:
+        if _dt.as_dtype(dtype) == np.bool_:
+            raise NotImplementedError('"cumsum_out_cpu" not implemented for \'Bool\'')
         x = x.to(dtype)
     elif x._data.dtype.kind in "biu":
         x = x.to(_dt.int64)
     _check_dims("cumsum", x, int(dim))
     d = int(dim) % builtins.max(x._data.ndim, 1)
-    return apply(R.cumsum, x, axis=d)
+    res = apply(R.cumsum, x, axis=d)
+    return res if dtype is None else _keep_dtype(res, x)
 
 
 all = public(_logical_reduction("all", np.all), name="all")
@@ -67,7 +73,8 @@ def _reduction(op):
         if op is R.sum and x._data.dtype.kind in "biu" and dtype is None:
             x = x.to(_dt.int64)  # PyTorch sums bool/int to int64
         _check_dims(op.name, x, d)
-        return apply(op, x, axis=d, keepdims=bool(keepdim))
+        res = apply(op, x, axis=d, keepdims=bool(keepdim))
+        return res if dtype is None else _keep_dtype(res, x)
     f.__name__ = op.name
     return f
 
@@ -98,7 +105,15 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=_UNSET, keepdims=_U
     elif x._data.dtype.kind in "biu":
         x = x.to(_dt.int64)  # PyTorch multiplies bool/int to int64 (NumPy: uint8 -> uint64)
     _check_dims("prod", x, dim)
-    return apply(R.prod, x, axis=dim, keepdims=bool(keepdim))
+    return _keep_dtype(apply(R.prod, x, axis=dim, keepdims=bool(keepdim)), x)
+
+
+def _keep_dtype(res, x):
+    """NumPy's products widen bool and small integers to int64: torch keeps the
+    computation dtype (dtype=torch.int32 / torch.bool give int32 / bool)."""
+    if res._data.dtype != x._data.dtype and x._data.dtype.kind in "biu":
+        return like(res, res._data.astype(x._data.dtype))
+    return res
 
 
 def _max_min(op_full, op_dim, pair):
@@ -281,14 +296,22 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
         elif a.size:
             lo, hi = float(a.min()), float(a.max())
         else:
-            lo, hi = 0.0, 0.0
+            lo, hi = 0.0, 1.0  # torch: an empty input without a range gets [0, 1]
         if lo > hi:
             raise RuntimeError("torch.histogram(): max must be larger than min")
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         edges = np.linspace(lo, hi, n + 1).astype(a.dtype)
-    w = None if weight is None else _args._np(weight).reshape(-1)
-    hist, _ = np.histogram(a, bins=edges, weights=w)
+    if weight is None:
+        hist, _ = np.histogram(a, bins=edges)
+    else:  # torch adds the weights one by one in the input's dtype (NumPy's histogram
+        # takes cumulative-sum differences, which lose float32 precision)
+        w = _args._np(weight).reshape(-1).astype(a.dtype)
+        idx = np.searchsorted(edges, a, side="right") - 1
+        idx[a == edges[-1]] = len(edges) - 2  # the last bin is closed
+        keep = (idx >= 0) & (idx < len(edges) - 1)
+        hist = np.zeros(len(edges) - 1, a.dtype)
+        np.add.at(hist, idx[keep], w[keep])
     hist = hist.astype(a.dtype)
     if density:
         hist = hist / (hist.sum() * np.diff(edges))
@@ -302,11 +325,13 @@ def cumprod(input, dim, *, dtype=None):
     gradient is exact with zeros in the input."""
     x = _args._tensor(input, "cumprod")
     if dtype is not None:
+        if _dt.as_dtype(dtype) == np.bool_:
+            raise NotImplementedError('"cumprod_out_cpu" not implemented for \'Bool\'')
         x = x.to(dtype)
     elif x.dtype.kind in "biu":
         x = x.to(_dt.int64)
     d = _args._dim(dim, x.ndim)
-    return apply(R.cumprod, x, axis=d)
+    return _keep_dtype(apply(R.cumprod, x, axis=d), x)
 
 
 # ---- median ---------------------------------------------------------------------------------
