@@ -113,3 +113,59 @@ def test_histogram_float32_weights_accumulate_as_torch():
         hg = tg.histogram(tg.tensor(a), bins, weight=tg.tensor(w))
         np.testing.assert_allclose(hg[0].numpy(), ht[0].numpy(), rtol=1e-6, atol=1e-6)
         np.testing.assert_array_equal(hg[1].numpy(), ht[1].numpy())
+
+
+@pytest.mark.parametrize("name", ["logsumexp", "nanmean", "sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dim", [0, -1, (0,)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_zero_dim_reductions_over_dim(name, dim, keepdim):
+    t, g = _pair((), 6)
+    rt = getattr(torch, name)(t, dim, keepdim=keepdim)
+    rg = getattr(tg, name)(g, dim, keepdim=keepdim)
+    assert tuple(rg.shape) == tuple(rt.shape)
+    np.testing.assert_allclose(rg.detach().numpy(), rt.detach().numpy(), rtol=1e-12)
+    rt.backward()
+    rg.backward()
+    np.testing.assert_allclose(g.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8", "bool"])
+def test_logsumexp_integer_gives_default_float(dtype):
+    vals = [[1, 0, 3], [2, 2, 1]]
+    rt = torch.logsumexp(torch.tensor(vals, dtype=getattr(torch, dtype)), 1)
+    rg = tg.logsumexp(tg.tensor(vals, dtype=getattr(tg, dtype)), 1)
+    assert _dtype_name(rg) == _dtype_name(rt)
+    np.testing.assert_allclose(rg.numpy(), rt.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["trapezoid", "trapz"])
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int64", "float64", "float32"])
+@pytest.mark.parametrize("kw", [{}, {"dx": 2}, {"dx": 0.5}, {"x": [1, 4, 9, 10]}, {"dim": 0}])
+def test_trapezoid_as_torch(name, dtype, kw):
+    vals = [[10, 200, 3, 90], [250, 1, 7, 120], [4, 5, 6, 255]]
+    if dtype == "int8":  # values that wrap in int8 sums
+        vals = [[10, 100, 3, 90], [120, -1, 7, 120], [4, -128, 6, 127]]
+
+    def run(L):
+        k = dict(kw)
+        if "x" in k:
+            k["x"] = L.tensor(k["x"], dtype=getattr(L, dtype))
+        return getattr(L, name)(L.tensor(vals, dtype=getattr(L, dtype)), **k)
+    rt, rg = run(torch), run(tg)
+    assert _dtype_name(rg) == _dtype_name(rt)
+    np.testing.assert_allclose(rg.numpy(), rt.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape,dim", [((4, 5), -1), ((3, 1), -1), ((2, 6), 0), ((3, 0), 0)])
+def test_trapezoid_gradients(shape, dim):
+    t, g = _pair(shape, 7)
+    xs = np.sort(np.random.default_rng(8).standard_normal(shape[dim]))
+    for kw in ({}, {"dx": 0.3}, {"x": xs}):
+        kt = {k: torch.tensor(v) if k == "x" else v for k, v in kw.items()}
+        kg = {k: tg.tensor(v) if k == "x" else v for k, v in kw.items()}
+        rt, rg = torch.trapezoid(t, dim=dim, **kt), tg.trapezoid(g, dim=dim, **kg)
+        np.testing.assert_allclose(rg.detach().numpy(), rt.detach().numpy(), rtol=1e-12, atol=1e-14)
+        w = np.random.default_rng(9).standard_normal(tuple(rt.shape))
+        gt, = torch.autograd.grad((rt * torch.tensor(w)).sum(), t)
+        gg, = tg.autograd.grad((rg * tg.tensor(w)).sum(), g)
+        np.testing.assert_allclose(gg.numpy(), gt.numpy(), rtol=1e-12, atol=1e-14)

@@ -145,10 +145,6 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#1: did not raise (torch: TypeError))",
     "logspace:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (10 samples); wrong values (351 samples; first torch.int64 #13: output 0: values differ)",
-    "logsumexp:bwd":
-        "refuses 3 samples torch accepts (#0: forward raised AxisError: axis 0 is out of bounds for array of dimension 0)",
-    "logsumexp:fwd":
-        "refuses 33 samples torch accepts (torch.float64 #0: raised AxisError: axis 0 is out of bounds for array of dimension 0)",
     "lt:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "masked_fill:err":
@@ -159,10 +155,8 @@ KNOWN = {
         "wrong values (1 samples; first torch.float32 #13: output 0: values differ (max abs diff 3.05e-05))",
     "multinomial:err":
         "another exception type than torch (#2: raised TypeError, torch RuntimeError)",
-    "nanmean:bwd":
-        "refuses 2 samples torch accepts (#2: forward raised AxisError: axis 0 is out of bounds for array of dimension 0)",
     "nanmean:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples); refuses 6 samples torch accepts (torch.float64 #2: raised AxisError: axis 0 is out of bounds for array of dimension 0)",
+        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nanquantile:bwd":
         "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
     "nansum:fwd":
@@ -329,10 +323,6 @@ KNOWN = {
         "refuses 8 samples torch accepts (torch.float64 #2: raised RuntimeError: contracted dimensions need to match, but first has size 1 in )",
     "topk:fwd":
         "wrong values (35 samples; first torch.int64 #0: output 1: values differ)",
-    "trapezoid:fwd":
-        "wrong values (5 samples; first torch.uint8 #0: output 0: values differ (max abs diff 2.43e+03))",
-    "trapz:fwd":
-        "wrong values (5 samples; first torch.uint8 #0: output 0: values differ (max abs diff 2.43e+03))",
     "unique_consecutive:fwd":
         "refuses 108 samples torch accepts (torch.float64 #252: raised ValueError: cannot reshape array of size 0 into shape (0,newaxis))",
     "var:fwd":

@@ -72,7 +72,11 @@ def _reduction(op):
         d = _args._dims(dim)
         if op is R.sum and x._data.dtype.kind in "biu" and dtype is None:
             x = x.to(_dt.int64)  # PyTorch sums bool/int to int64
+        elif op is R.logsumexp and x._data.dtype.kind in "biu":
+            x = x.to(_dt.get_default_dtype())  # torch: integers give the default float
         _check_dims(op.name, x, d)
+        if x._data.ndim == 0:  # dim 0 / -1 of a 0-d tensor is the whole tensor (torch)
+            d = None
         res = apply(op, x, axis=d, keepdims=bool(keepdim))
         return res if dtype is None else _keep_dtype(res, x)
     f.__name__ = op.name
@@ -508,9 +512,12 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     m = yt._data.shape[d]
     if m == 0:
         return sum(yt, d)
-    mid = (_shape.narrow(yt, d, 1, m - 1) + _shape.narrow(yt, d, 0, m - 1)) / 2
+    # torch's formulas (integer sums wrap in the input's dtype as there):
+    # (sum(y) - (y[0] + y[-1]) / 2) * dx, and sum(diff(x) * (y[:-1] + y[1:])) / 2
     if x is None:
-        return sum(mid, d) * (1 if dx is None else dx)
+        ends = _shape.select(yt, d, 0) + _shape.select(yt, d, m - 1)
+        return (sum(yt, d) - ends * 0.5) * (1 if dx is None else dx)
+    pair = _shape.narrow(yt, d, 1, m - 1) + _shape.narrow(yt, d, 0, m - 1)
     xt = _args._tensor(x, "trapezoid")
     if xt._data.ndim == 1:
         if xt._data.shape[0] != m:
@@ -518,7 +525,8 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         shape = [1] * yt._data.ndim
         shape[d] = m
         xt = _shape.reshape(xt, tuple(shape))
-    return sum(diff(xt, dim=d - yt._data.ndim) * mid, d)
+    xd = _shape.narrow(xt, d - yt._data.ndim, 1, m - 1) - _shape.narrow(xt, d - yt._data.ndim, 0, m - 1)
+    return sum(xd * pair, d) / 2.0
 
 
 @public(method=False)
@@ -564,6 +572,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         x = x.to(dtype)
     axes = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else dim)
+    if x._data.ndim == 0:  # dim 0 / -1 of a 0-d tensor is the whole tensor (torch)
+        axes = dim = None
     count = np.sum(~np.isnan(x._data), axis=None if axes is None else tuple(
         _args._dim(a, x._data.ndim) for a in (axes if isinstance(axes, tuple) else (axes,))),
         keepdims=keepdim)
