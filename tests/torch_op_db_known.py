@@ -107,10 +107,6 @@ KNOWN = {
         "refuses 36 samples torch accepts (torch.float64 #56: raised ValueError: zero-size array to reduction operation maximum which has no id)",
     "linalg.norm:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (2 samples); refuses 36 samples torch accepts (torch.float64 #68: raised ValueError: zero-size array to reduction operation maximum which has no id)",
-    "linalg.pinv.hermitian:bwd":
-        "wrong values (3 samples; first #0: grad of input 0: output 0: values differ (max abs diff 3.85))",
-    "linalg.pinv.hermitian:fwd":
-        "wrong values (6 samples; first torch.float64 #0: output 0: values differ (max abs diff 1.01))",
     "linalg.pinv.singular:bwd":
         "wrong values (15 samples; first #2: grad of input 0: output 0: values differ (max abs diff 0.083))",
     "linalg.slogdet:bwd":

@@ -508,8 +508,16 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     m, n = t.shape[-2], t.shape[-1]
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else np.finfo(t.dtype).eps * max(m, n)
-    # hermitian=True: torch computes with eigh; for a symmetric A the SVD gives the same
-    # pinv, and its gradient is torch's (pinv_backward, the general-matrix formula)
+    # hermitian=True: torch computes with eigh, which reads the lower triangle only; the
+    # SVD of that symmetric matrix gives the same pinv. Its gradient is torch's general
+    # formula (pinv_backward) taken at A: the symmetrization passes the gradient straight.
+    if hermitian:
+        if m != n:
+            raise RuntimeError("linalg.eigh: A must be batches of square matrices, but they "
+                               f"are {m} by {n} matrices")
+        low = _shape.tril(t.detach())
+        sym = low + _shape.transpose(_shape.tril(t.detach(), -1), -2, -1)
+        t = t + (sym - t.detach())
     left, s, right = _svd(t, False)
     tol = _reductions.amax(s.detach(), -1, keepdim=True) * float(rtol) if s.shape[-1] else s.detach()
     if atol is not None:
