@@ -58,3 +58,24 @@ def test_dropout_inplace_gradient():
     (h * tg.arange(50.0)).sum().backward()
     kept = h.detach().numpy() != 0
     np.testing.assert_allclose(a.grad.numpy(), np.where(kept, 2.0 * np.arange(50.0), 0.0))
+
+
+@pytest.mark.parametrize("split", [3, [2, 5], (1, 1, 9), "t0d", "t1d"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_tensor_split_tensor_arguments(split, dim):
+    a = np.random.default_rng(2).standard_normal((7, 7))
+    t, g = torch.tensor(a, requires_grad=True), tg.tensor(a, requires_grad=True)
+
+    def arg(L):
+        if split == "t0d":
+            return L.tensor(3)
+        if split == "t1d":
+            return L.tensor([1, 4])
+        return split
+    pt, pg = torch.tensor_split(t, arg(torch), dim), tg.tensor_split(g, arg(tg), dim)
+    assert [tuple(p.shape) for p in pg] == [tuple(p.shape) for p in pt]
+    for x, y in zip(pg, pt):
+        np.testing.assert_array_equal(x.detach().numpy(), y.detach().numpy())
+    sum((p * (i + 1)).sum() for i, p in enumerate(pt)).backward()
+    sum((p * (i + 1)).sum() for i, p in enumerate(pg)).backward()
+    np.testing.assert_array_equal(g.grad.numpy(), t.grad.numpy())

@@ -307,10 +307,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "take:err":
         "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
-    "tensor_split:bwd":
-        "refuses 1 samples torch accepts (#1: forward raised TypeError: iteration over a 0-d tensor)",
-    "tensor_split:fwd":
-        "refuses 9 samples torch accepts (torch.float64 #1: raised TypeError: iteration over a 0-d tensor)",
     "tensordot:bwd":
         "refuses 1 samples torch accepts (#2: forward raised RuntimeError: contracted dimensions need to match, but first has size 1 in dim 0 )",
     "tensordot:fwd":

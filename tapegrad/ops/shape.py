@@ -609,6 +609,9 @@ def tensor_split(input, indices_or_sections, dim=0):
     x = _args._tensor(input)
     d = _args._dim(dim, x._data.ndim)
     n = x._data.shape[d]
+    if isinstance(indices_or_sections, TensorBase):  # a 0-d tensor is a section count
+        v = indices_or_sections._data
+        indices_or_sections = int(v) if v.ndim == 0 else [int(i) for i in v.reshape(-1)]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
         q, r = divmod(n, k)
