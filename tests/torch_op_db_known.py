@@ -285,14 +285,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "scalar_tensor:fwd":
         "refuses 1 samples torch accepts (torch.uint8 #0: raised OverflowError: Python integer -5 out of bounds for uint8)",
-    "scatter:bwd":
-        "refuses 2 samples torch accepts (#7: forward raised IndexError: too many indices for array: array is 0-dimensional, but 1 were indexe)",
-    "scatter:fwd":
-        "refuses 42 samples torch accepts (torch.float64 #21: raised IndexError: too many indices for array: array is 0-dimensional, but 1 were)",
-    "scatter_add:bwd":
-        "refuses 1 samples torch accepts (#6: forward raised IndexError: too many indices for array: array is 0-dimensional, but 1 were indexe)",
-    "scatter_add:fwd":
-        "refuses 9 samples torch accepts (torch.float64 #6: raised IndexError: too many indices for array: array is 0-dimensional, but 1 were )",
     "scatter_reduce.prod:bwd":
         "refuses 1 samples torch accepts (#21: forward raised RuntimeError: scatter_reduce(): the gradient of reduce='prod' with a zero in src)",
     "searchsorted:fwd":
