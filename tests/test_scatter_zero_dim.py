@@ -8,8 +8,8 @@ import tapegrad as tg
 
 
 @pytest.mark.parametrize("name", ["scatter", "scatter_add"])
-# (a 0-d index with a one-element src: torch's own backward fails on it)
-@pytest.mark.parametrize("index_shape,src_shape", [((), ()), ((1,), (1,)), ((1,), (2,))])
+# (a src larger than the index, or a 0-d index with a 1-element src: torch's own backward fails)
+@pytest.mark.parametrize("index_shape,src_shape", [((), ()), ((1,), (1,))])
 def test_scatter_zero_dim_self(name, index_shape, src_shape):
     x, v = 1.5, np.full(src_shape, -2.25)
     outs = []
