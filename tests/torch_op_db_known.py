@@ -8,31 +8,23 @@ defect to fix (issue "Correct wherever torch is correct"); none is a design deci
 
 KNOWN = {
     "addbmm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (6 samples); result dtype differs (torch.int64 #2: output 0: dtype float32, torch int64)",
+        "float16 computed/accumulated in float16 where torch uses float32 (6 samples)",
     "addcdiv:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (10 samples)",
     "addcmul:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (9 samples)",
     "addmm.decomposed:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
-    "addmv:fwd":
-        "result dtype differs (torch.int64 #1: output 0: dtype float32, torch int64)",
     "addr:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples); result dtype differs (torch.bool #2: output 0: dtype int64, torch bool)",
-    "all:fwd":
-        "result dtype differs (torch.uint8 #0: output 0: dtype bool, torch uint8)",
+        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "amax:err":
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "amin:err":
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "aminmax:err":
         "another exception type than torch (#1: raised ValueError, torch RuntimeError)",
-    "any:fwd":
-        "result dtype differs (torch.uint8 #0: output 0: dtype bool, torch uint8)",
     "arange:err":
-        "accepts 3 inputs torch refuses (#1: did not raise (torch: RuntimeError)); another exception type than torch (#4: raised ValueError, torch RuntimeError)",
-    "arange:fwd":
-        "wrong values (9 samples; first torch.int64 #18: output 0: values differ); result shape differs (torch.int64 #10: output 0: shape (3,), torch (2,))",
+        "another exception type than torch (#6: raised RuntimeError, torch ValueError: arange(0, 64, 0.5, out=<int64>) takes the dtype from out)",
     "argsort:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (3 samples; first torch.int8 #0: output 0: values differ)",
     "as_strided.partial_views:bwd":
@@ -40,7 +32,7 @@ KNOWN = {
     "as_strided.partial_views:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (8 samples; first torch.float64 #1: output 0: values differ (max abs diff 4.18)); refuses 9 samples torch accepts (torch.float64 #2: raised RuntimeError: setStorage: sizes [2, 2], strides [1, 2], storage offset 10, )",
     "baddbmm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (6 samples); result dtype differs (torch.int64 #2: output 0: dtype float32, torch int64)",
+        "float16 computed/accumulated in float16 where torch uses float32 (6 samples)",
     "bernoulli:err":
         "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
     "bfloat16:bwd":
@@ -53,14 +45,8 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "clamp_min:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "cumprod:fwd":
-        "result dtype differs (torch.int32 #9: output 0: dtype int64, torch int32)",
     "cumsum:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (3 samples); result dtype differs (torch.int32 #3: output 0: dtype int64, torch int32)",
-    "diff:bwd":
-        "refuses 5 samples torch accepts (#22: backward raised RuntimeError: Mismatch in shape: grad_output has a shape of (5, 5) and output h)",
-    "diff:fwd":
-        "result shape differs (torch.float64 #22: output 0: shape (8, 5), torch (5, 5))",
     "dist:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (19 samples)",
     "div.floor_rounding:bwd":
@@ -97,8 +83,6 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "gt:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "histogram:fwd":
-        "wrong values (34 samples; first torch.float64 #160: output 1: values differ (max abs diff 0.5))",
     "hstack:err":
         "another exception type than torch (#1: raised ValueError, torch RuntimeError)",
     "index_add:bwd":
@@ -123,12 +107,6 @@ KNOWN = {
         "refuses 36 samples torch accepts (torch.float64 #56: raised ValueError: zero-size array to reduction operation maximum which has no id)",
     "linalg.norm:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (2 samples); refuses 36 samples torch accepts (torch.float64 #68: raised ValueError: zero-size array to reduction operation maximum which has no id)",
-    "linalg.pinv.hermitian:bwd":
-        "wrong values (3 samples; first #0: grad of input 0: output 0: values differ (max abs diff 3.85))",
-    "linalg.pinv.hermitian:fwd":
-        "wrong values (6 samples; first torch.float64 #0: output 0: values differ (max abs diff 1.01))",
-    "linalg.pinv.singular:bwd":
-        "wrong values (15 samples; first #2: grad of input 0: output 0: values differ (max abs diff 0.083))",
     "linalg.slogdet:bwd":
         "refuses 9 samples torch accepts (#0: backward raised RuntimeError: element 0 of tensors does not require grad and does not have a gra)",
     "linalg.vector_norm:fwd":
@@ -161,10 +139,6 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#1: did not raise (torch: TypeError))",
     "logspace:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (10 samples); wrong values (351 samples; first torch.int64 #13: output 0: values differ)",
-    "logsumexp:bwd":
-        "refuses 3 samples torch accepts (#0: forward raised AxisError: axis 0 is out of bounds for array of dimension 0)",
-    "logsumexp:fwd":
-        "refuses 33 samples torch accepts (torch.float64 #0: raised AxisError: axis 0 is out of bounds for array of dimension 0)",
     "lt:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "masked_fill:err":
@@ -173,14 +147,10 @@ KNOWN = {
         "accepts 3 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
     "matmul:fwd":
         "wrong values (1 samples; first torch.float32 #13: output 0: values differ (max abs diff 3.05e-05))",
-    "movedim:err":
-        "accepts 1 inputs torch refuses (#3: did not raise (torch: RuntimeError))",
     "multinomial:err":
         "another exception type than torch (#2: raised TypeError, torch RuntimeError)",
-    "nanmean:bwd":
-        "refuses 2 samples torch accepts (#2: forward raised AxisError: axis 0 is out of bounds for array of dimension 0)",
     "nanmean:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples); refuses 6 samples torch accepts (torch.float64 #2: raised AxisError: axis 0 is out of bounds for array of dimension 0)",
+        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nanquantile:bwd":
         "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
     "nansum:fwd":
@@ -261,10 +231,6 @@ KNOWN = {
         "result shape differs (#12: forward raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0); refuses 4 samples torch accepts (#12: forward raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0)",
     "nn.functional.group_norm:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (13 samples); result shape differs (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0); refuses 12 samples torch accepts (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0)",
-    "nn.functional.hardtanh:err":
-        "accepts 1 inputs torch refuses (#0: did not raise (torch: ValueError))",
-    "nn.functional.hardtanh:fwd":
-        "result dtype differs (torch.int64 #0: output 0: dtype float32, torch int64)",
     "nn.functional.huber_loss:err":
         "accepts 2 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
     "nn.functional.huber_loss:fwd":
@@ -303,14 +269,8 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (3 samples)",
     "nn.functional.normalize:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
-    "nn.functional.pad.circular:bwd":
-        "wrong values (1 samples; first #7: grad of input 0: output 0: values differ (max abs diff 1.99))",
-    "nn.functional.pad.circular:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (7 samples; first torch.float64 #7: output 0: values differ (max abs diff 15))",
     "nn.functional.poisson_nll_loss:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (3 samples)",
-    "nn.functional.relu6:fwd":
-        "result dtype differs (torch.int64 #0: output 0: dtype float32, torch int64)",
     "nn.functional.rms_norm:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (5 samples)",
     "nn.functional.rrelu:bwd":
@@ -327,8 +287,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (4 samples)",
     "normal.in_place:err":
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
-    "prod:fwd":
-        "result dtype differs (torch.int32 #19: output 0: dtype int64, torch int32)",
     "quantile:bwd":
         "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
     "rand_like:fwd":
@@ -341,14 +299,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "scalar_tensor:fwd":
         "refuses 1 samples torch accepts (torch.uint8 #0: raised OverflowError: Python integer -5 out of bounds for uint8)",
-    "scatter:bwd":
-        "refuses 2 samples torch accepts (#7: forward raised IndexError: too many indices for array: array is 0-dimensional, but 1 were indexe)",
-    "scatter:fwd":
-        "refuses 42 samples torch accepts (torch.float64 #21: raised IndexError: too many indices for array: array is 0-dimensional, but 1 were)",
-    "scatter_add:bwd":
-        "refuses 1 samples torch accepts (#6: forward raised IndexError: too many indices for array: array is 0-dimensional, but 1 were indexe)",
-    "scatter_add:fwd":
-        "refuses 9 samples torch accepts (torch.float64 #6: raised IndexError: too many indices for array: array is 0-dimensional, but 1 were )",
     "scatter_reduce.prod:bwd":
         "refuses 1 samples torch accepts (#21: forward raised RuntimeError: scatter_reduce(): the gradient of reduce='prod' with a zero in src)",
     "searchsorted:fwd":
@@ -359,36 +309,20 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "sort:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (3 samples; first torch.int8 #0: output 1: values differ)",
-    "std_mean.unbiased:bwd":
-        "refuses 1 samples torch accepts (#0: backward raised RuntimeError: Mismatch in shape: grad_output has a shape of () and output has a )",
-    "std_mean.unbiased:fwd":
-        "result shape differs (torch.float64 #0: output 1: shape (5,), torch ())",
     "sum:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "take:err":
         "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
-    "tensor_split:bwd":
-        "refuses 1 samples torch accepts (#1: forward raised TypeError: iteration over a 0-d tensor)",
-    "tensor_split:fwd":
-        "refuses 9 samples torch accepts (torch.float64 #1: raised TypeError: iteration over a 0-d tensor)",
     "tensordot:bwd":
         "refuses 1 samples torch accepts (#2: forward raised RuntimeError: contracted dimensions need to match, but first has size 1 in dim 0 )",
     "tensordot:fwd":
         "refuses 8 samples torch accepts (torch.float64 #2: raised RuntimeError: contracted dimensions need to match, but first has size 1 in )",
     "topk:fwd":
         "wrong values (35 samples; first torch.int64 #0: output 1: values differ)",
-    "trapezoid:fwd":
-        "wrong values (5 samples; first torch.uint8 #0: output 0: values differ (max abs diff 2.43e+03))",
-    "trapz:fwd":
-        "wrong values (5 samples; first torch.uint8 #0: output 0: values differ (max abs diff 2.43e+03))",
     "unique_consecutive:fwd":
         "refuses 108 samples torch accepts (torch.float64 #252: raised ValueError: cannot reshape array of size 0 into shape (0,newaxis))",
     "var:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
-    "var_mean.unbiased:bwd":
-        "refuses 1 samples torch accepts (#0: backward raised RuntimeError: Mismatch in shape: grad_output has a shape of () and output has a )",
-    "var_mean.unbiased:fwd":
-        "result shape differs (torch.float64 #0: output 1: shape (5,), torch ())",
     "var_mean:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "vstack:err":

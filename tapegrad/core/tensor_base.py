@@ -17,6 +17,8 @@ methods; the core never needs to know it. An op's result has the class of its te
 inputs (`type(x)._result_type`, PyTorch's rule that subclasses survive ops); a class
 defined with `keep_type=False` (nn.Parameter) gives plain results instead.
 """
+import builtins
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -132,6 +134,13 @@ def to_array(data, dtype=None):
             raise TypeError(f"can't make a tensor from {type(data).__name__}: expected a "
                             "number, a (nested) list of numbers, or an array")
         arr = np.asarray(_unwrap_nested(data))
+        if arr.dtype == np.uint64 or (arr.dtype.kind == "O" and builtins.any(
+                isinstance(v, int) and not -2**63 <= v < 2**63 for v in arr.ravel())):
+            if dtype is None or dtype.kind in "iu":  # Python ints beyond int64, as torch
+                raise ValueError("Overflow when unpacking long long")
+            arr = arr.astype(np.float64 if dtype.kind == "f" else dtype)
+        elif dtype is not None and dtype.kind in "iu" and arr.dtype != dtype and arr.size:
+            _check_int_range(arr, dtype)
         if arr.dtype == np.float64 and dtype is None and not _has_numpy_float64(data):
             arr = arr.astype(_dt.get_default_dtype())  # Python floats: the default dtype
     if arr.dtype.kind not in "biuf":
@@ -142,6 +151,16 @@ def to_array(data, dtype=None):
     elif arr.dtype not in _dt._SUPPORTED:
         arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else _dt.float64)
     return arr
+
+
+def _check_int_range(arr, dtype):
+    """torch refuses Python values outside an integer dtype (unsigned ones take negatives
+    down to -max, which wrap), and NaN, where a NumPy cast would wrap silently."""
+    info = np.iinfo(dtype)
+    lo = info.min if dtype.kind == "i" else -int(info.max)
+    if arr.dtype.kind in "iuf" and (arr.min() < lo or arr.max() > info.max
+                                    or (arr.dtype.kind == "f" and np.isnan(arr).any())):
+        raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 
 def _has_numpy_float64(data):

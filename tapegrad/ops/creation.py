@@ -113,9 +113,31 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
         ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = _dt.int64 if ints else _dt.get_default_dtype()
     dtype = _dt.as_dtype(dtype)
-    # Computed in float64 / int64 then cast, so the number of points is PyTorch's.
-    arr = np.arange(start, end, step, dtype=np.float64 if dtype.kind == "f" else np.int64)
-    return _finish(_tape.const(arr.astype(dtype)), None, requires_grad)
+    return _finish(_tape.const(_arange_values(start, end, step, dtype)), None, requires_grad)
+
+
+def _arange_values(start, end, step, dtype):
+    """torch's arange: the bounds checked as float64; the length ceil((end - start) / step)
+    in float64, except int64, whose bounds and step are first truncated to integers (a
+    fractional step truncated to 0 is a ValueError there); integer values start + i * step
+    with start and step truncated."""
+    fs, fe, fst = (float(v) for v in (start, end, step))
+    if not (np.isfinite(fs) and np.isfinite(fe)):
+        raise RuntimeError(f"arange: unsupported range: {start} -> {end}")
+    if not ((fst > 0 and fe >= fs) or (fst < 0 and fe <= fs)):
+        raise RuntimeError("arange: upper bound and lower bound inconsistent with step sign")
+    if dtype.kind == "f":
+        n = int(np.ceil((fe - fs) / fst))
+        return (fs + np.arange(n, dtype=np.float64) * fst).astype(dtype)
+    xs, xe, xst = int(start), int(end), int(step)  # C++'s conversion truncates toward 0
+    if dtype == np.int64:
+        if xst == 0:
+            raise ValueError("arange: step must be nonzero")
+        num = xe - xs + xst - (1 if xst > 0 else -1)
+        n = abs(num) // abs(xst) * (1 if (num >= 0) == (xst > 0) else -1)  # C++ division
+    else:
+        n = int(np.ceil((fe - fs) / fst))
+    return (xs + np.arange(max(n, 0), dtype=np.int64) * xst).astype(dtype)
 
 
 @public(out=True, method=False)

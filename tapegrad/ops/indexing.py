@@ -631,6 +631,11 @@ def _as_1d(x, idx):
     return x.reshape(1) if x._data.ndim == 0 else x, idx.reshape(1) if idx.ndim == 0 else idx
 
 
+def _as_vector(t):
+    """A 0-d tensor as a one-element vector (anything else unchanged)."""
+    return _shape.reshape(t, (1,)) if isinstance(t, TensorBase) and t._data.ndim == 0 else t
+
+
 @public(out=True)
 def gather(input, dim, index, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (dim 0); backward scatter-adds g."""
@@ -661,6 +666,10 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     """out = input, then out[index[i][j]][j] = src[i][j] (dim 0)."""
     x = _args._tensor(input)
     d = _args._dim(dim, x._data.ndim)
+    if x._data.ndim == 0:  # a 0-d self is a one-element vector (torch)
+        s1 = _as_vector(src)
+        return _shape.reshape(scatter(_shape.reshape(x, (1,)), 0, _as_vector(index), s1,
+                                      value, reduce=reduce), ())
     idx = _check_index("scatter", x, d, index)
     s = _src(src, value, x)
     if s is None:
@@ -689,6 +698,9 @@ def scatter_add(input, dim, index, src):
     """out = input, then out[index[i][j]][j] += src[i][j] (dim 0), repeats adding up."""
     x = _args._tensor(input)
     d = _args._dim(dim, x._data.ndim)
+    if x._data.ndim == 0:  # a 0-d self is a one-element vector (torch)
+        return _shape.reshape(scatter_add(_shape.reshape(x, (1,)), 0, _as_vector(index),
+                                          _as_vector(src)), ())
     idx = _check_index("scatter_add", x, d, index)
     s = _src(src, None, x)
     _check_corner("scatter_add", x, d, idx, x._data.shape, "self")

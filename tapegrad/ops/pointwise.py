@@ -125,7 +125,7 @@ def floor_divide(input, other):
     av = a._data if isinstance(a, TensorBase) else a
     bv = b._data if isinstance(b, TensorBase) else b
     try:
-        out = np.floor_divide(av, bv)
+        out = E.int_floor_divide(av, bv)
     except OverflowError:
         out = np.floor_divide(*_wrapped_ints(av, bv))
     return like(like_t, np.asarray(out))
@@ -539,9 +539,9 @@ add_ = public(_binary_inplace(E.add, np.add, "add_"), name="add_", function=Fals
 sub_ = public(_binary_inplace(E.sub, np.subtract, "sub_", P.SUB), name="sub_", function=False)
 _mul_ = _binary_inplace(E.mul, np.multiply, "mul_")
 _div_ = _binary_inplace(E.div, np.true_divide, "div_", P.DIV)
-remainder_ = public(_binary_inplace(E.remainder, np.remainder, "remainder_", "remainder"),
+remainder_ = public(_binary_inplace(E.remainder, E.int_remainder, "remainder_", "remainder"),
                     name="remainder_", function=False)
-fmod_ = public(_binary_inplace(E.fmod, np.fmod, "fmod_", "fmod"), name="fmod_", function=False)
+fmod_ = public(_binary_inplace(E.fmod, E.int_fmod, "fmod_", "fmod"), name="fmod_", function=False)
 
 
 def _nondiff_inplace(f, ufunc, fname):
@@ -558,7 +558,7 @@ def _nondiff_inplace(f, ufunc, fname):
     return method
 
 
-floor_divide_ = public(_nondiff_inplace(floor_divide, np.floor_divide, "floor_divide_"),
+floor_divide_ = public(_nondiff_inplace(floor_divide, E.int_floor_divide, "floor_divide_"),
                        name="floor_divide_", function=False)
 bitwise_and_ = public(_nondiff_inplace(bitwise_and, np.bitwise_and, "bitwise_and_"),
                       name="bitwise_and_", function=False)
@@ -588,7 +588,7 @@ def div_(self, other, *, rounding_mode=None):
 
     def fast(out):
         if out.dtype.kind in "iu" and rounding_mode == "floor":
-            np.floor_divide(out, arr, out=out, casting="same_kind")
+            E.int_floor_divide(out, arr, out=out, casting="same_kind")
         else:
             with np.errstate(divide="ignore", invalid="ignore"):
                 np.copyto(out, rnd(np.true_divide(out, arr)), casting="unsafe")

@@ -59,6 +59,8 @@ def dot(input, other):
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2) (input broadcast to the product's shape)."""
     m = mm(mat1, mat2)
+    if m._data.dtype.kind in "iu":  # an integer product keeps its dtype (torch)
+        beta, alpha = _int_scalar(beta, m._data.dtype.kind), _int_scalar(alpha, m._data.dtype.kind)
     m = m if alpha == 1 else m * alpha
     x = _args._tensor(input, "addmm")
     if beta == 0:  # torch: input's values are ignored (nan/inf do not propagate), its
@@ -164,10 +166,36 @@ def _add_scaled(name, input, prod, beta, alpha):
                 raise RuntimeError(f"The expanded size of the tensor ({w}) must match the "
                                    f"existing size ({h}) at non-singleton dimension {i}.  "
                                    f"Target sizes: {list(want)}.  Tensor sizes: {list(have)}")
+    beta, alpha = _integral_scalars(name, x, prod, beta, alpha)
+    if prod._data.dtype == np.bool_ and x._data.dtype == np.bool_:  # torch: or / and
+        keep = np.broadcast_to(x._data, want) & bool(beta)
+        return like(x, keep | (prod._data & bool(alpha)))
     p = prod if alpha == 1 else prod * alpha
     if beta == 0:
         return _pointwise.where(like(x, np.ones(tuple(p.shape), dtype=bool)), p, x)
     return (x if beta == 1 else x * beta) + p
+
+
+def _integral_scalars(name, x, prod, beta, alpha):
+    """torch's integer addmm family keeps the integer dtype: beta and alpha are truncated
+    to integers (addr refuses float ones, and a bool beta for a non-bool result)."""
+    kind = np.result_type(x._data.dtype, prod._data.dtype).kind
+    if kind not in "iu":
+        return beta, alpha
+    if name == "addr":
+        for arg, v in (("beta", beta), ("alpha", alpha)):
+            if isinstance(v, float):
+                raise RuntimeError(f"For integral input tensors, argument {arg} must not be a "
+                                   "floating point number.")
+        if isinstance(beta, bool):
+            raise RuntimeError("Boolean beta only supported for Boolean results.")
+    return _int_scalar(beta, kind), _int_scalar(alpha, kind)
+
+
+def _int_scalar(v, kind):
+    if kind == "u" and isinstance(v, float) and v < 0:  # torch's checked scalar conversion
+        raise RuntimeError("value cannot be converted to type uint8_t without overflow")
+    return int(v)
 
 
 @public
@@ -221,7 +249,10 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 @public
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b(batch1[b] @ batch2[b])."""
-    return _add_scaled("addbmm", input, _reductions.sum(_batches("addbmm", input, batch1, batch2), 0),
+    b = _batches("addbmm", input, batch1, batch2)
+    kind = b._data.dtype.kind
+    return _add_scaled("addbmm", input,  # an integer sum keeps its dtype here (torch)
+                       _reductions.sum(b, 0, dtype=b.dtype if kind in "iu" else None),
                        beta, alpha)
 
 

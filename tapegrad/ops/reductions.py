@@ -20,9 +20,12 @@ def _logical_reduction(name, np_fn):
         x = _args._tensor(input, name)
         d = _args._dims(dim)
         _check_dims(name, x, d)
-        return like(x, np.asarray(np_fn(x._data, axis=d, keepdims=bool(keepdim))))
+        out = np.asarray(np_fn(x._data, axis=d, keepdims=bool(keepdim)))
+        if x._data.dtype == np.uint8:  # torch keeps uint8 (0 / 1)
+            out = out.astype(np.uint8)
+        return like(x, out)
     f.__name__ = name
-    f.__doc__ = f"torch.{name}: a bool tensor (no gradient)."
+    f.__doc__ = f"torch.{name}: a bool tensor (uint8 for a uint8 input; no gradient)."
     return f
 
 
@@ -31,12 +34,15 @@ def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along dim (bool/int tensors sum to int64, as PyTorch)."""
     x = _args._tensor(input, "cumsum")
     if dtype is not None:
+        if _dt.as_dtype(dtype) == np.bool_:
+            raise NotImplementedError('"cumsum_out_cpu" not implemented for \'Bool\'')
         x = x.to(dtype)
     elif x._data.dtype.kind in "biu":
         x = x.to(_dt.int64)
     _check_dims("cumsum", x, int(dim))
     d = int(dim) % builtins.max(x._data.ndim, 1)
-    return apply(R.cumsum, x, axis=d)
+    res = apply(R.cumsum, x, axis=d)
+    return res if dtype is None else _keep_dtype(res, x)
 
 
 all = public(_logical_reduction("all", np.all), name="all")
@@ -66,8 +72,13 @@ def _reduction(op):
         d = _args._dims(dim)
         if op is R.sum and x._data.dtype.kind in "biu" and dtype is None:
             x = x.to(_dt.int64)  # PyTorch sums bool/int to int64
+        elif op is R.logsumexp and x._data.dtype.kind in "biu":
+            x = x.to(_dt.get_default_dtype())  # torch: integers give the default float
         _check_dims(op.name, x, d)
-        return apply(op, x, axis=d, keepdims=bool(keepdim))
+        if x._data.ndim == 0:  # dim 0 / -1 of a 0-d tensor is the whole tensor (torch)
+            d = None
+        res = apply(op, x, axis=d, keepdims=bool(keepdim))
+        return res if dtype is None else _keep_dtype(res, x)
     f.__name__ = op.name
     return f
 
@@ -98,7 +109,15 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=_UNSET, keepdims=_U
     elif x._data.dtype.kind in "biu":
         x = x.to(_dt.int64)  # PyTorch multiplies bool/int to int64 (NumPy: uint8 -> uint64)
     _check_dims("prod", x, dim)
-    return apply(R.prod, x, axis=dim, keepdims=bool(keepdim))
+    return _keep_dtype(apply(R.prod, x, axis=dim, keepdims=bool(keepdim)), x)
+
+
+def _keep_dtype(res, x):
+    """NumPy's products widen bool and small integers to int64: torch keeps the
+    computation dtype (dtype=torch.int32 / torch.bool give int32 / bool)."""
+    if res._data.dtype != x._data.dtype and x._data.dtype.kind in "biu":
+        return like(res, res._data.astype(x._data.dtype))
+    return res
 
 
 def _max_min(op_full, op_dim, pair):
@@ -281,14 +300,22 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
         elif a.size:
             lo, hi = float(a.min()), float(a.max())
         else:
-            lo, hi = 0.0, 0.0
+            lo, hi = 0.0, 1.0  # torch: an empty input without a range gets [0, 1]
         if lo > hi:
             raise RuntimeError("torch.histogram(): max must be larger than min")
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         edges = np.linspace(lo, hi, n + 1).astype(a.dtype)
-    w = None if weight is None else _args._np(weight).reshape(-1)
-    hist, _ = np.histogram(a, bins=edges, weights=w)
+    if weight is None:
+        hist, _ = np.histogram(a, bins=edges)
+    else:  # torch adds the weights one by one in the input's dtype (NumPy's histogram
+        # takes cumulative-sum differences, which lose float32 precision)
+        w = _args._np(weight).reshape(-1).astype(a.dtype)
+        idx = np.searchsorted(edges, a, side="right") - 1
+        idx[a == edges[-1]] = len(edges) - 2  # the last bin is closed
+        keep = (idx >= 0) & (idx < len(edges) - 1)
+        hist = np.zeros(len(edges) - 1, a.dtype)
+        np.add.at(hist, idx[keep], w[keep])
     hist = hist.astype(a.dtype)
     if density:
         hist = hist / (hist.sum() * np.diff(edges))
@@ -302,11 +329,13 @@ def cumprod(input, dim, *, dtype=None):
     gradient is exact with zeros in the input."""
     x = _args._tensor(input, "cumprod")
     if dtype is not None:
+        if _dt.as_dtype(dtype) == np.bool_:
+            raise NotImplementedError('"cumprod_out_cpu" not implemented for \'Bool\'')
         x = x.to(dtype)
     elif x.dtype.kind in "biu":
         x = x.to(_dt.int64)
     d = _args._dim(dim, x.ndim)
-    return apply(R.cumprod, x, axis=d)
+    return _keep_dtype(apply(R.cumprod, x, axis=d), x)
 
 
 # ---- median ---------------------------------------------------------------------------------
@@ -374,6 +403,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = _args._dim(dim, x._data.ndim)
+    if n == 0:  # torch returns the input itself, ignoring prepend and append
+        return x
     parts = [p for p in (prepend, x, append) if p is not None]
     if len(parts) > 1:
         x = _shape.cat([_args._tensor(p, "diff") for p in parts], d)
@@ -481,9 +512,12 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     m = yt._data.shape[d]
     if m == 0:
         return sum(yt, d)
-    mid = (_shape.narrow(yt, d, 1, m - 1) + _shape.narrow(yt, d, 0, m - 1)) / 2
+    # torch's formulas (integer sums wrap in the input's dtype as there):
+    # (sum(y) - (y[0] + y[-1]) / 2) * dx, and sum(diff(x) * (y[:-1] + y[1:])) / 2
     if x is None:
-        return sum(mid, d) * (1 if dx is None else dx)
+        ends = _shape.select(yt, d, 0) + _shape.select(yt, d, m - 1)
+        return (sum(yt, d) - ends * 0.5) * (1 if dx is None else dx)
+    pair = _shape.narrow(yt, d, 1, m - 1) + _shape.narrow(yt, d, 0, m - 1)
     xt = _args._tensor(x, "trapezoid")
     if xt._data.ndim == 1:
         if xt._data.shape[0] != m:
@@ -491,7 +525,8 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         shape = [1] * yt._data.ndim
         shape[d] = m
         xt = _shape.reshape(xt, tuple(shape))
-    return sum(diff(xt, dim=d - yt._data.ndim) * mid, d)
+    xd = _shape.narrow(xt, d - yt._data.ndim, 1, m - 1) - _shape.narrow(xt, d - yt._data.ndim, 0, m - 1)
+    return sum(xd * pair, d) / 2.0
 
 
 @public(method=False)
@@ -503,6 +538,8 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 def _stat_mean(stat):
     def f(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         x = _args._tensor(input, f"{stat.__name__}_mean")
+        if isinstance(dim, bool):  # legacy overload var_mean(x, unbiased): over all elements
+            dim, unbiased = None, dim
         s = stat(x, dim, unbiased, keepdim, correction=correction)
         return s, mean(x, dim, keepdim)
     f.__name__ = f"{stat.__name__}_mean"
@@ -535,6 +572,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         x = x.to(dtype)
     axes = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else dim)
+    if x._data.ndim == 0:  # dim 0 / -1 of a 0-d tensor is the whole tensor (torch)
+        axes = dim = None
     count = np.sum(~np.isnan(x._data), axis=None if axes is None else tuple(
         _args._dim(a, x._data.ndim) for a in (axes if isinstance(axes, tuple) else (axes,))),
         keepdims=keepdim)

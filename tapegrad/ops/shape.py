@@ -422,6 +422,10 @@ def movedim(input, source, destination):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
                            f"dims) should contain the same number of dims as destination "
                            f"({list(dst)} dims)")
+    for name, given in (("source", src), ("destination", dst)):
+        dims = [_args._dim(d, nd) for d in given]
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
     src = [_args._dim(d, nd) for d in src]
     dst = [_args._dim(d, nd) for d in dst]
     order = [d for d in range(nd) if d not in src]
@@ -609,6 +613,9 @@ def tensor_split(input, indices_or_sections, dim=0):
     x = _args._tensor(input)
     d = _args._dim(dim, x._data.ndim)
     n = x._data.shape[d]
+    if isinstance(indices_or_sections, TensorBase):  # a 0-d tensor is a section count
+        v = indices_or_sections._data
+        indices_or_sections = int(v) if v.ndim == 0 else [int(i) for i in v.reshape(-1)]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
         q, r = divmod(n, k)
@@ -750,8 +757,13 @@ def pad(input, pad, mode="constant", value=None):
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
                                f"input dimension, but got: padding ({b}, {a}) at dimension {d} "
                                f"of input {list(x._data.shape)}")
-        idx = np.pad(np.arange(n), (builtins.max(b, 0), builtins.max(a, 0)), mode=_NP_MODES[mode])
-        idx = idx[builtins.max(-b, 0):len(idx) - builtins.max(-a, 0)]
+        if mode == "circular":  # torch crops first, then wraps what remains
+            idx = np.arange(n)[builtins.max(-b, 0):n - builtins.max(-a, 0)]
+            idx = np.pad(idx, (builtins.max(b, 0), builtins.max(a, 0)), mode="wrap")
+        else:
+            idx = np.pad(np.arange(n), (builtins.max(b, 0), builtins.max(a, 0)),
+                         mode=_NP_MODES[mode])
+            idx = idx[builtins.max(-b, 0):len(idx) - builtins.max(-a, 0)]
         x = apply(I.index_select, x, axis=d, index=idx)
     return x
 

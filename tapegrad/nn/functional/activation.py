@@ -326,6 +326,15 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """clamp(x, min_val, max_val); NOTE: the gradient passes strictly inside the bounds,
     as PyTorch's hardtanh_backward does (clamp's passes at the bounds too)."""
     x = _t(input)
+    if min_val > max_val:
+        raise ValueError("hardtanh: min_val cannot be greater than max_val")
+    kind = x._data.dtype.kind
+    if kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if kind in "iu":  # torch keeps the integer dtype: the bounds truncated to integers
+        if kind == "u" and min_val < 0:
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+        min_val, max_val = int(min_val), int(max_val)
     if inplace:
         return _pointwise.inplace_of(x, lambda v: hardtanh(v, min_val, max_val))
     y = _pointwise.clamp(x, min_val, max_val)

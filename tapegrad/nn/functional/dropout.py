@@ -27,6 +27,8 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None):
     x = _t(input)
     if not training or p == 0.0:
         return x
+    if inplace:  # the result written back into the input, as torch's dropout_
+        return _pointwise.inplace_of(x, lambda v: dropout(v, p, training, False, generator))
     if p == 1.0:
         mask = _tape.const(np.zeros(x.shape, dtype=x.dtype))
     else:  # a tg.compile replay draws the mask again, from the same generator, in order

@@ -113,8 +113,20 @@ def _pow_forward(x, y):
         try:
             return np.power(x, y)
         except ValueError:
+            if np.result_type(x, y).kind in "iu":  # (Python scalars count as weak)
+                return _int_pow_negative(np.asarray(x), np.asarray(y)).astype(
+                    np.result_type(x, y))
             raise RuntimeError(f"pow: the shapes {np.shape(x)} and {np.shape(y)} cannot be "
                                "broadcast together") from None
+
+
+def _int_pow_negative(x, y):
+    """Integer x ** y with some y < 0 (NumPy refuses): torch's integer pow gives 1 for
+    x = 1, +-1 by parity for x = -1 and 0 otherwise (the truncated 1 / x**|y|)."""
+    neg = y < 0
+    pos = np.power(x, np.where(neg, 0, y))
+    special = np.where(x == 1, 1, np.where(x == -1, np.where(y % 2 == 0, 1, -1), 0))
+    return np.where(neg, special, pos)
 
 
 def _pow_node(node):
@@ -186,15 +198,30 @@ exp = defop("exp", np.exp, promote="float", partials=[lambda xp, ans, x: ans], r
 log = defop("log", np.log, promote="float", partials=[lambda xp, ans, x: 1.0 / x], reads=["x"],
             text="dx = g/x",
             hint="log'(x) = 1/x is infinite at x = 0; clamp the input: log(x.clamp(min=eps))")
+def int_zero_checked(ufunc):
+    """`ufunc` (floor_divide, remainder, fmod) raising torch's RuntimeError
+    "ZeroDivisionError" for an integer division by zero, where NumPy gives 0."""
+    def checked(x, y, *args, **kwargs):
+        yk = y.dtype.kind if isinstance(y, np.ndarray) else np.asarray(y).dtype.kind
+        if yk in "iu" and np.asarray(x).dtype.kind in "iu" and not np.all(y):
+            raise RuntimeError("ZeroDivisionError")
+        return ufunc(x, y, *args, **kwargs)
+    checked.__name__ = checked.__qualname__ = ufunc.__name__
+    return checked
+
+
+int_floor_divide = int_zero_checked(np.floor_divide)
+int_remainder = int_zero_checked(np.remainder)
+int_fmod = int_zero_checked(np.fmod)
 # remainder (Python's %: the sign of the divisor) and fmod (C's: the sign of the dividend):
 # x - y * floor(x / y) and x - y * trunc(x / y); the quotient is piecewise constant.
-remainder = defop("remainder", np.remainder, promote="remainder", inputs=("x", "y"), partials=[
+remainder = defop("remainder", int_remainder, promote="remainder", inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: -np.floor(_raw(x) / _raw(y)),
 ], reads=["", "x y"], text="dx = g ; dy = -g*floor(x/y)",
     hint=("remainder's derivative is 1 (x) and -floor(x/y) (y): finite for y != 0; "
           "at y = 0 the quotient is infinite"))
-fmod = defop("fmod", np.fmod, promote="fmod", inputs=("x", "y"), partials=[
+fmod = defop("fmod", int_fmod, promote="fmod", inputs=("x", "y"), partials=[
     lambda xp, ans, x, y: 1.0,
     lambda xp, ans, x, y: -np.trunc(_raw(x) / _raw(y)),
 ], reads=["", "x y"], text="dx = g ; dy = -g*trunc(x/y)",
