@@ -701,7 +701,7 @@ class Tensor(TensorBase):
     __add__ = _pointwise._add
     __sub__ = _pointwise._sub
     __mul__ = _pointwise.mul
-    __truediv__ = _pointwise.div
+    __truediv__ = _pointwise.true_divide
     __pow__ = _pointwise.pow
     __matmul__ = _products.matmul
 

@@ -63,14 +63,6 @@ KNOWN = {
         "result shape differs (torch.float64 #22: output 0: shape (8, 5), torch (5, 5))",
     "dist:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (19 samples)",
-    "div.floor_rounding:bwd":
-        "refuses 9 samples torch accepts (#0: forward raised TypeError: _binary.<locals>.f() got an unexpected keyword argument 'rounding_mode)",
-    "div.floor_rounding:fwd":
-        "refuses 72 samples torch accepts (torch.float64 #0: raised TypeError: _binary.<locals>.f() got an unexpected keyword argument 'roundin)",
-    "div.trunc_rounding:bwd":
-        "refuses 9 samples torch accepts (#0: forward raised TypeError: _binary.<locals>.f() got an unexpected keyword argument 'rounding_mode)",
-    "div.trunc_rounding:fwd":
-        "refuses 72 samples torch accepts (torch.float64 #0: raised TypeError: _binary.<locals>.f() got an unexpected keyword argument 'roundin)",
     "einsum:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples); result dtype differs (torch.int32 #0: output 0: dtype int32, torch int64)",
     "eq:err":
@@ -79,10 +71,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "eye:err":
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
-    "flip:bwd":
-        "refuses 10 samples torch accepts (#0: forward raised TypeError: flip() got an unexpected keyword argument 'dims')",
-    "flip:fwd":
-        "refuses 90 samples torch accepts (torch.float64 #0: raised TypeError: flip() got an unexpected keyword argument 'dims')",
     "fmod:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "full_like:fwd":

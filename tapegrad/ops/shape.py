@@ -644,14 +644,17 @@ def unbind(input, dim=0):
 
 # ---- reordering / masking ----------------------------------------------------------
 @public
-def flip(input, *dims):
+def flip(input, *dims_, dims=None):
     x = _args._tensor(input)
-    dims = _sizes(dims)
+    if dims is not None and dims_:
+        raise TypeError("flip() received an invalid combination of arguments: dims given "
+                        "both by position and by keyword")
+    dims = _sizes(dims_ if dims is None else (dims,))
     nd = x._data.ndim
     axes = tuple(_args._dim(d, nd) for d in dims)
     if len(set(axes)) != len(axes):
-        raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but "
-                           f"unique flip dims size={len(set(axes))}")
+        dup = next(a for i, a in enumerate(axes) if a in axes[:i])
+        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
     if nd == 0:
         return apply(S.flip, x, axis=())
     return apply(S.flip, x, axis=axes)
