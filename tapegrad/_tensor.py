@@ -501,6 +501,14 @@ class Tensor(TensorBase):
     erf_ = _special.erf_
     erfc_ = _special.erfc_
     erfinv_ = _special.erfinv_
+    lgamma = _special.lgamma
+    digamma = _special.digamma
+    polygamma = _special.polygamma_method
+    mvlgamma = _special.mvlgamma
+    lgamma_ = _special.lgamma_
+    digamma_ = _special.digamma_
+    polygamma_ = _special.polygamma_
+    mvlgamma_ = _special.mvlgamma_
 
     # ---- comparison (ops/comparison.py) -------------------------------------------------
     maximum = _comparison.maximum
