@@ -615,6 +615,9 @@ class Tensor(TensorBase):
     narrow = _shape.narrow
     select = _shape.select
     flip = _shape.flip
+    hsplit = _shape.hsplit
+    vsplit = _shape.vsplit
+    dsplit = _shape.dsplit
     fliplr = _shape.fliplr
     flipud = _shape.flipud
     roll = _shape.roll

@@ -85,8 +85,6 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "histogram:fwd":
         "wrong values (34 samples; first torch.float64 #160: output 1: values differ (max abs diff 0.5))",
-    "hstack:err":
-        "another exception type than torch (#1: raised ValueError, torch RuntimeError)",
     "index_add:bwd":
         "refuses 3 samples torch accepts (#0: forward raised RuntimeError: index_add_(): Source/destination tensor must have same slice shapes)",
     "index_add:fwd":
@@ -367,6 +365,4 @@ KNOWN = {
         "result shape differs (torch.float64 #0: output 1: shape (5,), torch ())",
     "var_mean:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
-    "vstack:err":
-        "another exception type than torch (#1: raised ValueError, torch RuntimeError)",
 }
