@@ -99,7 +99,7 @@ def item3_graph_cuts():
         "none": lambda h: h,
         "detach": lambda h: h.detach(),
         "numpy": lambda h: tg.tensor(h.detach().numpy()),   # h.numpy() alone raises
-        "int cast": lambda h: (h * 100).long().float() / 100,
+        "int cast": lambda h: (h * 100).long().double() / 100,
     }
     out = {}
     for name, cut in cuts.items():

@@ -512,6 +512,14 @@ class Tensor(TensorBase):
     erf_ = _special.erf_
     erfc_ = _special.erfc_
     erfinv_ = _special.erfinv_
+    lgamma = _special.lgamma
+    digamma = _special.digamma
+    polygamma = _special.polygamma_method
+    mvlgamma = _special.mvlgamma
+    lgamma_ = _special.lgamma_
+    digamma_ = _special.digamma_
+    polygamma_ = _special.polygamma_
+    mvlgamma_ = _special.mvlgamma_
 
     # ---- comparison (ops/comparison.py) -------------------------------------------------
     maximum = _comparison.maximum
@@ -622,6 +630,9 @@ class Tensor(TensorBase):
     narrow = _shape.narrow
     select = _shape.select
     flip = _shape.flip
+    hsplit = _shape.hsplit
+    vsplit = _shape.vsplit
+    dsplit = _shape.dsplit
     fliplr = _shape.fliplr
     flipud = _shape.flipud
     roll = _shape.roll
@@ -716,7 +727,7 @@ class Tensor(TensorBase):
     __add__ = _pointwise._add
     __sub__ = _pointwise._sub
     __mul__ = _pointwise.mul
-    __truediv__ = _pointwise.div
+    __truediv__ = _pointwise.true_divide
     __pow__ = _pointwise.pow
     __matmul__ = _products.matmul
 

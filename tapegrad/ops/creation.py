@@ -5,6 +5,7 @@
 Defaults follow PyTorch: floating results use the default dtype (float32), integer
 data stays int64, and `requires_grad` is only allowed for floating dtypes.
 """
+import math
 import numbers
 import warnings
 
@@ -109,6 +110,10 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
         start, end = 0, start
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = _dt.int64 if ints else _dt.get_default_dtype()
@@ -143,6 +148,7 @@ def _arange_values(start, end, step, dtype):
 @public(out=True, method=False)
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
     _check_device(device, "linspace()")
+    start, end = _range_ends("linspace", start, end, steps)
     return _finish(np.linspace(start, end, int(steps), dtype=np.float64).astype(_float_dtype(dtype)),
                    None, requires_grad)
 
@@ -150,16 +156,35 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
 @public(out=True, method=False)
 def eye(n, m=None, dtype=None, requires_grad=False, device=None):
     _check_device(device, "eye()")
+    for k, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{k} must be greater or equal to 0, got {v}")
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), None, requires_grad)
+
+
+def _range_ends(name, start, end, steps):
+    """linspace's and logspace's checks, as torch: `steps` an int >= 0 (a float is a
+    TypeError), tensor ends 0-dimensional; returns the ends as Python numbers."""
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({type(start).__name__}, {type(end).__name__}, "
+                        f"{type(steps).__name__}), but expected an int steps")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    ts = [v for v in (start, end) if isinstance(v, TensorBase)]
+    if any(v.ndim for v in ts):
+        nd = [v.ndim if isinstance(v, TensorBase) else 0 for v in (start, end)]
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but "
+                           f"got start with {nd[0]} dimension(s) and end with {nd[1]} "
+                           f"dimension(s).")
+    return tuple(v._data.item() if isinstance(v, TensorBase) else v for v in (start, end))
 
 
 def _logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
               pin_memory=False, requires_grad=False):
     """`steps` points base**linspace(start, end): computed in float64, then cast."""
     _check_device(device, "logspace()")
-    start, end = (v._data.item() if isinstance(v, TensorBase) else v for v in (start, end))
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
+    start, end = _range_ends("logspace", start, end, steps)
     d = _dt.as_dtype(dtype) or _dt.get_default_dtype()
     arr = np.power(float(base), np.linspace(start, end, int(steps), dtype=np.float64))
     if d.kind in "iu":

@@ -32,8 +32,32 @@ def sub(input, other, *, alpha=1):
 
 subtract = sub
 mul = multiply = public(_binary(E.mul), name="mul", out=True, aliases=('multiply',))
-div = divide = true_divide = public(_binary(E.div, P.DIV),
-                                    name="div", out=True, aliases=('divide', 'true_divide'))
+# `x / y` (Tensor.__truediv__) is true_divide itself: the hot path skips div's keyword
+true_divide = public(_binary(E.div, P.DIV), name="true_divide", out=True)
+
+
+@public(out=True, aliases=('divide',))
+def div(input, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return true_divide(input, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                           f"'floor' but found '{rounding_mode}'")
+    a, b = _args._arg(input), _args._arg(other)
+    if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
+        raise TypeError(f"div(): expected at least one Tensor argument, got "
+                        f"{type(input).__name__} and {type(other).__name__}")
+    a, b = P.operands("floor_divide", a, b)  # bool refused, integers stay integers
+    bv = b._data if isinstance(b, TensorBase) else b
+    if P.result_type(a, b).kind in "iu" and np.any(np.asarray(bv) == 0):
+        raise RuntimeError("ZeroDivisionError")
+    try:
+        return apply(E.div_rounded, a, b, mode=rounding_mode)
+    except OverflowError:  # a Python int out of the dtype's range: torch wraps it
+        return apply(E.div_rounded, *_wrapped_ints(a, b), mode=rounding_mode)
+
+
+divide = div
 remainder = public(_binary(E.remainder, "remainder"), name="remainder", out=True)
 fmod = public(_binary(E.fmod, "fmod"), name="fmod", out=True)
 

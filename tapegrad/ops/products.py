@@ -26,7 +26,22 @@ def outer(input, vec2):
 @public(out=True)
 def matmul(input, other):
     a, b = _args._tensor(input), _args._tensor(other)
+    if a._data.dtype != b._data.dtype:  # torch promotes nothing in a product: it refuses
+        _refuse_mixed_dtypes(a, b)
     return apply(L.matmul, a, b)
+
+
+def _refuse_mixed_dtypes(a, b):
+    """torch's refusal of a product of two dtypes (float32 @ float64), its message by rank."""
+    da, db = a._data.dtype, b._data.dtype
+    if a.ndim == 1 and b.ndim == 1:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_dt.torch_name(da)} and {_dt.torch_name(db)}")
+    if a.ndim >= 3 and b.ndim >= 3:
+        raise RuntimeError(f"expected scalar type {_dt.torch_name(da)} but found "
+                           f"{_dt.torch_name(db)}")
+    raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                       f"{_dt.cpp_name(da)} != {_dt.cpp_name(db)}")
 
 
 def _matmul_of(name, nd, input, mat2):

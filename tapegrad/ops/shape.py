@@ -442,8 +442,10 @@ def _tensor_list(name, tensors):
     if isinstance(tensors, TensorBase):
         tensors = list(tensors)  # a tensor is a sequence of its slices, as in PyTorch
     tensors = list(tensors)
-    if not tensors:
-        raise ValueError(f"torch.{name}(): expected a non-empty list of Tensors")
+    if not tensors:  # torch: cat's Python binding says ValueError, the others RuntimeError
+        if name == "cat":
+            raise ValueError(f"torch.{name}(): expected a non-empty list of Tensors")
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         if not isinstance(t, TensorBase):
             raise TypeError(f"{name}(): argument 'tensors' must be tuple of Tensors, but found "
@@ -512,6 +514,23 @@ def vstack(tensors):
     ts = _tensor_list("vstack", tensors)
     ts = [t.reshape(1, -1) if t.ndim < 2 else t for t in ts]
     return cat(ts, 0)
+
+
+@public(out=True, method=False)
+def dstack(tensors):
+    """Stack along the third dim (1-D (n,) -> (1, n, 1), 2-D (m, n) -> (m, n, 1))."""
+    ts = _tensor_list("dstack", tensors)
+    ts = [t.reshape(1, -1, 1) if t.ndim < 2 else t.unsqueeze(-1) if t.ndim == 2 else t
+          for t in ts]
+    return cat(ts, 2)
+
+
+@public(out=True, method=False)
+def column_stack(tensors):
+    """Columns side by side: 0-D and 1-D tensors become columns (n, 1), then cat on dim 1."""
+    ts = _tensor_list("column_stack", tensors)
+    ts = [t.reshape(-1, 1) if t.ndim < 2 else t for t in ts]
+    return cat(ts, 1)
 
 
 # ---- splitting (pieces are `narrow` / `select` nodes) ---------------------------------
@@ -608,6 +627,30 @@ def _split_method(self, split_size, dim=0):
     return split(self, split_size, dim)
 
 
+def _split_along(name, dim, min_ndim):
+    def split(input, indices_or_sections):
+        x = _args._tensor(input, name)
+        if x.ndim < min_ndim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_ndim} "
+                               f"dimension, but got a tensor with {x.ndim} dimensions!")
+        d = 0 if name == "hsplit" and x.ndim == 1 else dim
+        if not isinstance(indices_or_sections, (int, list, tuple)):
+            raise TypeError(f"{name}() received an invalid combination of arguments.")
+        if isinstance(indices_or_sections, int) and (
+                indices_or_sections == 0 or x.shape[d] % indices_or_sections):
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the "
+                               f"size of the dimension {x.shape[d]} is not divisible by the "
+                               f"split_size {indices_or_sections}!")
+        return tensor_split(x, indices_or_sections, d)
+    split.__doc__ = f"torch.{name}: tensor_split along dim {dim} (sections must divide it)."
+    return split
+
+
+hsplit = public(_split_along("hsplit", 1, 1), name="hsplit")
+vsplit = public(_split_along("vsplit", 0, 2), name="vsplit")
+dsplit = public(_split_along("dsplit", 2, 3), name="dsplit")
+
+
 @public
 def tensor_split(input, indices_or_sections, dim=0):
     x = _args._tensor(input)
@@ -655,14 +698,17 @@ def unbind(input, dim=0):
 
 # ---- reordering / masking ----------------------------------------------------------
 @public
-def flip(input, *dims):
+def flip(input, *dims_, dims=None):
     x = _args._tensor(input)
-    dims = _sizes(dims)
+    if dims is not None and dims_:
+        raise TypeError("flip() received an invalid combination of arguments: dims given "
+                        "both by position and by keyword")
+    dims = _sizes(dims_ if dims is None else (dims,))
     nd = x._data.ndim
     axes = tuple(_args._dim(d, nd) for d in dims)
     if len(set(axes)) != len(axes):
-        raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but "
-                           f"unique flip dims size={len(set(axes))}")
+        dup = next(a for i, a in enumerate(axes) if a in axes[:i])
+        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
     if nd == 0:
         return apply(S.flip, x, axis=())
     return apply(S.flip, x, axis=axes)

@@ -120,6 +120,11 @@ ENTRIES = [
        variant="operator"),
     op("div", lambda lib, x: (x / 4.0, 2.0 / x), _scalar_operand, domain=NONZERO,
        variant="scalar", hyp=E1),
+    # rounding_mode: piecewise constant, zero gradients (the samples stay off the jumps)
+    op("div", lambda lib, x, y: (lib.div(x, y, rounding_mode="floor"),
+                                 x.div(y, rounding_mode="trunc")),
+       binary_samples(), domain=(REAL, NONZERO), variant="rounding_mode",
+       covers=("div_rounded",)),
     op("neg", lambda lib, x: lib.neg(x), unary_samples(), hyp=E1),
     op("neg", lambda lib, x: -x, unary_samples(), variant="operator"),
     # ---- pow: scalar exponent, tensor exponent, base 0, negative bases ----

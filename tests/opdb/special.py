@@ -1,5 +1,5 @@
 """Op-database entries: the special functions (torch.special): erf, erfc, erfinv, xlogy, sinc,
-logit.
+logit, lgamma, digamma, polygamma, mvlgamma.
 
 Values and gradients against torch in float64 and float32, gradcheck, second order,
 hypothesis where `hyp` is set (tests/test_opdb.py), forward mode (tests/test_forward_mode.py).
@@ -42,6 +42,16 @@ ENTRIES = [
        variant="methods", covers=("erfc", "erfinv")),
     op("erf", lambda lib, x: lib.erf(x), lambda rng, info: [Sample((WIDE,), note="wide")],
        variant="wide"),
+    # the gamma family (SciPy forwards); trigamma (digamma's derivative, lgamma's second)
+    # at 1e-8: torch's own kernel is off by up to ~5e-10 relative (SciPy agrees with mpmath)
+    op("lgamma", lambda lib, x: lib.lgamma(x), unary_samples(), domain=POSITIVE,
+       f64_tol=(1e-8, 1e-10)),
+    op("digamma", lambda lib, x: lib.digamma(x), unary_samples(), domain=POSITIVE,
+       f64_tol=(1e-8, 1e-10)),
+    op("polygamma", lambda lib, x: (lib.polygamma(1, x), x.polygamma(2)), unary_samples(),
+       domain=POSITIVE, f64_tol=(1e-8, 1e-10), f32_tol=(1e-4, 1e-5)),
+    op("lgamma", lambda lib, x: lib.mvlgamma(x + 1.5, 3), unary_samples(), domain=POSITIVE,
+       variant="mvlgamma", f64_tol=(1e-8, 1e-10)),
     op("erfc", lambda lib, x: lib.erfc(x), unary_samples(), hyp=E1),
     op("erfc", lambda lib, x: x.erfc(), lambda rng, info: [Sample((WIDE,), note="wide")],
        variant="wide"),

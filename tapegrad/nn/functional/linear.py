@@ -3,6 +3,7 @@ ops/rules/nn.py) and `bilinear` (one `linear` against the weight's (out * in2, i
 matrix, then a product with input2 summed over in2)."""
 import numpy as np
 
+from ... import dtypes as _dt
 from ...core.record import apply
 from ...ops.rules import nn as _K
 from ._input_checks import _t
@@ -24,7 +25,19 @@ def linear(input, weight, bias=None):
     if bias is not None and bias._data.shape not in ((ws[0],), ()):
         raise RuntimeError(f"linear: bias of shape {tuple(bias.shape)} does not match weight "
                            f"of shape {tuple(weight.shape)} (expected ({weight.shape[0]},))")
+    if x._data.dtype != weight._data.dtype or (bias is not None
+                                                and bias._data.dtype != weight._data.dtype):
+        _refuse_mixed_dtypes(x, weight, bias)
     return apply(_K.linear, x, weight, bias)
+
+
+def _refuse_mixed_dtypes(x, weight, bias):
+    """torch promotes nothing in linear: float32 input with a float64 weight is refused."""
+    if x._data.dtype != weight._data.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_dt.cpp_name(x._data.dtype)} != {_dt.cpp_name(weight._data.dtype)}")
+    raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                       f"{_dt.torch_name(bias._data.dtype)} and {_dt.torch_name(weight._data.dtype)}")
 
 
 

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from ... import dtypes as _dt
 from ...core.record import apply
 from ...ops.creation import arange, ones_like, zeros_like
 
@@ -53,6 +54,13 @@ def _check_class_target(xs, ts, name):
                            f"{(xs[0],) + tuple(xs[2:])}, got {tuple(ts)}")
 
 
+def _check_target_dtype(t):
+    """torch's class-index kernels take int64 or uint8 targets only (int32 is refused)."""
+    if t.dtype != np.int64 and t.dtype != np.uint8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_dt.torch_name(t.dtype)}")
+
+
 def _weight_arr(weight, C, name):
     if weight is None:
         return None
@@ -85,7 +93,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     xs = x._data.shape
     C = xs[1] if len(xs) > 1 else xs[0]
     if tgt._data.dtype.kind == "f":
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
         return _cross_entropy_probs(x, tgt, weight, reduction, label_smoothing, C)
+    _check_target_dtype(tgt._data)
     _check_class_target(xs, tgt._data.shape, "cross_entropy")
     w = None if weight is None else _weight_arr(weight, C, "cross_entropy")
     x2, t2, out_shape = _class_dim_last(x, tgt._data)
@@ -124,9 +135,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     x = _t(input)
     reduction = _reduction(reduction, size_average, reduce)
     tgt = target if isinstance(target, Tensor) else Tensor._of(np.asarray(target))
-    if tgt.dtype.kind not in "iu":
-        raise RuntimeError(f"nll_loss: expected target of integer dtype (class indices), got "
-                           f"{tgt.dtype}")
+    _check_target_dtype(tgt._data)
     xs = x._data.shape
     _check_class_target(xs, tgt._data.shape, "nll_loss")
     C = xs[1] if len(xs) > 1 else xs[0]

@@ -120,6 +120,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if n == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got "
                              f"input size {tuple(x.shape)}")
+        if not eps > 0:  # torch refuses a zero eps in training: 1/sqrt(var) of a constant
+            raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
         out, saved = apply_saved(_K.batch_norm, x, weight, bias, axes=axes, eps=float(eps),
                                  correction=int(correction))
         if running_mean is not None or running_var is not None:

@@ -229,6 +229,31 @@ fmod = defop("fmod", int_fmod, promote="fmod", inputs=("x", "y"), partials=[
           "the quotient is infinite"))
 
 
+def _div_rounded(x, y, mode):
+    """torch.div(x, y, rounding_mode=): "floor" is Python's // (NumPy's floor_divide uses
+    the same divmod-corrected quotient as torch's div_floor); "trunc" rounds x / y toward
+    0 (integers: C's division, exact for all of int64, never through a float)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if mode == "floor":
+            return np.floor_divide(x, y)
+        q = np.true_divide(x, y)
+        if q.dtype.kind != "f" or np.result_type(x, y).kind == "f":
+            return np.trunc(q)
+        f = np.floor_divide(x, y)  # integers: floor, plus one where the signs differ
+        return f + ((np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0)))
+
+
+def _zero(xp, g, ans, x, y, mode):
+    return xp.zeros_like(g)
+
+
+div_rounded = defop("div_rounded", _div_rounded, promote=False, inputs=("x", "y"),
+                    vjp=[_zero, _zero], jvp=lambda xp, tangents, ans, x, y, mode: xp.zeros_like(ans),
+                    reads=["", ""], text="dx = 0 ; dy = 0",
+                    hint="a rounded quotient is piecewise constant: its derivative is 0",
+                    node="DivBackward2")
+
+
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 log2 = defop("log2", np.log2, promote="float",
              partials=[lambda xp, ans, x: 1.0 / (x * _LN2)], reads=["x"],

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from ..registry import defop
+from ._within_rule import within_rule
 
 _2_SQRTPI = 2.0 / math.sqrt(math.pi)
 _SQRTPI_2 = math.sqrt(math.pi) / 2.0
@@ -144,3 +145,47 @@ bernoulli = defop("bernoulli", bernoulli_forward,
                   text="dx = 0",
                   hint=("bernoulli(p) is a 0/1 sample: its derivative w.r.t. p is 0 "
                         "(PyTorch's choice); use a relaxation or REINFORCE for a gradient"))
+
+
+# ---- the gamma family: lgamma, digamma, polygamma ---------------------------------------
+# SciPy's special functions compute the forwards. SciPy is imported on first use only
+# (`import tapegrad` stays NumPy-only and fast); float16 is computed in float32 as torch.
+def _scipy_special():
+    try:
+        import scipy.special
+    except ImportError as e:  # pragma: no cover - scipy is a dependency
+        raise ImportError("tapegrad's gamma-family functions (lgamma, digamma, polygamma, "
+                          "tapegrad.special) compute with SciPy: pip install scipy") from e
+    return scipy.special
+
+
+def _in_own_dtype(fn, x, *args):
+    a = x.astype(np.float32) if x.dtype == np.float16 else x
+    return np.asarray(fn(*args, a)).astype(x.dtype, copy=False)
+
+
+def _lgamma(x):
+    out = _in_own_dtype(lambda a: _scipy_special().gammaln(a), x)
+    out[np.isneginf(x)] = np.inf  # log|Gamma(-inf)|: torch says +inf (SciPy -inf)
+    return out
+
+
+def _polygamma(x, n):
+    return _in_own_dtype(lambda a: _scipy_special().polygamma(n, a), x)
+
+
+polygamma = defop("polygamma", _polygamma, promote="float",
+                  partials=[lambda xp, ans, x, n: within_rule(xp, polygamma, x, n=n + 1)],
+                  reads=["x"], text="dx = g*polygamma(n+1, x)",
+                  hint="polygamma(n, x) has poles at x = 0, -1, -2, ...: its derivative "
+                       "polygamma(n+1, x) is infinite there")
+digamma = defop("digamma", lambda x: _in_own_dtype(lambda a: _scipy_special().psi(a), x),
+                promote="float",
+                partials=[lambda xp, ans, x: within_rule(xp, polygamma, x, n=1)],
+                reads=["x"], text="dx = g*polygamma(1, x)",
+                hint="digamma has poles at x = 0, -1, -2, ...: its derivative "
+                     "polygamma(1, x) is infinite there")
+lgamma = defop("lgamma", _lgamma, promote="float",
+               partials=[lambda xp, ans, x: within_rule(xp, digamma, x)],
+               reads=["x"], text="dx = g*digamma(x)",
+               hint="lgamma'(x) = digamma(x) is infinite at x = 0, -1, -2, ...")
