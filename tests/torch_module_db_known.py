@@ -7,11 +7,13 @@ failure; its test fails once the module passes, so the list only shrinks.
 
 KNOWN = {
     "nn.KLDivLoss:train":
-        "the gradient w.r.t. the target is NaN where torch's is finite (target 0 with "
-        "log_target=False: 0 * log 0 handled as torch's xlogy)",
+        "harness: torch's samples 1, 5, 9 pass ONE tensor as input and target; the harness "
+        "makes two tapegrad tensors of it, so torch's gradient of input 0 is the sum of "
+        "tapegrad's two (values and both gradients match when the tensor is shared)",
     "nn.KLDivLoss:eval":
-        "the gradient w.r.t. the target is NaN where torch's is finite (target 0 with "
-        "log_target=False: 0 * log 0 handled as torch's xlogy)",
+        "harness: torch's samples 1, 5, 9 pass ONE tensor as input and target; the harness "
+        "makes two tapegrad tensors of it, so torch's gradient of input 0 is the sum of "
+        "tapegrad's two (values and both gradients match when the tensor is shared)",
     "nn.MaxPool1d:train": "MaxPool1d(return_indices=True) is not supported",
     "nn.MaxPool1d:eval": "MaxPool1d(return_indices=True) is not supported",
 }

@@ -96,14 +96,23 @@ def clamp(input, min=None, max=None):
         # bounds, to the bound that was hit outside).
         x = _args._tensor(input)
         if min is not None:
-            x = where(x < min, min, x)
+            x = _nan_bound(where(x < min, min, x), min)
         if max is not None:
-            x = where(x > max, max, x)
+            x = _nan_bound(where(x > max, max, x), max)
         return x
     return apply(E.clamp, _args._tensor(input), min=_args._scalar(min), max=_args._scalar(max))
 
 
 clip = clamp
+
+
+def _nan_bound(x, bound):
+    """clamp's result nan where a bound is nan (torch's clamp propagates it; neither x
+    nor the bound gets a gradient there)."""
+    b = bound._data if isinstance(bound, TensorBase) else np.asarray(bound)
+    if b.dtype.kind != "f" or not np.isnan(b).any():
+        return x
+    return where(like(x, np.isnan(b)), like(x, np.full((), np.nan, x._data.dtype)), x)
 
 
 @public
@@ -375,13 +384,9 @@ def _zeros_like(x):
 @public
 def xlogy(input, other):
     """x * log(y), 0 where x == 0 (unless y is nan). torch's gradients: log(y) for x (0
-    where x == 0 and y <= 0), x / y for y. Where x == 0 and y <= 0 the log is taken of 1
-    instead, so the product is 0 and its x-gradient log(1) = 0."""
+    where x == 0 and y <= 0), x / y for y (nan at x = y = 0, as torch's)."""
     x, y = _float_pair("xlogy", input, other)
-    bad = like(x, (x._data == 0) & (y._data <= 0))
-    if bad._data.any():
-        y = where(bad, like(x, np.ones((), x._data.dtype)), y)
-    return mul(x, log(y))
+    return apply(E.xlogy, x, y)
 
 
 @public
@@ -391,7 +396,8 @@ def hypot(input, other):
     dt = _dt.as_dtype(_conversion.result_type(x, y))
     if dt.kind != "f":
         raise NotImplementedError(f'"hypot_cpu" not implemented for \'{_dt.torch_name(dt)}\'')
-    return sqrt(add(mul(x, x), mul(y, y)))
+    x, y = (t if t._data.dtype == dt else t.to(dt) for t in (x, y))
+    return apply(E.hypot, x, y)
 
 
 def _scaled(name, factor):
@@ -437,9 +443,7 @@ def logit(input, eps=None):
     """log(x / (1 - x)) = log(x) - log1p(-x), x clamped to [eps, 1 - eps] first when eps
     is given (the gradient is then 0 outside, as torch's)."""
     x = _floating("logit", input)
-    if eps is not None:
-        x = clamp(x, float(eps), 1.0 - float(eps))
-    return sub(log(x), log1p(neg(x)))
+    return apply(E.logit, x, eps=None if eps is None else float(eps))
 
 
 @public

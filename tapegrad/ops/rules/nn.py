@@ -377,7 +377,7 @@ def _nll_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, reduction=
     if reduction == "none":
         return d * xp.reshape(g, (n, 1))
     if reduction == "mean":
-        return d * (g / denom)
+        return d * _mean_scale(g, denom)  # every target ignored: 0, as torch (not 0 * g/0)
     return d * g
 
 
@@ -393,9 +393,9 @@ nll_loss = defop("nll_loss", _nll_forward, extra=True, jvp=_nll_jvp,
                  inputs=("input", "target", "weight"),
                  vjp=[_nll_dx, None, None], doc="loss = -w[y] x[y]; dx = -w[y] onehot(y) (a scatter)", reads=["", "", ""],
                  text="dlogp = -onehot(y)/n",
-                 hint=("nll_loss's rule is -w[y]/n at each row's target: finite, except with "
-                       "reduction='mean' when every target is ignored (n = 0): then it is 0 * "
-                       "(g/0) = nan"))
+                 hint=("nll_loss's rule is -w[y]/n at each row's target: finite; with "
+                       "reduction='mean' and every target ignored the loss is nan (0/0) but "
+                       "the gradient is 0, as torch's"))
 
 
 def _mean(a, axes, n):
