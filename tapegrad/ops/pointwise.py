@@ -94,25 +94,51 @@ def clamp(input, min=None, max=None):
     if isinstance(min, TensorBase) or isinstance(max, TensorBase):
         # Tensor bounds: the composite gives PyTorch's gradients (to x inside the
         # bounds, to the bound that was hit outside).
-        x = _args._tensor(input)
-        if min is not None:
-            x = _nan_bound(where(x < min, min, x), min)
-        if max is not None:
-            x = _nan_bound(where(x > max, max, x), max)
-        return x
+        return _clamp_tensor_bounds(_args._tensor(input), min, max)
     return apply(E.clamp, _args._tensor(input), min=_args._scalar(min), max=_args._scalar(max))
 
 
 clip = clamp
 
 
-def _nan_bound(x, bound):
-    """clamp's result nan where a bound is nan (torch's clamp propagates it; neither x
-    nor the bound gets a gradient there)."""
-    b = bound._data if isinstance(bound, TensorBase) else np.asarray(bound)
-    if b.dtype.kind != "f" or not np.isnan(b).any():
-        return x
-    return where(like(x, np.isnan(b)), like(x, np.full((), np.nan, x._data.dtype)), x)
+def _clamp_tensor_bounds(x, lo, hi):
+    """clamp with tensor bounds, torch's values (min(max(x, lo), hi): a NaN in x or a
+    bound gives NaN) and gradients (x where lo <= x <= hi, lo where x < lo, hi where
+    x > hi; all comparisons with NaN false). The value is each gradient's term plus a
+    constant correction: 0 where one term is taken, the NaN where the value is NaN."""
+    xd = x._data
+    lod = None if lo is None else (lo._data if isinstance(lo, TensorBase) else np.asarray(lo))
+    hid = None if hi is None else (hi._data if isinstance(hi, TensorBase) else np.asarray(hi))
+    with np.errstate(invalid="ignore"):
+        value = xd if lod is None else np.maximum(xd, lod)
+        value = value if hid is None else np.minimum(value, hid)
+        take_x = np.ones(np.shape(value), bool)
+        terms = []
+        if lod is not None:
+            below = xd < lod
+            take_x = take_x & (xd >= lod)
+            terms.append((below, lo))
+        if hid is not None:
+            above = xd > hid
+            take_x = take_x & (xd <= hid)
+            if terms:  # hi < lo: the value is hi, and only hi gets the gradient (torch's)
+                crossed = hid < lod
+                take_x = take_x & ~crossed
+                terms[0] = (terms[0][0] & ~crossed, lo)
+                above = above | crossed
+            terms.append((above, hi))
+    zero = like(x, np.zeros((), value.dtype))
+    out = where(like(x, take_x), x, zero)
+    count = take_x.astype(np.int8)
+    for mask, b in terms:
+        out = out + where(like(x, mask), b, zero)
+        count = count + mask
+    odd = (count != 1) | np.isnan(value)  # a NaN: no term, or a bound's with a NaN other
+    if odd.any():
+        with np.errstate(invalid="ignore"):
+            fix = np.where(odd, value - out._data, np.zeros((), value.dtype))
+        out = out + like(x, fix.astype(value.dtype, copy=False))
+    return out.to(value.dtype) if out._data.dtype != value.dtype else out
 
 
 @public
