@@ -61,8 +61,6 @@ KNOWN = {
         "refuses 5 samples torch accepts (#22: backward raised RuntimeError: Mismatch in shape: grad_output has a shape of (5, 5) and output h)",
     "diff:fwd":
         "result shape differs (torch.float64 #22: output 0: shape (8, 5), torch (5, 5))",
-    "dist:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (19 samples)",
     "div.floor_rounding:bwd":
         "refuses 9 samples torch accepts (#0: forward raised TypeError: _binary.<locals>.f() got an unexpected keyword argument 'rounding_mode)",
     "div.floor_rounding:fwd":
@@ -131,8 +129,6 @@ KNOWN = {
         "wrong values (15 samples; first #2: grad of input 0: output 0: values differ (max abs diff 0.083))",
     "linalg.slogdet:bwd":
         "refuses 9 samples torch accepts (#0: backward raised RuntimeError: element 0 of tensors does not require grad and does not have a gra)",
-    "linalg.vector_norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (27 samples)",
     "linspace.tensor_overload:err":
         "accepts 2 inputs torch refuses (#1: did not raise (torch: TypeError)); another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "linspace.tensor_overload:fwd":
@@ -183,8 +179,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples); refuses 6 samples torch accepts (torch.float64 #2: raised AxisError: axis 0 is out of bounds for array of dimension 0)",
     "nanquantile:bwd":
         "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
-    "nansum:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "narrow:err":
         "accepts 1 inputs torch refuses (#8: did not raise (torch: RuntimeError))",
     "ne:err":
@@ -195,8 +189,6 @@ KNOWN = {
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "nn.functional.adaptive_avg_pool2d:err":
         "another exception type than torch (#0: raised RuntimeError, torch ValueError)",
-    "nn.functional.adaptive_avg_pool2d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (4 samples)",
     "nn.functional.adaptive_max_pool1d:err":
         "accepts 1 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
     "nn.functional.adaptive_max_pool2d:err":
@@ -215,22 +207,14 @@ KNOWN = {
         "refuses 128 samples torch accepts (torch.float64 #0: raised NotImplementedError: bilinear is not implemented in tapegrad)",
     "nn.functional.conv1d:err":
         "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError)",
-    "nn.functional.conv1d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.conv2d:err":
         "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError)",
-    "nn.functional.conv2d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (8 samples)",
     "nn.functional.conv_transpose1d:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (6 samples)",
     "nn.functional.conv_transpose2d:bwd":
         "refuses 2 samples torch accepts (#2: forward raised RuntimeError: conv_transpose2d: output padding must be smaller than the stride, g)",
     "nn.functional.conv_transpose2d:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (10 samples); refuses 8 samples torch accepts (torch.float64 #2: raised RuntimeError: conv_transpose2d: output padding must be smaller than the str)",
-    "nn.functional.cosine_similarity:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (4 samples)",
-    "nn.functional.cross_entropy:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.dropout2d:bwd":
         "wrong values (3 samples; first #2: grad of input 0: output 0: values differ (max abs diff 4.38))",
     "nn.functional.dropout:bwd":
@@ -239,10 +223,6 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#1: did not raise (torch: RuntimeError)); another exception type than torch (#0: raised IndexError, torch RuntimeError)",
     "nn.functional.embedding:fwd":
         "refuses 15 samples torch accepts (torch.float64 #5: raised NotImplementedError: embedding: max_norm is not supported by tapegrad)",
-    "nn.functional.gelu:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (8 samples)",
-    "nn.functional.glu:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (15 samples)",
     "nn.functional.group_norm:bwd":
         "result shape differs (#12: forward raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0); refuses 4 samples torch accepts (#12: forward raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0)",
     "nn.functional.group_norm:fwd":
@@ -271,10 +251,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (8 samples)",
     "nn.functional.interpolate.trilinear:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (22 samples)",
-    "nn.functional.layer_norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
-    "nn.functional.linear:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (4 samples)",
     "nn.functional.max_pool1d:bwd":
         "refuses 864 samples torch accepts (#0: forward raised TypeError: max_pool1d() got an unexpected keyword argument 'return_indices')",
     "nn.functional.max_pool1d:err":
@@ -287,18 +263,12 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.nll_loss:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (3 samples)",
-    "nn.functional.normalize:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.pad.circular:bwd":
         "wrong values (1 samples; first #7: grad of input 0: output 0: values differ (max abs diff 1.99))",
     "nn.functional.pad.circular:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (7 samples; first torch.float64 #7: output 0: values differ (max abs diff 15))",
-    "nn.functional.poisson_nll_loss:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (3 samples)",
     "nn.functional.relu6:fwd":
         "result dtype differs (torch.int64 #0: output 0: dtype float32, torch int64)",
-    "nn.functional.rms_norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (5 samples)",
     "nn.functional.rrelu:bwd":
         "wrong values (2 samples; first #0: grad of input 0: output 0: values differ (max abs diff 1.71))",
     "nn.functional.scaled_dot_product_attention:bwd":
@@ -309,8 +279,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.upsample_bilinear:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (3 samples); wrong values (3 samples; first torch.uint8 #0: output 0: values differ)",
-    "norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (4 samples)",
     "normal.in_place:err":
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "prod:fwd":
@@ -323,8 +291,6 @@ KNOWN = {
         "refuses 48 samples torch accepts (torch.float64 #6: raised TypeError: randint_like() got an unexpected keyword argument 'device')",
     "randn_like:fwd":
         "refuses 9 samples torch accepts (torch.float64 #3: raised TypeError: randn_like() got an unexpected keyword argument 'device')",
-    "renorm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "scalar_tensor:fwd":
         "refuses 1 samples torch accepts (torch.uint8 #0: raised OverflowError: Python integer -5 out of bounds for uint8)",
     "scatter:bwd":
@@ -341,16 +307,12 @@ KNOWN = {
         "refuses 512 samples torch accepts (torch.float64 #128: raised ValueError: cannot reshape array of size 0 into shape (0))",
     "sinc:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
-    "softmax:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "sort:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (3 samples; first torch.int8 #0: output 1: values differ)",
     "std_mean.unbiased:bwd":
         "refuses 1 samples torch accepts (#0: backward raised RuntimeError: Mismatch in shape: grad_output has a shape of () and output has a )",
     "std_mean.unbiased:fwd":
         "result shape differs (torch.float64 #0: output 1: shape (5,), torch ())",
-    "sum:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "take:err":
         "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
     "tensor_split:bwd":
@@ -369,14 +331,10 @@ KNOWN = {
         "wrong values (5 samples; first torch.uint8 #0: output 0: values differ (max abs diff 2.43e+03))",
     "unique_consecutive:fwd":
         "refuses 108 samples torch accepts (torch.float64 #252: raised ValueError: cannot reshape array of size 0 into shape (0,newaxis))",
-    "var:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "var_mean.unbiased:bwd":
         "refuses 1 samples torch accepts (#0: backward raised RuntimeError: Mismatch in shape: grad_output has a shape of () and output has a )",
     "var_mean.unbiased:fwd":
         "result shape differs (torch.float64 #0: output 1: shape (5,), torch ())",
-    "var_mean:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "vstack:err":
         "another exception type than torch (#1: raised ValueError, torch RuntimeError)",
 }

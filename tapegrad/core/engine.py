@@ -21,6 +21,7 @@ import numpy as np
 from . import hooks as _hooks
 from . import opmath as _opmath
 from . import rebase
+from .connect import connect_all
 from .freed import freed_message
 from .state import state
 from .tensor_base import TensorBase, like, make as _make
@@ -105,6 +106,8 @@ def _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_n
             if node.hooks or capturing:
                 g = _at_node(node, g, at_node)
             grads = _input_grads(node, g, xp, create_graph)
+            if create_graph:  # a constant gradient of a piecewise op stays in the graph
+                grads = connect_all(node, grads)
         i = -1
         for t in node.inputs:
             i += 1

@@ -432,7 +432,7 @@ def _cumsum_vjp(xp, g, ans, x, axis, reverse=False):
     return within_rule(xp, cumsum, g, axis=axis, reverse=not reverse)
 
 
-cumsum = defop("cumsum", _cumsum_forward, linear=True, promote=False, vjp=[_cumsum_vjp],
+cumsum = defop("cumsum", _cumsum_forward, linear=True, promote=False, opmath=True, vjp=[_cumsum_vjp],
                text="dx = g summed from the end (the reversed cumulative sum)",
                hint="linear: the rule only sums g, so it is finite whenever g is")
 
