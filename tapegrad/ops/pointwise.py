@@ -127,18 +127,19 @@ def _clamp_tensor_bounds(x, lo, hi):
                 terms[0] = (terms[0][0] & ~crossed, lo)
                 above = above | crossed
             terms.append((above, hi))
-    zero = like(x, np.zeros((), value.dtype))
+    zero = like(x, np.zeros((), xd.dtype))
     out = where(like(x, take_x), x, zero)
     count = take_x.astype(np.int8)
     for mask, b in terms:
         out = out + where(like(x, mask), b, zero)
         count = count + mask
     odd = (count != 1) | np.isnan(value)  # a NaN: no term, or a bound's with a NaN other
-    if odd.any():
+    if odd.any():  # (the wheres decided the result dtype: torch's promotion)
+        dt = out._data.dtype
         with np.errstate(invalid="ignore"):
-            fix = np.where(odd, value - out._data, np.zeros((), value.dtype))
-        out = out + like(x, fix.astype(value.dtype, copy=False))
-    return out.to(value.dtype) if out._data.dtype != value.dtype else out
+            fix = np.where(odd, value.astype(dt, copy=False) - out._data, np.zeros((), dt))
+        out = out + like(x, fix.astype(dt, copy=False))
+    return out
 
 
 @public
