@@ -47,8 +47,6 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "cumsum:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (3 samples); result dtype differs (torch.int32 #3: output 0: dtype int64, torch int32)",
-    "dist:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (19 samples)",
     "einsum:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples); result dtype differs (torch.int32 #0: output 0: dtype int32, torch int64)",
     "eq:err":
@@ -93,8 +91,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (2 samples); refuses 36 samples torch accepts (torch.float64 #68: raised ValueError: zero-size array to reduction operation maximum which has no id)",
     "linalg.slogdet:bwd":
         "refuses 9 samples torch accepts (#0: backward raised RuntimeError: element 0 of tensors does not require grad and does not have a gra)",
-    "linalg.vector_norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (27 samples)",
     "linspace.tensor_overload:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (15 samples); wrong values (59 samples; first torch.float64 #97: output 0: values differ (max abs diff 5.45e-07))",
     "linspace:fwd":
@@ -129,8 +125,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nanquantile:bwd":
         "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
-    "nansum:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "narrow:err":
         "accepts 1 inputs torch refuses (#8: did not raise (torch: RuntimeError))",
     "ne:err":
@@ -141,8 +135,6 @@ KNOWN = {
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "nn.functional.adaptive_avg_pool2d:err":
         "another exception type than torch (#0: raised RuntimeError, torch ValueError)",
-    "nn.functional.adaptive_avg_pool2d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (4 samples)",
     "nn.functional.adaptive_avg_pool3d:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (7 samples)",
     "nn.functional.adaptive_max_pool1d:err":
@@ -165,12 +157,8 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (9 samples)",
     "nn.functional.conv1d:err":
         "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError)",
-    "nn.functional.conv1d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.conv2d:err":
         "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError)",
-    "nn.functional.conv2d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (8 samples)",
     "nn.functional.conv3d:err":
         "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError), as conv2d (the same kernel)",
     "nn.functional.conv3d:fwd":
@@ -181,10 +169,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (10 samples)",
     "nn.functional.conv_transpose3d:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (8 samples); float32 summation order (2 samples: outputs ~890 differ by 1.2e-4; tapegrad's error vs a float64 reference is 8.8e-5, torch's 9.9e-5)",
-    "nn.functional.cosine_similarity:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (4 samples)",
-    "nn.functional.cross_entropy:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.dropout2d:bwd":
         "wrong values (3 samples; first #2: grad of input 0: output 0: values differ (max abs diff 4.38))",
     "nn.functional.dropout3d:bwd":
@@ -199,10 +183,6 @@ KNOWN = {
         "refuses 51 samples torch accepts: max_norm, scale_grad_by_freq and sparse=True (#8: raised NotImplementedError: embedding: max_norm is not supported by tapegrad), as F.embedding, which it calls",
     "nn.functional.feature_alpha_dropout.with_train:bwd":
         "random masks: tapegrad's generator is not torch's, so the gradients (the masks) differ (2 samples), as dropout/dropout2d",
-    "nn.functional.gelu:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (8 samples)",
-    "nn.functional.glu:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (15 samples)",
     "nn.functional.group_norm:bwd":
         "result shape differs (#12: forward raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0); refuses 4 samples torch accepts (#12: forward raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0)",
     "nn.functional.group_norm:fwd":
@@ -227,10 +207,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (8 samples)",
     "nn.functional.interpolate.trilinear:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (22 samples)",
-    "nn.functional.layer_norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
-    "nn.functional.linear:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (4 samples)",
     "nn.functional.local_response_norm:fwd":
         "refuses integer samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from float64 to int64), as avg_pool2d, whose kernel it uses",
     "nn.functional.max_pool1d:err":
@@ -243,12 +219,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.nll_loss:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (3 samples)",
-    "nn.functional.normalize:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
-    "nn.functional.poisson_nll_loss:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (3 samples)",
-    "nn.functional.rms_norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (5 samples)",
     "nn.functional.rrelu:bwd":
         "wrong values (2 samples; first #0: grad of input 0: output 0: values differ (max abs diff 1.71))",
     "nn.functional.scaled_dot_product_attention:bwd":
@@ -259,8 +229,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.upsample_bilinear:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (3 samples); wrong values (3 samples; first torch.uint8 #0: output 0: values differ)",
-    "norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (4 samples)",
     "normal.in_place:err":
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "polygamma.polygamma_n_0:fwd":
@@ -281,8 +249,6 @@ KNOWN = {
         "refuses 48 samples torch accepts (torch.float64 #6: raised TypeError: randint_like() got an unexpected keyword argument 'device')",
     "randn_like:fwd":
         "refuses 9 samples torch accepts (torch.float64 #3: raised TypeError: randn_like() got an unexpected keyword argument 'device')",
-    "renorm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "scalar_tensor:fwd":
         "refuses 1 samples torch accepts (torch.uint8 #0: raised OverflowError: Python integer -5 out of bounds for uint8)",
     "scatter_reduce.prod:bwd":
@@ -291,14 +257,10 @@ KNOWN = {
         "refuses 512 samples torch accepts (torch.float64 #128: raised ValueError: cannot reshape array of size 0 into shape (0))",
     "sinc:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
-    "softmax:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "sort:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (3 samples; first torch.int8 #0: output 1: values differ)",
     "special.polygamma.special_polygamma_n_0:fwd":
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
-    "sum:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "take:err":
         "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
     "tensordot:bwd":
@@ -309,8 +271,4 @@ KNOWN = {
         "wrong values (35 samples; first torch.int64 #0: output 1: values differ)",
     "unique_consecutive:fwd":
         "refuses 108 samples torch accepts (torch.float64 #252: raised ValueError: cannot reshape array of size 0 into shape (0,newaxis))",
-    "var:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
-    "var_mean:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
 }

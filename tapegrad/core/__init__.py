@@ -12,11 +12,13 @@ Layers (each imports only the ones listed before it):
     freed.py        the freed-graph error, naming the tensor carried over from a freed graph
     cuts.py         where tensors requiring grad were cut (detach, item, no_grad, ...)
     record.py       apply(op, ...): run an op's forward and record its Node
+    connect.py      under create_graph, a piecewise op's constant gradient stays in the graph
     engine.py       the reverse topological walk and gradient accumulation
     backward.py     backward() / grad(): roots, seeds, then the walk
     grad_mode.py    no_grad / enable_grad / set_grad_enabled / inference_mode
 
-Nothing here imports the op tables (tapegrad/ops), the Tensor facade (tapegrad/_tensor.py)
+Nothing here imports the op tables (tapegrad/ops; connect.py makes one `Op` of
+ops/registry.py, layer 0), the Tensor facade (tapegrad/_tensor.py)
 or anything above them: an `Op` is used through its fields only (see ops/registry.py),
 and the differentiable namespace of create_graph comes from the gradient tensor itself
 (`__array_namespace__`).

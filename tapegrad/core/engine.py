@@ -19,12 +19,15 @@ import gc
 import numpy as np
 
 from . import hooks as _hooks
+from . import opmath as _opmath
 from . import rebase
+from .connect import connect_all
 from .freed import freed_message
 from .state import state
 from .tensor_base import TensorBase, like, make as _make
 
 _ndarray = np.ndarray
+_float16 = np.dtype("float16")
 _NONE = {}  # no tensor to capture (backward()); never written to
 _add_reduce = np.add.reduce
 _gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
@@ -103,6 +106,8 @@ def _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_n
             if node.hooks or capturing:
                 g = _at_node(node, g, at_node)
             grads = _input_grads(node, g, xp, create_graph)
+            if create_graph:  # a constant gradient of a piecewise op stays in the graph
+                grads = connect_all(node, grads)
         i = -1
         for t in node.inputs:
             i += 1
@@ -255,9 +260,13 @@ def _input_grads(node, g, xp, create_graph):
     saved = node.saved
     kw = node.args if not saved else {**node.args, **saved}
     if create_graph:  # the rules build a graph: they get tensors, and `ans` as a tensor
-        arrays, ans = ins, _output_tensor(node)
+        arrays, ans = ins, _output_tensor(node)  # (each op of the rules widens float16)
     else:
         ans = node.ans
+        if type(g) is _ndarray and g.dtype is _float16 and op.opmath:
+            # float16 computed in float32 as PyTorch does (core/opmath.py); _fit rounds
+            # each input's gradient back to float16 once (after summing it to shape)
+            g, ans, kw, arrays = _opmath.widen_rule(g, ans, kw, arrays)
     if op.backward is not None:  # one backward for all inputs (custom Functions,
         return op.backward(xp, g, ans, *arrays, **kw)  # checkpoint, cat/stack: linear in N
     # Only the rules of inputs that require grad run (`a / 2` never runs the divisor's).

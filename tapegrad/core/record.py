@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from . import cuts
+from . import opmath as _opmath
 from . import standin as _standin
 from .node import Node
 from .rebase import share_view_version
@@ -57,7 +58,15 @@ def apply(op, *inputs, **args):
     given = arrays  # (a tg.compile capture records the given arrays; its replay casts)
     if op.ints_to_float and (first is None or first._data.dtype.kind != "f"):
         arrays = in_compute_dtype(arrays)  # exp(int tensor): computed in the default dtype
-    out = op.forward(*arrays, **args)
+    if first is not None and first._data.dtype is _float16 and _opmath.applies(op, arrays, args):
+        # float16 is computed in float32 and rounded once, as PyTorch's opmath (core/opmath.py)
+        out = op.forward(*_opmath.widen(arrays), **args)
+        if op.has_extra:
+            out = (_opmath.narrow(out[0]), out[1])
+        else:
+            out = _opmath.narrow(out)
+    else:
+        out = op.forward(*arrays, **args)
     saved = None
     if op.has_extra:
         out, saved = out

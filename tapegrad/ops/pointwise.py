@@ -118,16 +118,52 @@ def clamp(input, min=None, max=None):
     if isinstance(min, TensorBase) or isinstance(max, TensorBase):
         # Tensor bounds: the composite gives PyTorch's gradients (to x inside the
         # bounds, to the bound that was hit outside).
-        x = _args._tensor(input)
-        if min is not None:
-            x = where(x < min, min, x)
-        if max is not None:
-            x = where(x > max, max, x)
-        return x
+        return _clamp_tensor_bounds(_args._tensor(input), min, max)
     return apply(E.clamp, _args._tensor(input), min=_args._scalar(min), max=_args._scalar(max))
 
 
 clip = clamp
+
+
+def _clamp_tensor_bounds(x, lo, hi):
+    """clamp with tensor bounds, torch's values (min(max(x, lo), hi): a NaN in x or a
+    bound gives NaN) and gradients (x where lo <= x <= hi, lo where x < lo, hi where
+    x > hi; all comparisons with NaN false). The value is each gradient's term plus a
+    constant correction: 0 where one term is taken, the NaN where the value is NaN."""
+    xd = x._data
+    lod = None if lo is None else (lo._data if isinstance(lo, TensorBase) else np.asarray(lo))
+    hid = None if hi is None else (hi._data if isinstance(hi, TensorBase) else np.asarray(hi))
+    with np.errstate(invalid="ignore"):
+        value = xd if lod is None else np.maximum(xd, lod)
+        value = value if hid is None else np.minimum(value, hid)
+        take_x = np.ones(np.shape(value), bool)
+        terms = []
+        if lod is not None:
+            below = xd < lod
+            take_x = take_x & (xd >= lod)
+            terms.append((below, lo))
+        if hid is not None:
+            above = xd > hid
+            take_x = take_x & (xd <= hid)
+            if terms:  # hi < lo: the value is hi, and only hi gets the gradient (torch's)
+                crossed = hid < lod
+                take_x = take_x & ~crossed
+                terms[0] = (terms[0][0] & ~crossed, lo)
+                above = above | crossed
+            terms.append((above, hi))
+    zero = like(x, np.zeros((), xd.dtype))
+    out = where(like(x, take_x), x, zero)
+    count = take_x.astype(np.int8)
+    for mask, b in terms:
+        out = out + where(like(x, mask), b, zero)
+        count = count + mask
+    odd = (count != 1) | np.isnan(value)  # a NaN: no term, or a bound's with a NaN other
+    if odd.any():  # (the wheres decided the result dtype: torch's promotion)
+        dt = out._data.dtype
+        with np.errstate(invalid="ignore"):
+            fix = np.where(odd, value.astype(dt, copy=False) - out._data, np.zeros((), dt))
+        out = out + like(x, fix.astype(dt, copy=False))
+    return out
 
 
 @public
@@ -399,13 +435,9 @@ def _zeros_like(x):
 @public
 def xlogy(input, other):
     """x * log(y), 0 where x == 0 (unless y is nan). torch's gradients: log(y) for x (0
-    where x == 0 and y <= 0), x / y for y. Where x == 0 and y <= 0 the log is taken of 1
-    instead, so the product is 0 and its x-gradient log(1) = 0."""
+    where x == 0 and y <= 0), x / y for y (nan at x = y = 0, as torch's)."""
     x, y = _float_pair("xlogy", input, other)
-    bad = like(x, (x._data == 0) & (y._data <= 0))
-    if bad._data.any():
-        y = where(bad, like(x, np.ones((), x._data.dtype)), y)
-    return mul(x, log(y))
+    return apply(E.xlogy, x, y)
 
 
 @public
@@ -415,7 +447,8 @@ def hypot(input, other):
     dt = _dt.as_dtype(_conversion.result_type(x, y))
     if dt.kind != "f":
         raise NotImplementedError(f'"hypot_cpu" not implemented for \'{_dt.torch_name(dt)}\'')
-    return sqrt(add(mul(x, x), mul(y, y)))
+    x, y = (t if t._data.dtype == dt else t.to(dt) for t in (x, y))
+    return apply(E.hypot, x, y)
 
 
 def _scaled(name, factor):
@@ -461,9 +494,7 @@ def logit(input, eps=None):
     """log(x / (1 - x)) = log(x) - log1p(-x), x clamped to [eps, 1 - eps] first when eps
     is given (the gradient is then 0 outside, as torch's)."""
     x = _floating("logit", input)
-    if eps is not None:
-        x = clamp(x, float(eps), 1.0 - float(eps))
-    return sub(log(x), log1p(neg(x)))
+    return apply(E.logit, x, eps=None if eps is None else float(eps))
 
 
 @public

@@ -57,6 +57,10 @@ every table op has it):
             ...), or False for ops that keep their input's dtype by construction (shape
             ops). Undeclared (True): only the result-dtype net of core/record.py
             (`keep_default_dtype`) applies.
+    opmath  float16 inputs computed in float32 and the result rounded once, as PyTorch
+            does (core/opmath.py): default True, False for ops declaring promote=False
+            (views and indexing only move values); cumsum and the average poolings,
+            promote=False but computing, declare opmath=True.
     node    torch's class name for the node that records the op (`grad_fn=<MulBackward0>`
             in a tensor's repr): a string, or a function of the recorded Node for ops that
             torch records under different nodes depending on the arguments
@@ -79,12 +83,12 @@ class Op:
                  "has_extra", "differentiable", "promote", "promote_default", "ints_to_float",
                  "input_names", "reads",
                  "n_outputs", "doc", "text", "hint", "strict", "_reads_idx", "edges_only",
-                 "keeps_ans", "node")
+                 "keeps_ans", "node", "opmath")
 
     def __init__(self, name, forward, *, vjp=None, backward=None, partials=None, jvp=None,
                  linear=False, extra=False, differentiable=True, promote=True, inputs=("x",),
                  reads=None, n_outputs=1, doc=None, text=None, hint=None, strict=None,
-                 edges_only=False, node=None):
+                 edges_only=False, node=None, opmath=None):
         if not (strict is None or callable(strict) or isinstance(strict, str)):
             raise TypeError(f"op {name!r}: strict must be None, a predicate on node.args or "
                             f"a reason string, got {type(strict).__name__} {strict!r}")
@@ -113,6 +117,10 @@ class Op:
         # array is float32, as in torch): every op but those declaring promote=False
         self.promote_default = promote is not False and promote is not None
         self.ints_to_float = promote == FLOAT  # read by core/record.py on every call
+        # float16 computed in float32 and rounded once (core/opmath.py): every op that
+        # computes; ops that only move values (promote=False: views, indexing) are left
+        # alone unless they declare opmath=True (cumsum, the average poolings)
+        self.opmath = (promote is not False) if opmath is None else opmath
         self.input_names = tuple(inputs)
         if reads is None and linear:
             reads = ""  # a linear rule moves g; it reads no values

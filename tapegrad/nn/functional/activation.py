@@ -337,6 +337,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         min_val, max_val = int(min_val), int(max_val)
     if inplace:
         return _pointwise.inplace_of(x, lambda v: hardtanh(v, min_val, max_val))
+    if x._data.dtype.kind == "f" and not (isinstance(min_val, Tensor) or isinstance(max_val, Tensor)):
+        return apply(_K.hardtanh, x, min_val=float(min_val), max_val=float(max_val))
     y = _pointwise.clamp(x, min_val, max_val)
     inside = (x._data > min_val) & (x._data < max_val)
     if inside.all() or not x.requires_grad:

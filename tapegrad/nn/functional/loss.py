@@ -189,7 +189,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     ad = _pointwise.abs(d)
     if beta == 0:
         return _reduce(ad, reduction)
-    loss = _pointwise.where(ad._data < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
+    small = ad._data < beta
+    dq = _pointwise.where(small, d, 0.0)  # the square only where taken: at d = +-inf its
+    loss = _pointwise.where(small, 0.5 * dq * dq / beta, ad - 0.5 * beta)  # 0*inf is nan
     return _reduce(loss, reduction)
 
 
@@ -199,7 +201,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_same_size(input, target, "huber_loss")
     d = input - target
     ad = _pointwise.abs(d)
-    loss = _pointwise.where(ad._data <= delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+    small = ad._data <= delta
+    dq = _pointwise.where(small, d, 0.0)  # the square only where taken (d = +-inf: 0*inf)
+    loss = _pointwise.where(small, 0.5 * dq * dq, delta * (ad - 0.5 * delta))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -217,11 +221,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         loss = _pointwise.exp(target) * (target - x)
     else:
         t = target if isinstance(target, Tensor) else Tensor._of(np.asarray(target, dtype=x.dtype))
-        # NOTE: 0 * log 0 is taken as 0 (xlogy), as PyTorch does
-        logt = Tensor._of(np.log(np.where(t._data > 0, t._data, 1.0)).astype(t._data.dtype))
-        if t.requires_grad:
-            logt = _pointwise.log(_pointwise.where(t._data > 0, t, 1.0))
-        loss = t * (logt - x)
+        # torch's formula: xlogy(t, t) - t * x (0 * log 0 is 0; the target's gradient is
+        # torch's too: nan at t = 0 from the t/t of xlogy's second argument)
+        loss = _pointwise.xlogy(t, t) - t * x
     if red == "batchmean":
         return _reductions.sum(loss) / (x.shape[0] if x.ndim else 1)
     return _reduce(loss, red)

@@ -70,11 +70,15 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if input._data.dtype.kind not in "fc":
         raise NotImplementedError(f'"rms_norm" not implemented for '
                                   f'\'{_dt.torch_name(input._data.dtype)}\'')
+    # float16 is computed in float32 and rounded once, eps float32's (torch's opmath_t)
+    half = input._data.dtype == np.float16
+    x = input.float() if half else input
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps)
+        eps = float(np.finfo(x._data.dtype).eps)
     dims = tuple(range(-len(ns), 0))
-    y = input * ((input * input).mean(dim=dims, keepdim=True) + eps).rsqrt()
-    return y if weight is None else y * weight
+    y = x * ((x * x).mean(dim=dims, keepdim=True) + eps).rsqrt()
+    y = y if weight is None else y * weight
+    return y.half() if half else y
 
 
 # ---- normalization -------------------------------------------------------------------

@@ -54,13 +54,19 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if not tensors:
         return Tensor._of(np.zeros((), np.float32))
     arrays = [t._data for t in tensors]
+    # float16 accumulates in float32 and rounds once, as torch (grads 300 and 400: 500)
+    half = all(a.dtype == np.float16 for a in arrays)
+    if half:
+        arrays = [a.astype(np.float32) for a in arrays]
     if norm_type == 2.0 and _one_real_dtype(arrays):
         total = np.sqrt(np.asarray(sum(float(np.dot(a.ravel(), a.ravel())) for a in arrays),
                                    dtype=arrays[0].dtype))
+        total = total.astype(np.float16) if half else total
         _check_finite(total, norm_type, error_if_nonfinite)
         return Tensor._of(np.asarray(total))  # the grads' dtype (Tensor() would cast)
-    norms = np.stack([_vector_norm(t._data, norm_type) for t in tensors])
+    norms = np.stack([_vector_norm(a, norm_type) for a in arrays])
     total = _vector_norm(norms, norm_type)
+    total = total.astype(np.float16) if half else total
     _check_finite(total, norm_type, error_if_nonfinite)
     return Tensor._of(np.asarray(total))
 

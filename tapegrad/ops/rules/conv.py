@@ -518,14 +518,14 @@ def _avg_pool2d_adjoint_forward(g, *, x_shape, kernel, stride, padding, ceil_mod
     return out[:, :, pt:pt + H, pl:pl + W]
 
 
-avg_pool2d = defop("avg_pool2d", _avg_pool2d_forward, linear=True, promote=False, vjp=[
+avg_pool2d = defop("avg_pool2d", _avg_pool2d_forward, linear=True, promote=False, opmath=True, vjp=[
     lambda xp, g, ans, x, **kw: _call(xp, avg_pool2d_adjoint, g, x_shape=tuple(x.shape), **kw)],
     text="dx = g/k^2 spread over each window",
     hint=("avg_pool2d spreads g divided by each window's size over the window: finite whenever"
           " the incoming gradient is"),
     node="AvgPool2DBackward0")
 avg_pool2d_adjoint = defop(
-    "avg_pool2d_adjoint", _avg_pool2d_adjoint_forward, linear=True, promote=False,
+    "avg_pool2d_adjoint", _avg_pool2d_adjoint_forward, linear=True, promote=False, opmath=True,
     inputs=("grad",),
     vjp=[lambda xp, u, ans, g, x_shape, **kw: _call(xp, avg_pool2d, u, **kw)],
     text="dgrad = avg_pool2d(g)",
@@ -571,7 +571,7 @@ def _adaptive_avg_pool2d_node(node):
 
 
 adaptive_avg_pool2d = defop(
-    "adaptive_avg_pool2d", _adaptive_forward, linear=True, promote=False,
+    "adaptive_avg_pool2d", _adaptive_forward, linear=True, promote=False, opmath=True,
     vjp=[lambda xp, g, ans, x, output_size: _call(
         xp, adaptive_avg_pool2d_adjoint, g, x_size=tuple(x.shape[-2:]))],
     text="dx = g/|window| spread over each adaptive window",
@@ -579,7 +579,7 @@ adaptive_avg_pool2d = defop(
           " whenever the incoming gradient is"),
     node=_adaptive_avg_pool2d_node)
 adaptive_avg_pool2d_adjoint = defop(
-    "adaptive_avg_pool2d_adjoint", _adaptive_adjoint_forward, linear=True, promote=False,
+    "adaptive_avg_pool2d_adjoint", _adaptive_adjoint_forward, linear=True, promote=False, opmath=True,
     inputs=("grad",),
     vjp=[lambda xp, u, ans, g, x_size, output_size=None: _call(
         xp, adaptive_avg_pool2d, u, output_size=tuple(g.shape[-2:]))],

@@ -79,7 +79,7 @@ def _sum_to_vjp(xp, u, ans, a, *, axes, shape):
 
 
 # a summed over `axes`, reshaped to `shape`: a parameter's gradient from the per-row ones
-sum_to = defop("sum_over_axes", _sum_to_forward, linear=True, promote=False,
+sum_to = defop("sum_over_axes", _sum_to_forward, linear=True, promote=False, opmath=True,
                vjp=[_sum_to_vjp], doc="a.sum(axes).reshape(shape): a parameter's gradient",
                text="da = g broadcast back over the summed axes",
                hint="linear: the rule only moves, copies or sums g, so it is finite whenever g is")
@@ -377,7 +377,7 @@ def _nll_dx(xp, g, ans, x, target, weight=None, *, ignore_index=-100, reduction=
     if reduction == "none":
         return d * xp.reshape(g, (n, 1))
     if reduction == "mean":
-        return d * (g / denom)
+        return d * _mean_scale(g, denom)  # every target ignored: 0, as torch (not 0 * g/0)
     return d * g
 
 
@@ -393,9 +393,9 @@ nll_loss = defop("nll_loss", _nll_forward, extra=True, jvp=_nll_jvp,
                  inputs=("input", "target", "weight"),
                  vjp=[_nll_dx, None, None], doc="loss = -w[y] x[y]; dx = -w[y] onehot(y) (a scatter)", reads=["", "", ""],
                  text="dlogp = -onehot(y)/n",
-                 hint=("nll_loss's rule is -w[y]/n at each row's target: finite, except with "
-                       "reduction='mean' when every target is ignored (n = 0): then it is 0 * "
-                       "(g/0) = nan"))
+                 hint=("nll_loss's rule is -w[y]/n at each row's target: finite; with "
+                       "reduction='mean' and every target ignored the loss is nan (0/0) but "
+                       "the gradient is 0, as torch's"))
 
 
 def _mean(a, axes, n):
@@ -803,6 +803,22 @@ leaky_relu = defop("leaky_relu", _leaky_forward, partials=[
     hint=("leaky_relu'(x) is 1 or negative_slope (the slope at x = 0), never infinite: a "
           "non-finite result here means the incoming gradient already was"))
 
+def _hardtanh_inside(x, min_val, max_val):
+    xr = E._raw(x)  # a constant mask in both modes
+    return (xr > min_val) & (xr < max_val)
+
+
+hardtanh = defop("hardtanh", lambda x, *, min_val=-1.0, max_val=1.0: np.clip(x, min_val, max_val),
+                 vjp=[lambda xp, g, ans, x, min_val=-1.0, max_val=1.0:
+                      xp.where(_hardtanh_inside(x, min_val, max_val), g, 0.0)],
+                 jvp=lambda xp, t, ans, x, min_val=-1.0, max_val=1.0:
+                     xp.where(_hardtanh_inside(x, min_val, max_val), t[0], 0.0),
+                 reads=["x"],
+                 text="dx = g where min_val<x<max_val else 0 (0 at the bounds, unlike clamp)",
+                 hint=("hardtanh's derivative is 0 or 1, never infinite: a non-finite result "
+                       "here means the incoming gradient already was"))
+
+
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _SQRT_HALF = math.sqrt(0.5)
@@ -1032,6 +1048,7 @@ def _sig(xp, x):
 bce_with_logits = defop(
     "binary_cross_entropy_with_logits",
     lambda x, y: (1.0 - y) * x + _softplus_neg(np, x), inputs=("input", "target"),
+    opmath=False,  # torch computes this loss as float16 ops, each rounded (not one kernel)
     vjp=[lambda xp, g, ans, x, y: g * (_sig(xp, x) - y),
          lambda xp, g, ans, x, y: -g * x], partials=[lambda xp, ans, x, y: _sig(xp, x) - y, lambda xp, ans, x, y: -x],
     doc="(1-y) x + log(1 + exp(-x)); dx = sigmoid(x) - y", reads=["input target", "input"],
@@ -1044,7 +1061,7 @@ def _bce_pw_forward(x, y, pw):
 
 
 bce_with_logits_pw = defop(
-    "binary_cross_entropy_with_logits_pos_weight", _bce_pw_forward,
+    "binary_cross_entropy_with_logits_pos_weight", _bce_pw_forward, opmath=False,
     inputs=("input", "target", "pos_weight"), vjp=[lambda xp, g, ans, x, y, pw: g * ((1.0 + (pw - 1.0) * y) * _sig(xp, x) - pw * y),
          lambda xp, g, ans, x, y, pw: g * ((pw - 1.0) * _softplus_neg(xp, x) - x),
          lambda xp, g, ans, x, y, pw: g * y * _softplus_neg(xp, x)],

@@ -433,11 +433,80 @@ atan = defop("atan", np.arctan, promote="float", partials=[lambda xp, ans, x: 1.
              reads=["x"], text="dx = g/(1+x**2)",
              hint="atan'(x) = 1/(1 + x**2) is in (0, 1]: finite for every x")
 # torch.atan2(input, other) is the angle of the point (other, input): input is y.
+def _atan2_recip(xp, y, x):
+    """1/(x**2 + y**2), 0 where that is infinite (the origin): torch's atan2_backward
+    masks it, so both gradients are 0 at x = y = 0 instead of 0/0."""
+    with np.errstate(divide="ignore"):
+        r = 1.0 / (x * x + y * y)
+    return xp.where(r == np.inf, xp.zeros_like(r), r)
+
+
 atan2 = defop("atan2", np.arctan2, promote="div", inputs=("y", "x"), partials=[
-    lambda xp, ans, y, x: x / (x * x + y * y),
-    lambda xp, ans, y, x: -y / (x * x + y * y),
-], reads=["y x", "y x"], text="dy = g*x/(x**2+y**2) ; dx = -g*y/(x**2+y**2)",
-    hint="atan2's derivatives are infinite (nan) at the origin x = y = 0")
+    lambda xp, ans, y, x: x * _atan2_recip(xp, y, x),
+    lambda xp, ans, y, x: -y * _atan2_recip(xp, y, x),
+], reads=["y x", "y x"], text="dy = g*x/(x**2+y**2) ; dx = -g*y/(x**2+y**2) (0 at the origin)",
+    hint="atan2's derivatives are large near the origin x = y = 0, and 0 (torch's) at it")
+def _hypot_forward(x, y):
+    return np.hypot(x, y)  # C's hypot: no overflow of x**2 (3e19, 4e19 in float32: 5e19)
+
+
+hypot = defop("hypot", _hypot_forward, promote="arith", inputs=("x", "y"), partials=[
+    lambda xp, ans, x, y: x / ans,
+    lambda xp, ans, x, y: y / ans,
+], reads=["x ans", "y ans"], text="dx = g*x/ans ; dy = g*y/ans",
+    hint="hypot's derivatives x/ans, y/ans are 0/0 (nan) at x = y = 0, as torch's")
+
+
+def _xlogy_forward(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = x * np.log(y)
+    # 0 where x == 0 unless y is nan (xlogy(0, inf) = 0, xlogy(0, 0) = 0)
+    return np.where((x == 0) & ~np.isnan(y), np.zeros((), out.dtype), out)
+
+
+def _xlogy_dx(xp, ans, x, y):
+    """torch's log(y) masked to 0 where x == 0 and y <= 0 (xlogy(0, inf) has dx inf)."""
+    xr, yr = _raw(x), _raw(y)
+    keep = ~((xr == 0) & (yr <= 0))
+    if keep.all():
+        return xp.log(y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ly = xp.log(xp.where(keep, y, xp.ones_like(y)))  # log(1) = 0: no -inf to mask
+    return xp.where(keep, ly, xp.zeros_like(ly))
+
+
+xlogy = defop("xlogy", _xlogy_forward, promote="float", inputs=("x", "y"), partials=[
+    _xlogy_dx,
+    lambda xp, ans, x, y: x / y,
+], reads=["x y", "x y"], text="dx = g*log(y) (0 where x == 0, y <= 0) ; dy = g*x/y",
+    hint="xlogy's y-derivative x/y is infinite at y = 0 (0/0, nan, where x = 0 too, as torch's)")
+
+
+def _logit_forward(x, eps=None):
+    if eps is not None:
+        x = np.clip(x, eps, 1.0 - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x / (1 - x))
+
+
+def _logit_partial(xp, ans, x, eps=None):
+    """torch's logit_backward: 1/(x(1-x)); outside [eps, 1-eps] 0 (eps given) or nan
+    outside [0, 1] (no eps)."""
+    xr = _raw(x)
+    with np.errstate(divide="ignore"):
+        d = 1.0 / (x * (1 - x))
+    if eps is None:
+        out = (xr < 0) | (xr > 1)
+        return d if not out.any() else xp.where(out, d * np.nan, d)
+    out = (xr < eps) | (xr > 1.0 - eps)
+    return d if not out.any() else xp.where(out, xp.zeros_like(d), d)
+
+
+logit = defop("logit", _logit_forward, promote="float", partials=[_logit_partial],
+              reads=["x"], text="dx = g/(x*(1-x)) (0 outside [eps, 1-eps]; nan outside [0, 1])",
+              hint="logit'(x) = 1/(x(1-x)) is infinite at x = 0 and 1; pass eps to clamp")
+
+
 # sinh' = cosh and cosh' = sinh, from exp (the namespace has exp, not sinh/cosh)
 sinh = defop("sinh", np.sinh, promote="float",
              partials=[lambda xp, ans, x: 0.5 * (xp.exp(x) + xp.exp(-x))],

@@ -361,6 +361,9 @@ var = defop("var", _var_forward, vjp=[_var_vjp], jvp=_var_jvp, reads=["x"],
 
 
 def _std_forward(x, axis=None, correction=1, keepdims=False):
+    if x.dtype == np.float32:  # torch takes float32's std in double and rounds once: the
+        x = x.astype(np.float64)  # variance of 1e20s (1e40) overflows float32, the std not
+        return np.sqrt(_var_forward(x, axis, correction, keepdims)).astype(np.float32)
     return np.sqrt(_var_forward(x, axis, correction, keepdims))
 
 
@@ -429,7 +432,7 @@ def _cumsum_vjp(xp, g, ans, x, axis, reverse=False):
     return within_rule(xp, cumsum, g, axis=axis, reverse=not reverse)
 
 
-cumsum = defop("cumsum", _cumsum_forward, linear=True, promote=False, vjp=[_cumsum_vjp],
+cumsum = defop("cumsum", _cumsum_forward, linear=True, promote=False, opmath=True, vjp=[_cumsum_vjp],
                text="dx = g summed from the end (the reversed cumulative sum)",
                hint="linear: the rule only sums g, so it is finite whenever g is")
 
