@@ -153,8 +153,8 @@ def diag(input, diagonal=0):
     x = _args._tensor(input, "diag")
     if x.ndim == 1:
         return diag_embed(x, diagonal, 0, 1)
-    if x.ndim == 2:
-        return apply(LX.diagonal, x, offset=int(diagonal), dim1=0, dim2=1)
+    if x.ndim == 2:  # a copy (torch's DiagonalBackward0_copy), where diagonal() is a view
+        return _conversion.clone(apply(LX.diagonal, x, offset=int(diagonal), dim1=0, dim2=1))
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
 
 

@@ -270,7 +270,7 @@ narrow = defop("narrow", _narrow_forward, linear=True, promote=False, vjp=[_narr
 
 
 def _select_forward(x, axis, index):
-    return x[(slice(None),) * axis + (index,)]
+    return x[(slice(None),) * axis + (index, Ellipsis)]  # `...`: a 0-d view, not a scalar
 
 
 def _select_vjp(xp, g, ans, x, axis, index):
