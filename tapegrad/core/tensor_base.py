@@ -10,6 +10,9 @@
                  their base, so a change through either is seen by nodes that saved the other
     _hooks, _post_hooks   gradient hooks of a leaf (dicts, or None)
     _fw          forward-mode tangent (autograd/forward_ad.py), or None
+    _vbase       the tensor whose memory a view looks into (torch's `_base`); set only on
+                 views (core/rebase.py `share_view_version`), unset (read with getattr)
+                 elsewhere, so making a tensor costs nothing more
     name         an optional label for pictures and traces
 
 The user-facing class is `tapegrad.Tensor` (tensor.py), a subclass that declares the
@@ -27,7 +30,7 @@ _new = object.__new__
 
 class TensorBase:
     __slots__ = ("_data", "_rg", "grad", "grad_fn", "_out", "_version", "_hooks",
-                 "_post_hooks", "_fw", "name", "__weakref__")
+                 "_post_hooks", "_fw", "name", "_vbase", "__weakref__")
     __hash__ = object.__hash__
     _user_type = None  # the user-facing class, for the factories below it (new_tensor)
 

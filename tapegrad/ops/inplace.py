@@ -40,6 +40,7 @@ from ..core.hooks import RetainGrad
 from ..core.record import apply
 from ..core.state import state
 from ..core.tensor_base import TensorBase, like
+from .registry import Op
 
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -155,6 +156,33 @@ MULTI_VIEW_ERROR = (
     "out-of-place one.")
 
 
+MULTI_VIEW_BASE_ERROR = (
+    "Output {k} of {name} is a view and its base or another view of its base has been "
+    "modified inplace. This view is the output of a function that returns multiple views. "
+    "Such functions do not allow the output views to be modified inplace. You should "
+    "replace the inplace operation by an out-of-place one.")
+
+
+# torch's names for the ops that return several views (in the errors above)
+_MULTI_VIEW_NAMES = {"unbind": "Unbind", "split": "Split", "split_with_sizes": "SplitWithSizes"}
+
+
+def _multi_view_name(op):
+    return _MULTI_VIEW_NAMES.get(op.name, op.name)
+
+
+def _stale_vjp(xp, g, ans, x, k, name):
+    raise RuntimeError(MULTI_VIEW_BASE_ERROR.format(k=k, name=name))
+
+
+# The history of a piece of split/unbind whose base changed in place afterwards: its
+# values are the new ones, but torch gives it no valid history (the error above; torch
+# raises when the piece is used, tapegrad when a gradient reaches it).
+_STALE_PIECE = Op("modified_multi_output_view", lambda x, k, name: x.view(),
+                  vjp=[_stale_vjp], promote=False,
+                  doc="a piece of split/unbind whose base was modified in place")
+
+
 # Nodes made by in-place ops (their input `old` may share the output's memory without
 # being a view relation), as opposed to the fresh view nodes `_refresh_views` makes.
 _op_nodes = weakref.WeakKeyDictionary()
@@ -177,8 +205,11 @@ def _view_chain(t):
         node = cur.grad_fn
         if node is None or not node.op.linear or not node.inputs or node in _op_nodes:
             return chain  # (an in-place node's input `old` may share memory: not a view)
+        if node.op is _STALE_PIECE:
+            raise RuntimeError(MULTI_VIEW_BASE_ERROR.format(**node.args))
         if node.op.n_outputs != 1:  # split/unbind pieces: PyTorch refuses too
-            raise RuntimeError(MULTI_VIEW_ERROR.format(k=cur._out - 1, name=node.op.name))
+            raise RuntimeError(MULTI_VIEW_ERROR.format(k=cur._out - 1,
+                                                       name=_multi_view_name(node.op)))
         parent = node.inputs[0]
         if not isinstance(parent, TensorBase) or not _same_memory(cur._data, parent._data):
             return chain
@@ -203,7 +234,11 @@ def _refresh_views(changed):
             node = v.grad_fn
             old_v = like(v, v._data, v._rg, node)
             with grad_mode.enable_grad():
-                fresh = apply(node.op, parent, *node.inputs[1:], **node.args)
+                if node.op.n_outputs != 1:  # a piece of split/unbind: no valid history
+                    fresh = apply(_STALE_PIECE, parent, k=v._out - 1,
+                                  name=_multi_view_name(node.op))
+                else:
+                    fresh = apply(node.op, parent, *node.inputs[1:], **node.args)
             if fresh.grad_fn is not None:
                 _rebase(v, old_v, fresh.grad_fn, fresh)
             stack.append(v)

@@ -12,6 +12,7 @@ from .._size import Size
 from ..core import grad_mode, tape as _tape
 from ..core.node import Node
 from ..core.record import apply
+from ..core.rebase import share_view_version
 from ..core.state import state
 from ..core.tensor_base import TensorBase, like, make
 from . import _args, conversion as _conversion
@@ -25,12 +26,24 @@ def reshape(input, *shape):
     x = _args._tensor(input)
     shape = _args._shape_arg(shape)
     if shape == x._data.shape:
-        return x if not x._rg else apply(S.reshape, x, shape=shape)
+        # no history needed: a new tensor on the same memory, as torch's (y is not x),
+        # without the cost of an op
+        return _alias(x) if not x._rg else apply(S.reshape, x, shape=shape)
     if shape and builtins.min(shape) < -1:  # NumPy reads any negative size as -1 (infer)
         bad = builtins.min(shape)
         raise RuntimeError(f"invalid shape dimension {bad} at index {shape.index(bad)} of "
                            f"shape {list(shape)}")
     return apply(S.reshape, x, shape=shape)
+
+
+def _alias(x):
+    """A new tensor viewing all of x's memory: x's version counter, x (or x's base) as
+    its `_base`."""
+    y = like(x, x._data.view())
+    y._version = x._version
+    root = getattr(x, "_vbase", None)
+    y._vbase = x if root is None else root
+    return y
 
 
 @public(function=False)
@@ -560,10 +573,10 @@ def split(tensor, split_size_or_sections, dim=0):
         sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
         if not sizes:
             sizes = [0]
-    return _pieces(x, d, sizes, False)
+    return _pieces(x, d, sizes, False, isinstance(split_size_or_sections, (list, tuple)))
 
 
-def _pieces(x, d, sizes, squeeze):
+def _pieces(x, d, sizes, squeeze, sizes_given=False):
     """The pieces of a split (unbind: squeeze), recorded as ONE node with an output per
     piece (shape.py `pieces_op`: its backward is linear in the number of pieces).
     Without recording, in forward mode (whose rules see one output per op), or for one
@@ -582,15 +595,15 @@ def _pieces(x, d, sizes, squeeze):
     v = x._version[0]
     # the pieces are views of x: they share its version counter (an in-place change of
     # x is a change of every piece), as narrow/select views do
-    node = Node(S.pieces_op(len(sizes), squeeze), (x,),
+    node = Node(S.pieces_op(len(sizes), squeeze, sizes_given), (x,),
                 {"axis": d, "sizes": tuple(sizes), "squeeze": squeeze}, None, arrays,
                 (v, v) if v else None, x._version)
     out = []
     for k, a in enumerate(arrays):
         t = make(x._result_type, a, True, node)
         t._out = k + 1  # output k of a node with several (core/tensor_base.py)
-        t._version = x._version
-        out.append(t)
+        share_view_version(t, (x,), (x._data,))  # its version counter, `_base`; an
+        out.append(t)  # in-place change of x gives it a stale history (ops/inplace.py)
     _tape.built(node, out)
     return tuple(out)
 
