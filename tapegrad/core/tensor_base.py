@@ -10,9 +10,8 @@
                  their base, so a change through either is seen by nodes that saved the other
     _hooks, _post_hooks   gradient hooks of a leaf (dicts, or None)
     _fw          forward-mode tangent (autograd/forward_ad.py), or None
-    _vbase       the tensor whose memory a view looks into (torch's `_base`); set only on
-                 views (core/rebase.py `share_view_version`), unset (read with getattr)
-                 elsewhere, so making a tensor costs nothing more
+    _vbase       the tensor whose memory a view looks into (torch's `_base`, set by
+                 core/rebase.py `share_view_version`), else None
     name         an optional label for pictures and traces
 
 The user-facing class is `tapegrad.Tensor` (tensor.py), a subclass that declares the
@@ -50,6 +49,7 @@ class TensorBase:
         self._post_hooks = None
         self._fw = None
         self.name = None
+        self._vbase = None
         self._rg = False
         if requires_grad:
             self.requires_grad = True
@@ -109,6 +109,7 @@ def make(cls, data, requires_grad=False, grad_fn=None):
     t._post_hooks = None
     t._fw = None
     t.name = None
+    t._vbase = None
     return t
 
 

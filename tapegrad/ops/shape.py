@@ -87,7 +87,7 @@ def transpose(input, dim0, dim1):
     x = _args._tensor(input)
     nd = x._data.ndim
     if nd < 2 and dim0 in (0, -1) and dim1 in (0, -1):
-        return x
+        return apply(S.permute, x, dims=tuple(range(nd)))  # a view of x, as torch's
     dims = list(range(nd))
     dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
     return apply(S.permute, x, dims=tuple(dims))
@@ -100,7 +100,7 @@ swapaxes = swapdims = transpose
 def t(input):
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return transpose(input, 0, 1) if input.ndim == 2 else input
+    return transpose(input, 0, 1) if input.ndim == 2 else transpose(input, 0, -1)
 
 
 @public
