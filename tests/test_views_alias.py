@@ -285,3 +285,34 @@ def test_float32_write_through_view():
         x[2, 1].fill_(7.0)
     _close(gx, tx, rtol=1e-6, atol=1e-6)
     assert gx.dtype == tg.float32
+
+
+@pytest.mark.parametrize("fn", [lambda L, x: x.as_strided((2, 3), (1, 2), 1),
+                                lambda L, x: x.t().as_strided((3, 2), (2, 0)),
+                                lambda L, x: x.unfold(1, 2, 1),
+                                lambda L, x: x[1:].unfold(0, 1, 1).diagonal(0, 1, 2)])
+def test_strided_views_first_and_second_order(fn):
+    """The as_strided rules (overlapping windows add their gradients), to second order."""
+    arr, c = _arr((3, 4), 17), None
+    res = []
+    for L in (tg, torch):
+        x = L.tensor(arr, requires_grad=True)
+        y = fn(L, x)
+        c = L.tensor(_arr(tuple(y.shape), 18))
+        (g,) = L.autograd.grad((y * y * c).sum(), x, create_graph=True)
+        (gg,) = L.autograd.grad((g * g).sum(), x)
+        res.append((y.detach(), g.detach(), gg))
+    for a, b in zip(*res):
+        _close(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_forward_mode_through_as_strided():
+    from tapegrad.autograd import forward_ad as fwAD
+    arr, tan = _arr((3, 4), 19), _arr((3, 4), 20)
+    res = []
+    for L, F in ((tg, fwAD), (torch, torch.autograd.forward_ad)):
+        with F.dual_level():
+            x = F.make_dual(L.tensor(arr), L.tensor(tan))
+            y = x.t().as_strided((2, 2), (1, 3), 2)
+            res.append(F.unpack_dual(y).tangent)
+    _close(res[0], res[1], rtol=1e-12, atol=1e-12)
