@@ -39,8 +39,10 @@ def share_view_version(res, inputs, arrays):
         base = res._data.base
         if base is a or (a.base is not None and base is a.base):
             res._version = src._version
+            # torch's `_base`: the root. A weak reference (torch's is strong): a view must
+            # not keep a forward tensor alive (tg.compile's capture checks that)
             root = getattr(src, "_vbase", None)
-            res._vbase = src if root is None else root  # torch's `_base`: the root
+            res._vbase = weakref.ref(src) if root is None else root
             if res._rg and src.grad_fn is not None:
                 _register_view(src, res)
 
@@ -91,7 +93,8 @@ def view_base(t):
     """torch's `t._base`: the tensor `t` is a view of (the root: a view of a view names
     the first tensor), or None. A copy of a view (deepcopy) no longer shares the memory
     and is no view."""
-    base = getattr(t, "_vbase", None)
+    ref = getattr(t, "_vbase", None)
+    base = None if ref is None else ref()
     if base is None:
         return None
     a, b = t._data, base._data

@@ -10,8 +10,8 @@
                  their base, so a change through either is seen by nodes that saved the other
     _hooks, _post_hooks   gradient hooks of a leaf (dicts, or None)
     _fw          forward-mode tangent (autograd/forward_ad.py), or None
-    _vbase       the tensor whose memory a view looks into (torch's `_base`, set by
-                 core/rebase.py `share_view_version`), else None
+    _vbase       a weak reference to the tensor whose memory a view looks into (torch's
+                 `_base`, set by core/rebase.py `share_view_version`), else None
     name         an optional label for pictures and traces
 
 The user-facing class is `tapegrad.Tensor` (tensor.py), a subclass that declares the

@@ -26,24 +26,14 @@ def reshape(input, *shape):
     x = _args._tensor(input)
     shape = _args._shape_arg(shape)
     if shape == x._data.shape:
-        # no history needed: a new tensor on the same memory, as torch's (y is not x),
-        # without the cost of an op
-        return _alias(x) if not x._rg else apply(S.reshape, x, shape=shape)
+        # NOTE: without history, x itself (torch: a new view); a tensor made outside
+        # `apply` would break tg.compile's capture (core/tape.py)
+        return x if not x._rg else apply(S.reshape, x, shape=shape)
     if shape and builtins.min(shape) < -1:  # NumPy reads any negative size as -1 (infer)
         bad = builtins.min(shape)
         raise RuntimeError(f"invalid shape dimension {bad} at index {shape.index(bad)} of "
                            f"shape {list(shape)}")
     return apply(S.reshape, x, shape=shape)
-
-
-def _alias(x):
-    """A new tensor viewing all of x's memory: x's version counter, x (or x's base) as
-    its `_base`."""
-    y = like(x, x._data.view())
-    y._version = x._version
-    root = getattr(x, "_vbase", None)
-    y._vbase = x if root is None else root
-    return y
 
 
 @public(function=False)

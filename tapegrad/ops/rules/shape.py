@@ -33,10 +33,7 @@ reshape = defop("reshape", _reshape_forward, linear=True, promote=False, vjp=[
 
 def _expand_forward(x, shape):
     try:
-        out = np.broadcast_to(x, shape)
-        if out.size == x.size:  # nothing repeats: a writable view, as torch's
-            return x.reshape(shape)
-        return out
+        return np.broadcast_to(x, shape)
     except ValueError:
         raise RuntimeError(f"expand: the shape {tuple(x.shape)} cannot be expanded to "
                            f"{tuple(shape)}") from None
