@@ -22,6 +22,7 @@ from .core import grad_mode as _grad_mode
 from .core import hooks as _hooks
 from .core import shared_memory as _shm
 from .core import tape as _tape
+from .core import rebase as _rebase
 from ._size import Size
 from .core.tensor_base import TensorBase, like, make as _make
 from .ops import inplace as IP
@@ -124,6 +125,15 @@ class Tensor(TensorBase):
         t = like(self, self._data)
         t._version = self._version  # shares storage, so it shares the version counter
         return t
+
+    @property
+    def _base(self):
+        """The tensor this one is a view of (the root of a chain of views), else None."""
+        return _rebase.view_base(self)
+
+    def _is_view(self):
+        """Is this tensor a view of another (torch: a view op made it)?"""
+        return _rebase.view_base(self) is not None
 
     def detach_(self):
         if self._rg:

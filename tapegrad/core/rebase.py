@@ -39,6 +39,10 @@ def share_view_version(res, inputs, arrays):
         base = res._data.base
         if base is a or (a.base is not None and base is a.base):
             res._version = src._version
+            # torch's `_base`: the root. A weak reference (torch's is strong): a view must
+            # not keep a forward tensor alive (tg.compile's capture checks that)
+            root = getattr(src, "_vbase", None)
+            res._vbase = weakref.ref(src) if root is None else root
             if res._rg and src.grad_fn is not None:
                 _register_view(src, res)
 
@@ -83,3 +87,17 @@ def resolve(node, i, t):
         t = old
         p = t.grad_fn
     return t
+
+
+def view_base(t):
+    """torch's `t._base`: the tensor `t` is a view of (the root: a view of a view names
+    the first tensor), or None. A copy of a view (deepcopy) no longer shares the memory
+    and is no view."""
+    ref = getattr(t, "_vbase", None)
+    base = None if ref is None else ref()
+    if base is None:
+        return None
+    a, b = t._data, base._data
+    ra = a if a.base is None else a.base
+    rb = b if b.base is None else b.base
+    return base if ra is rb else None

@@ -10,6 +10,8 @@
                  their base, so a change through either is seen by nodes that saved the other
     _hooks, _post_hooks   gradient hooks of a leaf (dicts, or None)
     _fw          forward-mode tangent (autograd/forward_ad.py), or None
+    _vbase       a weak reference to the tensor whose memory a view looks into (torch's
+                 `_base`, set by core/rebase.py `share_view_version`), else None
     name         an optional label for pictures and traces
 
 The user-facing class is `tapegrad.Tensor` (tensor.py), a subclass that declares the
@@ -29,7 +31,7 @@ _new = object.__new__
 
 class TensorBase:
     __slots__ = ("_data", "_rg", "grad", "grad_fn", "_out", "_version", "_hooks",
-                 "_post_hooks", "_fw", "name", "__weakref__")
+                 "_post_hooks", "_fw", "name", "_vbase", "__weakref__")
     __hash__ = object.__hash__
     _user_type = None  # the user-facing class, for the factories below it (new_tensor)
 
@@ -49,6 +51,7 @@ class TensorBase:
         self._post_hooks = None
         self._fw = None
         self.name = None
+        self._vbase = None
         self._rg = False
         if requires_grad:
             self.requires_grad = True
@@ -108,6 +111,7 @@ def make(cls, data, requires_grad=False, grad_fn=None):
     t._post_hooks = None
     t._fw = None
     t.name = None
+    t._vbase = None
     return t
 
 

@@ -38,7 +38,9 @@ def _view_dtype(x, dtype):
         if dt.itemsize > a.itemsize and a.shape[-1] % (dt.itemsize // a.itemsize):
             raise RuntimeError(f"self.size(-1) must be divisible by "
                                f"{dt.itemsize // a.itemsize} {what}, but got {a.shape[-1]}")
-    return like(x, a.view(dt))
+    y = like(x, a.view(dt))
+    y._version = x._version  # the same memory: torch shares the counter (no `_base`)
+    return y
 
 
 def cast(x, dtype):

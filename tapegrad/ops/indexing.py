@@ -21,8 +21,10 @@ from .rules import indexing as I, pointwise as E
 @public(function=False)
 def unfold(input, dimension, size, step):
     """Tensor.unfold: every window of `size` along `dimension`, `step` apart, as a new
-    last dim: out[..., i, ..., j] = x[..., i * step + j, ...]. One index_select (its
-    gradient adds back into the picked positions). A copy, where torch returns a view."""
+    last dim: out[..., i, ..., j] = x[..., i * step + j, ...]. A view of x's storage
+    (as_strided), as torch's: writes through it reach x, and the gradient adds back into
+    the viewed positions. An index_select copy when x's strides are not all positive
+    (an empty or expanded x)."""
     x = _args._tensor(input, "unfold")
     nd = x._data.ndim
     d = _args._dim(dimension, nd)
@@ -35,6 +37,13 @@ def unfold(input, dimension, size, step):
     if nd == 0:
         return _shape.reshape(x, (1,))
     k = (n - size) // step + 1
+    where_x = I.storage_of(x._data)[2]  # x's elements' places in its storage
+    strides = [int(np.diff(where_x, axis=j).flat[0]) if m > 1 else 1
+               for j, m in enumerate(where_x.shape)]
+    if 0 not in where_x.shape and all(st > 0 for st in strides):  # a view, as torch's
+        shape = tuple(x._data.shape)
+        return as_strided(x, shape[:d] + (k,) + shape[d + 1:] + (size,),
+                          strides[:d] + [strides[d] * step] + strides[d + 1:] + [strides[d]])
     idx = (np.arange(k)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
     y = index_select(x, d, _args._int64(x, idx))
     shape = tuple(x._data.shape)
@@ -341,35 +350,15 @@ def fill_diagonal_(self, fill_value, wrap=False):
     return _inplace(x, lambda t: _pointwise.where(like(t, mask), value, t), ())
 
 
-def _storage_of(a):
-    """(the 1-D storage a lives in, a's offset in it, the storage position of each of a's
-    elements): a itself when it owns contiguous memory, else the contiguous array it is a
-    NumPy view of (a transpose, a slice), as torch's storage is the base's."""
-    item = a.dtype.itemsize
-    base = a.base
-    while isinstance(base, np.ndarray) and not base.flags.owndata and isinstance(
-            base.base, np.ndarray):
-        base = base.base
-    if (a.flags.c_contiguous or not isinstance(base, np.ndarray) or base.dtype != a.dtype
-            or not base.flags.c_contiguous or any(st % item for st in a.strides)):
-        return a.reshape(-1), 0, np.arange(a.size, dtype=np.int64).reshape(a.shape)
-    off = (a.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // item
-    pos = np.full(a.shape, off, np.int64)
-    for k, (m, st) in enumerate(zip(a.shape, a.strides)):
-        shape = [1] * a.ndim
-        shape[k] = m
-        pos = pos + (np.arange(m, dtype=np.int64) * (st // item)).reshape(shape)
-    return base.reshape(-1), int(off), pos
-
-
 @public
 def as_strided(input, size, stride, storage_offset=None):
     """The storage elements at storage_offset + sum(i_k * stride_k), in the given size.
     The storage is input's, as torch's: its own memory when contiguous, else the
     contiguous array it is a view of (a transpose, a slice), and storage_offset defaults
-    to input's offset in it. A copy (torch returns a view): input's elements are picked by
-    index_select (overlapping windows add their gradients, as torch's as_strided backward
-    does); storage elements outside input are constants."""
+    to input's offset in it. A view, as torch's: writes through it reach input (and its
+    base). The gradient adds into the input element each output element views
+    (overlapping windows add, as torch's as_strided backward does); storage elements
+    outside input are constants."""
     x = _args._tensor(input, "as_strided")
     size, stride = [int(v) for v in size], [int(v) for v in stride]
     if len(size) != len(stride):
@@ -377,7 +366,7 @@ def as_strided(input, size, stride, storage_offset=None):
     if any(v < 0 for v in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
                            f"got strides: {stride}")
-    store, own_off, where_x = _storage_of(x._data)
+    store, own_off, where_x = I.storage_of(x._data)
     off = own_off if storage_offset is None else int(storage_offset)
     need = 0 if 0 in size else off + 1 + sum((n - 1) * st for n, st in zip(size, stride))
     n, item = store.size, x._data.dtype.itemsize
@@ -390,15 +379,10 @@ def as_strided(input, size, stride, storage_offset=None):
         shape = [1] * len(size)
         shape[k] = m
         pos = pos + (np.arange(m, dtype=np.int64) * st).reshape(shape)
-    pos = pos.reshape(-1)
     owner = np.full(n, -1, np.int64)  # storage position -> x's row-major element (or -1)
     owner[where_x.reshape(-1)] = np.arange(x._data.size, dtype=np.int64)
-    pick = owner[pos]
-    inside = pick >= 0
-    flat = index_select(_shape.reshape(x, (-1,)), 0, like(x, np.maximum(pick, 0)))
-    if not inside.all():
-        flat = _pointwise.where(like(x, inside), flat, like(x, store[pos]))
-    return _shape.reshape(flat, tuple(size))
+    return apply(I.as_strided, x, size=tuple(size), stride=tuple(stride), offset=off,
+                 pick=owner[pos])
 
 
 _ndarray = np.ndarray

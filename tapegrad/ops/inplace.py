@@ -23,15 +23,16 @@ the tensor owning the memory gets the new history `where(covered, V^T(new), old)
 is the view op's own VJP rule; PyTorch calls this CopySlices), and every view of it a
 fresh view node, so all of them describe their new values. A view of a leaf that
 requires grad may not be changed under grad mode (RuntimeError, as PyTorch).
-# NOTE: views are found through the graph, so a view of a tensor that does not
-# require grad (no grad_fn) changed in place by a tensor that does is not traced back
-# to its base; `base[idx] = value` (setitem) is the way to write into such a base.
+Views are found through the graph; a view made without history (of a tensor that does
+not require grad) is traced to its base by `_base` (core/rebase.py) and its elements by
+address (`_rebase_plain_base`). A piece of split/unbind may not be changed in place, nor
+used after its base was (torch's errors).
 """
 
 import numpy as np
 import weakref
 from . import _args
-from .rules import pointwise as E
+from .rules import indexing as I, pointwise as E
 from .xp import namespace as _xp
 from .. import dtypes as _dt
 from ..core import grad_mode, rebase
@@ -40,6 +41,7 @@ from ..core.hooks import RetainGrad
 from ..core.record import apply
 from ..core.state import state
 from ..core.tensor_base import TensorBase, like
+from .registry import Op
 
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -112,6 +114,11 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
     chain = _view_chain(self)
     if chain and chain[-1][1].grad_fn is None:
         raise RuntimeError(VIEW_LEAF_ERROR)
+    plain = None  # the base of a view made without history (none needed then)
+    if not chain and self.grad_fn is None:
+        plain = rebase.view_base(self)
+        if plain is not None and plain._rg:
+            raise RuntimeError(NO_GRAD_VIEW_ERROR)
     # `old` takes over the history (and, if backward needs it, a copy of the value).
     old = like(self, self._data.copy() if needs_old else self._data, self._rg, self.grad_fn)
     old._out = self._out
@@ -129,6 +136,8 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
             root = _rebase_root(chain, res)
             _op_nodes[root.grad_fn] = True
             _refresh_views([root])
+        elif plain is not None:
+            _rebase_plain_base(self, plain, old, res)
         else:
             _rebase(self, old, node, res)
             _op_nodes[node] = True
@@ -148,11 +157,46 @@ def write_into(self, compute, args=(), kwargs=None):
     return _inplace(self, compute, others, needs_old=True)
 
 
+NO_GRAD_VIEW_ERROR = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode "
+    "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+    "can clarify your code by moving both the view and the inplace either both inside the "
+    "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
+    "want the inplace to be tracked).")
+
+
 MULTI_VIEW_ERROR = (
     "Output {k} of {name} is a view and is being modified inplace. This view is the "
     "output of a function that returns multiple views. Such functions do not allow the "
     "output views to be modified inplace. You should replace the inplace operation by an "
     "out-of-place one.")
+
+
+MULTI_VIEW_BASE_ERROR = (
+    "Output {k} of {name} is a view and its base or another view of its base has been "
+    "modified inplace. This view is the output of a function that returns multiple views. "
+    "Such functions do not allow the output views to be modified inplace. You should "
+    "replace the inplace operation by an out-of-place one.")
+
+
+# torch's names for the ops that return several views (in the errors above)
+_MULTI_VIEW_NAMES = {"unbind": "Unbind", "split": "Split", "split_with_sizes": "SplitWithSizes"}
+
+
+def _multi_view_name(op):
+    return _MULTI_VIEW_NAMES.get(op.name, op.name)
+
+
+def _stale_vjp(xp, g, ans, x, k, name):
+    raise RuntimeError(MULTI_VIEW_BASE_ERROR.format(k=k, name=name))
+
+
+# The history of a piece of split/unbind whose base changed in place afterwards: its
+# values are the new ones, but torch gives it no valid history (the error above; torch
+# raises when the piece is used, tapegrad when a gradient reaches it).
+_STALE_PIECE = Op("modified_multi_output_view", lambda x, k, name: x.view(),
+                  vjp=[_stale_vjp], promote=False,
+                  doc="a piece of split/unbind whose base was modified in place")
 
 
 # Nodes made by in-place ops (their input `old` may share the output's memory without
@@ -177,8 +221,11 @@ def _view_chain(t):
         node = cur.grad_fn
         if node is None or not node.op.linear or not node.inputs or node in _op_nodes:
             return chain  # (an in-place node's input `old` may share memory: not a view)
+        if node.op is _STALE_PIECE:
+            raise RuntimeError(MULTI_VIEW_BASE_ERROR.format(**node.args))
         if node.op.n_outputs != 1:  # split/unbind pieces: PyTorch refuses too
-            raise RuntimeError(MULTI_VIEW_ERROR.format(k=cur._out - 1, name=node.op.name))
+            raise RuntimeError(MULTI_VIEW_ERROR.format(k=cur._out - 1,
+                                                       name=_multi_view_name(node.op)))
         parent = node.inputs[0]
         if not isinstance(parent, TensorBase) or not _same_memory(cur._data, parent._data):
             return chain
@@ -203,7 +250,11 @@ def _refresh_views(changed):
             node = v.grad_fn
             old_v = like(v, v._data, v._rg, node)
             with grad_mode.enable_grad():
-                fresh = apply(node.op, parent, *node.inputs[1:], **node.args)
+                if node.op.n_outputs != 1:  # a piece of split/unbind: no valid history
+                    fresh = apply(_STALE_PIECE, parent, k=v._out - 1,
+                                  name=_multi_view_name(node.op))
+                else:
+                    fresh = apply(node.op, parent, *node.inputs[1:], **node.args)
             if fresh.grad_fn is not None:
                 _rebase(v, old_v, fresh.grad_fn, fresh)
             stack.append(v)
@@ -231,6 +282,42 @@ def _rebase_root(chain, child_new):
     root = chain[-1][1]
     _rebase(root, p_old, child_new.grad_fn, child_new)
     return root
+
+
+def _addresses(a):
+    """The address of each of a's elements (row-major), in units of its item size."""
+    item = a.dtype.itemsize
+    pos = np.full(a.shape, a.__array_interface__["data"][0] // item, np.int64)
+    for k, (m, st) in enumerate(zip(a.shape, a.strides)):
+        shape = [1] * a.ndim
+        shape[k] = m
+        pos = pos + (np.arange(m, dtype=np.int64) * (st // item)).reshape(shape)
+    return pos.reshape(-1)
+
+
+def _rebase_plain_base(view, base, old, res):
+    """A view of a tensor without history, written by a value that requires grad: the
+    base gets the history `where(covered, scatter(new), base_old)` (torch's CopySlices,
+    the view's elements found by address: the view was recorded by no node) and the view
+    the history of reading its elements from it."""
+    at_base = _addresses(base._data)
+    order = np.argsort(at_base, kind="stable")
+    at_view = _addresses(view._data)
+    hit = np.minimum(np.searchsorted(at_base[order], at_view), max(at_base.size - 1, 0))
+    pick = np.where(at_base[order][hit] == at_view, order[hit], -1) if at_base.size else \
+        np.full(at_view.shape, -1, np.int64)
+    pick = pick.reshape(view._data.shape)
+    shape = tuple(base._data.shape)
+    covered = np.zeros(base._data.size, bool)
+    covered[pick[pick >= 0]] = True
+    b_old = like(base, base._data)
+    scattered = apply(I.as_strided_backward, res, shape=shape, pick=pick)
+    new = apply(E.where, covered.reshape(shape), scattered, b_old)
+    _rebase(base, b_old, new.grad_fn, new)
+    _op_nodes[new.grad_fn] = True
+    _refresh_views([base])
+    fresh = apply(I.as_strided_gather, base, pick=pick)
+    _rebase(view, old, fresh.grad_fn, fresh)
 
 
 def _store(self, res, casting):

@@ -13,6 +13,7 @@ from .._size import Size
 from ..core import grad_mode, tape as _tape
 from ..core.node import Node
 from ..core.record import apply
+from ..core.rebase import share_view_version
 from ..core.state import state
 from ..core.tensor_base import TensorBase, like, make
 from . import _args, conversion as _conversion, promotion as _promotion
@@ -26,6 +27,8 @@ def reshape(input, *shape):
     x = _args._tensor(input)
     shape = _args._shape_arg(shape)
     if shape == x._data.shape:
+        # NOTE: without history, x itself (torch: a new view); a tensor made outside
+        # `apply` would break tg.compile's capture (core/tape.py)
         return x if not x._rg else apply(S.reshape, x, shape=shape)
     if shape and builtins.min(shape) < -1:  # NumPy reads any negative size as -1 (infer)
         bad = builtins.min(shape)
@@ -75,7 +78,7 @@ def transpose(input, dim0, dim1):
     x = _args._tensor(input)
     nd = x._data.ndim
     if nd < 2 and dim0 in (0, -1) and dim1 in (0, -1):
-        return x
+        return apply(S.permute, x, dims=tuple(range(nd)))  # a view of x, as torch's
     dims = list(range(nd))
     dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
     return apply(S.permute, x, dims=tuple(dims))
@@ -88,7 +91,7 @@ swapaxes = swapdims = transpose
 def t(input):
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return transpose(input, 0, 1) if input.ndim == 2 else input
+    return transpose(input, 0, 1) if input.ndim == 2 else transpose(input, 0, -1)
 
 
 @public
@@ -154,8 +157,8 @@ def diag(input, diagonal=0):
     x = _args._tensor(input, "diag")
     if x.ndim == 1:
         return diag_embed(x, diagonal, 0, 1)
-    if x.ndim == 2:
-        return apply(LX.diagonal, x, offset=int(diagonal), dim1=0, dim2=1)
+    if x.ndim == 2:  # a copy (torch's DiagonalBackward0_copy), where diagonal() is a view
+        return _conversion.clone(apply(LX.diagonal, x, offset=int(diagonal), dim1=0, dim2=1))
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
 
 
@@ -587,10 +590,10 @@ def split(tensor, split_size_or_sections, dim=0):
         sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
         if not sizes:
             sizes = [0]
-    return _pieces(x, d, sizes, False)
+    return _pieces(x, d, sizes, False, isinstance(split_size_or_sections, (list, tuple)))
 
 
-def _pieces(x, d, sizes, squeeze):
+def _pieces(x, d, sizes, squeeze, sizes_given=False):
     """The pieces of a split (unbind: squeeze), recorded as ONE node with an output per
     piece (shape.py `pieces_op`: its backward is linear in the number of pieces).
     Without recording, in forward mode (whose rules see one output per op), or for one
@@ -609,15 +612,15 @@ def _pieces(x, d, sizes, squeeze):
     v = x._version[0]
     # the pieces are views of x: they share its version counter (an in-place change of
     # x is a change of every piece), as narrow/select views do
-    node = Node(S.pieces_op(len(sizes), squeeze), (x,),
+    node = Node(S.pieces_op(len(sizes), squeeze, sizes_given), (x,),
                 {"axis": d, "sizes": tuple(sizes), "squeeze": squeeze}, None, arrays,
                 (v, v) if v else None, x._version)
     out = []
     for k, a in enumerate(arrays):
         t = make(x._result_type, a, True, node)
         t._out = k + 1  # output k of a node with several (core/tensor_base.py)
-        t._version = x._version
-        out.append(t)
+        share_view_version(t, (x,), (x._data,))  # its version counter, `_base`; an
+        out.append(t)  # in-place change of x gives it a stale history (ops/inplace.py)
     _tape.built(node, out)
     return tuple(out)
 

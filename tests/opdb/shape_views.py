@@ -163,7 +163,8 @@ ENTRIES = [
          _shapes((((), (3,), (2, 3), (1, 2, 1)), {}), (((),), {})))
       for n in (1, 2, 3)],
     op("as_strided", lambda lib, x: lib.as_strided(x, (3, 3), (2, 1), 1), _shapes(
-        (((3, 4),), {}), (((12,),), {}))),
+        (((3, 4),), {}), (((12,),), {})),
+       covers=("as_strided_backward", "as_strided_gather")),  # its second order, jvp
     op("as_strided", lambda lib, x: x.as_strided((2, 2, 2), (0, 1, 3)), _shapes(
         (((2, 3),), {}), (((6,),), {})), variant="overlapping"),
     # ---- diagonals ----

@@ -39,7 +39,12 @@ def read(a, key):
     """a[key] for arrays and Tensors (a SplitKey in its two steps)."""
     if type(key) is SplitKey:
         return a[key[0]][key[1]]
-    return a[key]
+    out = a[key]
+    if type(out) is not np.ndarray and type(a) is np.ndarray:
+        # every index an int: NumPy returns a copied scalar; torch a 0-d view (x[0].add_(1)
+        # changes x), which NumPy gives for the same key with `...` appended
+        return a[(key if type(key) is tuple else (key,)) + (Ellipsis,)]
+    return out
 
 
 def write(a, key, v):
@@ -365,3 +370,83 @@ masked_fill = defop("masked_fill", _masked_fill_forward, linear=True, inputs=("x
                     text="dx = g where not mask else 0 ; dvalue = sum of g where mask",
                     hint=("linear: the rule only moves, copies or sums g, so it is finite "
                           "whenever g is"))
+
+
+# ---- as_strided: a view of the input's storage ---------------------------------------
+def storage_of(a):
+    """(the 1-D storage a lives in, a's offset in it, the storage position of each of a's
+    elements): a itself when it owns contiguous memory, else the contiguous array it is a
+    NumPy view of (a transpose, a slice), as torch's storage is the base's. When a lives
+    in no such array (a view of a view with gaps), a C-ordered copy of a."""
+    item = a.dtype.itemsize
+    base = a.base
+    while isinstance(base, np.ndarray) and not base.flags.owndata and isinstance(
+            base.base, np.ndarray):
+        base = base.base
+    if (a.flags.c_contiguous or not isinstance(base, np.ndarray) or base.dtype != a.dtype
+            or not base.flags.c_contiguous or any(st % item for st in a.strides)):
+        return a.reshape(-1), 0, np.arange(a.size, dtype=np.int64).reshape(a.shape)
+    off = (a.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // item
+    pos = np.full(a.shape, off, np.int64)
+    for k, (m, st) in enumerate(zip(a.shape, a.strides)):
+        shape = [1] * a.ndim
+        shape[k] = m
+        pos = pos + (np.arange(m, dtype=np.int64) * (st // item)).reshape(shape)
+    return base.reshape(-1), int(off), pos
+
+
+def _as_strided_forward(x, size, stride, offset, pick):
+    """The elements of x's storage at offset + sum(i_k * stride_k): a NumPy view of that
+    storage (writes through it reach x, as torch's). `pick` (x's row-major element at
+    each output position, -1 outside x) is for the rules."""
+    store = storage_of(x)[0]
+    item = x.dtype.itemsize
+    if 0 in size or not store.size:
+        return np.zeros(size, x.dtype)
+    out = np.ndarray(size, x.dtype, buffer=store, offset=offset * item,
+                     strides=tuple(s * item for s in stride))
+    if any(s == 0 and n > 1 for n, s in zip(size, stride)):
+        out.flags.writeable = False  # one memory location, several elements: torch
+        # refuses in-place writes (ops/inplace.py's OVERLAP_ERROR)
+    return out
+
+
+def _as_strided_scatter(g, shape, pick):
+    """zeros(shape) with g added at the picked elements (repeats add; -1 skipped)."""
+    out = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=g.dtype)
+    inside = pick >= 0
+    np.add.at(out, pick[inside], np.asarray(g)[inside])
+    return out.reshape(shape)
+
+
+def _as_strided_gather(u, pick):
+    """u's elements at pick (row-major), 0 where pick is -1."""
+    flat = np.asarray(u).reshape(-1)
+    if not flat.size:
+        return np.zeros(pick.shape, u.dtype)
+    return np.where(pick >= 0, flat[np.maximum(pick, 0)], 0).astype(u.dtype, copy=False)
+
+
+_LINEAR_HINT = "linear: the rule only moves, copies or sums g, so it is finite whenever g is"
+
+as_strided = defop(
+    "as_strided", _as_strided_forward, linear=True, promote=False,
+    vjp=[lambda xp, g, ans, x, size, stride, offset, pick: run(
+        xp, as_strided_backward, g, shape=tuple(x.shape), pick=pick)],
+    jvp=lambda xp, tangents, ans, x, size, stride, offset, pick: run(
+        xp, as_strided_gather, tangents[0], pick=pick),
+    text="dx = zeros, g added at the input element each output element views (repeats add)",
+    hint=_LINEAR_HINT, node="AsStridedBackward0")
+
+as_strided_backward = defop(
+    "as_strided_backward", _as_strided_scatter, linear=True, promote=False, inputs=("g",),
+    vjp=[lambda xp, u, ans, g, shape, pick: run(xp, as_strided_gather, u, pick=pick)],
+    doc="zeros(shape) with g added at pick: the VJP of as_strided",
+    text="dg = u at the picked elements", hint=_LINEAR_HINT)
+
+as_strided_gather = defop(
+    "as_strided_gather", _as_strided_gather, linear=True, promote=False,
+    vjp=[lambda xp, g, ans, u, pick: run(xp, as_strided_backward, g, shape=tuple(u.shape),
+                                         pick=pick)],
+    doc="u's elements at pick, 0 where pick is -1: as_strided's values as a copy",
+    text="du = zeros, g added at pick", hint=_LINEAR_HINT)

@@ -131,7 +131,10 @@ def _diag_index(shape, offset, dim1, dim2):
 
 
 def _diagonal_forward(x, offset=0, dim1=0, dim2=1):
-    return np.diagonal(x, offset, dim1, dim2).copy()
+    d = np.diagonal(x, offset, dim1, dim2)
+    if x.flags.writeable:
+        d.flags.writeable = True  # NumPy's diagonal is a read-only view; torch's writes
+    return d
 
 
 def _diagonal_backward_forward(g, shape, offset=0, dim1=0, dim2=1):

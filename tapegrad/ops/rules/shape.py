@@ -100,7 +100,12 @@ def _squeeze_node(node):
         else "SqueezeBackward0"
 
 
-squeeze = defop("squeeze", lambda x, axis: np.squeeze(x, axis=axis), linear=True,
+def _squeeze_forward(x, axis):
+    # np.squeeze with no axis to drop returns x itself; torch a new view of it
+    return np.squeeze(x, axis=axis) if axis != () else x.view()
+
+
+squeeze = defop("squeeze", _squeeze_forward, linear=True,
                 promote=False, vjp=[_back_to_shape],
                 text="dx = g reshaped to x's shape",
                 hint=("linear: the rule only moves, copies or sums g, so it is finite whenever"
@@ -270,7 +275,7 @@ narrow = defop("narrow", _narrow_forward, linear=True, promote=False, vjp=[_narr
 
 
 def _select_forward(x, axis, index):
-    return x[(slice(None),) * axis + (index,)]
+    return x[(slice(None),) * axis + (index, Ellipsis)]  # `...`: a 0-d view, not a scalar
 
 
 def _select_vjp(xp, g, ans, x, axis, index):
@@ -297,7 +302,9 @@ def _pieces_forward(x, axis, sizes, squeeze):
     lead = (slice(None),) * axis
     out, start = [], 0
     for s in sizes:
-        out.append(x[lead + (start,)] if squeeze else x[lead + (slice(start, start + s),)])
+        # (`...`: a 0-d view where NumPy would return a copied scalar)
+        out.append(x[lead + (start, Ellipsis)] if squeeze
+                   else x[lead + (slice(start, start + s),)])
         start += s
     return tuple(out)
 
@@ -328,12 +335,13 @@ def _zeros_block(x, axis, n):
 _PIECES = {}
 
 
-def pieces_op(n, squeeze):
-    """The entry of a split into n pieces (unbind: squeeze=True)."""
-    op = _PIECES.get((n, squeeze))
+def pieces_op(n, squeeze, sizes_given=False):
+    """The entry of a split into n pieces (unbind: squeeze=True; split_with_sizes: the
+    sizes were given as a list, torch's SplitWithSizes)."""
+    op = _PIECES.get((n, squeeze, sizes_given))
     if op is None:
-        name = "unbind" if squeeze else "split"
-        op = _PIECES[(n, squeeze)] = Op(
+        name = "unbind" if squeeze else "split_with_sizes" if sizes_given else "split"
+        op = _PIECES[(n, squeeze, sizes_given)] = Op(
             name, _pieces_forward, backward=_pieces_backward, n_outputs=n, linear=True,
             promote=False, doc=f"{name} into {n} pieces (views): one node, one output each")
     return op
