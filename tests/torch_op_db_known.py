@@ -89,6 +89,8 @@ KNOWN = {
         "refuses 36 samples torch accepts (torch.float64 #56: raised ValueError: zero-size array to reduction operation maximum which has no id)",
     "linalg.norm:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (2 samples); refuses 36 samples torch accepts (torch.float64 #68: raised ValueError: zero-size array to reduction operation maximum which has no id)",
+    "linalg.pinv.singular:bwd":
+        "wrong values (15 samples; first #2: grad of input 0: output 0: values differ (max abs diff 0.083))",
     "linalg.slogdet:bwd":
         "refuses 9 samples torch accepts (#0: backward raised RuntimeError: element 0 of tensors does not require grad and does not have a gra)",
     "linspace.tensor_overload:fwd":

@@ -510,39 +510,24 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
         rtol = 0.0 if atol is not None and atol > 0 else np.finfo(t.dtype).eps * max(m, n)
     # hermitian=True: torch computes with eigh, which reads the lower triangle only; the
     # SVD of that symmetric matrix gives the same pinv. Its gradient is torch's general
-    # formula (pinv_backward) taken at A itself.
+    # formula (pinv_backward) taken at A: the symmetrization passes the gradient straight.
     if hermitian:
         if m != n:
             raise RuntimeError("linalg.eigh: A must be batches of square matrices, but they "
                                f"are {m} by {n} matrices")
         low = _shape.tril(t.detach())
         sym = low + _shape.transpose(_shape.tril(t.detach(), -1), -2, -1)
-    left, s, right = _svd(sym if hermitian else t.detach(), False)
-    tol = _reductions.amax(s, -1, keepdim=True) * float(rtol) if s.shape[-1] else s
+        t = t + (sym - t.detach())
+    left, s, right = _svd(t, False)
+    tol = _reductions.amax(s.detach(), -1, keepdim=True) * float(rtol) if s.shape[-1] else s.detach()
     if atol is not None:
         tol = _pointwise.clamp_min(tol, float(atol))
     keep = s > tol
     # 1/s only where kept: the masked-out branch never divides by 0 (no 0 * inf = nan)
     inv_s = _pointwise.where(keep, 1.0 / _pointwise.where(keep, s, 1.0), 0.0)
     # pinv = Vh^T diag(1/s) U^T
-    p = _products.matmul(_shape.transpose(right, -2, -1) * _shape.unsqueeze(inv_s, -2),
-                         _shape.transpose(left, -2, -1))
-    if not t.requires_grad:
-        return p
-    return p + _pinv_differential(t, p)
-
-
-def _pinv_differential(a, p):
-    """Zero in value; its derivative is pinv's at constant rank, the formula torch's
-    pinv_backward uses (at rank-deficient A too): dP = -P dA P + P P^T dA^T (I - A P)
-    + (I - P A) dA^T P^T P, linear in dA with P and A held constant."""
-    mm, tr = _products.matmul, (lambda x: _shape.transpose(x, -2, -1))
-    a0 = a.detach()
-    pt, at = tr(p), tr(a)
-    ppt, ptp = mm(p, pt), mm(pt, p)
-    d = (-mm(mm(p, a), p) + mm(ppt, at) - mm(mm(mm(ppt, at), a0), p)
-         + mm(at, ptp) - mm(mm(mm(p, a0), at), ptp))
-    return d - d.detach()
+    return _products.matmul(_shape.transpose(right, -2, -1) * _shape.unsqueeze(inv_s, -2),
+                    _shape.transpose(left, -2, -1))
 
 
 renorm_ = public_inplace(renorm, function=False)
