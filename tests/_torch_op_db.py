@@ -24,6 +24,11 @@ from torch.testing._internal.common_methods_invocations import op_db
 
 import tapegrad as tg
 
+# Importing torch's test databases calls torch.backends.disable_global_flags(): later
+# tests in the same process (real programs setting torch.backends.cudnn.benchmark)
+# would then raise. Allow the flags again.
+torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
+
 # dtypes both libraries have (no complex, no bfloat16: out of scope, see docs)
 DTYPES = {torch.float64: tg.float64, torch.float32: tg.float32, torch.float16: tg.float16,
           torch.int64: tg.int64, torch.int32: tg.int32, torch.int16: tg.int16,

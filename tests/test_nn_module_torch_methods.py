@@ -21,7 +21,9 @@ INTENTIONALLY_ABSENT = {
 
 
 def test_dir_of_module_has_torchs_names():
-    missing = set(dir(torch.nn.Module)) - set(dir(tg.nn.Module))
+    # (names torch.testing adds to torch.nn.Module when its databases are imported: "___...")
+    missing = {n for n in set(dir(torch.nn.Module)) - set(dir(tg.nn.Module))
+               if not n.startswith("___")}
     assert missing == set(INTENTIONALLY_ABSENT), sorted(missing ^ set(INTENTIONALLY_ABSENT))
     for name in INTENTIONALLY_ABSENT:
         assert hasattr(torch.nn.Module, name)  # the list must not go stale

@@ -216,6 +216,10 @@ ENTRIES = [
     op("embedding", _emb, _emb_samples, covers=("embedding_backward",)),
     op("leaky_relu", lambda lib, x, **kw: _F(lib).leaky_relu(x, **kw),
        unary_samples(negative_slope=0.2), domain=SEPARATED, hyp=hyp_elementwise(1)),
+    # hardtanh's own entry: the gradient passes strictly inside the bounds (SEPARATED keeps
+    # samples away from the kinks at -1 and 1)
+    op("hardtanh", lambda lib, x, **kw: _F(lib).hardtanh(x, **kw), unary_samples(),
+       domain=SEPARATED, hyp=hyp_elementwise(1)),
     op("gelu", lambda lib, x, **kw: _F(lib).gelu(x, **kw), unary_samples(), domain=REAL,
        covers=("gelu_backward",), hyp=hyp_elementwise(1)),
     op("gelu", lambda lib, x, **kw: _F(lib).gelu(x, **kw), unary_samples(approximate="tanh"),

@@ -436,7 +436,7 @@ as_strided = defop(
     jvp=lambda xp, tangents, ans, x, size, stride, offset, pick: run(
         xp, as_strided_gather, tangents[0], pick=pick),
     text="dx = zeros, g added at the input element each output element views (repeats add)",
-    hint=_LINEAR_HINT, node="AsStridedBackward0")
+    hint=_LINEAR_HINT)
 
 as_strided_backward = defop(
     "as_strided_backward", _as_strided_scatter, linear=True, promote=False, inputs=("g",),
