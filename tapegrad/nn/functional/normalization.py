@@ -21,15 +21,15 @@ from ...core import tape as _tape
 from ...core.record import apply, apply_saved
 
 from ...ops.rules import nn as _K
-from ...ops.out_arg import with_out
-from ...ops.pointwise import div as _div
+from ...ops import pointwise as _pointwise_ops  # noqa: F401  (declares div: EXPORTS below)
+from ...ops.public import EXPORTS as _EXPORTS
 from ..._tensor import Tensor
 from ._input_checks import _t
 from ...ops import shape as _shape
 from .pooling import avg_pool2d
 from .vision import pad
 
-_div_out = with_out(_div, "div")  # F.normalize(..., out=): torch's out= rules
+_div_out = _EXPORTS["div"]  # tg.div with out=: F.normalize(..., out=) follows torch's out= rules
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
