@@ -16,11 +16,8 @@ from torch.testing._internal.common_modules import module_db
 
 import _torch_op_db as H
 import tapegrad as tg
-
-# Importing torch's test databases calls torch.backends.disable_global_flags(): later
-# tests in the same process (real programs setting torch.backends.cudnn.benchmark)
-# would then raise. Allow the flags again.
-torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
+# (torch.backends' global flags, frozen by importing torch's test databases, are allowed
+# again by _torch_op_db, imported above)
 
 # modules whose outputs are random (their generators differ): shapes and dtypes only
 NO_VALUES = {"nn.Dropout", "nn.Dropout1d", "nn.Dropout2d", "nn.Dropout3d", "nn.AlphaDropout",
