@@ -96,6 +96,25 @@ def test_max_pool2d_window_of_padding_only_drops_its_gradient():
     compare(lambda a: F.max_pool2d(a, 2, 1, 1), lambda a: TF.max_pool2d(a, 2, 1, 1), [x])
 
 
+
+@pytest.mark.parametrize("dtype", [torch.int16, torch.int64, torch.uint8, torch.int8])
+@pytest.mark.parametrize("shape,kw", MAX_CASES)
+def test_max_pool_integer_inputs_pad_with_the_lowest_value(shape, kw, dtype):
+    # padded cells must lose to every real value: -inf has no integer form, so NumPy's
+    # cast of -inf to int gave padding a real (sometimes winning) value
+    lo = 0 if dtype == torch.uint8 else -100
+    xt = torch.randint(lo, 100, shape, dtype=dtype)
+    got = F.max_pool2d(tg.tensor(xt.numpy()), **kw)
+    want = TF.max_pool2d(xt, **kw)
+    assert got.dtype == getattr(tg, str(dtype).split(".")[1])
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    if len(shape) == 4:
+        x5 = xt.unsqueeze(2).expand(-1, -1, 3, -1, -1).contiguous()
+        kw3 = dict(kernel_size=(2,) + tuple(np.broadcast_to(kw["kernel_size"], 2)),
+                   padding=(1, 1, 1) if kw.get("padding", 0) else 0)
+        np.testing.assert_array_equal(F.max_pool3d(tg.tensor(x5.numpy()), **kw3).numpy(),
+                                      TF.max_pool3d(x5, **kw3).numpy())
+
 AVG_CASES = [
     ((2, 3, 8, 9), dict(kernel_size=2)),
     ((2, 2, 7, 9), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),

@@ -209,10 +209,6 @@ KNOWN = {
         "refuses integer samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from float64 to int64), as avg_pool2d, whose kernel it uses",
     "nn.functional.max_pool1d:err":
         "accepts 2 inputs torch refuses (#5: did not raise (torch: RuntimeError))",
-    "nn.functional.max_pool2d:fwd":
-        "wrong values (1452 samples; first torch.int16 #4: output 0: values differ)",
-    "nn.functional.max_pool3d:fwd":
-        "wrong values on integer inputs (338 samples; first torch.int16 #4: output 0: values differ), as max_pool2d (the same kernel)",
     "nn.functional.multilabel_soft_margin_loss:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.nll_loss:fwd":

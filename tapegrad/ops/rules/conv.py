@@ -334,12 +334,14 @@ def _max_pool2d_forward(x, *, kernel, stride, padding, dilation, ceil_mode, indi
     kh, kw = kernel
     (sh, sw), (dh, dw), (ph, pw) = stride, dilation, padding
     oh, ow = _geometry(x.shape, kernel, stride, ((ph, ph), (pw, pw)), dilation, ceil_mode)
-    # Right padding large enough for the last (ceil-mode) window; padded cells are -inf
-    # so they never win (PyTorch never selects padding).
+    # Right padding large enough for the last (ceil-mode) window; padded cells hold the
+    # dtype's lowest value (-inf, or the integer minimum) so they never win (PyTorch never
+    # selects padding).
     eh = max(0, (oh - 1) * sh + dh * (kh - 1) + 1 - (H + 2 * ph))
     ew = max(0, (ow - 1) * sw + dw * (kw - 1) + 1 - (W + 2 * pw))
     if ph or pw or eh or ew:
-        xpad = np.full((N, C, H + 2 * ph + eh, W + 2 * pw + ew), -np.inf, dtype=x.dtype)
+        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        xpad = np.full((N, C, H + 2 * ph + eh, W + 2 * pw + ew), low, dtype=x.dtype)
         xpad[:, :, ph:ph + H, pw:pw + W] = x
     else:
         xpad = x
