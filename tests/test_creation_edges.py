@@ -38,3 +38,50 @@ def test_arange(args, dtype):
         assert g[0] == t[0], (g, t)
         np.testing.assert_allclose(np.array(g[1], dtype=float), np.array(t[1], dtype=float),
                                    rtol=1e-6 if dtype == "float32" else 1e-12)
+
+
+SPACED = [(4.3, -3, 50), (4.3, 0, 50), (0, -3, 2), (0, 1.2, 2), (1, 0, 4), (-2.5, 7.9, 7),
+          (0, 10, 1), (3, 3, 5), (-5, 5, 0), (0.1, 0.9, 9), (100, -100, 33), (7, 250, 11)]
+SPACED_DTYPES = ["int64", "int32", "int16", "int8", "uint8", "float16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("dtype", SPACED_DTYPES)
+@pytest.mark.parametrize("args", SPACED)
+def test_linspace_follows_torchs_kernel(args, dtype):
+    # the ends are cast to the dtype first (4.3 -> 4 for integers), integer steps are in
+    # float64 and truncated, float16 rounds at each step, the second half counts down
+    # from the end
+    want = _outcome(lambda: torch.linspace(*args, dtype=getattr(torch, dtype)))
+    got = _outcome(lambda: tg.linspace(*args, dtype=getattr(tg, dtype)))
+    _same_spaced(got, want, dtype)
+
+
+def _same_spaced(got, want, dtype):
+    """Integers and refusals exactly (the refusal's type: torch names int8 int8_t);
+    float32/64 to the last bit or two (torch's kernel vectorizes the float loop, whose
+    rounding order is not the scalar formula's)."""
+    if isinstance(want[0], type):
+        assert got[0] is want[0]
+    elif dtype.startswith("float") and isinstance(want[1], list):
+        assert got[0] == want[0]
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-3 if dtype == "float16" else
+                                   4e-7 if dtype == "float32" else 1e-15,
+                                   atol=1e-6 if dtype == "float32" else 1e-15)
+    else:
+        assert got == want
+
+
+LOG_ARGS = [(4.3, -3, 50), (0, -3, 2), (0, 1.2, 2), (1, 0, 4), (-2.5, 1.9, 7), (0, 2, 1),
+            (-5, 5, 0), (0.1, 0.9, 9)]
+
+
+@pytest.mark.parametrize("base", [10.0, 2.0, 1.1, 0.5])
+# (a negative end wraps to ~250 in uint8: the power overflows, a cast C++ leaves undefined)
+@pytest.mark.parametrize("args,dtype", [(a, d) for a in LOG_ARGS for d in SPACED_DTYPES
+                                        if not (d == "uint8" and min(a[:2]) < 0 and a[2])])
+def test_logspace_follows_torchs_kernel(args, dtype, base):
+    # integer ends and their difference in C++'s int (uint8's 0 - 1 is -1), the power in
+    # float64, truncated toward zero for integer dtypes
+    want = _outcome(lambda: torch.logspace(*args, base=base, dtype=getattr(torch, dtype)))
+    got = _outcome(lambda: tg.logspace(*args, base=base, dtype=getattr(tg, dtype)))
+    _same_spaced(got, want, dtype)

@@ -91,10 +91,6 @@ KNOWN = {
         "wrong values (15 samples; first #2: grad of input 0: output 0: values differ (max abs diff 0.083))",
     "linalg.slogdet:bwd":
         "refuses 9 samples torch accepts (#0: backward raised RuntimeError: element 0 of tensors does not require grad and does not have a gra)",
-    "linspace.tensor_overload:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (15 samples); wrong values (59 samples; first torch.float64 #97: output 0: values differ (max abs diff 5.45e-07))",
-    "linspace:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (5 samples); wrong values (19 samples; first torch.int64 #32: output 0: values differ)",
     "log_softmax:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (5 samples)",
     "logaddexp:fwd":
@@ -107,10 +103,6 @@ KNOWN = {
         "accepts 2 inputs torch refuses (#0: did not raise (torch: Exception))",
     "logit:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
-    "logspace.tensor_overload:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (30 samples); wrong values (1053 samples; first torch.int64 #39: output 0: values differ)",
-    "logspace:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (10 samples); wrong values (351 samples; first torch.int64 #13: output 0: values differ)",
     "lt:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "masked_fill:err":

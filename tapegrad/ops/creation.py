@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._device import check as _check_device
 from ..core import tape as _tape
-from ..core.tensor_base import TensorBase, new_tensor, to_array
+from ..core.tensor_base import TensorBase, _check_int_range, new_tensor, to_array
 from ._args import _finish, _float_dtype, _size
 from .public import public
 
@@ -149,8 +149,22 @@ def _arange_values(start, end, step, dtype):
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
     _check_device(device, "linspace()")
     start, end = _range_ends("linspace", start, end, steps)
-    return _finish(np.linspace(start, end, int(steps), dtype=np.float64).astype(_float_dtype(dtype)),
-                   None, requires_grad)
+    d = _float_dtype(dtype)
+    i, n = _spaced_positions(steps)
+    s, e = _to_dtype(start, d), _to_dtype(end, d)
+    if n == 1:
+        return _finish(np.array([s], dtype=d), None, requires_grad)
+    # torch's kernel: ends cast to the dtype first; the step in float64 for integer
+    # dtypes and in the dtype itself for floating ones (float16 rounds at every step);
+    # the first half counts up from start, the second half down from end, so both ends
+    # are exact.
+    w = np.float64 if d.kind in "iub" else d.type
+    step = (w(e) - w(s)) / w(n - 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        up = w(s) + step * i.astype(w)
+        down = w(e) - step * (n - 1 - i).astype(w)
+        vals = np.where(i < n // 2, up, down)
+    return _finish(_truncate(vals, d), None, requires_grad)
 
 
 @public(out=True, method=False)
@@ -182,14 +196,58 @@ def _range_ends(name, start, end, steps):
 
 def _logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
               pin_memory=False, requires_grad=False):
-    """`steps` points base**linspace(start, end): computed in float64, then cast."""
+    """`steps` points base**(linspace of the exponents), as torch's kernel: the ends cast
+    to the dtype, the step and the power in float64, the result cast (truncated for
+    integers)."""
     _check_device(device, "logspace()")
     start, end = _range_ends("logspace", start, end, steps)
     d = _dt.as_dtype(dtype) or _dt.get_default_dtype()
-    arr = np.power(float(base), np.linspace(start, end, int(steps), dtype=np.float64))
+    i, n = _spaced_positions(steps)
+    if n == 1:
+        return new_tensor(_truncate(np.power(float(base), np.float64([start])), d),
+                          requires_grad=requires_grad)
+    s, e = _to_dtype(start, d), _to_dtype(end, d)
+    # the difference of the ends: in C++'s int for integer dtypes (uint8's 0 - 1 is -1),
+    # in the dtype for floating ones (it rounds for float16)
+    if d.kind in "iub":
+        span = np.float64(int(e) - int(s))
+    else:
+        with np.errstate(over="ignore"):
+            span = np.float64(np.array(e, dtype=d) - np.array(s, dtype=d))
+    step = span / (n - 1)
+    expo = np.where(i < n // 2, np.float64(s) + step * i, np.float64(e) - step * (n - 1 - i))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        vals = np.power(np.float64(base), expo)
+    return new_tensor(_truncate(vals, d), requires_grad=requires_grad)
+
+
+def _spaced_positions(steps):
+    n = int(steps)
+    return np.arange(n, dtype=np.int64), n
+
+
+def _to_dtype(v, d):
+    """A Python number as C++'s `Scalar::to<scalar_t>()` gives it: truncated toward zero
+    for integer dtypes, rounded to nearest for floating ones."""
     if d.kind in "iu":
-        arr = np.rint(arr)      # torch rounds the float powers to the nearest integer
-    return new_tensor(arr.astype(d), requires_grad=requires_grad)
+        # torch's overflow refusal: an unsigned dtype takes a negative int (it wraps) but
+        # not a negative float
+        _check_int_range(np.array(v if isinstance(v, float) and v >= 0 else int(v)), d)
+        if isinstance(v, float) and v < 0 and d.kind == "u":
+            raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
+        v = int(v)
+        return int(np.array(v).astype(d))     # an unsigned dtype wraps -3 to 253
+    if d.kind == "b":
+        return bool(v)
+    return d.type(v)
+
+
+def _truncate(vals, d):
+    """float64 values cast to `d` as C++'s conversion does (toward zero for integers)."""
+    if d.kind in "iu":
+        with np.errstate(invalid="ignore"):
+            return np.trunc(vals).astype(np.int64).astype(d)
+    return vals.astype(d)
 
 
 logspace = public(_logspace, name="logspace", out=True, method=False)
