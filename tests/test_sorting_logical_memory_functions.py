@@ -155,3 +155,32 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[n for n, _ in ERRORS])
 def test_errors_as_torch(name, fn):
     assert_raises_as_torch(fn, tg)
+
+
+EMPTY_SHAPES = [(0,), (0, 3), (3, 0), (2, 0, 3), (2, 3, 0)]
+
+
+@pytest.mark.parametrize("shape", EMPTY_SHAPES)
+def test_searchsorted_with_empty_rows(shape):
+    # (0, 3) boundaries have no rows: -1 cannot be inferred when reshaping them
+    seq = np.sort(np.random.default_rng(0).normal(size=shape), axis=-1)
+    vals = np.zeros(shape[:-1] + (4,))
+    for right in (False, True):
+        got, want = _both(lambda lib, s, v: lib.searchsorted(s, v, right=right), seq, vals)
+        assert_same_result(got, want)
+
+
+@pytest.mark.parametrize("shape,dim", [(s, d) for s in EMPTY_SHAPES for d in (None, 0, -1, 1)
+                                       if d is None or d < len(s)])
+def test_unique_and_unique_consecutive_of_empty_tensors(shape, dim):
+    # torch refuses a dim whose slices are empty ("0 sized dimensions ... aren't selected")
+    for name in ("unique", "unique_consecutive"):
+        def fn(lib, name=name):
+            return getattr(lib, name)(lib.zeros(shape), return_inverse=True,
+                                      return_counts=True, dim=dim)
+        try:
+            want = fn(torch)
+        except RuntimeError:
+            assert_raises_as_torch(fn, tg)
+            continue
+        assert_same_result(fn(tg), want)

@@ -239,8 +239,6 @@ KNOWN = {
         "refuses 1 samples torch accepts (torch.uint8 #0: raised OverflowError: Python integer -5 out of bounds for uint8)",
     "scatter_reduce.prod:bwd":
         "refuses 1 samples torch accepts (#21: forward raised RuntimeError: scatter_reduce(): the gradient of reduce='prod' with a zero in src)",
-    "searchsorted:fwd":
-        "refuses 512 samples torch accepts (torch.float64 #128: raised ValueError: cannot reshape array of size 0 into shape (0))",
     "sinc:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "sort:fwd":
@@ -255,8 +253,6 @@ KNOWN = {
         "refuses 8 samples torch accepts (torch.float64 #2: raised RuntimeError: contracted dimensions need to match, but first has size 1 in )",
     "topk:fwd":
         "wrong values (35 samples; first torch.int64 #0: output 1: values differ)",
-    "unique_consecutive:fwd":
-        "refuses 108 samples torch accepts (torch.float64 #252: raised ValueError: cannot reshape array of size 0 into shape (0,newaxis))",
     "nn.functional.binary_cross_entropy:fwd":
         "float16: one sample differs by one float16 ulp (0.00195) since float16 ops compute in float32 and round once (core/opmath.py); torch rounds this loss's intermediate log terms to float16 first",
     "nn.functional.hinge_embedding_loss:fwd":

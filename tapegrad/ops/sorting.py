@@ -1,5 +1,7 @@
 """Sorting and searching: sort, argsort, topk, kthvalue, searchsorted, bucketize,
 unique, unique_consecutive."""
+import math
+
 import numpy as np
 
 from ..core.record import apply
@@ -44,9 +46,12 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                f"or the first N-1 dimensions of boundaries tensor and input "
                                f"value tensor must match, but we got boundaries tensor "
                                f"{list(seq.shape)} and input value tensor {list(v.shape)}")
-        rows_s = seq.reshape(-1, seq.shape[-1])
-        rows_v = v.reshape(-1, v.shape[-1])
-        out = np.stack([np.searchsorted(s, r, side=how) for s, r in zip(rows_s, rows_v)])
+        rows = math.prod(seq.shape[:-1])     # explicit: -1 cannot be inferred when empty
+        rows_s = seq.reshape(rows, seq.shape[-1])
+        rows_v = v.reshape(rows, v.shape[-1])
+        out = np.empty(rows_v.shape, dtype=np.int64)
+        for i in range(rows):
+            out[i] = np.searchsorted(rows_s[i], rows_v[i], side=how)
         out = out.reshape(v.shape)
     return _int_result(sorted_sequence, np.asarray(out), out_int32)
 
@@ -66,6 +71,15 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     return _int_result(ref, np.asarray(out), out_int32)
 
 
+def _unique_dim(a, dim):
+    """unique's dim, wrapped; torch refuses slices along it that are empty."""
+    d = _args._dim(dim, a.ndim)
+    if any(k == 0 for i, k in enumerate(a.shape) if i != d):
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                           "unique cannot be applied")
+    return d
+
+
 @public
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Each run of equal consecutive values (or slices along dim) kept once; with the
@@ -80,8 +94,10 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         run = np.cumsum(start) - 1
         inverse = run.reshape(a.shape)
     else:
-        d = _args._dim(dim, a.ndim)
-        m = np.moveaxis(a, d, 0).reshape(a.shape[d] if a.ndim else 1, -1)
+        d = _unique_dim(a, dim)
+        n = a.shape[d] if a.ndim else 1
+        # explicit sizes: -1 cannot be inferred from an empty array
+        m = np.moveaxis(a, d, 0).reshape(n, math.prod(a.shape) // n if n else 0)
         start = np.ones(m.shape[0], dtype=bool)
         start[1:] = (m[1:] != m[:-1]).any(axis=1)
         values = np.take(a, np.nonzero(start)[0], axis=d)
@@ -172,7 +188,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if dim is None:
         res = np.unique(a, return_inverse=return_inverse, return_counts=return_counts)
     else:
-        d = _args._dim(dim, a.ndim)
+        d = _unique_dim(a, dim)
         res = np.unique(a, return_inverse=return_inverse, return_counts=return_counts, axis=d)
     if not (return_inverse or return_counts):
         return like(x, res)
