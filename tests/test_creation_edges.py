@@ -85,3 +85,27 @@ def test_logspace_follows_torchs_kernel(args, dtype, base):
     want = _outcome(lambda: torch.logspace(*args, base=base, dtype=getattr(torch, dtype)))
     got = _outcome(lambda: tg.logspace(*args, base=base, dtype=getattr(tg, dtype)))
     _same_spaced(got, want, dtype)
+
+
+@pytest.mark.parametrize("value", [-9, 300, -300, 2.5, -2.5, True, 0])
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int64", "bool", "float16"])
+def test_fill_values_convert_as_torchs_scalars(value, dtype):
+    # truncated toward zero; an unsigned dtype wraps a negative integer (-9 -> 247) but
+    # refuses a negative float and anything out of range, as C++'s Scalar::to<T>()
+    makers = [lambda lib: lib.full((2,), value, dtype=getattr(lib, dtype)),
+              lambda lib: lib.full_like(lib.zeros(2, dtype=getattr(lib, dtype)), value),
+              lambda lib: lib.scalar_tensor(value, dtype=getattr(lib, dtype)),
+              lambda lib: lib.zeros(2, dtype=getattr(lib, dtype)).fill_(value)]
+    for make in makers:
+        want = _outcome(lambda: make(torch))
+        got = _outcome(lambda: make(tg))
+        assert got[0] == want[0] if isinstance(want[0], type) else got == want
+
+
+@pytest.mark.parametrize("name", ["rand_like", "randn_like", "zeros_like", "ones_like",
+                                  "empty_like"])
+def test_like_factories_take_torchs_keywords(name):
+    kw = dict(dtype=None, layout=None, device="cpu", memory_format=None)
+    assert tuple(getattr(tg, name)(tg.zeros(2, 3), **kw).shape) == (2, 3)
+    y = tg.randint_like(tg.zeros(4), 0, 3, device="cpu", requires_grad=False, layout=None)
+    assert y.shape == (4,) and torch.randint_like(torch.zeros(4), 0, 3, device="cpu").shape == (4,)

@@ -167,6 +167,25 @@ def _check_int_range(arr, dtype):
         raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 
+def scalar_to(v, dtype):
+    """A Python number as a value of `dtype`, as C++'s `Scalar::to<T>()` gives it (fill
+    values, range ends): toward zero for integer dtypes, refusing what does not fit (an
+    unsigned dtype takes a negative integer down to -max and wraps it, -9 -> 247 in
+    uint8, but not a negative float); rounded to nearest for floating dtypes."""
+    if isinstance(v, TensorBase):
+        v = v._data.item()
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lo = info.min if dtype.kind == "i" else 0 if isinstance(v, float) else -int(info.max)
+        if not lo <= v <= info.max:     # (NaN fails both) C's type name, as torch's message
+            raise RuntimeError(f"value cannot be converted to type {dtype.name}_t without "
+                               "overflow")
+        return dtype.type(np.array(int(v)).astype(dtype))
+    if dtype.kind == "b":
+        return bool(v)
+    return dtype.type(v)
+
+
 def _has_numpy_float64(data):
     """Does (nested) data hold a NumPy float64 (or a float64 tensor)? torch keeps a NumPy
     scalar's dtype: tensor(np.float64(1.5)) is float64, tensor(1.5) the default dtype."""

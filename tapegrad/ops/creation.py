@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._device import check as _check_device
 from ..core import tape as _tape
-from ..core.tensor_base import TensorBase, _check_int_range, new_tensor, to_array
+from ..core.tensor_base import TensorBase, new_tensor, scalar_to, to_array
 from ._args import _finish, _float_dtype, _size
 from .public import public
 
@@ -78,12 +78,14 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None):
             dtype = _dt.int64
         else:
             dtype = _dt.get_default_dtype()
-    return _finish(_tape.const(np.full(_size((size,)), fill_value, _dt.as_dtype(dtype))), None,
-                   requires_grad)
+    dtype = _dt.as_dtype(dtype)
+    return _finish(_tape.const(np.full(_size((size,)), scalar_to(fill_value, dtype), dtype)),
+                   None, requires_grad)
 
 
 def _like(maker):
-    def f(input, dtype=None, requires_grad=False, device=None):
+    def f(input, dtype=None, requires_grad=False, device=None, *, layout=None,
+          memory_format=None, pin_memory=False):
         _check_device(device, maker.__name__ + "_like()")
         # empty_like too: its values are garbage either way, and a replay may reuse them
         return _finish(_tape.const(maker(input.shape, _dt.as_dtype(dtype) or input.dtype)),
@@ -97,9 +99,11 @@ empty_like = public(_like(np.empty), name="empty_like", method=False)
 
 
 @public(method=False)
-def full_like(input, fill_value, dtype=None, requires_grad=False, device=None):
+def full_like(input, fill_value, dtype=None, requires_grad=False, device=None, *,
+              layout=None, memory_format=None, pin_memory=False):
     _check_device(device, "full_like()")
-    return _finish(np.full(input.shape, fill_value, _dt.as_dtype(dtype) or input.dtype), None,
+    dtype = _dt.as_dtype(dtype) or input.dtype
+    return _finish(np.full(input.shape, scalar_to(fill_value, dtype), dtype), None,
                    requires_grad)
 
 
@@ -151,7 +155,7 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
     start, end = _range_ends("linspace", start, end, steps)
     d = _float_dtype(dtype)
     i, n = _spaced_positions(steps)
-    s, e = _to_dtype(start, d), _to_dtype(end, d)
+    s, e = scalar_to(start, d), scalar_to(end, d)
     if n == 1:
         return _finish(np.array([s], dtype=d), None, requires_grad)
     # torch's kernel: ends cast to the dtype first; the step in float64 for integer
@@ -206,7 +210,7 @@ def _logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=N
     if n == 1:
         return new_tensor(_truncate(np.power(float(base), np.float64([start])), d),
                           requires_grad=requires_grad)
-    s, e = _to_dtype(start, d), _to_dtype(end, d)
+    s, e = scalar_to(start, d), scalar_to(end, d)
     # the difference of the ends: in C++'s int for integer dtypes (uint8's 0 - 1 is -1),
     # in the dtype for floating ones (it rounds for float16)
     if d.kind in "iub":
@@ -224,22 +228,6 @@ def _logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=N
 def _spaced_positions(steps):
     n = int(steps)
     return np.arange(n, dtype=np.int64), n
-
-
-def _to_dtype(v, d):
-    """A Python number as C++'s `Scalar::to<scalar_t>()` gives it: truncated toward zero
-    for integer dtypes, rounded to nearest for floating ones."""
-    if d.kind in "iu":
-        # torch's overflow refusal: an unsigned dtype takes a negative int (it wraps) but
-        # not a negative float
-        _check_int_range(np.array(v if isinstance(v, float) and v >= 0 else int(v)), d)
-        if isinstance(v, float) and v < 0 and d.kind == "u":
-            raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
-        v = int(v)
-        return int(np.array(v).astype(d))     # an unsigned dtype wraps -3 to 253
-    if d.kind == "b":
-        return bool(v)
-    return d.type(v)
 
 
 def _truncate(vals, d):
@@ -265,7 +253,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
                         f"{type(s).__name__}")
     _check_device(device, "scalar_tensor()")
     d = _dt.as_dtype(dtype) or _dt.get_default_dtype()
-    return new_tensor(np.array(s, dtype=d), requires_grad=requires_grad)
+    return new_tensor(np.array(scalar_to(s, d), dtype=d), requires_grad=requires_grad)
 
 
 _readonly_warned = {"once": False}

@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..core.record import apply
 from ..core.state import anywhere, state
-from ..core.tensor_base import TensorBase, like, to_array
+from ..core.tensor_base import TensorBase, like, scalar_to, to_array
 from . import _args, comparison as _comparison, conversion as _conversion, promotion as P
 from ._factories import _binary, _rounding, _unary, _wrapped_ints
 from .inplace import _inplace, _needs_old, _other
@@ -736,8 +736,7 @@ def fill_(self, value):
                                f"with {value._data.ndim} dimensions.")
         return _replace(self, value, (value,))
     v = value.item() if isinstance(value, np.generic) else value
-    if isinstance(v, float) and self._data.dtype.kind in "iub":
-        v = int(v) if self._data.dtype.kind != "b" else bool(v)  # PyTorch truncates
+    v = scalar_to(v, self._data.dtype)      # truncated, wrapped or refused as torch
     return _inplace(self, lambda x: apply(E.where, np.ones(x._data.shape, bool), v, x),
                     (), needs_old=False, casting="unsafe",
                     fast=lambda out: out.fill(v))
