@@ -15,18 +15,41 @@ psi = with_out(digamma, "psi")
 gammainc = with_out(_sp.igamma, "gammainc")
 gammaincc = with_out(_sp.igammac, "gammaincc")
 
-# the functions only torch.special holds (ops/special.py), each with out=
-_ONLY_HERE = (
-    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
-    "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "entr",
-    "erfcx", "hermite_polynomial_h", "hermite_polynomial_he", "i0e", "i1", "i1e",
-    "laguerre_polynomial_l", "legendre_polynomial_p", "log_ndtr", "modified_bessel_i0",
-    "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "ndtr", "ndtri",
-    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-    "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
-    "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
-    "spherical_bessel_j0", "xlog1py", "zeta")
-globals().update({_n: with_out(getattr(_sp, _n), _n) for _n in _ONLY_HERE})
+# the functions only torch.special holds (ops/special.py), each with out= (named as there)
+airy_ai = with_out(_sp.airy_ai)
+bessel_j0 = with_out(_sp.bessel_j0)
+bessel_j1 = with_out(_sp.bessel_j1)
+bessel_y0 = with_out(_sp.bessel_y0)
+bessel_y1 = with_out(_sp.bessel_y1)
+chebyshev_polynomial_t = with_out(_sp.chebyshev_polynomial_t)
+chebyshev_polynomial_u = with_out(_sp.chebyshev_polynomial_u)
+chebyshev_polynomial_v = with_out(_sp.chebyshev_polynomial_v)
+chebyshev_polynomial_w = with_out(_sp.chebyshev_polynomial_w)
+entr = with_out(_sp.entr)
+erfcx = with_out(_sp.erfcx)
+hermite_polynomial_h = with_out(_sp.hermite_polynomial_h)
+hermite_polynomial_he = with_out(_sp.hermite_polynomial_he)
+i0e = with_out(_sp.i0e)
+i1 = with_out(_sp.i1)
+i1e = with_out(_sp.i1e)
+laguerre_polynomial_l = with_out(_sp.laguerre_polynomial_l)
+legendre_polynomial_p = with_out(_sp.legendre_polynomial_p)
+log_ndtr = with_out(_sp.log_ndtr)
+modified_bessel_i0 = with_out(_sp.modified_bessel_i0)
+modified_bessel_i1 = with_out(_sp.modified_bessel_i1)
+modified_bessel_k0 = with_out(_sp.modified_bessel_k0)
+modified_bessel_k1 = with_out(_sp.modified_bessel_k1)
+ndtr = with_out(_sp.ndtr)
+ndtri = with_out(_sp.ndtri)
+scaled_modified_bessel_k0 = with_out(_sp.scaled_modified_bessel_k0)
+scaled_modified_bessel_k1 = with_out(_sp.scaled_modified_bessel_k1)
+shifted_chebyshev_polynomial_t = with_out(_sp.shifted_chebyshev_polynomial_t)
+shifted_chebyshev_polynomial_u = with_out(_sp.shifted_chebyshev_polynomial_u)
+shifted_chebyshev_polynomial_v = with_out(_sp.shifted_chebyshev_polynomial_v)
+shifted_chebyshev_polynomial_w = with_out(_sp.shifted_chebyshev_polynomial_w)
+spherical_bessel_j0 = with_out(_sp.spherical_bessel_j0)
+xlog1py = with_out(_sp.xlog1py)
+zeta = with_out(_sp.zeta)
 
 
 def multigammaln(input, p, *, out=None):
@@ -34,7 +57,16 @@ def multigammaln(input, p, *, out=None):
     return with_out(mvlgamma, "multigammaln")(input, p, out=out)
 
 
-__all__ = sorted(["digamma", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammainc",
-                  "gammaincc", "gammaln", "i0", "log1p", "log_softmax", "logit", "logsumexp",
-                  "multigammaln", "polygamma", "psi", "round", "sinc", "softmax", "xlogy",
-                  *_ONLY_HERE])
+__all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+           "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+           "chebyshev_polynomial_w", "digamma", "entr", "erf", "erfc", "erfcx",
+           "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln",
+           "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e", "i1", "i1e",
+           "laguerre_polynomial_l", "legendre_polynomial_p", "log1p", "log_ndtr",
+           "log_softmax", "logit", "logsumexp", "modified_bessel_i0",
+           "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+           "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
+           "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+           "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+           "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "sinc",
+           "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]

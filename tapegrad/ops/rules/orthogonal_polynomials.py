@@ -4,9 +4,10 @@ legendre_polynomial_p, each `f(x, n)`.
 
 torch's definitions, vectorized: the degree n is truncated to an integer (n < 0 gives 0),
 the three-term recurrence runs in float64 (rounded once to the input's dtype), and where
-torch switches to a closed form (the Chebyshev kinds inside
-(-1, 1) above a small degree: cos(n*acos(x)) and its siblings) or to an exact value
-(x = +-1, Hermite degrees beyond 128 in float32 / 512 in float64: nan) so does this.
+torch switches to a closed form (the Chebyshev kinds inside (-1, 1) above a small degree:
+cos(n*acos(x)) and its siblings) or to an exact value (x = +-1; Hermite degrees beyond
+128 in float32 / 512 in float64: nan) so does this. A NaN x gives NaN (torch's kernels
+return an unset value there for degrees >= 2).
 torch gives none of them a derivative: the results carry no grad_fn."""
 import numpy as np
 

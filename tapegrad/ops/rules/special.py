@@ -1,7 +1,10 @@
 """Table entries of the special functions and rounding: erf, erfc, erfinv, round; and
-bernoulli (a step function of its probabilities, so its gradient is 0 as torch's).
+bernoulli (a step function of its probabilities, so its gradient is 0 as torch's); the
+gamma family (lgamma, digamma, polygamma), entr, erfcx, ndtr, ndtri, log_ndtr, xlog1py,
+igamma/igammac and zeta (SciPy forwards, imported on first use; the Bessel functions are
+in bessel.py, the orthogonal polynomials in orthogonal_polynomials.py).
 
-NumPy has no erf, and SciPy is not a dependency, so the forwards are computed here in
+NumPy has no erf, so erf/erfc/erfinv's forwards are computed here (no SciPy import) in
 float64 (then cast back to the input's dtype), vectorized:
   * |x| < 1.5: the everywhere-positive series
         erf(x) = 2/sqrt(pi) * exp(-x^2) * sum_k 2^k x^(2k+1) / (1*3*...*(2k+1)),
@@ -228,9 +231,9 @@ def _ndtr(x):
     return ((x.dtype.type(1) + e) * x.dtype.type(0.5)).astype(x.dtype, copy=False)
 
 
-ndtr = defop("ndtr", _ndtr, promote="float", opmath=False,
+ndtr = defop("ndtr", _ndtr, promote="float", opmath=False,  # node: torch's last op, * 0.5
              partials=[lambda xp, ans, x: xp.exp(-0.5 * (x * x)) / _SQRT_2PI], reads=["x"],
-             text="dx = g*exp(-x**2/2)/sqrt(2*pi)", node="SpecialNdtrBackward0",
+             text="dx = g*exp(-x**2/2)/sqrt(2*pi)", node="MulBackward1",
              hint="ndtr'(x) = exp(-x**2/2)/sqrt(2*pi) is in [0, 0.4]: finite for every x")
 ndtri = defop("ndtri", _scipy_fn("ndtri"), promote="float",
               partials=[lambda xp, ans, x: _SQRT_2PI * xp.exp(0.5 * (ans * ans))],
@@ -291,7 +294,8 @@ def _binary_scipy(name):
 igamma = defop("igamma", _binary_scipy("gammainc"), promote="float", inputs=("a", "x"),
                vjp=[_not_implemented("igamma: input"),
                     lambda xp, g, ans, a, x: g * _igamma_dx(xp, a, x)],
-               reads=["", "a x"], text="da: not implemented (torch) ; dx = g*x**(a-1)*exp(-x)/Gamma(a)",
+               reads=["", "a x"],
+               text="da: not implemented (torch) ; dx = g*x**(a-1)*exp(-x)/Gamma(a)",
                hint="igamma's x-derivative x**(a-1)*exp(-x)/Gamma(a) is infinite at x = 0 for "
                     "a < 1; torch (and tapegrad) have no derivative w.r.t. a")
 igammac = defop("igammac", _binary_scipy("gammaincc"), promote="float", inputs=("a", "x"),
