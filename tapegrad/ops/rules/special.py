@@ -283,22 +283,33 @@ def _igamma_dx(xp, a, x):
     return xp.exp((a - 1.0) * xp.log(x) - x - within_rule(xp, lgamma, a))
 
 
-def _binary_scipy(name):
-    def forward(a, b):
-        out = getattr(_scipy_special(), name)(a, b)
-        return np.asarray(out).astype(np.result_type(a, b), copy=False)
-    forward.__name__ = f"{name}_forward"
+def _incomplete_gamma(upper):
+    """SciPy's gammainc (gammaincc if `upper`), with torch's values where an argument is
+    nan and the other decides alone (P(nan, 0) = 0, P(nan, inf) = 1, P(inf, nan) = 0;
+    Q the complements): torch checks x == 0, then a == inf, then x == inf, before
+    computing."""
+    def forward(a, x):
+        out = np.asarray(getattr(_scipy_special(), "gammaincc" if upper else "gammainc")(a, x))
+        out = out.astype(np.result_type(a, x), copy=False)
+        a, x = np.broadcast_arrays(a, x)
+        at_0, a_inf = (x == 0) & np.isnan(a), np.isposinf(a) & np.isnan(x)
+        x_inf = np.isposinf(x) & np.isnan(a)
+        if at_0.any() or a_inf.any() or x_inf.any():
+            low = np.where(at_0 | a_inf, 0.0, np.where(x_inf, 1.0, np.nan))
+            out = np.where(at_0 | a_inf | x_inf, 1.0 - low if upper else low, out)
+        return out.astype(np.result_type(a, x), copy=False)
+    forward.__name__ = "igammac_forward" if upper else "igamma_forward"
     return forward
 
 
-igamma = defop("igamma", _binary_scipy("gammainc"), promote="float", inputs=("a", "x"),
+igamma = defop("igamma", _incomplete_gamma(False), promote="float", inputs=("a", "x"),
                vjp=[_not_implemented("igamma: input"),
                     lambda xp, g, ans, a, x: g * _igamma_dx(xp, a, x)],
                reads=["", "a x"],
                text="da: not implemented (torch) ; dx = g*x**(a-1)*exp(-x)/Gamma(a)",
                hint="igamma's x-derivative x**(a-1)*exp(-x)/Gamma(a) is infinite at x = 0 for "
                     "a < 1; torch (and tapegrad) have no derivative w.r.t. a")
-igammac = defop("igammac", _binary_scipy("gammaincc"), promote="float", inputs=("a", "x"),
+igammac = defop("igammac", _incomplete_gamma(True), promote="float", inputs=("a", "x"),
                 vjp=[_not_implemented("igammac: input"),
                      lambda xp, g, ans, a, x: -g * _igamma_dx(xp, a, x)],
                 reads=["", "a x"],
@@ -308,8 +319,9 @@ igammac = defop("igammac", _binary_scipy("gammaincc"), promote="float", inputs=(
 
 
 def _zeta(x, q):
-    out = np.asarray(_scipy_special().zeta(x, q))
-    return out.astype(np.result_type(x, q), copy=False)
+    out = np.asarray(_scipy_special().zeta(x, q)).astype(np.result_type(x, q), copy=False)
+    # torch's series gives nan at q = +inf (SciPy the limit 0); x = 1 is inf first
+    return np.where(np.isposinf(q) & (x != 1), np.nan, out).astype(out.dtype, copy=False)
 
 
 zeta = defop("zeta", _zeta, promote="float", inputs=("x", "q"),
