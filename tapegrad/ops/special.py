@@ -10,7 +10,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..core.record import apply
 from ..core.tensor_base import like
-from . import _args, reductions as _reductions, shape as _shape
+from . import _args, conversion as _conversion, reductions as _reductions, shape as _shape
 from ._factories import _unary
 from .pointwise import _float_pair
 from .public import public, public_inplace
@@ -112,6 +112,10 @@ def _special_binary(op, doc, tensors_only=False):
         if tensors_only:
             _args._tensor(input, op.name)
             _args._tensor(other, op.name, "other", 2)
+            dt = _dt.as_dtype(_conversion.result_type(input, other))
+            if dt.kind != "f":  # torch's kernel has floating dtypes only
+                raise NotImplementedError(
+                    f"\"{op.name}_cpu\" not implemented for '{_dt.torch_name(dt)}'")
         x, y = _float_pair(op.name, input, other)
         return apply(op, x, y)
     f.__name__ = f.__qualname__ = op.name
