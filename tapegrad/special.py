@@ -4,9 +4,24 @@ name, with torch's out= keyword; the gamma, Bessel and normal-distribution famil
 compute with SciPy, imported on first use."""
 from .ops import special as _sp
 from .ops.out_arg import with_out
-from .ops.pointwise import exp2, expm1, log1p, logit, round, sigmoid, sinc, xlogy
-from .ops.reductions import log_softmax, logsumexp, softmax
-from .ops.special import digamma, erf, erfc, erfinv, i0, lgamma, mvlgamma, polygamma
+from .ops.pointwise import sigmoid
+from .ops.public import EXPORTS as _EXPORTS
+from .ops.reductions import log_softmax, softmax
+from .ops.special import lgamma, mvlgamma
+
+
+def _root(name):
+    """tg.<name> with torch's out=: its declaration's out= form (a `with_out` wrapper,
+    which keeps `__wrapped__`), or one made here where the root has none yet."""
+    fn = _EXPORTS[name]
+    return fn if hasattr(fn, "__wrapped__") else with_out(fn, name)
+
+
+# the functions torch also holds at its root
+digamma, erf, erfc, erfinv, exp2, expm1, i0, log1p, logit, logsumexp, polygamma, round, \
+    sinc, xlogy = (_root(_n) for _n in (
+        "digamma", "erf", "erfc", "erfinv", "exp2", "expm1", "i0", "log1p", "logit",
+        "logsumexp", "polygamma", "round", "sinc", "xlogy"))
 
 # torch.special's own names for functions tapegrad (and torch) also hold at the root
 expit = with_out(sigmoid, "expit")
