@@ -3,12 +3,12 @@ their shifted forms on [0, 1], hermite_polynomial_h/he, laguerre_polynomial_l an
 legendre_polynomial_p, each `f(x, n)`.
 
 torch's definitions, vectorized: the degree n is truncated to an integer (n < 0 gives 0),
-the three-term recurrence runs in float64 (rounded once to the input's dtype), and where
+the three-term recurrence runs in the input's dtype with torch's fused multiply-subtract
+(float32 emulated exactly in float64: torch's float32 values to the bit), and where
 torch switches to a closed form (the Chebyshev kinds inside (-1, 1) above a small degree:
 cos(n*acos(x)) and its siblings) or to an exact value (x = +-1; Hermite degrees beyond
 128 in float32 / 512 in float64: nan) so does this. A NaN x gives NaN (torch's kernels
-return an unset value there for degrees >= 2).
-torch gives none of them a derivative: the results carry no grad_fn."""
+return an unset value there for degrees >= 2). torch gives none of them a derivative: the results carry no grad_fn."""
 import numpy as np
 
 from ..registry import defop
@@ -19,6 +19,15 @@ def _degrees(x, n):
     with np.errstate(invalid="ignore"):
         k = np.where(np.isfinite(n), n, 0).astype(np.int64)  # torch's static_cast
     return x, k
+
+
+def _fms(a, b, c):
+    """a*b - c rounded once, as the fused multiply-add torch's compiled CPU kernels use:
+    exact for float32 (a float32 product is exact in float64, then one rounding); float64
+    has no wider type in NumPy, so a*b - c there (off by an ulp at most per step)."""
+    if a.dtype == np.float32:
+        return (a.astype(np.float64) * b.astype(np.float64) - c).astype(np.float32)
+    return a * b - c
 
 
 def _recur(x, k, p1, step, todo):
@@ -38,26 +47,23 @@ def _recur(x, k, p1, step, todo):
 
 def _poly(x, n, p1, step, special=None):
     """The polynomial of degree n at x: 0 for n < 0, 1 for n = 0, p1(x) for n = 1, the
-    recurrence above, in float64 (rounded once to the input's dtype: torch's float32
-    kernel runs the recurrence in float32 and loses digits to cancellation, ~1e-5
-    relative near the roots; tapegrad gives the float64 value there);
-    `special(x, k, dtype)` -> (mask, values) where torch returns a closed
-    form instead (checked first, as torch's kernels do, after n < 0)."""
-    dtype = x.dtype
-    x, k = _degrees(x.astype(np.float64), n)  # float32 too, rounded once at the end
+    recurrence above, in the input's dtype; `special(x, k)` -> (mask, values) where
+    torch returns a closed form instead (checked first, as torch's kernels do, after
+    n < 0)."""
+    x, k = _degrees(x, n)
     one = np.ones((), x.dtype)
     first = p1(x)
     out = np.where(k == 0, one, first).astype(x.dtype)
     done = k < 2
     if special is not None:
-        mask, values = special(x, k, dtype)
+        mask, values = special(x, k)
         mask = mask & (k >= 0)
         out = np.where(mask, values, out)
         done = done | mask
     todo = ~done
     if todo.any():
         out[todo] = _recur(x, k, first, step, todo)
-    return np.where(k < 0, np.zeros((), x.dtype), out).astype(dtype, copy=False)
+    return np.where(k < 0, np.zeros((), x.dtype), out).astype(x.dtype, copy=False)
 
 
 def _parity(k, even, odd):
@@ -70,29 +76,36 @@ def _chebyshev(kind, shifted):
     threshold = {"t": 6, "u": 8, "v": 8, "w": 8}[kind] if not shifted else \
         {"t": 6, "u": 6, "v": 6, "w": 4}[kind]
 
-    def special(x, k, dtype):
+    def special(x, k):
         y = x + x - 1 if shifted else x
         hi = (x == 1) if shifted else (np.abs(x) == 1) & (x > 0)
         lo = (x == 0) if shifted else (np.abs(x) == 1) & (x < 0)
         kf = k.astype(x.dtype)
         sign = _parity(k, 1, -1).astype(x.dtype)
+        # each elementary function in float64 and rounded to the dtype (float32's acos,
+        # cos, sin correctly rounded, close to the C library's that torch calls)
+        r, w = (lambda v: v.astype(x.dtype)), np.float64
         with np.errstate(invalid="ignore", divide="ignore"):
-            th = np.arccos(np.clip(y, -1, 1))
+            th = r(np.arccos(np.clip(y, -1, 1).astype(w)))
             if kind == "t":
                 ends = np.where(hi, 1, sign)
-                trig = np.cos(kf * th)
+                trig = r(np.cos(w(r(kf * th))))
             elif kind == "u":
                 ends = np.where(hi, kf + 1, sign * (kf + 1))
-                s = np.sin(th)
-                trig = np.where(s != 0, np.sin((kf + 1) * th) / s,
-                                (kf + 1) * np.cos((kf + 1) * th) / y)
+                s = r(np.sin(w(th)))
+                a = r((kf + 1) * th)
+                trig = np.where(s != 0, r(np.sin(w(a))) / s, (kf + 1) * r(np.cos(w(a))) / y)
             elif kind == "v":
                 ends = np.where(hi, 1, sign * (2 * kf + 1))
-                trig = np.where(np.sin(th / 2) != 1, np.cos((kf + 0.5) * th) / np.cos(th / 2),
+                half = r(th / 2)
+                trig = np.where(r(np.sin(w(half))) != 1,
+                                r(np.cos(w(r((kf + 0.5) * th)))) / r(np.cos(w(half))),
                                 sign * (2 * kf + 1))
             else:
                 ends = np.where(hi, 2 * kf + 1, sign)
-                trig = np.where(np.cos(th / 2) != 1, np.sin((kf + 0.5) * th) / np.sin(th / 2),
+                half = r(th / 2)
+                trig = np.where(r(np.cos(w(half))) != 1,
+                                r(np.sin(w(r((kf + 0.5) * th)))) / r(np.sin(w(half))),
                                 np.where(y > 0, 2 * kf + 1, sign))
         inside = (k > threshold) & (np.abs(y) < 1)
         return hi | lo | inside, np.where(hi | lo, ends, trig).astype(x.dtype)
@@ -103,36 +116,36 @@ def _chebyshev(kind, shifted):
 
     def step(j, x, p, q):
         y = x + x - 1 if shifted else x
-        return (y + y) * q - p
+        return _fms(y + y, q, p)
     return lambda x, n: _poly(x, n, p1, step, special)
 
 
-def _hermite_limit(x, k, dtype):
-    limit = 128 if dtype.itemsize <= 4 else 512  # torch's, by the input's dtype
+def _hermite_limit(x, k):
+    limit = 128 if x.dtype.itemsize <= 4 else 512  # torch's, by the dtype
     return k > limit, np.full(x.shape, np.nan, x.dtype)
 
 
 def _hermite_h(x, n):
-    return _poly(x, n, lambda x: x + x, lambda j, x, p, q: (x + x) * q - (j + j) * p,
+    return _poly(x, n, lambda x: x + x, lambda j, x, p, q: _fms(x + x, q, (j + j) * p),
                  _hermite_limit)
 
 
 def _hermite_he(x, n):
-    return _poly(x, n, lambda x: x, lambda j, x, p, q: x * q - j * p, _hermite_limit)
+    return _poly(x, n, lambda x: x, lambda j, x, p, q: _fms(x, q, j * p), _hermite_limit)
 
 
 def _laguerre_l(x, n):
     # torch: L_n(0) = 1 for every n >= 0
     return _poly(x, n, lambda x: 1 - x,
-                 lambda j, x, p, q: (((j + j) + (1 - x)) * q - j * p) / (j + 1),
-                 lambda x, k, dtype: (x == 0, np.ones(x.shape, x.dtype)))
+                 lambda j, x, p, q: _fms((j + j) + (1 - x), q, j * p) / (j + 1),
+                 lambda x, k: (x == 0, np.ones(x.shape, x.dtype)))
 
 
 def _legendre_p(x, n):
-    def ends(x, k, dtype):
+    def ends(x, k):
         return np.abs(x) == 1, np.where((x > 0) | (k % 2 == 0), 1, -1).astype(x.dtype)
     return _poly(x, n, lambda x: x,
-                 lambda j, x, p, q: ((j + j + 1) * x * q - j * p) / (j + 1), ends)
+                 lambda j, x, p, q: _fms((j + j + 1) * x, q, j * p) / (j + 1), ends)
 
 
 def _entry(name, forward):
