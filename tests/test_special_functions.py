@@ -408,3 +408,25 @@ def test_namespace_has_torch_special_names():
     for n in ["i0e", "zeta", "chebyshev_polynomial_t", "gammainc"]:
         assert getattr(tg.special, n).__module__  # a real function, named
     assert tg.special.ndtr.__name__ == "ndtr" and tg.special.zeta.__qualname__ == "zeta"
+
+
+@pytest.mark.parametrize("name", WITH_GRAD + NO_GRAD + ["special." + p for p in POLYNOMIALS]
+                         + ["igamma", "igammac", "special.zeta", "special.xlog1py"])
+def test_float16_where_torch_has_a_kernel(name):
+    """torch computes i0, i0e, i1, i1e, entr, ndtr, igamma/igammac, xlog1py in float16
+    and refuses the others (NotImplementedError "..._cpu" not implemented for 'Half')."""
+    x = np.array([0.5, 1.5], dtype=np.float16)
+    binary = "polynomial" in name or name in ("igamma", "igammac", "special.zeta",
+                                              "special.xlog1py")
+    args = (x, np.array([2.0, 3.0], dtype=np.float16)) if binary else (x,)
+    try:
+        want = _fn(torch, name)(*[torch.tensor(a) for a in args])
+    except NotImplementedError:
+        assert_raises_as_torch(lambda lib: _fn(lib, name)(*[lib.tensor(a) for a in args]),
+                               tg, chars=60)
+        if binary:  # a float16 tensor and a number: float16 too
+            assert_raises_as_torch(lambda lib: _fn(lib, name)(lib.tensor(x), 2.0), tg,
+                                   chars=60)
+        return
+    got = _fn(tg, name)(*[tg.tensor(a) for a in args])
+    _same(got, want, rtol=1e-3)
