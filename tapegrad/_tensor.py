@@ -530,6 +530,12 @@ class Tensor(TensorBase):
     digamma_ = _special.digamma_
     polygamma_ = _special.polygamma_
     mvlgamma_ = _special.mvlgamma_
+    i0 = _special.i0
+    i0_ = _special.i0_
+    igamma = _special.igamma
+    igammac = _special.igammac
+    igamma_ = _special.igamma_
+    igammac_ = _special.igammac_
 
     # ---- comparison (ops/comparison.py) -------------------------------------------------
     maximum = _comparison.maximum

@@ -1,7 +1,10 @@
 """Table entries of the special functions and rounding: erf, erfc, erfinv, round; and
-bernoulli (a step function of its probabilities, so its gradient is 0 as torch's).
+bernoulli (a step function of its probabilities, so its gradient is 0 as torch's); the
+gamma family (lgamma, digamma, polygamma), entr, erfcx, ndtr, ndtri, log_ndtr, xlog1py,
+igamma/igammac and zeta (SciPy forwards, imported on first use; the Bessel functions are
+in bessel.py, the orthogonal polynomials in orthogonal_polynomials.py).
 
-NumPy has no erf, and SciPy is not a dependency, so the forwards are computed here in
+NumPy has no erf, so erf/erfc/erfinv's forwards are computed here (no SciPy import) in
 float64 (then cast back to the input's dtype), vectorized:
   * |x| < 1.5: the everywhere-positive series
         erf(x) = 2/sqrt(pi) * exp(-x^2) * sum_k 2^k x^(2k+1) / (1*3*...*(2k+1)),
@@ -21,6 +24,7 @@ import numpy as np
 
 from ..registry import defop
 from ._within_rule import within_rule
+from .pointwise import _raw, log1p
 
 _2_SQRTPI = 2.0 / math.sqrt(math.pi)
 _SQRTPI_2 = math.sqrt(math.pi) / 2.0
@@ -189,3 +193,141 @@ lgamma = defop("lgamma", _lgamma, promote="float",
                partials=[lambda xp, ans, x: within_rule(xp, digamma, x)],
                reads=["x"], text="dx = g*digamma(x)",
                hint="lgamma'(x) = digamma(x) is infinite at x = 0, -1, -2, ...")
+
+
+# ---- the normal distribution, entropy, erfcx, xlog1py (torch.special; SciPy forwards) ----
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+
+
+def _scipy_fn(name):
+    def forward(*arrays):
+        *rest, x = arrays
+        return _in_own_dtype(getattr(_scipy_special(), name), x, *rest)
+    forward.__name__ = f"{name}_forward"
+    return forward
+
+
+def _entr(x):
+    # -x*log(x); 0 at 0, -inf below (SciPy's and torch's)
+    return _in_own_dtype(lambda a: _scipy_special().entr(a), x)
+
+
+entr = defop("entr", _entr, promote="float",
+             partials=[lambda xp, ans, x: -(1.0 + xp.log(x))], reads=["x"],
+             text="dx = -g*(1 + log(x))", node="SpecialEntrBackward0",
+             hint="entr'(x) = -(1 + log(x)) is +inf at x = 0 and nan for x < 0")
+erfcx = defop("erfcx", _scipy_fn("erfcx"), promote="float",
+              partials=[lambda xp, ans, x: 2.0 * x * ans - _2_SQRTPI], reads=["x ans"],
+              text="dx = g*(2*x*erfcx(x) - 2/sqrt(pi))", node="SpecialErfcxBackward0",
+              hint="erfcx'(x) = 2*x*erfcx(x) - 2/sqrt(pi) is finite for finite x; erfcx "
+                   "overflows to inf below x ~ -26.6")
+def _ndtr(x):
+    """torch's composite (1 + erf(x/sqrt(2)))/2, each step rounded in x's dtype (float16
+    too: the entry declares opmath=False; its result is torch's to the bit), not SciPy's
+    ndtr (which keeps the lower tail: 7.6e-24 at x = -10, where torch gives 0)."""
+    wide = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
+    a = (x.astype(wide) * wide.type(math.sqrt(0.5))).astype(x.dtype)
+    e = np.asarray(_scipy_special().erf(a.astype(wide))).astype(x.dtype)
+    return ((x.dtype.type(1) + e) * x.dtype.type(0.5)).astype(x.dtype, copy=False)
+
+
+ndtr = defop("ndtr", _ndtr, promote="float", opmath=False,  # node: torch's last op, * 0.5
+             partials=[lambda xp, ans, x: xp.exp(-0.5 * (x * x)) / _SQRT_2PI], reads=["x"],
+             text="dx = g*exp(-x**2/2)/sqrt(2*pi)", node="MulBackward1",
+             hint="ndtr'(x) = exp(-x**2/2)/sqrt(2*pi) is in [0, 0.4]: finite for every x")
+ndtri = defop("ndtri", _scipy_fn("ndtri"), promote="float",
+              partials=[lambda xp, ans, x: _SQRT_2PI * xp.exp(0.5 * (ans * ans))],
+              reads=["ans"], text="dx = g*sqrt(2*pi)*exp(ndtri(x)**2/2)",
+              node="SpecialNdtriBackward0",
+              hint="ndtri'(p) = sqrt(2*pi)*exp(ndtri(p)**2/2) is infinite at p = 0 and 1 "
+                   "(nan outside [0, 1]); clamp p inside (0, 1)")
+log_ndtr = defop("log_ndtr", _scipy_fn("log_ndtr"), promote="float",
+                 partials=[lambda xp, ans, x: xp.exp(-(ans + 0.5 * (x * x))) / _SQRT_2PI],
+                 reads=["x ans"], text="dx = g*exp(-log_ndtr(x) - x**2/2)/sqrt(2*pi)",
+                 node="SpecialLogNdtrBackward0",
+                 hint="log_ndtr'(x) = exp(-x**2/2)/(sqrt(2*pi)*ndtr(x)) grows like -x for "
+                      "x -> -inf and overflows where ndtr(x) underflows (x < ~-38)")
+
+
+def _xlog1py_forward(x, y):
+    out = _scipy_special().xlog1py(x, y)  # 0 where x == 0 unless y is nan, as torch
+    return np.asarray(out).astype(np.result_type(x, y), copy=False)
+
+
+def _xlog1py_dx(xp, ans, x, y):
+    """torch's log1p(y), 0 where x == 0 and y <= -1."""
+    xr, yr = _raw(x), _raw(y)
+    keep = ~((xr == 0) & (yr <= -1))
+    if keep.all():
+        return within_rule(xp, log1p, y)
+    ly = within_rule(xp, log1p, xp.where(keep, y, xp.zeros_like(y)))
+    return xp.where(keep, ly, xp.zeros_like(ly))
+
+
+xlog1py = defop("xlog1py", _xlog1py_forward, promote="float", inputs=("x", "y"),
+                partials=[_xlog1py_dx, lambda xp, ans, x, y: x / (y + 1.0)],
+                reads=["x y", "x y"], node="SpecialXlog1PyBackward0",
+                text="dx = g*log1p(y) (0 where x == 0, y <= -1) ; dy = g*x/(1+y)",
+                hint="xlog1py's y-derivative x/(1+y) is infinite at y = -1")
+
+
+# ---- incomplete gamma and Hurwitz zeta: torch differentiates the second argument only ----
+def _not_implemented(what):
+    def vjp(xp, g, ans, *inputs):
+        raise NotImplementedError(f"the derivative for '{what}' is not implemented.")
+    return vjp
+
+
+def _igamma_dx(xp, a, x):
+    # d/dx P(a, x) = x**(a-1) * exp(-x) / Gamma(a), in logs as torch's formula
+    return xp.exp((a - 1.0) * xp.log(x) - x - within_rule(xp, lgamma, a))
+
+
+def _incomplete_gamma(upper):
+    """SciPy's gammainc (gammaincc if `upper`), with torch's values where an argument is
+    nan and the other decides alone (P(nan, 0) = 0, P(nan, inf) = 1, P(inf, nan) = 0;
+    Q the complements): torch checks x == 0, then a == inf, then x == inf, before
+    computing."""
+    def forward(a, x):
+        out = np.asarray(getattr(_scipy_special(), "gammaincc" if upper else "gammainc")(a, x))
+        out = out.astype(np.result_type(a, x), copy=False)
+        a, x = np.broadcast_arrays(a, x)
+        at_0, a_inf = (x == 0) & np.isnan(a), np.isposinf(a) & np.isnan(x)
+        x_inf = np.isposinf(x) & np.isnan(a)
+        if at_0.any() or a_inf.any() or x_inf.any():
+            low = np.where(at_0 | a_inf, 0.0, np.where(x_inf, 1.0, np.nan))
+            out = np.where(at_0 | a_inf | x_inf, 1.0 - low if upper else low, out)
+        return out.astype(np.result_type(a, x), copy=False)
+    forward.__name__ = "igammac_forward" if upper else "igamma_forward"
+    return forward
+
+
+igamma = defop("igamma", _incomplete_gamma(False), promote="float", inputs=("a", "x"),
+               vjp=[_not_implemented("igamma: input"),
+                    lambda xp, g, ans, a, x: g * _igamma_dx(xp, a, x)],
+               reads=["", "a x"],
+               text="da: not implemented (torch) ; dx = g*x**(a-1)*exp(-x)/Gamma(a)",
+               hint="igamma's x-derivative x**(a-1)*exp(-x)/Gamma(a) is infinite at x = 0 for "
+                    "a < 1; torch (and tapegrad) have no derivative w.r.t. a")
+igammac = defop("igammac", _incomplete_gamma(True), promote="float", inputs=("a", "x"),
+                vjp=[_not_implemented("igammac: input"),
+                     lambda xp, g, ans, a, x: -g * _igamma_dx(xp, a, x)],
+                reads=["", "a x"],
+                text="da: not implemented (torch) ; dx = -g*x**(a-1)*exp(-x)/Gamma(a)",
+                hint="igammac's x-derivative -x**(a-1)*exp(-x)/Gamma(a) is infinite at x = 0 "
+                     "for a < 1; torch (and tapegrad) have no derivative w.r.t. a")
+
+
+def _zeta(x, q):
+    out = np.asarray(_scipy_special().zeta(x, q)).astype(np.result_type(x, q), copy=False)
+    # torch's series gives nan at q = +inf (SciPy the limit 0); x = 1 is inf first
+    return np.where(np.isposinf(q) & (x != 1), np.nan, out).astype(out.dtype, copy=False)
+
+
+zeta = defop("zeta", _zeta, promote="float", inputs=("x", "q"),
+             vjp=[_not_implemented("zeta"),
+                  lambda xp, g, ans, x, q: g * (-x) * within_rule(xp, zeta, x + 1.0, q)],
+             reads=["", "x q"], node="SpecialZetaBackward0",
+             text="dx: not implemented (torch) ; dq = -g*x*zeta(x+1, q)",
+             hint="zeta(x, q)'s q-derivative -x*zeta(x+1, q) is infinite at q = 0, -1, -2, ...; "
+                  "torch (and tapegrad) have no derivative w.r.t. x")

@@ -1,0 +1,4 @@
+"""tapegrad.signal: torch.signal's namespace (its one subpackage, `windows`)."""
+from . import windows
+
+__all__ = ["windows"]
