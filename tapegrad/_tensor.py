@@ -48,6 +48,13 @@ def _axis(dim, ndim):
     return _args._dim(dim, ndim)
 
 
+def _not_a_tensor(name, self):
+    """torch's error for a reflected operator called unbound on a non-tensor
+    (`Tensor.__radd__(2, t)`): Python would otherwise compute `t + 2`."""
+    return TypeError(f"descriptor '{name}' requires a 'Tensor' object but received a "
+                     f"'{type(self).__name__}'")
+
+
 class Tensor(TensorBase):
     """An n-dimensional array that can record the operations applied to it."""
 
@@ -745,23 +752,36 @@ class Tensor(TensorBase):
     # next_functions in torch's order, the same values (both ops commute bit for bit),
     # and the tensor-first fast path of the binary functions
     def __radd__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__radd__", self)
         return _pointwise._add(self, other)
 
     def __rsub__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rsub__", self)
         return _pointwise._sub(other, self)
 
     def __rmul__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rmul__", self)
         return _pointwise.mul(self, other)
 
     def __rtruediv__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rtruediv__", self)
         # torch's Tensor.__rdiv__: `s / x` is x.reciprocal() * s (two roundings: other bits
         # than s / x in about a quarter of the elements, and its gradient is that chain's)
         return _pointwise.mul(_pointwise.reciprocal(self), other)
+    __rdiv__ = __rtruediv__  # torch's Python 2 name, still on its Tensor
 
     def __rpow__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rpow__", self)
         return _pointwise.pow(other, self)
 
     def __rmatmul__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rmatmul__", self)
         return _products.matmul(other, self)
 
     __neg__ = _pointwise.neg
@@ -784,12 +804,18 @@ class Tensor(TensorBase):
     __ixor__ = _pointwise.bitwise_xor_
 
     def __rand__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rand__", self)
         return _pointwise.bitwise_and(other, self)
 
     def __ror__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__ror__", self)
         return _pointwise.bitwise_or(other, self)
 
     def __rxor__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rxor__", self)
         return _pointwise.bitwise_xor(other, self)
 
     def __invert__(self):
@@ -810,11 +836,15 @@ class Tensor(TensorBase):
     __mod__ = _pointwise.remainder
 
     def __rmod__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rmod__", self)
         return _pointwise.remainder(other, self)
 
     __floordiv__ = _pointwise.floor_divide
 
     def __rfloordiv__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rfloordiv__", self)
         return _pointwise.floor_divide(other, self)
 
     # ---- properties and the methods torch writes in Python ------------------------------
