@@ -645,6 +645,7 @@ class Tensor(TensorBase):
     chunk = _shape.chunk
     unbind = _shape.unbind
     narrow = _shape.narrow
+    narrow_copy = _shape.narrow_copy
     select = _shape.select
     flip = _shape.flip
     hsplit = _shape.hsplit

@@ -14,7 +14,7 @@ from ..core.state import state
 from ..core.tensor_base import TensorBase, like
 from . import _args, pointwise as _pointwise, shape as _shape
 from .inplace import _inplace, _shape_error
-from .public import public
+from .public import public, public_copy
 from .rules import indexing as I, pointwise as E
 
 
@@ -931,3 +931,8 @@ def masked_fill_(self, mask, value):
         return apply(E.where, np.broadcast_to(m, x._data.shape), vv, x)
 
     return _inplace(self, compute, others, needs_old=False, casting="unsafe")
+
+
+# the copying twins of the strided views (torch.unfold_copy, torch.as_strided_copy)
+unfold_copy = public_copy(unfold)
+as_strided_copy = public_copy(as_strided)

@@ -18,7 +18,7 @@ from ..core.state import state
 from ..core.tensor_base import TensorBase, like, make
 from . import _args, conversion as _conversion, promotion as _promotion
 from .inplace import LEAF_ERROR, _rebase
-from .public import public, public_inplace
+from .public import public, public_copy, public_inplace
 from .rules import indexing as I, linalg as LX, shape as S
 
 
@@ -889,3 +889,49 @@ def broadcast_shapes(*shapes):
                                    f"{k}! Mismatching argument at index {i} had {shape}; but "
                                    f"expected shape should be broadcastable to {res}")
     return Size(res)
+
+
+# ---- the copying twins of the views (torch.<view>_copy: the view, then a copy) ----------
+@public(method=False)
+def alias(input):
+    """torch.alias: a view of the whole tensor (same shape, same memory)."""
+    x = _args._tensor(input, "alias")
+    return apply(S.reshape, x, shape=x._data.shape)
+
+
+alias_copy = public_copy(alias)
+
+
+def _view_any_strides(input, *shape):
+    # torch's view_copy takes any strides (it computes the view's values, never a view),
+    # where view refuses a shape the strides cannot give
+    if len(shape) == 1 and isinstance(shape[0], (_dt.dtype, np.dtype)):
+        return view(input, *shape)
+    return reshape(input, *shape)
+
+
+view_copy = public_copy(_view_any_strides, name="view_copy")
+expand_copy = public_copy(expand)
+permute_copy = public_copy(permute)
+transpose_copy = public_copy(transpose)
+t_copy = public_copy(t)
+diagonal_copy = public_copy(diagonal)
+squeeze_copy = public_copy(squeeze)
+unsqueeze_copy = public_copy(unsqueeze)
+
+
+def _narrow_checked(input, dim, start, length):
+    # torch's narrow_copy checks dim < ndim on its own (a RuntimeError) before narrow's
+    # dim wrapping, which still answers a dim below -ndim (an IndexError)
+    x = _args._tensor(input, "narrow_copy")
+    if x._data.ndim and dim >= x._data.ndim:
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.")
+    return narrow(x, dim, start, length)
+
+
+narrow_copy = public_copy(_narrow_checked, name="narrow_copy", method=True)
+select_copy = public_copy(select)
+split_copy = public_copy(split)
+split_with_sizes_copy = public_copy(split_with_sizes)
+unbind_copy = public_copy(unbind)
