@@ -93,8 +93,10 @@ def tg_function(op):
     if op.op is not None and op.op is not _torch_at(name) and \
             getattr(op.op, "__name__", "") == "<lambda>":
         base = _lookup(name)
-        if base is None and not hasattr(tg.Tensor, name.split(".")[-1]):
-            return None
+        last = name.split(".")[-1]
+        if base is None and not hasattr(tg.Tensor, last) and not (
+                op.inplace_variant is not None and hasattr(tg.Tensor, last + "_")):
+            return None  # (the random fills' entries call Tensor.cauchy_ and the like)
         return _rebind(op.op)
     if name.startswith("__"):  # called unbound, as torch's entry calls it: Tensor.__radd__(2, t)
         return getattr(tg.Tensor, name, None)
