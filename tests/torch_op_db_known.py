@@ -115,6 +115,12 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (10 samples); wrong values (351 samples; first torch.int64 #13: output 0: values differ)",
     "lt:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
+    "masked.log_softmax:fwd":
+        "float16 computed/accumulated in float16 where torch uses float32 (11 samples; log_softmax's own, see log_softmax:fwd)",
+    "masked.logaddexp:fwd":
+        "float16 computed/accumulated in float16 where torch uses float32 (1 samples; logaddexp's own, see logaddexp:fwd)",
+    "masked.logsumexp:fwd":
+        "float16 computed/accumulated in float16 where torch uses float32 (1 samples: the sum of exponentials over two dims)",
     "masked_fill:err":
         "accepts 1 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
     "masked_select:err":
