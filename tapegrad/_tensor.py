@@ -29,6 +29,7 @@ from .ops import inplace as IP
 from .ops import _args as _args
 from .ops import comparison as _comparison
 from .ops import conversion as _conversion
+from .ops import creation as _creation
 from .ops import indexing as _indexing
 from .ops import linalg as _linalg
 from .ops import pointwise as _pointwise
@@ -369,6 +370,8 @@ class Tensor(TensorBase):
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         return self._new(np.empty(_size_arg(size)), dtype, requires_grad)
 
+    new_empty_strided = _creation.new_empty_strided
+
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
         return self._new(np.full(_size_arg((size,)), fill_value), dtype, requires_grad)
 
@@ -683,6 +686,7 @@ class Tensor(TensorBase):
     take_along_dim = _indexing.take_along_dim
     nonzero = _indexing.nonzero
     argwhere = _indexing.argwhere
+    nonzero_static = _indexing.nonzero_static
     index_put = _indexing.index_put
     repeat_interleave = _indexing.repeat_interleave
     masked_fill_ = _indexing.masked_fill_

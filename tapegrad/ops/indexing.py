@@ -888,6 +888,18 @@ def argwhere(input):
     return nonzero(input)
 
 
+@public
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero with a fixed number of rows: the first `size` indices, padded with rows
+    of `fill_value` when there are fewer."""
+    x = _args._tensor(input, "nonzero_static")
+    if int(size) < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = np.argwhere(x._data)[:int(size)]
+    pad = np.full((int(size) - len(found), found.shape[1]), fill_value, np.int64)
+    return _args._int64(x, np.concatenate([found, pad]))
+
+
 # ---- in-place forms (the in-place machinery of ops/inplace.py rebases the history) ----
 def _inplace_form(fn, name):
     def f(self, *args, **kwargs):
