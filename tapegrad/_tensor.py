@@ -131,7 +131,7 @@ class Tensor(TensorBase):
         if self._rg:  # remember where, for autograd.why_no_grad (core/cuts.py)
             _cuts.note(self, ".detach()")
         t = like(self, self._data)
-        t._version = self._version  # shares storage, so it shares the version counter
+        t._version_counter = self._version_counter  # shares storage, so the version counter
         return t
 
     @property

@@ -326,7 +326,7 @@ def resize_(self, *sizes, memory_format=None):
         k = min(n, a.size)
         new[:k] = a.reshape(-1)[:k]
     x._data = new.reshape(shape)
-    x._version[0] += 1
+    x._version_counter[0] += 1
     return x
 
 
@@ -609,12 +609,12 @@ def _pieces(x, d, sizes, squeeze, sizes_given=False):
             start += s
         return tuple(out)
     arrays = S._pieces_forward(x._data, d, sizes, squeeze)
-    v = x._version[0]
+    v = x._version_counter[0]
     # the pieces are views of x: they share its version counter (an in-place change of
     # x is a change of every piece), as narrow/select views do
     node = Node(S.pieces_op(len(sizes), squeeze, sizes_given), (x,),
                 {"axis": d, "sizes": tuple(sizes), "squeeze": squeeze}, None, arrays,
-                (v, v) if v else None, x._version)
+                (v, v) if v else None, x._version_counter)
     out = []
     for k, a in enumerate(arrays):
         t = make(x._result_type, a, True, node)
@@ -835,13 +835,13 @@ def _restride(self, view):
     if not tracked:
         with grad_mode.recording_off():
             self._data = view(self)._data
-        self._version[0] += 1
+        self._version_counter[0] += 1
         return self
     old = like(self, self._data, self._rg, self.grad_fn)
     old._out, old._fw = self._out, self._fw
     res = view(old)
     self._data = res._data
-    self._version[0] += 1
+    self._version_counter[0] += 1
     _rebase(self, old, res.grad_fn, res)
     return self
 
