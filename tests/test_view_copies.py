@@ -141,3 +141,21 @@ def test_errors_as_torch(call):
     with pytest.raises(Exception) as got:
         call(tg, tg.zeros(2, 3))
     assert type(got.value) is type(want.value), (got.value, want.value)
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("view_copy", dict(size=(4, 6))), ("expand_copy", dict(size=(2, 2, 3, 4))),
+    ("permute_copy", dict(dims=(2, 0, 1))), ("transpose_copy", dict(dim0=0, dim1=2)),
+    ("diagonal_copy", dict(offset=1, dim1=1, dim2=2)), ("squeeze_copy", dict(dim=(0,))),
+    ("unsqueeze_copy", dict(dim=1)), ("narrow_copy", dict(dim=1, start=1, length=2)),
+    ("select_copy", dict(dim=1, index=2)), ("split_copy", dict(split_size=1, dim=1)),
+    ("split_with_sizes_copy", dict(split_sizes=[1, 2], dim=1)), ("unbind_copy", dict(dim=2)),
+    ("unfold_copy", dict(dimension=2, size=2, step=1)),
+    ("as_strided_copy", dict(size=(2, 2), stride=(1, 2), storage_offset=1)),
+])
+def test_torch_keyword_names(name, kwargs):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    want = _pieces(getattr(torch, name)(torch.tensor(a), **kwargs))
+    got = _pieces(getattr(tg, name)(tg.tensor(a), **kwargs))
+    assert len(got) == len(want)
+    assert all(np.array_equal(g.numpy(), w.numpy()) for g, w in zip(got, want))

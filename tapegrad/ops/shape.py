@@ -902,17 +902,29 @@ def alias(input):
 alias_copy = public_copy(alias)
 
 
-def _view_any_strides(input, *shape):
-    # torch's view_copy takes any strides (it computes the view's values, never a view),
-    # where view refuses a shape the strides cannot give
-    if len(shape) == 1 and isinstance(shape[0], (_dt.dtype, np.dtype)):
-        return view(input, *shape)
-    return reshape(input, *shape)
+def _view_any_strides(input, size):
+    # torch.view_copy(input, size) takes any strides (it computes the view's values, never
+    # a view), where view refuses a shape the strides cannot give
+    if isinstance(size, (_dt.dtype, np.dtype)):
+        return view(input, size)
+    return reshape(input, size)
+
+
+def _expand_to(input, size, *, implicit=False):
+    return expand(input, size)  # torch.expand_copy's signature (implicit: no meaning here)
+
+
+def _permute_to(input, dims):
+    return permute(input, dims)  # torch.permute_copy's signature
+
+
+def _split_by(input, split_size, dim=0):
+    return split(input, split_size, dim)  # torch.split_copy's signature
 
 
 view_copy = public_copy(_view_any_strides, name="view_copy")
-expand_copy = public_copy(expand)
-permute_copy = public_copy(permute)
+expand_copy = public_copy(_expand_to, name="expand_copy")
+permute_copy = public_copy(_permute_to, name="permute_copy")
 transpose_copy = public_copy(transpose)
 t_copy = public_copy(t)
 diagonal_copy = public_copy(diagonal)
@@ -932,6 +944,6 @@ def _narrow_checked(input, dim, start, length):
 
 narrow_copy = public_copy(_narrow_checked, name="narrow_copy", method=True)
 select_copy = public_copy(select)
-split_copy = public_copy(split)
+split_copy = public_copy(_split_by, name="split_copy")
 split_with_sizes_copy = public_copy(split_with_sizes)
 unbind_copy = public_copy(unbind)
