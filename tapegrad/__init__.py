@@ -28,6 +28,7 @@ from .ops.public import EXPORTS as _EXPORTS
 from . import linalg, return_types  # tg.linalg: norm, vector_norm, svdvals, ...
 from . import special  # tg.special: torch.special's namespace
 from . import signal  # tg.signal.windows: torch.signal.windows' window functions
+from . import masked  # tg.masked: torch.masked's reductions that skip masked-out elements
 from . import autograd, func  # tg.func: jvp, vjp, grad, vmap
 from . import nn, optim, utils, data  # layers, optimizers, tg.utils.data, tg.data
 from . import amp, distributions, multiprocessing, onnx, version
@@ -42,6 +43,7 @@ from .func import vmap  # torch.vmap is torch.func.vmap
 from . import sparse  # torch.sparse: a dense stand-in for COO tensors
 from .sparse import sparse_coo_tensor, spmm
 from .nn.functional.vision import pixel_shuffle, pixel_unshuffle
+from ._native_norms import native_batch_norm, native_group_norm, native_layer_norm
 from .amp import autocast  # torch.autocast: the region's state (full precision)
 from .amp.autocast_mode import (autocast_decrement_nesting,
                                 autocast_increment_nesting, clear_autocast_cache,

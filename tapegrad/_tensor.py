@@ -29,6 +29,7 @@ from .ops import inplace as IP
 from .ops import _args as _args
 from .ops import comparison as _comparison
 from .ops import conversion as _conversion
+from .ops import creation as _creation
 from .ops import indexing as _indexing
 from .ops import linalg as _linalg
 from .ops import pointwise as _pointwise
@@ -46,6 +47,13 @@ def _axis(dim, ndim):
     if ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     return _args._dim(dim, ndim)
+
+
+def _not_a_tensor(name, self):
+    """torch's error for a reflected operator called unbound on a non-tensor
+    (`Tensor.__radd__(2, t)`): Python would otherwise compute `t + 2`."""
+    return TypeError(f"descriptor '{name}' requires a 'Tensor' object but received a "
+                     f"'{type(self).__name__}'")
 
 
 class Tensor(TensorBase):
@@ -123,7 +131,7 @@ class Tensor(TensorBase):
         if self._rg:  # remember where, for autograd.why_no_grad (core/cuts.py)
             _cuts.note(self, ".detach()")
         t = like(self, self._data)
-        t._version = self._version  # shares storage, so it shares the version counter
+        t._version_counter = self._version_counter  # shares storage, so the version counter
         return t
 
     @property
@@ -361,6 +369,8 @@ class Tensor(TensorBase):
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         return self._new(np.empty(_size_arg(size)), dtype, requires_grad)
+
+    new_empty_strided = _creation.new_empty_strided
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
         return self._new(np.full(_size_arg((size,)), fill_value), dtype, requires_grad)
@@ -644,6 +654,7 @@ class Tensor(TensorBase):
     chunk = _shape.chunk
     unbind = _shape.unbind
     narrow = _shape.narrow
+    narrow_copy = _shape.narrow_copy
     select = _shape.select
     flip = _shape.flip
     hsplit = _shape.hsplit
@@ -681,6 +692,7 @@ class Tensor(TensorBase):
     take_along_dim = _indexing.take_along_dim
     nonzero = _indexing.nonzero
     argwhere = _indexing.argwhere
+    nonzero_static = _indexing.nonzero_static
     index_put = _indexing.index_put
     repeat_interleave = _indexing.repeat_interleave
     masked_fill_ = _indexing.masked_fill_
@@ -751,23 +763,36 @@ class Tensor(TensorBase):
     # next_functions in torch's order, the same values (both ops commute bit for bit),
     # and the tensor-first fast path of the binary functions
     def __radd__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__radd__", self)
         return _pointwise._add(self, other)
 
     def __rsub__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rsub__", self)
         return _pointwise._sub(other, self)
 
     def __rmul__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rmul__", self)
         return _pointwise.mul(self, other)
 
     def __rtruediv__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rtruediv__", self)
         # torch's Tensor.__rdiv__: `s / x` is x.reciprocal() * s (two roundings: other bits
         # than s / x in about a quarter of the elements, and its gradient is that chain's)
         return _pointwise.mul(_pointwise.reciprocal(self), other)
+    __rdiv__ = __rtruediv__  # torch's Python 2 name, still on its Tensor
 
     def __rpow__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rpow__", self)
         return _pointwise.pow(other, self)
 
     def __rmatmul__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rmatmul__", self)
         return _products.matmul(other, self)
 
     __neg__ = _pointwise.neg
@@ -790,12 +815,18 @@ class Tensor(TensorBase):
     __ixor__ = _pointwise.bitwise_xor_
 
     def __rand__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rand__", self)
         return _pointwise.bitwise_and(other, self)
 
     def __ror__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__ror__", self)
         return _pointwise.bitwise_or(other, self)
 
     def __rxor__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rxor__", self)
         return _pointwise.bitwise_xor(other, self)
 
     def __invert__(self):
@@ -816,11 +847,15 @@ class Tensor(TensorBase):
     __mod__ = _pointwise.remainder
 
     def __rmod__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rmod__", self)
         return _pointwise.remainder(other, self)
 
     __floordiv__ = _pointwise.floor_divide
 
     def __rfloordiv__(self, other):
+        if not isinstance(self, TensorBase):
+            raise _not_a_tensor("__rfloordiv__", self)
         return _pointwise.floor_divide(other, self)
 
     # ---- properties and the methods torch writes in Python ------------------------------

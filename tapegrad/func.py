@@ -126,7 +126,7 @@ def _prepare(primals):
                 raise RuntimeError("only Tensors of floating point dtype can require "
                                    f"gradients (got an input of dtype {_dt.name(p._data.dtype)})")
             x = apply(_S.alias, p)
-            x._version = p._version
+            x._version_counter = p._version_counter
             x._rg = True
             xs.append(x)
     return xs, nested

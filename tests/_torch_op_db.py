@@ -88,15 +88,19 @@ NO_VALUES = {"normal", "normal.in_place", "normal.number_mean", "randn", "randn_
 def tg_function(op):
     """The tapegrad callable for an OpInfo (called like `op.op`), or None."""
     name = op.name
-    if name.startswith("_"):  # private torch ops (_softmax_backward_data, ...)
-        return None
+    if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
+        return None  # private torch ops (_softmax_backward_data, ...); dunders run below
     if op.op is not None and op.op is not _torch_at(name) and \
             getattr(op.op, "__name__", "") == "<lambda>":
         base = _lookup(name)
-        if base is None and not hasattr(tg.Tensor, name.split(".")[-1]):
-            return None
+        last = name.split(".")[-1]
+        if base is None and not hasattr(tg.Tensor, last) and not (
+                op.inplace_variant is not None and hasattr(tg.Tensor, last + "_")):
+            return None  # (the random fills' entries call Tensor.cauchy_ and the like)
         return _rebind(op.op)
-    if name.startswith("__") or (op.op is None and op.method_variant is not None):
+    if name.startswith("__"):  # called unbound, as torch's entry calls it: Tensor.__radd__(2, t)
+        return getattr(tg.Tensor, name, None)
+    if op.op is None and op.method_variant is not None:
         meth = name
         return (lambda t, *a, **k: getattr(t, meth)(*a, **k)) if hasattr(tg.Tensor, meth) \
             else None

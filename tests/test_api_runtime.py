@@ -284,9 +284,9 @@ def test_fills_seeded_and_generator(fill):
     b = fill(tg.empty(6), generator=g1).tolist()
     tg.rand(50)
     assert fill(tg.empty(6), generator=g2).tolist() == b
-    t = tg.empty(6)
+    t, tt = tg.empty(6), torch.empty(6)
     v = t._version
-    assert fill(t) is t and t._version is v
+    assert fill(t) is t and t._version == v + 1 == fill(tt)._version  # an in-place change
 
 
 # ---- windows, logspace, scalar_tensor, frombuffer ----------------------------------

@@ -20,9 +20,8 @@ def _both(fn, *arrays):
 
 
 def _version(t):
-    """The version counter as a number (tapegrad keeps it in a one-element list)."""
-    v = t._version
-    return v if isinstance(v, int) else v[0]
+    """The version counter's value (an int in both libraries)."""
+    return t._version
 
 
 

@@ -93,7 +93,7 @@ class Capture:
             self._add(t._data)
         self.n_ext = len(self.externals)
         self.sums = [None] * self.n_ext  # per slot, a checksum of what the step made
-        self.ext_versions = [t._version[0] for t in self.externals]
+        self.ext_versions = [t._version_counter[0] for t in self.externals]
         self.ext_arrays = [t._data for t in self.externals]
         self.before = None     # copies of the externals' arrays (set by the runner)
         self.late = []         # the tensors of ext steps (also appended to externals)
@@ -177,7 +177,7 @@ class Capture:
         variable, or a module's parameter or buffer; not one the call made)."""
         self.late.append(t)
         self.externals.append(t)
-        self.ext_versions.append(t._version[0])
+        self.ext_versions.append(t._version_counter[0])
         self.ext_arrays.append(t._data)
         if self.before is not None:
             self.before.append(t._data.copy())
@@ -249,7 +249,7 @@ class Capture:
     def _check_externals(self):
         """The externals as the forward left them: unchanged but by host steps."""
         for t, v, a in zip(self.externals, self.ext_versions, self.ext_arrays):
-            if t._version[0] != v or t._data is not a:
+            if t._version_counter[0] != v or t._data is not a:
                 return self.brk("an input, parameter or buffer changed in place")
         if self.before is not None:
             for a, b in zip(self.ext_arrays, self.before):
@@ -361,7 +361,7 @@ class Capture:
                 return self.brk("an array of the forward changed outside the ops")
         outs = {id(x) for x in out_leaves}
         for t, s in self.results:
-            if t._version[0] != 0 or t._data is not self.arrays[s]:
+            if t._version_counter[0] != 0 or t._data is not self.arrays[s]:
                 return self.brk("an in-place change in the forward")
             # held by: self.results' tuple, `t`, getrefcount's argument, the nodes that
             # read it. One more reference: something outside the graph keeps it (a

@@ -98,7 +98,7 @@ def outputs(plan, values, kept, ext_tensors, grad_on):
             t.grad_fn = node
             if plan.op.n_outputs > 1:
                 t._out = k_rg + 1
-            t._version = node.out_version
+            t._version_counter = node.out_version
             k_rg += 1
         made[s] = t
         leaves.append(t)
@@ -109,8 +109,8 @@ def _node(plan, values, kept, ext_tensors):
     sch = plan.schedule
     ins = tuple(ext_tensors[k] for k in sch.entries)
     versions = None
-    if any(t._version[0] for t in ins):
-        versions = tuple(t._version[0] for t in ins) + (0,)
+    if any(t._version_counter[0] for t in ins):
+        versions = tuple(t._version_counter[0] for t in ins) + (0,)
     ans = tuple(values[s] for k, s in enumerate(plan.outputs)
                 if plan.out_rg[k] and plan._first(k))
     # the node keeps only what the rules read (`kept`): the other slots' arrays are

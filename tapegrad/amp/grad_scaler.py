@@ -115,7 +115,7 @@ class GradScaler:
                     np.multiply(g, g.dtype.type(inv_scale), out=g)
                 else:
                     p.grad._data = g * g.dtype.type(inv_scale)
-                p.grad._version[0] += 1
+                p.grad._version_counter[0] += 1
         return found_inf
 
     def unscale_(self, optimizer):

@@ -149,7 +149,7 @@ def make_dual(tensor, tangent, *, level=None):
     if tan.dtype != tensor._data.dtype:
         tan = tan.astype(tensor._data.dtype)
     out = apply(_S.alias, tensor)
-    out._version = tensor._version  # same memory, same version counter
+    out._version_counter = tensor._version_counter  # same memory, same version counter
     state.dual.set_tangent(out, tan)
     if isinstance(tangent, TensorBase) and tangent._data is tan:  # not cast: keep it
         state.dual.views[id(tan)] = tangent
@@ -166,7 +166,7 @@ def unpack_dual(tensor, *, level=None):
     if tan is None:
         return UnpackedDualTensor(tensor, None)
     primal = apply(_S.alias, tensor)
-    primal._version = tensor._version
+    primal._version_counter = tensor._version_counter
     primal._fw = None
     if state.dual is None:  # a tangent outlives its level only if a level is left open
         return UnpackedDualTensor(primal, like(tensor, tan))

@@ -64,7 +64,7 @@ class FunctionCtx:
                 raise TypeError("save_for_backward can only save variables, but argument "
                                 f"{len(self._saved)} is of type {type(t).__name__}")
         self._saved = tensors
-        self._saved_versions = tuple(t._version[0] if t is not None else None
+        self._saved_versions = tuple(t._version_counter[0] if t is not None else None
                                      for t in tensors)
 
     def save_for_forward(self, *tensors):
@@ -78,11 +78,11 @@ class FunctionCtx:
         for i, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
             if isinstance(t, tuple):  # ("output", k): this node's output k, with its history
                 t = self._output(t[1])
-            if t is not None and t._version[0] != v:
+            if t is not None and t._version_counter[0] != v:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified "
                     f"by an inplace operation: saved tensor {i} of {self._cls.__name__}Backward "
-                    f"(shape {tuple(t._data.shape)}) is at version {t._version[0]}; expected "
+                    f"(shape {tuple(t._data.shape)}) is at version {t._version}; expected "
                     f"version {v} instead.")
             out.append(t)
         return tuple(out)
@@ -94,7 +94,7 @@ class FunctionCtx:
         data, version = self._outputs[k]
         t = like(self._like, data, True, node)
         t._out = k + 1 if len(self._out_meta) > 1 else 0
-        t._version = version
+        t._version_counter = version
         return t
 
     def mark_non_differentiable(self, *tensors):
@@ -266,7 +266,7 @@ def _new_outputs(ctx, args, outs):
     for o in outs:
         if isinstance(o, TensorBase) and id(o) not in dirty and any(o is a for a in args):
             v = like(o, o._data)
-            v._version = o._version
+            v._version_counter = o._version_counter
             if id(o) in ctx._non_diff:
                 ctx._non_diff.add(id(v))
             o = v
@@ -310,13 +310,13 @@ def _record(cls, ctx, args, outs, dirty):
     if not diff:
         return
     first = outs[diff[0]]
-    versions = tuple(a._version[0] if isinstance(a, TensorBase) else None
-                     for a in inputs) + (first._version[0],)
+    versions = tuple(a._version_counter[0] if isinstance(a, TensorBase) else None
+                     for a in inputs) + (first._version_counter[0],)
     ans = tuple(o._data if isinstance(o, TensorBase) else None for o in outs)
     node = Node(_fn_op(cls, len(outs)), tuple(inputs), {}, {"ctx": ctx},
-                ans[0] if len(outs) == 1 else ans, versions, first._version)
+                ans[0] if len(outs) == 1 else ans, versions, first._version_counter)
     ctx._node = weakref.ref(node)
-    ctx._outputs = {k: (outs[k]._data, outs[k]._version) for k in diff}
+    ctx._outputs = {k: (outs[k]._data, outs[k]._version_counter) for k in diff}
     by_id = {id(outs[k]): k for k in diff}
     ctx._saved = tuple(("output", by_id[id(t)]) if t is not None and id(t) in by_id else t
                        for t in ctx._saved)

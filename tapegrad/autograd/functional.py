@@ -39,7 +39,7 @@ def _prepare(inputs, create_graph):
         for t in inputs:
             if create_graph and t._rg:
                 x = apply(_S.alias, t)  # a view that keeps t's graph
-                x._version = t._version
+                x._version_counter = t._version_counter
             else:
                 x = t.detach()
                 x._rg = True

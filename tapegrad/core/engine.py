@@ -113,7 +113,7 @@ def _walk(ready, deps, pending, leaf_grads, xp, create_graph, retain_graph, at_n
             i += 1
             if not isinstance(t, TensorBase):
                 continue
-            if rebased and t._version[0]:
+            if rebased and t._version_counter[0]:
                 t = rebase.resolve(node, i, t)
             if not t._rg:
                 continue
@@ -178,7 +178,7 @@ def _count_edges(roots):
         for t in node.inputs:
             i += 1
             if isinstance(t, TensorBase):
-                if rebased and t._version[0]:
+                if rebased and t._version_counter[0]:
                     t = rebase.resolve(node, i, t)
                 p = t.grad_fn
                 if p is not None and t._rg:
@@ -240,7 +240,7 @@ def _input_grads(node, g, xp, create_graph):
     if n == 1 and isinstance(ins[0], TensorBase):  # unary nodes (tanh, sum, reshape, ...)
         x = ins[0]
         arrays = (x._data,)
-        changed = (x._version[0] != (0 if vers is None else vers[0])
+        changed = (x._version_counter[0] != (0 if vers is None else vers[0])
                    or node.out_version[0] != (0 if vers is None else vers[1]))
     else:
         changed = node.out_version[0] != (0 if vers is None else vers[-1])
@@ -249,7 +249,7 @@ def _input_grads(node, g, xp, create_graph):
         for t in ins:  # a loop, not a comprehension: in Python 3.11 that is a call more
             if isinstance(t, TensorBase):
                 arrays.append(t._data)
-                v = t._version[0]
+                v = t._version_counter[0]
                 if v and (vers is None or v != vers[k]):
                     changed = True
             else:
@@ -296,7 +296,7 @@ def _output_tensor(node):
         return node.ans
     first = next(t for t in node.inputs if isinstance(t, TensorBase))
     t = like(first, node.ans, True, node)
-    t._version = node.out_version
+    t._version_counter = node.out_version
     if state.dual is not None:  # forward-over-reverse: the output's tangent, from its JVP
         state.dual.propagate(node.op, node.inputs, node.args, node.saved, t)
     return t
@@ -309,12 +309,12 @@ def _check_versions(node):
         vers = [0 if isinstance(t, TensorBase) else None for t in ins] + [0]
     reads, reads_ans = _aliased(node, *op.reads_for(node))
     for i in reads:
-        if vers[i] is not None and ins[i]._version[0] != vers[i]:
+        if vers[i] is not None and ins[i]._version_counter[0] != vers[i]:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by "
                 f"an inplace operation: input {i} ({op.input_name(i)}) of {op.name}, a "
                 f"tensor of shape {tuple(ins[i]._data.shape)}, is at version "
-                f"{ins[i]._version[0]}; expected version {vers[i]} instead. Hint: avoid the "
+                f"{ins[i]._version}; expected version {vers[i]} instead. Hint: avoid the "
                 "in-place change, or clone() the tensor before changing it.")
     if reads_ans and node.out_version[0] != vers[-1]:
         raise RuntimeError(
@@ -394,7 +394,7 @@ def accumulate(t, g, create_graph, exclusive=False):
             np.add(buf, g, out=buf, casting="unsafe")
         else:
             t.grad._data = buf + g
-        t.grad._version[0] += 1
+        t.grad._version_counter[0] += 1
     if t._post_hooks:
         _hooks.run_post_accumulate_hooks(t)
 

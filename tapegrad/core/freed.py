@@ -56,7 +56,7 @@ def _boundary(roots):
         for i, t in enumerate(node.inputs):
             if not isinstance(t, TensorBase):
                 continue
-            if rebase.used.any and t._version[0]:
+            if rebase.used.any and t._version_counter[0]:
                 t = rebase.resolve(node, i, t)
             p = t.grad_fn
             if p is None or not t._rg:

@@ -38,7 +38,7 @@ def share_view_version(res, inputs, arrays):
         a = arrays[0]
         base = res._data.base
         if base is a or (a.base is not None and base is a.base):
-            res._version = src._version
+            res._version_counter = src._version_counter
             # torch's `_base`: the root. A weak reference (torch's is strong): a view must
             # not keep a forward tensor alive (tg.compile's capture checks that)
             root = getattr(src, "_vbase", None)

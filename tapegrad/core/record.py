@@ -49,7 +49,7 @@ def apply(op, *inputs, **args):
             arrays.append(t._data)
             if first is None:
                 first = t
-            if t._version[0]:
+            if t._version_counter[0]:
                 changed = True
             if t._rg:
                 rg = True
@@ -86,8 +86,8 @@ def apply(op, *inputs, **args):
             # and a call per element in Python 3.11
             vs = []
             for t in inputs:
-                vs.append(t._version[0] if isinstance(t, TensorBase) else None)
-            vs.append(res._version[0])
+                vs.append(t._version_counter[0] if isinstance(t, TensorBase) else None)
+            vs.append(res._version_counter[0])
             versions = tuple(vs)
         # Values no rule reads are not kept (core/standin.py): the output array of an op
         # whose rules never read `ans` (matmul, linear), the large non-leaf inputs of
@@ -98,7 +98,7 @@ def apply(op, *inputs, **args):
         if not op.keeps_ans and saved is None and out.nbytes >= _standin.MIN_BYTES:
             ans = _stub(out)
         res.grad_fn = Node(op, _edges(inputs) if op.edges_only else inputs, args, saved, ans,
-                           versions, res._version)
+                           versions, res._version_counter)
     elif rg and state.no_grad_block is not None:  # the user's no_grad block cuts here
         cuts.note_no_grad(inputs, state.no_grad_block)
     if anywhere.duals and state.dual is not None:

@@ -77,7 +77,7 @@ def edges(inputs):
                 out = list(inputs)
             s = out[i] = make(type(t), stub(t._data), t._rg, t.grad_fn)
             s._out = t._out
-            s._version = t._version  # shared: in-place changes of t are still seen
+            s._version_counter = t._version_counter  # shared: in-place changes of t are still seen
             s._hooks = t._hooks
             s.name = t.name
     return inputs if out is None else tuple(out)

@@ -6,8 +6,9 @@
     grad_fn      the Node that made this tensor (None for a leaf)
     _out         0 when grad_fn has one output; k + 1 for output k of a node with several
                  (so the walk tells the two cases apart with one truth test)
-    _version     [int]: bumped by every in-place change; views share the list with
+    _version_counter  [int]: bumped by every in-place change; views share the list with
                  their base, so a change through either is seen by nodes that saved the other
+                 (`t._version` reads it: an int, as torch's)
     _hooks, _post_hooks   gradient hooks of a leaf (dicts, or None)
     _fw          forward-mode tangent (autograd/forward_ad.py), or None
     _vbase       a weak reference to the tensor whose memory a view looks into (torch's
@@ -30,7 +31,7 @@ _new = object.__new__
 
 
 class TensorBase:
-    __slots__ = ("_data", "_rg", "grad", "grad_fn", "_out", "_version", "_hooks",
+    __slots__ = ("_data", "_rg", "grad", "grad_fn", "_out", "_version_counter", "_hooks",
                  "_post_hooks", "_fw", "name", "_vbase", "__weakref__")
     __hash__ = object.__hash__
     _user_type = None  # the user-facing class, for the factories below it (new_tensor)
@@ -46,7 +47,7 @@ class TensorBase:
         self.grad = None
         self.grad_fn = None
         self._out = 0
-        self._version = [0]
+        self._version_counter = [0]
         self._hooks = None
         self._post_hooks = None
         self._fw = None
@@ -55,6 +56,12 @@ class TensorBase:
         self._rg = False
         if requires_grad:
             self.requires_grad = True
+
+    @property
+    def _version(self):
+        """The version counter's value (torch's `Tensor._version`, an int): how many
+        in-place changes this tensor's memory has had, through it or a view sharing it."""
+        return self._version_counter[0]
 
     @property
     def requires_grad(self):
@@ -106,7 +113,7 @@ def make(cls, data, requires_grad=False, grad_fn=None):
     t.grad = None
     t.grad_fn = grad_fn
     t._out = 0
-    t._version = [0]
+    t._version_counter = [0]
     t._hooks = None
     t._post_hooks = None
     t._fw = None

@@ -39,7 +39,7 @@ def _view_dtype(x, dtype):
             raise RuntimeError(f"self.size(-1) must be divisible by "
                                f"{dt.itemsize // a.itemsize} {what}, but got {a.shape[-1]}")
     y = like(x, a.view(dt))
-    y._version = x._version  # the same memory: torch shares the counter (no `_base`)
+    y._version_counter = x._version_counter  # the same memory, the same counter (no `_base`)
     return y
 
 

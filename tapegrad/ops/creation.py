@@ -294,3 +294,60 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     arr = np.frombuffer(buffer, dtype=d, count=count, offset=offset)
     # NumPy marks a view of read-only memory read-only; torch hands out a writable tensor
     return new_tensor(arr, requires_grad=requires_grad)
+
+
+# ---- uninitialized tensors with a given memory layout (torch's strided constructors) ----
+def _strided_empty(size, stride, dtype):
+    """An uninitialized array of `size` whose element strides are `stride` (on a buffer
+    just large enough, as torch's storage)."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality "
+                           f"of strides ({len(stride)})")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    dt = np.dtype(dtype)
+    n = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
+    buf = np.empty(n, dt)
+    return np.lib.stride_tricks.as_strided(buf, size, tuple(st * dt.itemsize for st in stride))
+
+
+@public(method=False)
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """An uninitialized tensor of `size` with the element strides `stride`."""
+    _check_device(device, "empty_strided()")
+    return _finish(_strided_empty(size, stride, _float_dtype(dtype)), None, requires_grad)
+
+
+@public(function=False)
+def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,
+                      requires_grad=False, pin_memory=False):
+    """empty_strided with this tensor's dtype unless `dtype` is given."""
+    _check_device(device, "new_empty_strided()")
+    dt = _dt.as_dtype(dtype) or self.dtype
+    return _finish(_strided_empty(size, stride, dt), None, requires_grad)
+
+
+@public(method=False)
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    """An uninitialized tensor of `size` laid out in memory in the dim order
+    `physical_layout` (outermost first): empty_permuted((N, C, H, W), (0, 2, 3, 1)) is
+    channels-last."""
+    _check_device(device, "empty_permuted()")
+    size, order = tuple(int(s) for s in size), tuple(int(d) for d in physical_layout)
+    n = len(size)
+    if len(order) != n:
+        raise RuntimeError("Number of dimensions in size does not match the length of the "
+                           "physical_layout")
+    for d in order:
+        if not -n <= d < n:
+            raise RuntimeError(f"Dimension out of range (expected to be in range of "
+                               f"[{-n}, {n - 1}], but got {d})")
+    order = tuple(d % n for d in order)
+    if len(set(order)) != n:
+        raise RuntimeError("Duplicate dim not allowed")
+    physical = np.empty(tuple(size[d] for d in order), _float_dtype(dtype))
+    return _finish(physical.transpose(np.argsort(order)), None, requires_grad)

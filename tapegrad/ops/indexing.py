@@ -14,7 +14,7 @@ from ..core.state import state
 from ..core.tensor_base import TensorBase, like
 from . import _args, pointwise as _pointwise, shape as _shape
 from .inplace import _inplace, _shape_error
-from .public import public
+from .public import public, public_copy
 from .rules import indexing as I, pointwise as E
 
 
@@ -888,6 +888,18 @@ def argwhere(input):
     return nonzero(input)
 
 
+@public
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero with a fixed number of rows: the first `size` indices, padded with rows
+    of `fill_value` when there are fewer."""
+    x = _args._tensor(input, "nonzero_static")
+    if int(size) < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = np.argwhere(x._data)[:int(size)]
+    pad = np.full((int(size) - len(found), found.shape[1]), fill_value, np.int64)
+    return _args._int64(x, np.concatenate([found, pad]))
+
+
 # ---- in-place forms (the in-place machinery of ops/inplace.py rebases the history) ----
 def _inplace_form(fn, name):
     def f(self, *args, **kwargs):
@@ -931,3 +943,8 @@ def masked_fill_(self, mask, value):
         return apply(E.where, np.broadcast_to(m, x._data.shape), vv, x)
 
     return _inplace(self, compute, others, needs_old=False, casting="unsafe")
+
+
+# the copying twins of the strided views (torch.unfold_copy, torch.as_strided_copy)
+unfold_copy = public_copy(unfold)
+as_strided_copy = public_copy(as_strided)

@@ -5,7 +5,7 @@ code is needed: the result is computed by the SAME table entries as the out-of-p
 op, then copied into place. What is special is bookkeeping:
 
 1. Under `no_grad` (or when nothing requires grad) the array is simply overwritten
-   (NumPy `out=`: no temporary) and the version counter `t._version[0]` goes up.
+   (NumPy `out=`: no temporary) and the version counter `t._version_counter[0]` goes up.
 2. A leaf that requires grad may not be changed in place while grad mode is on
    (its `.grad` would no longer describe the value it holds): RuntimeError, as PyTorch.
 3. Otherwise the history is REBASED: a new tensor object `old` takes over the tensor's
@@ -98,12 +98,12 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
                 fast(self._data)
             except (TypeError, ValueError) as e:  # NumPy's casting / broadcasting errors
                 raise _fast_error(self, others, e) from None
-            self._version[0] += 1
+            self._version_counter[0] += 1
             return self
         with grad_mode.recording_off():
             res = compute(self)
         _store(self, res, casting)
-        self._version[0] += 1
+        self._version_counter[0] += 1
         if state.dual is not None:
             _set_fw(self, res._fw)
         return self
@@ -127,7 +127,7 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
     if tuple(res._data.shape) != tuple(self._data.shape):
         raise _shape_error(self._data.shape, res._data.shape)
     _store(self, res, casting)
-    self._version[0] += 1
+    self._version_counter[0] += 1
     node = res.grad_fn
     if node is not None:
         if chain:
@@ -361,8 +361,8 @@ def _rebase(self, old, node, res):
         ins_v = tuple(node.versions[:nins])
     else:
         ins_v = tuple(0 if isinstance(t, TensorBase) else None for t in node.inputs)
-    node.versions = ins_v + (self._version[0],)
-    node.out_version = self._version
+    node.versions = ins_v + (self._version_counter[0],)
+    node.out_version = self._version_counter
     prev = old.grad_fn
     # retain_grad() follows the tensor to its new value (PyTorch); other hooks stay with
     # the old value's node, and see the gradient w.r.t. the value before the change.

@@ -67,7 +67,7 @@ def write_out(name, out, res):
         _set_array(out, src.astype(dst.dtype, copy=True))
     else:
         np.copyto(dst, src, casting="unsafe")
-    out._version[0] += 1
+    out._version_counter[0] += 1
     return out
 
 

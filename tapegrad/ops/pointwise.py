@@ -575,7 +575,7 @@ def _binary_inplace(op, ufunc, fname, mode=P.ARITH):
             if (a.dtype is b.dtype and a.dtype.kind == "f" and a.shape == b.shape
                     and a.flags.writeable):
                 ufunc(a, b, out=a)
-                self._version[0] += 1
+                self._version_counter[0] += 1
                 return self
         o = _other(other)
         if alpha is not None and alpha != 1:

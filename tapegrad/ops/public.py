@@ -20,6 +20,9 @@ What follows from a declaration:
   version counter, rebasing a view's base, torch's cast check). An op whose in-place form
   needs a NumPy fast path (`add_`, `mul_`, ...: the optimizers' hot path) writes it by hand
   and declares it with `public(add_)`;
+- **the copying twin of a view** (`public_copy(view)`): `torch.<view>_copy`, the view
+  followed by a contiguous clone of each output (a tensor that shares nothing with its
+  input), with `out=`;
 - **aliases** (`aliases=("absolute",)`): other torch names of the same function;
 - **the package root**: `EXPORTS` maps every declared name to what `tg.<name>` is;
   `tapegrad/__init__.py` takes them all, so a declared op cannot be missing from `tg`;
@@ -31,8 +34,10 @@ The Tensor method itself is one line in its family's section of `class Tensor`
 """
 import sys
 
+from ..core.record import apply
 from .inplace import write_into
 from .out_arg import with_out
+from .rules import shape as _shape_rules
 
 EXPORTS = {}  # torch name -> the callable `tg.<name>` is (the out= form where declared)
 METHODS = {}  # torch name -> the function `Tensor.<name>` must be
@@ -88,3 +93,22 @@ def public_inplace(fn, *, name=None, method=True, function=True, aliases=()):
     inplace_form.__module__ = module
     _register(_rename(inplace_form, n), n, False, method, aliases, module, function)
     return inplace_form
+
+
+def public_copy(view, *, name=None, method=False):
+    """Declare `torch.<view>_copy`: `view(input, ...)` then a contiguous clone of each
+    output (torch's view_copy ops: what the view computes, in memory of its own). Recorded
+    as the view and a clone, so the gradient is the view's. Returns the new function."""
+    def copy_form(input, *args, **kwargs):
+        res = view(input, *args, **kwargs)
+        if isinstance(res, (tuple, list)):  # unbind, split_with_sizes: each piece copied
+            return tuple(apply(_shape_rules.clone, r) for r in res)
+        return apply(_shape_rules.clone, res)
+
+    n = name or view.__name__ + "_copy"
+    copy_form.__doc__ = (f"Performs the same operation as {n[:-5]}, but every output is a "
+                         "new contiguous tensor, not a view.")
+    module = sys._getframe(1).f_globals.get("__name__")
+    copy_form.__module__ = module
+    _register(_rename(copy_form, n), n, True, method, (), module)
+    return copy_form

@@ -235,6 +235,20 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 @public(function=False)
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    dt = self._data.dtype
+    if dt.kind == "f":  # torch's check_uniform_bounds (integer dtypes: _random_fill refuses)
+        top, name = float(np.finfo(dt).max), _dt.cpp_name(dt)
+        for what, v in (("from", a), ("to", b)):
+            if not -top <= v <= top:
+                raise RuntimeError(f"{what} is out of bounds for {name}")
+        if a > b:
+            raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                               f"from={_fmt(a)} > to={_fmt(b)}")
+        if b - a > top:
+            raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
+                               f"{name.capitalize()}>::max(), but found to={b:g} and "
+                               f"from={a:g} which result in "
+                               "to-from to exceed the limit")
     arr = _random.rng(generator).uniform(a, b, size=self._data.shape)
     return _random_fill(self, arr)
 

@@ -18,7 +18,7 @@ from ..core.state import state
 from ..core.tensor_base import TensorBase, like, make
 from . import _args, conversion as _conversion, promotion as _promotion
 from .inplace import LEAF_ERROR, _rebase
-from .public import public, public_inplace
+from .public import public, public_copy, public_inplace
 from .rules import indexing as I, linalg as LX, shape as S
 
 
@@ -326,7 +326,7 @@ def resize_(self, *sizes, memory_format=None):
         k = min(n, a.size)
         new[:k] = a.reshape(-1)[:k]
     x._data = new.reshape(shape)
-    x._version[0] += 1
+    x._version_counter[0] += 1
     return x
 
 
@@ -609,12 +609,12 @@ def _pieces(x, d, sizes, squeeze, sizes_given=False):
             start += s
         return tuple(out)
     arrays = S._pieces_forward(x._data, d, sizes, squeeze)
-    v = x._version[0]
+    v = x._version_counter[0]
     # the pieces are views of x: they share its version counter (an in-place change of
     # x is a change of every piece), as narrow/select views do
     node = Node(S.pieces_op(len(sizes), squeeze, sizes_given), (x,),
                 {"axis": d, "sizes": tuple(sizes), "squeeze": squeeze}, None, arrays,
-                (v, v) if v else None, x._version)
+                (v, v) if v else None, x._version_counter)
     out = []
     for k, a in enumerate(arrays):
         t = make(x._result_type, a, True, node)
@@ -835,13 +835,13 @@ def _restride(self, view):
     if not tracked:
         with grad_mode.recording_off():
             self._data = view(self)._data
-        self._version[0] += 1
+        self._version_counter[0] += 1
         return self
     old = like(self, self._data, self._rg, self.grad_fn)
     old._out, old._fw = self._out, self._fw
     res = view(old)
     self._data = res._data
-    self._version[0] += 1
+    self._version_counter[0] += 1
     _rebase(self, old, res.grad_fn, res)
     return self
 
@@ -889,3 +889,61 @@ def broadcast_shapes(*shapes):
                                    f"{k}! Mismatching argument at index {i} had {shape}; but "
                                    f"expected shape should be broadcastable to {res}")
     return Size(res)
+
+
+# ---- the copying twins of the views (torch.<view>_copy: the view, then a copy) ----------
+@public(method=False)
+def alias(input):
+    """torch.alias: a view of the whole tensor (same shape, same memory)."""
+    x = _args._tensor(input, "alias")
+    return apply(S.reshape, x, shape=x._data.shape)
+
+
+alias_copy = public_copy(alias)
+
+
+def _view_any_strides(input, size):
+    # torch.view_copy(input, size) takes any strides (it computes the view's values, never
+    # a view), where view refuses a shape the strides cannot give
+    if isinstance(size, (_dt.dtype, np.dtype)):
+        return view(input, size)
+    return reshape(input, size)
+
+
+def _expand_to(input, size, *, implicit=False):
+    return expand(input, size)  # torch.expand_copy's signature (implicit: no meaning here)
+
+
+def _permute_to(input, dims):
+    return permute(input, dims)  # torch.permute_copy's signature
+
+
+def _split_by(input, split_size, dim=0):
+    return split(input, split_size, dim)  # torch.split_copy's signature
+
+
+view_copy = public_copy(_view_any_strides, name="view_copy")
+expand_copy = public_copy(_expand_to, name="expand_copy")
+permute_copy = public_copy(_permute_to, name="permute_copy")
+transpose_copy = public_copy(transpose)
+t_copy = public_copy(t)
+diagonal_copy = public_copy(diagonal)
+squeeze_copy = public_copy(squeeze)
+unsqueeze_copy = public_copy(unsqueeze)
+
+
+def _narrow_checked(input, dim, start, length):
+    # torch's narrow_copy checks dim < ndim on its own (a RuntimeError) before narrow's
+    # dim wrapping, which still answers a dim below -ndim (an IndexError)
+    x = _args._tensor(input, "narrow_copy")
+    if x._data.ndim and dim >= x._data.ndim:
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.")
+    return narrow(x, dim, start, length)
+
+
+narrow_copy = public_copy(_narrow_checked, name="narrow_copy", method=True)
+select_copy = public_copy(select)
+split_copy = public_copy(_split_by, name="split_copy")
+split_with_sizes_copy = public_copy(split_with_sizes)
+unbind_copy = public_copy(unbind)

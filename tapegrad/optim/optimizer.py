@@ -118,7 +118,7 @@ class Optimizer:
                 else:
                     p.grad = p.grad.detach() if p.grad.grad_fn is not None else p.grad
                     p.grad._data[...] = 0
-                    p.grad._version[0] += 1
+                    p.grad._version_counter[0] += 1
 
     def step(self, closure=None):
         raise NotImplementedError
@@ -192,7 +192,7 @@ class Optimizer:
         """The update changed these parameters in place: bump their version counters, so a
         graph that saved the old values refuses to backprop through them."""
         for p in params:
-            p._version[0] += 1
+            p._version_counter[0] += 1
 
     # ---- state dicts -----------------------------------------------------------------
     def state_dict(self):

@@ -107,7 +107,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
                 c = scale[g._data.dtype] = coef.astype(g._data.dtype)
             with np.errstate(invalid="ignore"):  # inf * 0 -> nan, silently as torch
                 g._data *= c
-        g._version[0] += 1
+        g._version_counter[0] += 1
     return total
 
 
@@ -122,4 +122,4 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     clip_value = float(clip_value)
     for g in _grads(parameters):
         np.clip(g._data, -clip_value, clip_value, out=g._data)
-        g._version[0] += 1
+        g._version_counter[0] += 1
