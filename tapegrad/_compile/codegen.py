@@ -21,8 +21,13 @@ import re
 import numpy as np
 
 from ..core.backward import _one
-from ..core.engine import _fit as _fit_leaf, accumulate_all, sum_to
+from ..core.engine import _fit as _fit_leaf, accumulate, accumulate_all, sum_to
+from ..core.grad_attribute import SLOT
+from ..core.tensor_base import make
 from ..core.record import in_compute_dtype, keep_default_dtype
+from ..ops.registry import OPS
+from . import emit as _emit
+from . import inline as _inline
 from .capture import BACKWARD, CALL, CONST, EXT, HOST, OP, Const
 
 _ndarray = np.ndarray
@@ -44,9 +49,13 @@ class _Writer:
         self.ns = {"np": np, "ndarray": _ndarray, "F32": _float32, "one": _one,
                    "fit_leaf": _fit_leaf, "accumulate_all": accumulate_all,
                    "keep_default_dtype": keep_default_dtype, "in_compute_dtype": in_compute_dtype, "asarray": np.asarray,
-                   "fit": _fit}
+                   "fit": _fit, "accumulate": accumulate, "gget": SLOT.__get__,
+                   "gset": SLOT.__set__, "make": make, "sum_to_fwd": OPS["sum_over_axes"].forward, **_emit.NS,
+                   **_inline.NS}
         self.lines = []
         self.exprs = {}  # step j -> (args expression, kw expression) for its rules
+        self.meta = plan.meta  # slot -> (shape, dtype) as captured (None: no array)
+        self.fast = {}  # step j -> the metas of its inputs: emitted by emit.py
 
     def bind(self, name, value):
         self.ns[name] = value
@@ -97,6 +106,8 @@ def generate(plan, keep=()):
             emit(f"v{idx} = {w.bind(f'C{j}', st.fn)}.copy()")
         elif kind == EXT:
             emit(f"v{idx} = {w.bind(f'T{j}', st.fn)}._data")
+        elif kind == CALL and _inline.call(w, j, st):
+            pass  # written out (inline.py: zero_grad, a plain SGD step)
         elif kind == CALL:
             fn = w.bind(_name(st.fn, j), st.fn)
             a = w.bind(f"A{j}", st.ins)
@@ -126,7 +137,8 @@ def generate(plan, keep=()):
     return src, w.ns["replay"]
 
 
-_VAR = re.compile(r"\b(?:[vdxg]\d+(?:_\d+)?|kws?\d+|gl\d+|ans\d+|G|sv|a)\b")
+_NAME = re.compile(r"[dxgl]\d+(?:_\d+)?")
+_VAR = re.compile(r"\b(?:[vdxgl]\d+(?:_\d+)?|kws?\d+|gl\d+|ans\d+|G|sv|a)\b")
 
 
 def _free(lines):
@@ -142,15 +154,47 @@ def _free(lines):
     out = []
     for i, line in enumerate(lines):
         out.append(line)
-        if line.lstrip().startswith(("return", "#")):
+        body = line.lstrip()
+        if body.startswith(("return", "#", "else", "elif")) or body.endswith(":"):
+            continue  # (no statement may follow a block's header or split an if/else)
+        if i + 1 < len(lines) and lines[i + 1].lstrip().startswith(("else", "elif")):
             continue
         dead = sorted({n for n in _VAR.findall(line) if last[n] == i})
         if dead:
-            out.append("    del " + ", ".join(dead))
+            out.append(line[:len(line) - len(body)] + "del " + ", ".join(dead))
     return out
 
 
+def _fast_op(w, j, st, keep):
+    """An op of emit.FORWARD whose decisions are all known: its expression."""
+    op = st.fn
+    f = _emit.FORWARD.get(op.name)
+    if (f is None or st.n_out != 1 or st.saved_keys or op.has_extra
+            or not all(type(r) is int for r in st.ins)
+            or not all(type(r) is Const for r in st.kw.values())):
+        return False
+    metas = [w.meta[r] for r in st.ins]
+    if _emit.float_metas(metas) is None or w.meta[st.index] is None:
+        return False
+    kw = {k: r.value for k, r in st.kw.items()}
+    args = [f"v{r}" for r in st.ins]
+    lines = f(args, kw, metas)
+    if lines is None:
+        return False
+    w.emit(f"# {op.name}")
+    for line in lines:
+        w.emit(line.format(o=f"v{st.index}"))
+    kw_s = w.bind(f"K{j}", kw) if kw else "{}"
+    w.exprs[j] = (args, kw_s, f"v{st.index}")
+    w.fast[j] = (metas, kw)
+    if j in keep:
+        w.emit(f"kept[{j}] = (({', '.join(args)},), {kw_s}, v{st.index})")
+    return True
+
+
 def _op(w, j, st, keep):
+    if _fast_op(w, j, st, keep):
+        return
     emit = w.emit
     op = st.fn
     fn = w.bind(_name(op, j), op.forward)
@@ -202,9 +246,71 @@ def _op(w, j, st, keep):
         emit(f"kept[{j}] = ({arr_s}, {saved_kw}, {ans})")
 
 
+def _fitted(w, n, x, meta, shape, dtype):
+    """The expression of gradient `x` fitted to (shape, dtype), as the engine's `_fit`:
+    nothing when its (shape, dtype) is known and right (an emitted rule's), the sum or
+    cast itself when known and wrong, the check at run time when not known."""
+    if meta is not None:
+        if tuple(meta[0]) == tuple(shape) and meta[1] == dtype:
+            return x
+        w.emit(f"x{n} = fit({x}, {w.bind(f'sh{n}', tuple(shape))}, {w.bind(f'dt{n}', dtype)})")
+        return f"x{n}"
+    sh = w.bind(f"sh{n}", tuple(shape))
+    dt = w.bind(f"dt{n}", dtype)
+    w.emit(f"x{n} = {x}")
+    w.emit(f"if x{n}.shape != {sh} or x{n}.dtype != {dt}: x{n} = fit(x{n}, {sh}, {dt})")
+    return f"x{n}"
+
+
+def _rules(w, j, s, evs, gj):
+    """The lines of step j's rules for the inputs in `evs`: {input: (expression, its
+    (shape, dtype) when known)}."""
+    emit = w.emit
+    args, kw_s, ans = w.exprs[j]
+    op = s.fn
+    emit(f"# {op.name}'s rule")
+    fast = w.fast.get(j)
+    vjp = _emit.VJP.get(op.name) if fast is not None else None
+    if vjp is not None:
+        metas, kw = fast
+        got = {}
+        for i, _ in evs:
+            if i not in got:
+                got[i] = vjp(i, gj, ans, args, kw, metas, w.meta[s.index])
+                if got[i] is None:
+                    break
+        else:
+            names = {}
+            for i, (lines, meta) in got.items():
+                alias = _NAME.fullmatch(lines[0][6:]) if len(lines) == 1 else None
+                if alias and lines[0].startswith("{o} = "):  # g itself (add's rule)
+                    names[i] = (lines[0][6:], meta)
+                    continue
+                for line in lines:
+                    emit(line.format(o=f"d{j}_{i}"))
+                names[i] = (f"d{j}_{i}", meta)
+            return names
+    rest = "".join(", " + a for a in args) + ("" if kw_s == "{}" else f", **{kw_s}")
+    names = {}
+    if op.backward is not None:
+        b = w.bind(f"bw{j}", op.backward)
+        emit(f"G = {b}(np, {gj}, {ans}{rest})")
+        for i, _ in evs:
+            names.setdefault(i, (f"G[{i}]", None))
+    else:
+        for i, _ in evs:
+            if i in names:
+                continue
+            r = w.bind(f"{_name(op, j)}_{i}", op.vjps[i])
+            names[i] = (f"d{j}_{i}", None)
+            emit(f"d{j}_{i} = {r}(np, {gj}, {ans}{rest})")
+    return names
+
+
 def _backward(w, st):
     """A backward step: the walk unrolled. Each gradient is a variable; a tensor's
-    contributions are added in the order the captured walk added them."""
+    contributions are added in the order the captured walk added them; each leaf's
+    total is handed to its `.grad` as the engine's accumulate_all does."""
     emit = w.emit
     plan = w.plan
     sch = st.fn
@@ -215,8 +321,7 @@ def _backward(w, st):
     have[(j0, 0)] = f"g{j0}"
     emit(f"# backward of v{root}")
     emit(f"g{j0} = one(v{root})")
-    emit("L = {}")
-    leaves = {}  # id(tensor) -> variable of the tensor (the dict key)
+    leaves = {}  # external number -> (tensor expression, variable of its total)
     late = plan.late
     n = 0
     for j, evs in sch.order:
@@ -231,50 +336,77 @@ def _backward(w, st):
                 continue
             gj = f"gl{j}"
             emit(f"{gj} = [{', '.join(p or 'None' for p in pieces)}]")
-        args, kw_s, ans = w.exprs[j]
-        rest = "".join(", " + a for a in args) + ("" if kw_s == "{}" else f", **{kw_s}")
-        op = s.fn
-        emit(f"# {op.name}")
-        names = {}
-        if op.backward is not None:
-            b = w.bind(f"bw{j}", op.backward)
-            emit(f"G = {b}(np, {gj}, {ans}{rest})")
-            for i, _ in evs:
-                names.setdefault(i, f"G[{i}]")
-        else:
-            for i, _ in evs:
-                if i in names:
-                    continue
-                r = w.bind(f"{_name(op, j)}_{i}", op.vjps[i])
-                names[i] = f"d{j}_{i}"
-                emit(f"d{j}_{i} = {r}(np, {gj}, {ans}{rest})")
+        names = _rules(w, j, s, evs, gj)
         for i, tgt in evs:
             n += 1
-            x = f"x{n}"
-            emit(f"{x} = {names[i]}")
+            x, meta = names[i]
             if tgt[0] == "e":
                 k = sch.entries[tgt[1]]
-                t = late[k - plan.n_ext] if k >= plan.n_ext else None
-                tv = leaves.get(k)
-                if tv is None:
-                    tv = leaves[k] = (w.bind(f"E{k}", t) if t is not None else f"ext[{k}]")
-                    first = True
+                if k >= plan.n_ext:
+                    t = late[k - plan.n_ext]
+                    shape, dtype = t._data.shape, t._data.dtype  # (late_ok checks them)
                 else:
-                    first = False
-                emit(f"if {x}.shape != {tv}._data.shape or {x}.dtype != {tv}._data.dtype: "
-                     f"{x} = fit_leaf(np, {x}, {tv}._data)")
-                emit(f"L[{tv}] = {x}" if first else f"L[{tv}] = L[{tv}] + {x}")
+                    shape, dtype = w.meta[k]  # (the guards check them)
+                x = _fitted(w, n, x, meta, shape, dtype)
+                if plan.dup_ext:  # an input given twice: summed per tensor, as the engine
+                    tv = w.bind(f"E{k}", late[k - plan.n_ext]) if k >= plan.n_ext \
+                        else f"ext[{k}]"
+                    if not leaves:
+                        emit("L = {}")
+                    leaves[k] = None
+                    emit(f"L[{tv}] = L[{tv}] + {x} if {tv} in L else {x}")
+                elif k not in leaves:
+                    tv = w.bind(f"E{k}", late[k - plan.n_ext]) if k >= plan.n_ext \
+                        else f"ext[{k}]"
+                    if _NAME.fullmatch(x):
+                        leaves[k] = (tv, x)  # (a variable: no copy of the name)
+                    else:
+                        leaves[k] = (tv, f"l{n}")
+                        emit(f"l{n} = {x}")
+                else:
+                    var = leaves[k][1]
+                    emit(f"{var} = {var} + {x}")
                 continue
             _, jj, piece, slot, shape, dtype = tgt
-            sh = w.bind(f"sh{n}", shape)
-            dt = w.bind(f"dt{n}", dtype)
-            emit(f"if {x}.shape != {sh} or {x}.dtype != {dt}: {x} = fit({x}, {sh}, {dt})")
+            x = _fitted(w, n, x, meta, shape, dtype)
             var = have.get((jj, piece))
             if var is None:
+                if _NAME.fullmatch(x):
+                    have[(jj, piece)] = x  # (a variable: its name goes on)
+                    continue
                 have[(jj, piece)] = var = f"g{jj}" if plan.steps[jj].n_out == 1 else \
                     f"g{jj}_{piece}"
                 emit(f"{var} = {x}")
             else:
                 emit(f"{var} = {var} + {x}")
-    emit("accumulate_all(L, False, (), False)")
-    emit("L = None")
+    if plan.dup_ext:
+        if leaves:
+            emit("accumulate_all(L, False, (), False)")
+            emit("L = None")
+        return
+    _hand_off(w, list(leaves.values()))
+
+
+def _hand_off(w, leaves):
+    """accumulate_all written out: a fresh total becomes the leaf's `.grad` (stolen),
+    anything else goes through the engine's `accumulate`. An array that reached two
+    leaves (add's rule passes g on to both) is copied by the engine: then its own call."""
+    emit = w.emit
+    if not leaves:
+        return
+    emit("# each leaf's total into its .grad (the engine's hand-off: a fresh array "
+         "becomes .grad)")
+    pad = ""
+    if len(leaves) > 1:
+        pad = "    "
+        ids = ", ".join(f"id({v})" for _, v in leaves)
+        emit(f"if len({{{ids}}}) == {len(leaves)}:")
+    for tv, v in leaves:
+        emit(f"{pad}if gget({tv}) is None and {tv}._hooks is None and {tv}._post_hooks is "
+             f"None and {v}.base is None and {v}.flags.writeable: "
+             f"gset({tv}, make({tv}._result_type, {v}))")
+        emit(f"{pad}else: accumulate({tv}, {v}, False, True)")
+    if pad:
+        emit("else:")
+        emit(f"    accumulate_all({{{', '.join(f'{t}: {v}' for t, v in leaves)}}}, False, (), "
+             f"False)")

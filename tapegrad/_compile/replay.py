@@ -35,7 +35,8 @@ class Plan:
     their (shape, dtype, requires_grad) as captured (`late_meta`, checked per call)."""
 
     __slots__ = ("steps", "n_ext", "outputs", "out_types", "out_rg", "schedule", "op",
-                 "keep", "spec", "late", "late_meta", "code", "run", "trial")
+                 "keep", "spec", "late", "late_meta", "code", "run", "trial", "meta",
+                 "dup_ext")
 
     def __init__(self, cap, outputs, out_tensors, schedule, spec):
         self.steps = cap.steps
@@ -49,6 +50,11 @@ class Plan:
         self.late = tuple(cap.late)
         self.trial = None  # the runner's eager-vs-replay timings while it compares them
         self.late_meta = tuple((t._data.shape, t._data.dtype, t._rg) for t in cap.late)
+        # every slot's (shape, dtype) as captured: what the generated code may fold in
+        # (the guards and late_ok hold the externals' to it; the steps then repeat)
+        self.meta = [(a.shape, a.dtype) if type(a) is np.ndarray else None
+                     for a in cap.arrays]
+        self.dup_ext = len(set(map(id, cap.externals))) != len(cap.externals)
         # the steps whose arrays the backward reads
         keep = set(j for j, _ in schedule.order) if schedule else set()
         for st in cap.steps:

@@ -1,0 +1,165 @@
+"""The hot ops written out as NumPy expressions in the generated replay (codegen.py).
+
+A captured op step is usually emitted as a call of its table entry's forward, and its
+rules as calls of its vjps, with the checks eager makes around them (result type, the
+default dtype, a gradient's shape and dtype against its input's). For the ops below,
+when everything those checks decide is known at capture time (every input an array of
+one float dtype, float32 or float64, with its shape; the keyword arguments constants),
+the emitted line IS the kernel's arithmetic, with the decisions folded in:
+
+    v4 = v2 + v3                       # add
+    v5 = np.tanh(v4)                   # tanh
+    d5_0 = g5 * (1.0 - v5 * v5)        # tanh's rule, from its saved output
+
+Each expression is the one the entry's own forward or rule computes (the same NumPy
+calls in the same order: the same bits; tests/test_compile_emit.py compares them with
+eager), so a printed replay reads as the step's arithmetic. `FORWARD[name](ins, kw,
+metas)` and `VJP[name](i, g, ans, ins, kw, metas, out_meta)` return lines in which `{o}`
+names the result, and (for a rule) the result's (shape, dtype); None: the generic call.
+float16 (computed in float32 and rounded: core/opmath.py) and integer inputs always take
+the generic call.
+"""
+import math
+
+import numpy as np
+
+_F = (np.dtype("float32"), np.dtype("float64"))
+NS = {"matmul": np.matmul, "add_reduce": np.add.reduce, "maximum": np.maximum,
+      "empty": np.empty}
+
+
+def float_metas(metas):
+    """The one float dtype (float32/float64) of these (shape, dtype) metas, or None."""
+    d = None
+    for m in metas:
+        if m is None or m[1] not in _F or (d is not None and m[1] != d):
+            return None
+        d = m[1]
+    return d
+
+
+def _bshape(*shapes):
+    return np.broadcast_shapes(*shapes)
+
+
+# ---- forwards: (ins, kw, metas) -> lines ------------------------------------------------
+def _binary(sym):
+    def f(ins, kw, metas):
+        if len(ins) != 2 or kw:
+            return None
+        return [f"{{o}} = {ins[0]} {sym} {ins[1]}"]
+    return f
+
+
+def _unary(fn):
+    def f(ins, kw, metas):
+        if len(ins) != 1 or kw:
+            return None
+        return [f"{{o}} = np.{fn}({ins[0]})"]
+    return f
+
+
+def _relu(ins, kw, metas):
+    # the entry's np.maximum(x, 0).astype(x.dtype, copy=False): the cast is no copy
+    return [f"{{o}} = maximum({ins[0]}, 0)"] if len(ins) == 1 and not kw else None
+
+
+def _sum(ins, kw, metas):
+    if len(ins) != 1 or set(kw) - {"axis", "keepdims"} or not metas[0][0]:
+        return None
+    axis, keepdims = kw.get("axis"), bool(kw.get("keepdims", False))
+    if axis is None and not keepdims:  # a NumPy scalar: the array of it
+        return [f"{{o}} = asarray(add_reduce({ins[0]}, axis=None))"]
+    return None
+
+
+def _linear(ins, kw, metas):
+    if kw or len(ins) not in (2, 3):
+        return None
+    x, w = ins[0], ins[1]
+    xs = metas[0][0]
+    if len(xs) == 2:
+        out = [f"{{o}} = matmul({x}, {w}.T)"]
+    elif len(xs) > 2:  # leading dims folded into the rows: one gemm (the entry's comment)
+        out = [f"{{o}} = matmul({x}.reshape(-1, {xs[-1]}), {w}.T).reshape("
+               f"{tuple(xs[:-1]) + (metas[1][0][0],)})"]
+    else:
+        return None
+    if len(ins) == 3:
+        out.append(f"{{o}} += {ins[2]}")
+    return out
+
+
+def _reshape(ins, kw, metas):
+    if len(ins) != 1 or set(kw) != {"shape"}:
+        return None
+    return [f"{{o}} = {ins[0]}.reshape({tuple(kw['shape'])!r})"]
+
+
+FORWARD = {"add": _binary("+"), "sub": _binary("-"), "mul": _binary("*"),
+           "div": _binary("/"), "tanh": _unary("tanh"), "exp": _unary("exp"),
+           "log": _unary("log"), "relu": _relu, "sum": _sum, "linear": _linear,
+           "reshape": _reshape}
+
+
+# ---- rules: (i, g, ans, ins, kw, metas, out_meta) -> (lines, (shape, dtype)) ------------
+def _add_vjp(i, g, ans, ins, kw, metas, om):
+    return [f"{{o}} = {g}"], om  # the same array for both inputs (the entry's rule)
+
+
+def _sub_vjp(i, g, ans, ins, kw, metas, om):
+    return [f"{{o}} = {g}" if i == 0 else f"{{o}} = -{g}"], om
+
+
+def _mul_vjp(i, g, ans, ins, kw, metas, om):
+    return [f"{{o}} = {g} * {ins[1 - i]}"], om
+
+
+def _tanh_vjp(i, g, ans, ins, kw, metas, om):
+    return [f"{{o}} = {g} * (1.0 - {ans} * {ans})"], om
+
+
+def _exp_vjp(i, g, ans, ins, kw, metas, om):
+    return [f"{{o}} = {g} * {ans}"], om
+
+
+def _log_vjp(i, g, ans, ins, kw, metas, om):
+    return [f"{{o}} = {g} * (1.0 / {ins[0]})"], om
+
+
+def _sum_vjp(i, g, ans, ins, kw, metas, om):
+    shape, dtype = metas[0]
+    if kw.get("axis") is not None or kw.get("keepdims") or math.prod(shape) > 65536:
+        return None
+    # reductions' _expand: np.full's two steps (a writable array the engine may keep)
+    return [f"{{o}} = empty({shape!r}, {g}.dtype)", f"{{o}}[...] = {g}"], metas[0]
+
+
+def _linear_vjp(i, g, ans, ins, kw, metas, om):
+    gs = om[0]
+    if i == 0:
+        if len(gs) <= 2:
+            return [f"{{o}} = matmul({g}, {ins[1]})"], metas[0]
+        return [f"{{o}} = matmul({g}.reshape(-1, {gs[-1]}), {ins[1]}).reshape("
+                f"{tuple(gs[:-1]) + (metas[1][0][1],)})"], metas[0]
+    if i == 1:
+        rows_g = g if len(gs) == 2 else f"{g}.reshape(-1, {gs[-1]})"
+        xs = metas[0][0]
+        rows_x = ins[0] if len(xs) == 2 else f"{ins[0]}.reshape(-1, {xs[-1]})"
+        return [f"{{o}} = matmul({rows_g}.T, {rows_x})"], metas[1]
+    if i == 2:  # the bias: g summed over its leading axes (the sum_over_axes kernel)
+        lead = tuple(range(len(gs) - len(metas[2][0])))
+        if not lead:
+            return [f"{{o}} = {g}"], metas[2]
+        return [f"{{o}} = sum_to_fwd({g}, axes={lead!r}, shape={tuple(gs[len(lead):])!r})"], \
+            metas[2]
+    return None
+
+
+def _reshape_vjp(i, g, ans, ins, kw, metas, om):
+    return [f"{{o}} = {g}.reshape({tuple(metas[0][0])!r})"], metas[0]
+
+
+VJP = {"add": _add_vjp, "sub": _sub_vjp, "mul": _mul_vjp, "tanh": _tanh_vjp,
+       "exp": _exp_vjp, "log": _log_vjp, "sum": _sum_vjp, "linear": _linear_vjp,
+       "reshape": _reshape_vjp}
