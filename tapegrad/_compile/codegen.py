@@ -90,11 +90,28 @@ def _name(fn, j):
 
 
 def generate(plan, keep=()):
-    """(source, function): the function takes the list of external tensors (the call's,
-    then the plan's ext steps') and returns ({slot: array} of the outputs, kept), kept
-    being {step: (arrays, kw, ans)} for the steps in `keep` (a compiled node's rules)."""
+    """(source, function): the function takes the list of external tensors (the call's)
+    and returns ({slot: array} of the outputs, kept), kept being {step: (arrays, kw, ans)}
+    for the steps in `keep` (a compiled node's rules); (None, None) before doing anything
+    when a tensor read as a global no longer has its captured shape, dtype or
+    requires_grad (`Plan.late_ok`)."""
     w = _Writer(plan)
     emit = w.emit
+    # the tensors the call reads that are no argument (parameters read as globals), read
+    # first: still of the captured shape, dtype and requires_grad, or no replay (None)
+    ext_slot = {id(st.fn): st.index for st in plan.steps if st.kind == EXT}
+    early = set()
+    for n, (t, (shape, dtype, rg)) in enumerate(zip(plan.late, plan.late_meta)):
+        tn = w.bind(f"LT{n}", t)
+        k = ext_slot.get(id(t))
+        if k is None or k in early:
+            a = f"{tn}._data"
+        else:
+            early.add(k)
+            a = f"v{k}"
+            emit(f"v{k} = {tn}._data")
+        emit(f"if {a}.shape != {w.bind(f'LS{n}', shape)} or {a}.dtype != "
+             f"{w.bind(f'LD{n}', dtype)} or {tn}._rg != {rg}: return None, None")
     for k in range(plan.n_ext):
         emit(f"v{k} = ext[{k}]._data")
     if keep:
@@ -104,6 +121,8 @@ def generate(plan, keep=()):
         idx = st.index
         if kind == CONST:
             emit(f"v{idx} = {w.bind(f'C{j}', st.fn)}.copy()")
+        elif kind == EXT and idx in early:
+            continue
         elif kind == EXT:
             emit(f"v{idx} = {w.bind(f'T{j}', st.fn)}._data")
         elif kind == CALL and _inline.call(w, j, st):
@@ -170,14 +189,16 @@ def _fast_op(w, j, st, keep):
     op = st.fn
     f = _emit.FORWARD.get(op.name)
     if (f is None or st.n_out != 1 or st.saved_keys or op.has_extra
-            or not all(type(r) is int for r in st.ins)
+            or not all(type(r) is int or (type(r) is Const and r.value is None)
+                       for r in st.ins)
             or not all(type(r) is Const for r in st.kw.values())):
         return False
-    metas = [w.meta[r] for r in st.ins]
-    if _emit.float_metas(metas) is None or w.meta[st.index] is None:
+    metas = [w.meta[r] if type(r) is int else None for r in st.ins]
+    if (_emit.float_metas([m for r, m in zip(st.ins, metas) if type(r) is int]) is None
+            or w.meta[st.index] is None):
         return False
     kw = {k: r.value for k, r in st.kw.items()}
-    args = [f"v{r}" for r in st.ins]
+    args = [f"v{r}" if type(r) is int else "None" for r in st.ins]
     lines = f(args, kw, metas)
     if lines is None:
         return False
@@ -320,7 +341,10 @@ def _backward(w, st):
     have = {}  # (step, piece) -> variable holding its gradient so far
     have[(j0, 0)] = f"g{j0}"
     emit(f"# backward of v{root}")
-    emit(f"g{j0} = one(v{root})")
+    if w.meta[root] is not None:  # the shared read-only seed of this shape and dtype
+        emit(f"g{j0} = {w.bind(f'ONE{j0}', _one(np.empty(*w.meta[root])))}")
+    else:
+        emit(f"g{j0} = one(v{root})")
     leaves = {}  # external number -> (tensor expression, variable of its total)
     late = plan.late
     n = 0
@@ -358,14 +382,16 @@ def _backward(w, st):
                 elif k not in leaves:
                     tv = w.bind(f"E{k}", late[k - plan.n_ext]) if k >= plan.n_ext \
                         else f"ext[{k}]"
+                    fresh = meta is not None and meta[2] and x == names[i][0]
                     if _NAME.fullmatch(x):
-                        leaves[k] = (tv, x)  # (a variable: no copy of the name)
+                        leaves[k] = [tv, x, fresh]  # (a variable: no copy of the name)
                     else:
-                        leaves[k] = (tv, f"l{n}")
+                        leaves[k] = [tv, f"l{n}", fresh]
                         emit(f"l{n} = {x}")
                 else:
                     var = leaves[k][1]
                     emit(f"{var} = {var} + {x}")
+                    leaves[k][2] = True  # a sum: a new array
                 continue
             _, jj, piece, slot, shape, dtype = tgt
             x = _fitted(w, n, x, meta, shape, dtype)
@@ -397,16 +423,19 @@ def _hand_off(w, leaves):
     emit("# each leaf's total into its .grad (the engine's hand-off: a fresh array "
          "becomes .grad)")
     pad = ""
-    if len(leaves) > 1:
+    # fresh totals (an emitted rule's new array, a sum) are distinct arrays of their own:
+    # no check of identity or ownership is needed for them
+    known = all(f for _, _, f in leaves) and len({v for _, v, _ in leaves}) == len(leaves)
+    if len(leaves) > 1 and not known:
         pad = "    "
-        ids = ", ".join(f"id({v})" for _, v in leaves)
+        ids = ", ".join(f"id({v})" for _, v, _ in leaves)
         emit(f"if len({{{ids}}}) == {len(leaves)}:")
-    for tv, v in leaves:
+    for tv, v, fresh in leaves:
+        own = "" if fresh else f" and {v}.base is None and {v}.flags.writeable"
         emit(f"{pad}if gget({tv}) is None and {tv}._hooks is None and {tv}._post_hooks is "
-             f"None and {v}.base is None and {v}.flags.writeable: "
-             f"gset({tv}, make({tv}._result_type, {v}))")
+             f"None{own}: gset({tv}, make({tv}._result_type, {v}))")
         emit(f"{pad}else: accumulate({tv}, {v}, False, True)")
     if pad:
         emit("else:")
-        emit(f"    accumulate_all({{{', '.join(f'{t}: {v}' for t, v in leaves)}}}, False, (), "
-             f"False)")
+        emit(f"    accumulate_all({{{', '.join(f'{t}: {v}' for t, v, _ in leaves)}}}, False, "
+             f"(), False)")

@@ -15,7 +15,9 @@ Each expression is the one the entry's own forward or rule computes (the same Nu
 calls in the same order: the same bits; tests/test_compile_emit.py compares them with
 eager), so a printed replay reads as the step's arithmetic. `FORWARD[name](ins, kw,
 metas)` and `VJP[name](i, g, ans, ins, kw, metas, out_meta)` return lines in which `{o}`
-names the result, and (for a rule) the result's (shape, dtype); None: the generic call.
+names the result, and (for a rule) the result's (shape, dtype, fresh): fresh, a new
+array of its own (not a view, not g itself), which the engine may make `.grad` as it
+is; None: the generic call.
 float16 (computed in float32 and rounded: core/opmath.py) and integer inputs always take
 the generic call.
 """
@@ -25,7 +27,7 @@ import numpy as np
 
 _F = (np.dtype("float32"), np.dtype("float64"))
 NS = {"matmul": np.matmul, "add_reduce": np.add.reduce, "maximum": np.maximum,
-      "empty": np.empty}
+      "empty": np.empty, "float32": _F[0], "float64": _F[1]}
 
 
 def float_metas(metas):
@@ -45,7 +47,7 @@ def _bshape(*shapes):
 # ---- forwards: (ins, kw, metas) -> lines ------------------------------------------------
 def _binary(sym):
     def f(ins, kw, metas):
-        if len(ins) != 2 or kw:
+        if len(ins) != 2 or kw or None in metas:
             return None
         return [f"{{o}} = {ins[0]} {sym} {ins[1]}"]
     return f
@@ -53,7 +55,7 @@ def _binary(sym):
 
 def _unary(fn):
     def f(ins, kw, metas):
-        if len(ins) != 1 or kw:
+        if len(ins) != 1 or kw or None in metas:
             return None
         return [f"{{o}} = np.{fn}({ins[0]})"]
     return f
@@ -61,11 +63,12 @@ def _unary(fn):
 
 def _relu(ins, kw, metas):
     # the entry's np.maximum(x, 0).astype(x.dtype, copy=False): the cast is no copy
-    return [f"{{o}} = maximum({ins[0]}, 0)"] if len(ins) == 1 and not kw else None
+    return [f"{{o}} = maximum({ins[0]}, 0)"] if metas == [metas[0]] and metas[0] and not kw \
+        else None
 
 
 def _sum(ins, kw, metas):
-    if len(ins) != 1 or set(kw) - {"axis", "keepdims"} or not metas[0][0]:
+    if len(ins) != 1 or set(kw) - {"axis", "keepdims"} or not metas[0] or not metas[0][0]:
         return None
     axis, keepdims = kw.get("axis"), bool(kw.get("keepdims", False))
     if axis is None and not keepdims:  # a NumPy scalar: the array of it
@@ -74,7 +77,7 @@ def _sum(ins, kw, metas):
 
 
 def _linear(ins, kw, metas):
-    if kw or len(ins) not in (2, 3):
+    if kw or len(ins) not in (2, 3) or None in metas[:2]:
         return None
     x, w = ins[0], ins[1]
     xs = metas[0][0]
@@ -85,13 +88,13 @@ def _linear(ins, kw, metas):
                f"{tuple(xs[:-1]) + (metas[1][0][0],)})"]
     else:
         return None
-    if len(ins) == 3:
+    if len(ins) == 3 and metas[2] is not None:  # (the entry's `out += b`)
         out.append(f"{{o}} += {ins[2]}")
     return out
 
 
 def _reshape(ins, kw, metas):
-    if len(ins) != 1 or set(kw) != {"shape"}:
+    if len(ins) != 1 or set(kw) != {"shape"} or not metas[0]:
         return None
     return [f"{{o}} = {ins[0]}.reshape({tuple(kw['shape'])!r})"]
 
@@ -104,60 +107,61 @@ FORWARD = {"add": _binary("+"), "sub": _binary("-"), "mul": _binary("*"),
 
 # ---- rules: (i, g, ans, ins, kw, metas, out_meta) -> (lines, (shape, dtype)) ------------
 def _add_vjp(i, g, ans, ins, kw, metas, om):
-    return [f"{{o}} = {g}"], om  # the same array for both inputs (the entry's rule)
+    return [f"{{o}} = {g}"], om + (False,)  # the same array for both inputs (the rule's)
 
 
 def _sub_vjp(i, g, ans, ins, kw, metas, om):
-    return [f"{{o}} = {g}" if i == 0 else f"{{o}} = -{g}"], om
+    return ([f"{{o}} = {g}"], om + (False,)) if i == 0 else ([f"{{o}} = -{g}"], om + (True,))
 
 
 def _mul_vjp(i, g, ans, ins, kw, metas, om):
-    return [f"{{o}} = {g} * {ins[1 - i]}"], om
+    return [f"{{o}} = {g} * {ins[1 - i]}"], om + (True,)
 
 
 def _tanh_vjp(i, g, ans, ins, kw, metas, om):
-    return [f"{{o}} = {g} * (1.0 - {ans} * {ans})"], om
+    return [f"{{o}} = {g} * (1.0 - {ans} * {ans})"], om + (True,)
 
 
 def _exp_vjp(i, g, ans, ins, kw, metas, om):
-    return [f"{{o}} = {g} * {ans}"], om
+    return [f"{{o}} = {g} * {ans}"], om + (True,)
 
 
 def _log_vjp(i, g, ans, ins, kw, metas, om):
-    return [f"{{o}} = {g} * (1.0 / {ins[0]})"], om
+    return [f"{{o}} = {g} * (1.0 / {ins[0]})"], om + (True,)
 
 
 def _sum_vjp(i, g, ans, ins, kw, metas, om):
-    shape, dtype = metas[0]
-    if kw.get("axis") is not None or kw.get("keepdims") or math.prod(shape) > 65536:
+    shape = metas[0][0]
+    if om[1] not in _F or kw.get("axis") is not None or kw.get("keepdims") or math.prod(shape) > 65536:
         return None
     # reductions' _expand: np.full's two steps (a writable array the engine may keep)
-    return [f"{{o}} = empty({shape!r}, {g}.dtype)", f"{{o}}[...] = {g}"], metas[0]
+    return [f"{{o}} = empty({shape!r}, {om[1].name})", f"{{o}}[...] = {g}"], \
+        (shape, om[1], True)
 
 
 def _linear_vjp(i, g, ans, ins, kw, metas, om):
     gs = om[0]
     if i == 0:
         if len(gs) <= 2:
-            return [f"{{o}} = matmul({g}, {ins[1]})"], metas[0]
+            return [f"{{o}} = matmul({g}, {ins[1]})"], metas[0] + (True,)
         return [f"{{o}} = matmul({g}.reshape(-1, {gs[-1]}), {ins[1]}).reshape("
-                f"{tuple(gs[:-1]) + (metas[1][0][1],)})"], metas[0]
+                f"{tuple(gs[:-1]) + (metas[1][0][1],)})"], metas[0] + (False,)
     if i == 1:
         rows_g = g if len(gs) == 2 else f"{g}.reshape(-1, {gs[-1]})"
         xs = metas[0][0]
         rows_x = ins[0] if len(xs) == 2 else f"{ins[0]}.reshape(-1, {xs[-1]})"
-        return [f"{{o}} = matmul({rows_g}.T, {rows_x})"], metas[1]
+        return [f"{{o}} = matmul({rows_g}.T, {rows_x})"], metas[1] + (True,)
     if i == 2:  # the bias: g summed over its leading axes (the sum_over_axes kernel)
         lead = tuple(range(len(gs) - len(metas[2][0])))
         if not lead:
-            return [f"{{o}} = {g}"], metas[2]
+            return [f"{{o}} = {g}"], metas[2] + (False,)
         return [f"{{o}} = sum_to_fwd({g}, axes={lead!r}, shape={tuple(gs[len(lead):])!r})"], \
-            metas[2]
+            metas[2] + (False,)
     return None
 
 
 def _reshape_vjp(i, g, ans, ins, kw, metas, om):
-    return [f"{{o}} = {g}.reshape({tuple(metas[0][0])!r})"], metas[0]
+    return [f"{{o}} = {g}.reshape({tuple(metas[0][0])!r})"], metas[0] + (False,)
 
 
 VJP = {"add": _add_vjp, "sub": _sub_vjp, "mul": _mul_vjp, "tanh": _tanh_vjp,
