@@ -116,6 +116,7 @@ def generate(plan, keep=()):
         emit(f"v{k} = ext[{k}]._data")
     if keep:
         emit("kept = {}")
+    hosts = _emit.host_table()
     for j, st in enumerate(plan.steps):
         kind = st.kind
         idx = st.index
@@ -132,6 +133,8 @@ def generate(plan, keep=()):
             a = w.bind(f"A{j}", st.ins)
             kw = w.bind(f"W{j}", st.kw)
             emit(f"{fn}(*{a}, **{kw})")
+        elif kind == HOST and _host(w, j, st, hosts):
+            pass
         elif kind == HOST:
             fn = w.bind(_name(st.fn, j), st.fn)
             args = ", ".join(w.ref(r, j, i) for i, r in enumerate(st.ins))
@@ -157,7 +160,7 @@ def generate(plan, keep=()):
 
 
 _NAME = re.compile(r"[dxgl]\d+(?:_\d+)?")
-_VAR = re.compile(r"\b(?:[vdxgl]\d+(?:_\d+)?|kws?\d+|gl\d+|ans\d+|G|sv|a)\b")
+_VAR = re.compile(r"\b(?:[vdxglt]\d+(?:_\d+)?|kws?\d+|gl\d+|ans\d+|G|sv|a)\b")
 
 
 def _free(lines):
@@ -184,11 +187,26 @@ def _free(lines):
     return out
 
 
+def _host(w, j, st, hosts):
+    """A host step of emit.py's table, written out (True), or not (False)."""
+    f = hosts.get(st.fn)
+    if f is None or st.n_out or not all(type(r) in (int, Const) for r in st.ins):
+        return False
+    lines = f([f"v{r}" if type(r) is int else r.value for r in st.ins])
+    if lines is None:
+        return False
+    w.emit(f"# {st.fn.__name__.lstrip('_')}")
+    for line in lines:
+        w.emit(line.format(t=f"t{j}"))
+    return True
+
+
 def _fast_op(w, j, st, keep):
     """An op of emit.FORWARD whose decisions are all known: its expression."""
     op = st.fn
     f = _emit.FORWARD.get(op.name)
-    if (f is None or st.n_out != 1 or st.saved_keys or op.has_extra
+    saves = op.name in _emit.SAVES
+    if (f is None or st.n_out != 1 or ((st.saved_keys or op.has_extra) and not saves)
             or not all(type(r) is int or (type(r) is Const and r.value is None)
                        for r in st.ins)
             or not all(type(r) is Const for r in st.kw.values())):
@@ -202,12 +220,20 @@ def _fast_op(w, j, st, keep):
     lines = f(args, kw, metas)
     if lines is None:
         return False
+    names = {"o": f"v{st.index}", "t": f"t{j}"}
+    names.update((key, f"v{st.index + 1 + n}") for n, key in enumerate(st.saved_keys))
+    if saves and set(names) != {"o", "t"} | set(_emit.SAVES[op.name]):
+        return False
     w.emit(f"# {op.name}")
     for line in lines:
-        w.emit(line.format(o=f"v{st.index}"))
+        w.emit(line.format(**names))
     kw_s = w.bind(f"K{j}", kw) if kw else "{}"
+    if saves and j in keep:  # the node's rules read the saved values with the arguments
+        w.emit(f"kws{j} = {{**{kw_s}, " + ", ".join(f"{k!r}: {names[k]}"
+                                                  for k in st.saved_keys) + "}")
+        kw_s = f"kws{j}"
     w.exprs[j] = (args, kw_s, f"v{st.index}")
-    w.fast[j] = (metas, kw)
+    w.fast[j] = (metas, kw, {k: names[k] for k in st.saved_keys})
     if j in keep:
         w.emit(f"kept[{j}] = (({', '.join(args)},), {kw_s}, v{st.index})")
     return True
@@ -291,9 +317,16 @@ def _rules(w, j, s, evs, gj):
     op = s.fn
     emit(f"# {op.name}'s rule")
     fast = w.fast.get(j)
+    if fast is not None and op.name == "batch_norm":  # its fused rule, all three at once
+        metas, kw, saved = fast
+        ns = {"t": f"t{j}", "dx": f"d{j}_0", "dw": f"d{j}_1", "db": f"d{j}_2"}
+        for line in _emit.bn_rule(gj, args, kw, metas, saved):
+            emit(line.format(**ns))
+        return {0: (f"d{j}_0", metas[0] + (True,)), 1: (f"d{j}_1", metas[1] + (False,)),
+                2: (f"d{j}_2", metas[2] + (False,))}
     vjp = _emit.VJP.get(op.name) if fast is not None else None
     if vjp is not None:
-        metas, kw = fast
+        metas, kw, _ = fast
         got = {}
         for i, _ in evs:
             if i not in got:

@@ -99,10 +99,36 @@ def _reshape(ins, kw, metas):
     return [f"{{o}} = {ins[0]}.reshape({tuple(kw['shape'])!r})"]
 
 
+def _matmul(ins, kw, metas):
+    if kw or len(ins) != 2 or None in metas or not metas[0][0] or not metas[1][0]:
+        return None
+    return [f"{{o}} = matmul({ins[0]}, {ins[1]})"]  # (the shapes were checked at capture)
+
+
+def _bn(ins, kw, metas):
+    """Training-mode batch norm of an (N, C) input with weight and bias: the entry's
+    arithmetic (`_bn_forward`), its saved values named {mean} {var} {invstd} {xhat}."""
+    if (len(ins) != 3 or None in metas or len(metas[0][0]) != 2 or kw.get("axes") != (0,)
+            or set(kw) != {"axes", "eps", "correction"} or metas[1][0] != metas[0][0][1:]
+            or metas[2][0] != metas[0][0][1:] or type(kw["eps"]) is not float):
+        return None
+    x, w, b = ins
+    n, c = metas[0][0][0], kw["correction"]
+    return [f"{{mean}} = add_reduce({x}, axis=(0,), keepdims=True) / {n}",
+            f"{{t}} = {x} - {{mean}}",
+            f"{{var}} = add_reduce({{t}} * {{t}}, axis=(0,), keepdims=True) / {n - c}",
+            f"{{invstd}} = 1.0 / np.sqrt({{var}} + {kw['eps']!r})",
+            f"{{xhat}} = {{t}} * {{invstd}}",
+            f"{{o}} = {{xhat}} * {w}.reshape({(1, metas[1][0][0])})",
+            f"{{o}} += {b}.reshape({(1, metas[2][0][0])})"]
+
+
 FORWARD = {"add": _binary("+"), "sub": _binary("-"), "mul": _binary("*"),
            "div": _binary("/"), "tanh": _unary("tanh"), "exp": _unary("exp"),
            "log": _unary("log"), "relu": _relu, "sum": _sum, "linear": _linear,
-           "reshape": _reshape}
+           "reshape": _reshape, "matmul": _matmul, "batch_norm": _bn}
+# the ops whose forward also names saved values ({key} in its lines)
+SAVES = {"batch_norm": ("mean", "var", "invstd", "xhat")}
 
 
 # ---- rules: (i, g, ans, ins, kw, metas, out_meta) -> (lines, (shape, dtype)) ------------
@@ -164,6 +190,65 @@ def _reshape_vjp(i, g, ans, ins, kw, metas, om):
     return [f"{{o}} = {g}.reshape({tuple(metas[0][0])!r})"], metas[0] + (False,)
 
 
+def _matmul_vjp(i, g, ans, ins, kw, metas, om):
+    xs, ys = metas[0][0], metas[1][0]
+    if i == 0 and len(ys) == 2 and len(xs) > 1:  # x (..., n, k) @ W (k, m): no promotion
+        return [f"{{o}} = matmul({g}, {ins[1]}.T)"], metas[0] + (True,)
+    if i == 1 and len(xs) == 2 and len(ys) == 2:
+        return [f"{{o}} = matmul({ins[0]}.T, {g})"], metas[1] + (True,)
+    return None
+
+
+def _relu_vjp(i, g, ans, ins, kw, metas, om):
+    # the rule's product with the mask, and its select when that product is not finite
+    # (an inf/nan gradient at a blocked entry: 0 * inf)
+    return [f"{{o}}m = {ans} != 0", f"{{o}} = {g} * {{o}}m",
+            f"if not np.isfinite({{o}}.reshape(-1) @ {{o}}.reshape(-1)): "
+            f"{{o}} = np.where({{o}}m, {g}, 0.0)"], om + (True,)
+
+
+def bn_rule(g, ins, kw, metas, saved):
+    """batch_norm's fused rule (`_bn_backward`): lines for {dx}, {dw}, {db}."""
+    x, w, b = ins
+    n, c = metas[0][0][0], kw["correction"]
+    C = metas[1][0][0]
+    return [f"{{t}}_1 = {g} * {saved['xhat']}",
+            f"{{t}}_2 = add_reduce({{t}}_1, axis=(0,), keepdims=True)",
+            f"{{t}}_3 = add_reduce({g}, axis=(0,), keepdims=True)",
+            f"{{dx}} = {g} - {{t}}_3 / {n}",
+            f"{{dx}} -= {saved['xhat']} * ({{t}}_2 / {n - c})",
+            f"{{dx}} *= {saved['invstd']} * {w}.reshape({(1, C)})",
+            f"{{dw}} = sum_to_fwd({{t}}_1, axes=(0,), shape={(C,)})",
+            f"{{db}} = sum_to_fwd({g}, axes=(0,), shape={(C,)})"]
+
+
 VJP = {"add": _add_vjp, "sub": _sub_vjp, "mul": _mul_vjp, "tanh": _tanh_vjp,
        "exp": _exp_vjp, "log": _log_vjp, "sum": _sum_vjp, "linear": _linear_vjp,
-       "reshape": _reshape_vjp}
+       "reshape": _reshape_vjp, "matmul": _matmul_vjp, "relu": _relu_vjp}
+
+
+# ---- host steps (array work of the API layer a replay repeats) ---------------------------
+def _count_batch(ins):
+    return [f"{ins[0]} += 1"]  # BatchNorm's num_batches_tracked, in place (0-d)
+
+
+def _update_running(ins):
+    """BatchNorm's running statistics, in place: `_update_running`'s arithmetic with
+    its Python numbers folded (the same doubles)."""
+    mean, var, rm, rv, m, n, c = ins
+    if not all(type(v) in (int, float) for v in (m, n, c)) or n < 2:
+        return None
+    out = []
+    if rm is not None:
+        out += [f"{rm} *= {1 - m!r}", f"{rm} += {m!r} * {mean}.reshape(-1)"]
+    if rv is not None:
+        out += [f"{{t}} = {var}.reshape(-1) * {(n - c) / (n - 1)!r}", f"{{t}} *= {m!r}",
+                f"{rv} *= {1 - m!r}", f"{rv} += {{t}}"]
+    return out
+
+
+def host_table():
+    """{host function: emitter}: imported when a replay is generated (nn imports late)."""
+    from ..nn.functional.normalization import _update_running as ur
+    from ..nn.modules.batchnorm import _count_batch as cb
+    return {cb: _count_batch, ur: _update_running}
