@@ -32,6 +32,7 @@ import numpy as np
 
 from .._device import device as _Device
 from .. import dtypes as _dt
+from ..core import opmath as _opmath
 from ..core.state import state
 from ..core.tensor_base import TensorBase
 from . import schedule as _schedule
@@ -39,6 +40,7 @@ from .._dynamo.exc import Unsupported
 
 OP, HOST, CONST, EXT, CALL, BACKWARD = 0, 1, 2, 3, 4, 5
 _ndarray = np.ndarray
+_float16 = np.dtype("float16")
 _getrefcount = sys.getrefcount
 # arguments taken as constants: anything else may hold arrays the tape cannot see
 _PLAIN = frozenset((int, float, bool, complex, str, bytes, type(None), type(Ellipsis)))
@@ -51,12 +53,14 @@ class Step:
     holding arrays becomes `Seq`); `n_out` arrays go to the next slots, then the saved
     values named `saved_keys`."""
 
-    __slots__ = ("kind", "fn", "ins", "kw", "n_out", "saved_keys", "shapes", "rg", "index")
+    __slots__ = ("kind", "fn", "ins", "kw", "n_out", "saved_keys", "shapes", "rg", "index",
+                 "opmath")
 
     def __init__(self, kind, fn, ins, kw, n_out, saved_keys=(), shapes=(), rg=()):
         self.kind, self.fn, self.ins, self.kw = kind, fn, ins, kw
         self.n_out, self.saved_keys, self.shapes, self.rg = n_out, saved_keys, shapes, rg
         self.index = None  # the slot of its first output (set by Capture._add_step)
+        self.opmath = False  # float16 computed in float32, as eager's apply did (opmath.py)
 
 
 class Const:
@@ -129,6 +133,9 @@ class Capture:
         keys = tuple(saved) if saved else ()
         rg = tuple(isinstance(t, TensorBase) and t._rg for t in inputs)
         step = Step(OP, op, ins, kw, 1, keys, (out.shape,), rg)
+        first = next((t for t in inputs if isinstance(t, TensorBase)), None)
+        step.opmath = (first is not None and first._data.dtype == _float16
+                       and _opmath.applies(op, arrays, args))  # (core/record.py apply)
         first = self._add_step(step, [out] + [saved[k] for k in keys])
         self.results.append((res, first))
         if res.grad_fn is not None:

@@ -20,6 +20,7 @@ import re
 
 import numpy as np
 
+from ..core import opmath as _opmath
 from ..core.backward import _one
 from ..core.engine import _fit as _fit_leaf, accumulate, accumulate_all, sum_to
 from ..core.grad_attribute import SLOT
@@ -32,6 +33,13 @@ from .capture import BACKWARD, CALL, CONST, EXT, HOST, OP, Const
 
 _ndarray = np.ndarray
 _float32 = np.dtype("float32")
+_float16 = np.dtype("float16")
+
+
+def _narrow_extra(out):
+    """An op with saved values, float16: its result rounded, the saved values as they are
+    (core/record.py apply)."""
+    return _opmath.narrow(out[0]), out[1]
 
 
 def _fit(gi, shape, dtype):
@@ -49,7 +57,9 @@ class _Writer:
         self.ns = {"np": np, "ndarray": _ndarray, "F32": _float32, "one": _one,
                    "fit_leaf": _fit_leaf, "accumulate_all": accumulate_all,
                    "keep_default_dtype": keep_default_dtype, "in_compute_dtype": in_compute_dtype, "asarray": np.asarray,
-                   "fit": _fit, "accumulate": accumulate, "gget": SLOT.__get__,
+                   "fit": _fit, "accumulate": accumulate, "widen": _opmath.widen,
+                   "narrow": _opmath.narrow, "narrow_extra": _narrow_extra,
+                   "widen_rule": _opmath.widen_rule, "gget": SLOT.__get__,
                    "gset": SLOT.__set__, "make": make, "sum_to_fwd": OPS["sum_over_axes"].forward, **_emit.NS,
                    **_inline.NS}
         self.lines = []
@@ -160,7 +170,7 @@ def generate(plan, keep=()):
 
 
 _NAME = re.compile(r"[dxgl]\d+(?:_\d+)?")
-_VAR = re.compile(r"\b(?:[vdxglt]\d+(?:_\d+)?|kws?\d+|gl\d+|ans\d+|G|sv|a)\b")
+_VAR = re.compile(r"\b(?:[vdxglto]\d+(?:_\d+)?|kws?\d+|gl\d+|ans\d+|G|sv|a)\b")
 
 
 def _free(lines):
@@ -259,10 +269,16 @@ def _op(w, j, st, keep):
         kw_s = None
     arr_s = f"({args_s},)" if args else "()"
     fwd_s = args_s
-    if op.ints_to_float and args:  # as core/record.py apply(): integer inputs computed
+    if st.opmath:  # float16 computed in float32 and rounded once (core/opmath.py)
+        emit(f"c{j} = widen([{args_s}])")
+        fwd_s = f"*c{j}"
+    elif op.ints_to_float and args:  # as core/record.py apply(): integer inputs computed
         emit(f"c{j} = in_compute_dtype([{args_s}])")  # in the default dtype
         fwd_s = f"*c{j}"
     call = f"{fn}({fwd_s}{', ' if args else ''}**{kw_s})" if kw_s else f"{fn}({fwd_s})"
+    if st.opmath:
+        call = (f"narrow_extra({call})" if op.has_extra else f"narrow({call})")
+        fwd_s = args_s  # (keep_default_dtype below reads the given arrays)
     if st.n_out != 1:  # the pieces of a split
         outs = ", ".join(f"v{idx + n}" for n in range(st.n_out))
         emit(f"{outs}, = ans{j} = tuple({call})")
@@ -345,6 +361,11 @@ def _rules(w, j, s, evs, gj):
                 names[i] = (f"d{j}_{i}", meta)
             return names
     rest = "".join(", " + a for a in args) + ("" if kw_s == "{}" else f", **{kw_s}")
+    m = w.meta[s.index]
+    if s.n_out == 1 and op.opmath and m is not None and m[1] == _float16:
+        # float16: the rules run in float32 (the engine's widen_rule); fit rounds back
+        emit(f"o{j} = widen_rule({gj}, {ans}, {kw_s}, [{', '.join(args)}])")
+        gj, ans, rest = f"o{j}[0]", f"o{j}[1]", f", *o{j}[3], **o{j}[2]"
     names = {}
     if op.backward is not None:
         b = w.bind(f"bw{j}", op.backward)
