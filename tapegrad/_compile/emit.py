@@ -118,7 +118,7 @@ def _bn(ins, kw, metas):
             f"{{t}} = {x} - {{mean}}",
             f"{{var}} = add_reduce({{t}} * {{t}}, axis=(0,), keepdims=True) / {n - c}",
             f"{{invstd}} = 1.0 / np.sqrt({{var}} + {kw['eps']!r})",
-            f"{{xhat}} = {{t}} * {{invstd}}",
+            "{xhat} = {t} * {invstd}",
             f"{{o}} = {{xhat}} * {w}.reshape({(1, metas[1][0][0])})",
             f"{{o}} += {b}.reshape({(1, metas[2][0][0])})"]
 
@@ -213,7 +213,7 @@ def bn_rule(g, ins, kw, metas, saved):
     n, c = metas[0][0][0], kw["correction"]
     C = metas[1][0][0]
     return [f"{{t}}_1 = {g} * {saved['xhat']}",
-            f"{{t}}_2 = add_reduce({{t}}_1, axis=(0,), keepdims=True)",
+            "{t}_2 = add_reduce({t}_1, axis=(0,), keepdims=True)",
             f"{{t}}_3 = add_reduce({g}, axis=(0,), keepdims=True)",
             f"{{dx}} = {g} - {{t}}_3 / {n}",
             f"{{dx}} -= {saved['xhat']} * ({{t}}_2 / {n - c})",
