@@ -252,3 +252,21 @@ def test_a_parameter_read_as_a_global_that_changes_shape_is_captured_again():
     w.grad = None
     assert run(x).item() == 60.0
     assert run(x).item() == 60.0 and run._runner.captures == 2
+
+
+def test_cross_entropy_common_case_and_ignored_rows_and_a_bad_target():
+    # every target a class: the written-out lines; a batch with ignored rows (-100): the
+    # entry's general case, in both the forward and the rule; a target out of range:
+    # IndexError, as eager
+    r = np.random.default_rng(5)
+    batches = [(r.standard_normal((8, 12)).astype(np.float32), r.integers(0, 5, 8))
+               for _ in range(6)]
+    batches[3][1][[1, 4]] = -100
+    batches[5][1][:] = -100  # every row ignored: loss nan, gradient 0
+    code = _check(lambda: _MLP(), _sgd(), batches, ["index_top(", "max_reduce(", "ce_dx("])
+    assert "cross_entropy_" not in code
+    run, _ = _train(lambda: _MLP(), _sgd(), batches[:3], True)
+    bad = batches[0][1].copy()
+    bad[2] = 5
+    with pytest.raises(IndexError, match="out of bounds"):
+        run(tg.tensor(batches[0][0]), tg.tensor(bad))

@@ -61,7 +61,7 @@ class _Writer:
                    "narrow": _opmath.narrow, "narrow_extra": _narrow_extra,
                    "widen_rule": _opmath.widen_rule, "gget": SLOT.__get__,
                    "gset": SLOT.__set__, "make": make, "sum_to_fwd": OPS["sum_over_axes"].forward, **_emit.NS,
-                   **_inline.NS}
+                   **_inline.NS, **_emit.kernels()}
         self.lines = []
         self.exprs = {}  # step j -> (args expression, kw expression) for its rules
         self.meta = plan.meta  # slot -> (shape, dtype) as captured (None: no array)
@@ -222,8 +222,9 @@ def _fast_op(w, j, st, keep):
             or not all(type(r) is Const for r in st.kw.values())):
         return False
     metas = [w.meta[r] if type(r) is int else None for r in st.ins]
-    if (_emit.float_metas([m for r, m in zip(st.ins, metas) if type(r) is int]) is None
-            or w.meta[st.index] is None):
+    n_float = _emit.MIXED.get(op.name, len(metas))
+    if (_emit.float_metas([m for r, m in zip(st.ins[:n_float], metas) if type(r) is int])
+            is None or w.meta[st.index] is None):
         return False
     kw = {k: r.value for k, r in st.kw.items()}
     args = [f"v{r}" if type(r) is int else "None" for r in st.ins]
@@ -231,19 +232,25 @@ def _fast_op(w, j, st, keep):
     if lines is None:
         return False
     names = {"o": f"v{st.index}", "t": f"t{j}"}
+    kw_s = w.bind(f"K{j}", kw) if kw else "{}"
+    consts = {}
+    if type(lines) is tuple:  # (lines, constants the lines name)
+        lines, consts = lines
+        for k, v in consts.items():
+            consts[k] = w.bind(f"{k}{j}", v)
+    names.update(consts, K=kw_s)
     names.update((key, f"v{st.index + 1 + n}") for n, key in enumerate(st.saved_keys))
-    if saves and set(names) != {"o", "t"} | set(_emit.SAVES[op.name]):
+    if saves and set(st.saved_keys) != set(_emit.SAVES[op.name]):
         return False
     w.emit(f"# {op.name}")
     for line in lines:
         w.emit(line.format(**names))
-    kw_s = w.bind(f"K{j}", kw) if kw else "{}"
     if saves and j in keep:  # the node's rules read the saved values with the arguments
         w.emit(f"kws{j} = {{**{kw_s}, " + ", ".join(f"{k!r}: {names[k]}"
                                                   for k in st.saved_keys) + "}")
         kw_s = f"kws{j}"
     w.exprs[j] = (args, kw_s, f"v{st.index}")
-    w.fast[j] = (metas, kw, {k: names[k] for k in st.saved_keys})
+    w.fast[j] = (metas, kw, {k: names[k] for k in st.saved_keys}, consts, kw_s)
     if j in keep:
         w.emit(f"kept[{j}] = (({', '.join(args)},), {kw_s}, v{st.index})")
     return True
@@ -333,8 +340,13 @@ def _rules(w, j, s, evs, gj):
     op = s.fn
     emit(f"# {op.name}'s rule")
     fast = w.fast.get(j)
+    if fast is not None and op.name == "cross_entropy":
+        metas, kw, saved, consts, kw_s0 = fast
+        for line in _emit.ce_rule(gj, ans, args, saved):
+            emit(line.format(d=f"d{j}_0", K=kw_s0, **consts))
+        return {0: (f"d{j}_0", metas[0] + (False,))}
     if fast is not None and op.name == "batch_norm":  # its fused rule, all three at once
-        metas, kw, saved = fast
+        metas, kw, saved = fast[:3]
         ns = {"t": f"t{j}", "dx": f"d{j}_0", "dw": f"d{j}_1", "db": f"d{j}_2"}
         for line in _emit.bn_rule(gj, args, kw, metas, saved):
             emit(line.format(**ns))
@@ -342,7 +354,7 @@ def _rules(w, j, s, evs, gj):
                 2: (f"d{j}_2", metas[2] + (False,))}
     vjp = _emit.VJP.get(op.name) if fast is not None else None
     if vjp is not None:
-        metas, kw, _ = fast
+        metas, kw = fast[:2]
         got = {}
         for i, _ in evs:
             if i not in got:

@@ -27,6 +27,7 @@ import numpy as np
 
 _F = (np.dtype("float32"), np.dtype("float64"))
 NS = {"matmul": np.matmul, "add_reduce": np.add.reduce, "maximum": np.maximum,
+      "max_reduce": np.maximum.reduce,
       "empty": np.empty, "float32": _F[0], "float64": _F[1]}
 
 
@@ -123,12 +124,60 @@ def _bn(ins, kw, metas):
             f"{{o}} += {b}.reshape({(1, metas[2][0][0])})"]
 
 
+def _ce(ins, kw, metas):
+    """Cross-entropy of (N, C) logits and class indices, mean over the rows, no class
+    weights, no smoothing: the entry's common case (`_ce_forward`) when every target is
+    a class (one check per call, as the entry's); otherwise the entry itself, whose saved
+    values then name the general case (ignored rows) or which raises (a bad target)."""
+    if (len(ins) != 3 or ins[2] != "None" or metas[0] is None or len(metas[0][0]) != 2
+            or metas[1] is None or metas[1][1].kind != "i" or metas[1][0] != metas[0][0][:1]
+            or not metas[0][0][0] or kw.get("reduction") != "mean"
+            or kw.get("label_smoothing") != 0.0 or set(kw) != {"ignore_index",
+                                                                "label_smoothing", "reduction"}
+            or 0 <= kw["ignore_index"] < metas[0][0][1]):
+        return None
+    x, y = ins[0], ins[1]
+    (n, c), dt = metas[0]
+    consts = {"AR": np.arange(n), "DN": dt.type(n)}
+    consts["AR"].flags.writeable = False
+    return [f"if index_top({y}) < {c}:",
+            f"    {{lsm}} = {x} - max_reduce({x}, axis=1, keepdims=True)",
+            "    {lsm} -= np.log(add_reduce(np.exp({lsm}), axis=1, keepdims=True))",
+            "    {wy} = {keep} = None",
+            f"    {{safe}} = {y}.copy()",
+            "    {denom} = {DN}",
+            f"    {{o}} = asarray((-add_reduce({{lsm}}[{{AR}}, {{safe}}], axis=None) / {{denom}})"
+            f".astype({dt.name}, copy=False))",
+            "else:  # ignored rows, or a target out of range (the entry raises)",
+            f"    {{o}}, {{t}} = ce_fwd({x}, {y}, None, **{{K}})",
+            "    {o} = asarray({o})",
+            "    {lsm}, {wy}, {keep}, {safe}, {denom} = ({t}['lsm'], {t}['wy'], {t}['keep'], "
+            "{t}['safe'], {t}['denom'])"], consts
+
+
+def ce_rule(g, ans, ins, saved):
+    """cross_entropy's rule (`_ce_dx`): softmax - onehot, times g / n; the entry's own
+    rule for the general case."""
+    x, y = ins[0], ins[1]
+    sv = ", ".join(f"{k}={saved[k]}" for k in ("lsm", "wy", "keep", "safe", "denom"))
+    return [f"if {saved['wy']} is None:",
+            f"    {{d}} = np.exp({saved['lsm']})",
+            f"    {{d}}[{{AR}}, {saved['safe']}] -= 1.0",
+            f"    {{d}} = {{d}} * ({g} / {saved['denom']})",
+            "else:",
+            f"    {{d}} = ce_dx(np, {g}, {ans}, {x}, {y}, None, **{{K}}, {sv})"]
+
+
 FORWARD = {"add": _binary("+"), "sub": _binary("-"), "mul": _binary("*"),
            "div": _binary("/"), "tanh": _unary("tanh"), "exp": _unary("exp"),
            "log": _unary("log"), "relu": _relu, "sum": _sum, "linear": _linear,
-           "reshape": _reshape, "matmul": _matmul, "batch_norm": _bn}
+           "reshape": _reshape, "matmul": _matmul, "batch_norm": _bn,
+           "cross_entropy": _ce}
 # the ops whose forward also names saved values ({key} in its lines)
-SAVES = {"batch_norm": ("mean", "var", "invstd", "xhat")}
+SAVES = {"batch_norm": ("mean", "var", "invstd", "xhat"),
+         "cross_entropy": ("lsm", "wy", "keep", "safe", "denom")}
+# ops whose inputs are not all of one float dtype: how many leading inputs must be
+MIXED = {"cross_entropy": 1}
 
 
 # ---- rules: (i, g, ans, ins, kw, metas, out_meta) -> (lines, (shape, dtype)) ------------
@@ -245,6 +294,14 @@ def _update_running(ins):
         out += [f"{{t}} = {var}.reshape(-1) * {(n - c) / (n - 1)!r}", f"{{t}} *= {m!r}",
                 f"{rv} *= {1 - m!r}", f"{rv} += {{t}}"]
     return out
+
+
+def kernels():
+    """The entries' own kernels the written-out lines fall back to (ops import late)."""
+    from ..ops.registry import OPS
+    from ..ops.rules.nn import index_top
+    ce = OPS["cross_entropy"]
+    return {"ce_fwd": ce.forward, "ce_dx": ce.vjps[0], "index_top": index_top}
 
 
 def host_table():
