@@ -45,6 +45,9 @@ _getrefcount = sys.getrefcount
 # arguments taken as constants: anything else may hold arrays the tape cannot see
 _PLAIN = frozenset((int, float, bool, complex, str, bytes, type(None), type(Ellipsis)))
 _CONSTANT = (np.generic, np.dtype, type, _dt.dtype, _Device)
+# objects a host step may take as they are: a generator (dropout's mask), a GradScaler
+# (its current scale)
+_HOST_OBJECTS = ("Generator", "GradScaler")
 
 
 class Step:
@@ -302,8 +305,8 @@ class Capture:
         if type(value) is slice and all(type(v) in _PLAIN for v in
                                         (value.start, value.stop, value.step)):
             return Const(value)
-        if self.hosting and type(value).__name__ == "Generator":
-            return Const(value)  # the same generator object: a replay draws from it
+        if self.hosting and type(value).__name__ in _HOST_OBJECTS:
+            return Const(value)  # the same object: a replay draws from it (reads its scale)
         self.brk(f"an argument of type {type(value).__name__}")  # it may hold arrays
         return None
 
