@@ -57,13 +57,13 @@ class Step:
     values named `saved_keys`."""
 
     __slots__ = ("kind", "fn", "ins", "kw", "n_out", "saved_keys", "shapes", "rg", "index",
-                 "opmath")
+                 "widened")
 
     def __init__(self, kind, fn, ins, kw, n_out, saved_keys=(), shapes=(), rg=()):
         self.kind, self.fn, self.ins, self.kw = kind, fn, ins, kw
         self.n_out, self.saved_keys, self.shapes, self.rg = n_out, saved_keys, shapes, rg
         self.index = None  # the slot of its first output (set by Capture._add_step)
-        self.opmath = False  # float16 computed in float32, as eager's apply did (opmath.py)
+        self.widened = False  # float16 computed in float32, as eager's apply did (opmath.py)
 
 
 class Const:
@@ -137,7 +137,7 @@ class Capture:
         rg = tuple(isinstance(t, TensorBase) and t._rg for t in inputs)
         step = Step(OP, op, ins, kw, 1, keys, (out.shape,), rg)
         first = next((t for t in inputs if isinstance(t, TensorBase)), None)
-        step.opmath = (first is not None and first._data.dtype == _float16
+        step.widened = (first is not None and first._data.dtype == _float16
                        and _opmath.applies(op, arrays, args))  # (core/record.py apply)
         first = self._add_step(step, [out] + [saved[k] for k in keys])
         self.results.append((res, first))

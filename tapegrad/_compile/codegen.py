@@ -276,14 +276,14 @@ def _op(w, j, st, keep):
         kw_s = None
     arr_s = f"({args_s},)" if args else "()"
     fwd_s = args_s
-    if st.opmath:  # float16 computed in float32 and rounded once (core/opmath.py)
+    if st.widened:  # float16 computed in float32 and rounded once (core/opmath.py)
         emit(f"c{j} = widen([{args_s}])")
         fwd_s = f"*c{j}"
     elif op.ints_to_float and args:  # as core/record.py apply(): integer inputs computed
         emit(f"c{j} = in_compute_dtype([{args_s}])")  # in the default dtype
         fwd_s = f"*c{j}"
     call = f"{fn}({fwd_s}{', ' if args else ''}**{kw_s})" if kw_s else f"{fn}({fwd_s})"
-    if st.opmath:
+    if st.widened:
         call = (f"narrow_extra({call})" if op.has_extra else f"narrow({call})")
         fwd_s = args_s  # (keep_default_dtype below reads the given arrays)
     if st.n_out != 1:  # the pieces of a split
