@@ -345,6 +345,16 @@ def _rules(w, j, s, evs, gj):
         for line in _emit.ce_rule(gj, ans, args, saved):
             emit(line.format(d=f"d{j}_0", K=kw_s0, **consts))
         return {0: (f"d{j}_0", metas[0] + (False,))}
+    if fast is not None and op.name == "layer_norm":
+        metas, kw, saved = fast[:3]
+        names = {}
+        for i, _ in evs:
+            if i not in names:
+                lines, meta = _emit.ln_rule(i, gj, args, kw, metas, saved)
+                for line in lines:
+                    emit(line.format(d=f"d{j}_{i}"))
+                names[i] = (f"d{j}_{i}", meta)
+        return names
     if fast is not None and op.name == "batch_norm":  # its fused rule, all three at once
         metas, kw, saved = fast[:3]
         ns = {"t": f"t{j}", "dx": f"d{j}_0", "dw": f"d{j}_1", "db": f"d{j}_2"}

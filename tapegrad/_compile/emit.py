@@ -168,16 +168,65 @@ def ce_rule(g, ans, ins, saved):
             f"    {{d}} = ce_dx(np, {g}, {ans}, {x}, {y}, None, **{{K}}, {sv})"]
 
 
+def _ln(ins, kw, metas):
+    """Layer norm over trailing axes with weight and bias of one dtype: the entry's fused
+    path (`_ln_forward`: xc becomes xhat in place, the square's buffer the output)."""
+    if (len(ins) != 3 or None in metas or set(kw) != {"axes", "eps"}
+            or type(kw["eps"]) is not float):
+        return None
+    shape = metas[0][0]
+    axes = tuple(a % len(shape) for a in kw["axes"]) if shape else None
+    if (not axes or axes != tuple(range(len(shape) - len(axes), len(shape)))
+            or metas[1][0] != shape[axes[0]:] or metas[2][0] != shape[axes[0]:]):
+        return None
+    x, w, b = ins
+    n = math.prod(shape[axes[0]:])
+    ax = repr(tuple(kw["axes"]))
+    return [f"{{t}}_1 = sum_trailing({x}, {ax}) / {n}",
+            f"{{t}} = {x} - {{t}}_1",
+            "{t}_2 = np.multiply({t}, {t})",
+            f"{{invstd}} = 1.0 / np.sqrt(sum_trailing({{t}}_2, {ax}) / {n} + {kw['eps']!r})",
+            "{xhat} = np.multiply({t}, {invstd}, out={t})",
+            f"{{o}} = np.multiply({{xhat}}, {w}, out={{t}}_2)",
+            f"{{o}} += {b}"]
+
+
+def ln_rule(i, g, ins, kw, metas, saved):
+    """layer_norm's rule for input i (`_ln_dx`, `_ln_dw`, `_ln_db`): (lines for {d},
+    (shape, dtype, fresh))."""
+    x, w = ins[0], ins[1]
+    shape = metas[0][0]
+    lead = tuple(range(len(shape) - len(metas[1][0])))
+    if i == 0:
+        n = math.prod(metas[1][0])
+        return [f"{{d}} = ng_fwd({g} * {w}, {saved['xhat']}, {saved['invstd']}, "
+                f"axes={tuple(kw['axes'])!r}, n={n}, correction=0)"], metas[0] + (True,)
+    a = f"{g} * {saved['xhat']}" if i == 1 else g
+    if not lead:
+        return [f"{{d}} = {a}"], metas[i] + (False,)
+    return [f"{{d}} = sum_to_fwd({a}, axes={lead!r}, shape={tuple(metas[i][0])!r})"], \
+        metas[i] + (False,)
+
+
+def _embedding(ins, kw, metas):
+    # the entry's `w[idx]` (padding_idx matters to the rule only)
+    if len(ins) != 2 or metas[1] is None or metas[1][1].kind not in "iu" or \
+            set(kw) - {"padding_idx"}:
+        return None
+    return [f"{{o}} = {ins[0]}[{ins[1]}]"]
+
+
 FORWARD = {"add": _binary("+"), "sub": _binary("-"), "mul": _binary("*"),
            "div": _binary("/"), "tanh": _unary("tanh"), "exp": _unary("exp"),
            "log": _unary("log"), "relu": _relu, "sum": _sum, "linear": _linear,
            "reshape": _reshape, "matmul": _matmul, "batch_norm": _bn,
-           "cross_entropy": _ce}
+           "cross_entropy": _ce, "layer_norm": _ln, "embedding": _embedding}
 # the ops whose forward also names saved values ({key} in its lines)
 SAVES = {"batch_norm": ("mean", "var", "invstd", "xhat"),
-         "cross_entropy": ("lsm", "wy", "keep", "safe", "denom")}
+         "cross_entropy": ("lsm", "wy", "keep", "safe", "denom"),
+         "layer_norm": ("invstd", "xhat")}
 # ops whose inputs are not all of one float dtype: how many leading inputs must be
-MIXED = {"cross_entropy": 1}
+MIXED = {"cross_entropy": 1, "embedding": 1}
 
 
 # ---- rules: (i, g, ans, ins, kw, metas, out_meta) -> (lines, (shape, dtype)) ------------
@@ -300,8 +349,10 @@ def kernels():
     """The entries' own kernels the written-out lines fall back to (ops import late)."""
     from ..ops.registry import OPS
     from ..ops.rules.nn import index_top
+    from ..ops.rules._rowsum import sum_trailing
     ce = OPS["cross_entropy"]
-    return {"ce_fwd": ce.forward, "ce_dx": ce.vjps[0], "index_top": index_top}
+    return {"ce_fwd": ce.forward, "ce_dx": ce.vjps[0], "index_top": index_top,
+            "sum_trailing": sum_trailing, "ng_fwd": OPS["normalized_grad"].forward}
 
 
 def host_table():
