@@ -194,7 +194,7 @@ def _ln(ins, kw, metas):
 def ln_rule(i, g, ins, kw, metas, saved):
     """layer_norm's rule for input i (`_ln_dx`, `_ln_dw`, `_ln_db`): (lines for {d},
     (shape, dtype, fresh))."""
-    x, w = ins[0], ins[1]
+    w = ins[1]
     shape = metas[0][0]
     lead = tuple(range(len(shape) - len(metas[1][0])))
     if i == 0:
