@@ -15,7 +15,9 @@ Usage: python bench/bench_compile.py [--only w2 w4 ...] [--rounds 10] [--wall]
 One BLAS thread, thread CPU time (--wall: the wall clock), freed memory kept in the heap
 for every row (tapegrad._alloc.keep_freed_memory, as bench_char.py). The rows of a
 workload run in turns (bench_char.best_of_each: the order rotated every round, the min
-per row), so all see the same machine: on a shared machine compare these ratios, not
+per row, gc.collect() before each round as bench/run.py's (d): the eager row's garbage
+would otherwise start the collector inside the next row's calls), so all see the same
+machine: on a shared machine compare these ratios, not
 the absolute times. The compiled rows must give the eager row's results bit for bit
 (checked before timing where the step returns one: "same results"), and are timed with the eager-vs-replay trial off (every
 timed call replays).
@@ -32,6 +34,7 @@ ARGS = _p.parse_args() if __name__ == "__main__" else _p.parse_args([])
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
 
+import gc  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -167,7 +170,8 @@ def main():
             same.add("n/a" if a is None or b is None else
                      bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")))
         same = same.pop() if len(same) == 1 else False
-        t = bench_char.best_of_each(steps, reps, rounds=ARGS.rounds * 2, clock=clock)
+        t = bench_char.best_of_each(steps, reps, rounds=ARGS.rounds * 2, clock=clock,
+                                    before_round=gc.collect)
         r_e, r_c = t["eager"] / t["ref"], t["compiled"] / t["ref"]
         print(f"{title:30s} {ref} {t['ref'] * 1e6:9.1f} us | eager {r_e:5.2f}x | "
               f"compiled {r_c:5.2f}x (goal <= {goal}x: {'met' if r_c <= goal else 'NOT met'}) "
