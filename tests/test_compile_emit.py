@@ -272,3 +272,28 @@ def test_cross_entropy_common_case_and_ignored_rows_and_a_bad_target():
     bad[2] = 5
     with pytest.raises(IndexError, match="out of bounds"):
         run(tg.tensor(batches[0][0]), tg.tensor(bad))
+
+
+def test_mean_and_permute_and_their_rules():
+    r = np.random.default_rng(6)
+    a = tg.tensor(r.standard_normal((2, 3, 4)).astype(np.float32), requires_grad=True)
+    b = tg.tensor(r.standard_normal((4, 2, 3)).astype(np.float32), requires_grad=True)
+
+    def f():
+        (a.permute(2, 0, 1) * b).tanh().mean().backward()
+    want = []
+    for _ in range(3):
+        f()
+        want += [a.grad._data.copy(), b.grad._data.copy()]
+        a.grad = b.grad = None
+    run = tg.compile(f)
+    got = []
+    for _ in range(3):
+        run()
+        got += [a.grad._data.copy(), b.grad._data.copy()]
+        a.grad = b.grad = None
+    _same(want, got)
+    code = run.explain()
+    assert run._runner.replays == 2
+    assert ".transpose((2, 0, 1))" in code and ".transpose((1, 2, 0))" in code
+    assert ".mean(axis=None" in code and "/ 24" in code

@@ -216,11 +216,26 @@ def _embedding(ins, kw, metas):
     return [f"{{o}} = {ins[0]}[{ins[1]}]"]
 
 
+def _mean(ins, kw, metas):
+    if len(ins) != 1 or set(kw) - {"axis", "keepdims"} or not metas[0] or not metas[0][0]:
+        return None
+    if kw.get("axis") is None and not kw.get("keepdims", False):  # the entry's x.mean()
+        return [f"{{o}} = asarray({ins[0]}.mean(axis=None, keepdims=False))"]
+    return None
+
+
+def _permute(ins, kw, metas):
+    if len(ins) != 1 or set(kw) != {"dims"} or not metas[0]:
+        return None
+    return [f"{{o}} = {ins[0]}.transpose({tuple(kw['dims'])!r})"]
+
+
 FORWARD = {"add": _binary("+"), "sub": _binary("-"), "mul": _binary("*"),
            "div": _binary("/"), "tanh": _unary("tanh"), "exp": _unary("exp"),
            "log": _unary("log"), "relu": _relu, "sum": _sum, "linear": _linear,
            "reshape": _reshape, "matmul": _matmul, "batch_norm": _bn,
-           "cross_entropy": _ce, "layer_norm": _ln, "embedding": _embedding}
+           "cross_entropy": _ce, "layer_norm": _ln, "embedding": _embedding,
+           "mean": _mean, "permute": _permute}
 # the ops whose forward also names saved values ({key} in its lines)
 SAVES = {"batch_norm": ("mean", "var", "invstd", "xhat"),
          "cross_entropy": ("lsm", "wy", "keep", "safe", "denom"),
@@ -261,6 +276,23 @@ def _sum_vjp(i, g, ans, ins, kw, metas, om):
     # reductions' _expand: np.full's two steps (a writable array the engine may keep)
     return [f"{{o}} = empty({shape!r}, {om[1].name})", f"{{o}}[...] = {g}"], \
         (shape, om[1], True)
+
+
+def _mean_vjp(i, g, ans, ins, kw, metas, om):
+    shape = metas[0][0]
+    if om[1] not in _F or kw.get("axis") is not None or kw.get("keepdims") or \
+            math.prod(shape) > 65536:
+        return None
+    # reductions' _unreduce, / n, then _expand's two steps
+    ones = (1,) * len(shape)
+    return [f"{{o}} = empty({shape!r}, {om[1].name})",
+            f"{{o}}[...] = {g}.reshape({ones!r}) / {math.prod(shape)}"], (shape, om[1], True)
+
+
+def _permute_vjp(i, g, ans, ins, kw, metas, om):
+    dims = tuple(kw["dims"])
+    inv = tuple(sorted(range(len(dims)), key=dims.__getitem__))  # (the rule's inverse)
+    return [f"{{o}} = {g}.transpose({inv!r})"], metas[0] + (False,)
 
 
 def _linear_vjp(i, g, ans, ins, kw, metas, om):
@@ -322,7 +354,8 @@ def bn_rule(g, ins, kw, metas, saved):
 
 VJP = {"add": _add_vjp, "sub": _sub_vjp, "mul": _mul_vjp, "tanh": _tanh_vjp,
        "exp": _exp_vjp, "log": _log_vjp, "sum": _sum_vjp, "linear": _linear_vjp,
-       "reshape": _reshape_vjp, "matmul": _matmul_vjp, "relu": _relu_vjp}
+       "reshape": _reshape_vjp, "matmul": _matmul_vjp, "relu": _relu_vjp,
+       "mean": _mean_vjp, "permute": _permute_vjp}
 
 
 # ---- host steps (array work of the API layer a replay repeats) ---------------------------
