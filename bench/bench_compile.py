@@ -1,129 +1,181 @@
-"""Benchmark: eager vs `tg.compile` (capture and replay), interleaved in one process.
+"""Benchmark: issue 30's compiled rows, each timed in ONE interleaved run with its eager
+and reference rows (a quick check of the goals between full bench/run.py runs).
 
-  gpt  the tiny GPT training step of bench_char.bench_gpt (2 layers, n_embd 64, 4 heads,
-       T 16, batch 32, AdamW, clip_grad_norm_), the model compiled with tg.compile
-  mlp  the W3 MLP step of bench/run.py (b) (784-256-128-10 ReLU, batch 128,
-       F.cross_entropy, SGD by hand), its loss function compiled
+  w2   tanh(a*b+c).sum() on 8x8 float32, forward+backward (bench/run.py (d)), the call
+       compiled; reference torch; goal compiled <= 0.25x torch
+  w3   the 784-256-128-10 ReLU MLP step, batch 128, F.cross_entropy, SGD (run.py (b)),
+       the whole step compiled; reference hand-written NumPy; goal <= 1.05x
+  w4   the makemore MLP+BatchNorm step, batch 32 (bench_char.mlp_steps, run.py (e'')),
+       the whole step compiled; reference hand-written NumPy; goal <= 1.15x
+  gpt  the tiny GPT step (bench_char.gpt_steps, run.py (f)), the whole step compiled
+       (AdamW, clip_grad_norm_); reference torch; goal <= 0.8x
 
-Usage: python bench/bench_compile.py [--threads 1] [--rounds 7] [--steps 20]
+Usage: python bench/bench_compile.py [--only w2 w4 ...] [--rounds 10] [--wall]
 
-Each round times `steps` eager steps and `steps` compiled steps (two models from the same
-weights; which goes first alternates); the best round of each is reported, with the ratio and the load average. The
-losses of the two runs are compared: they must be equal, bit for bit.
+One BLAS thread, thread CPU time (--wall: the wall clock), freed memory kept in the heap
+for every row (tapegrad._alloc.keep_freed_memory, as bench_char.py). The rows of a
+workload run in turns (bench_char.best_of_each: the order rotated every round, the min
+per row, gc.collect() before each round as bench/run.py's (d): the eager row's garbage
+would otherwise start the collector inside the next row's calls), so all see the same
+machine: on a shared machine compare these ratios, not
+the absolute times. The compiled rows must give the eager row's results bit for bit
+(checked before timing where the step returns one: "same results"), and are timed with the eager-vs-replay trial off (every
+timed call replays).
 """
 import argparse
 import os
 import sys
 
 _p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-_p.add_argument("--threads", type=int, default=1)
-_p.add_argument("--rounds", type=int, default=7)
-_p.add_argument("--steps", type=int, default=20)
-_p.add_argument("--only", choices=("gpt", "mlp"))
-_p.add_argument("--default-malloc", action="store_true",
-                help="keep glibc's malloc defaults (by default, as bench_char.py, "
-                     "tapegrad._alloc.keep_freed_memory() for the whole process: both columns)")
-_p.add_argument("--cpu-time", action="store_true",
-                help="time with this thread's CPU time (time.thread_time): on a loaded shared "
-                     "machine the wall clock counts other jobs' time slices too")
+_p.add_argument("--only", nargs="+", choices=("w2", "w3", "w4", "gpt"))
+_p.add_argument("--rounds", type=int, default=10)
+_p.add_argument("--wall", action="store_true", help="time with the wall clock")
 ARGS = _p.parse_args() if __name__ == "__main__" else _p.parse_args([])
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_v] = str(ARGS.threads)
+    os.environ[_v] = "1"
 
+import gc  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(_here, ".."))
+sys.path.insert(0, _here)
+import bench_char  # noqa: E402  (sets torch to 1 thread)
 import tapegrad as tg  # noqa: E402
-from tapegrad.train.char_models import GPT  # noqa: E402
+import torch  # noqa: E402
 
-V = 27
+F = tg.nn.functional
 
 
-def gpt_step(compiled):
-    """One tiny-GPT training step (bench_char.bench_gpt's), eager or compiled."""
-    T, B = 16, 32
+def w2_steps():
+    """bench/run.py (d): four recorded ops a call; eager, compiled, torch."""
     rng = np.random.default_rng(0)
-    Xt, Yt = tg.tensor(rng.integers(0, V, (B, T))), tg.tensor(rng.integers(0, V, (B, T)).reshape(-1))
-    tg.manual_seed(0)
-    model = GPT(V, T, n_layer=2, n_embd=64, n_head=4)
-    opt = tg.optim.AdamW(model.parameters(), lr=1e-3)
-    if compiled:
-        model = tg.compile(model)
-    losses = []
+    arrays = (rng.standard_normal((8, 8)).astype(np.float32),
+              rng.uniform(0.5, 1.5, (8, 8)).astype(np.float32),
+              rng.standard_normal((8, 8)).astype(np.float32))
 
-    def step():
-        loss = tg.nn.functional.cross_entropy(model(Xt).reshape(-1, V), Yt)
-        opt.zero_grad()
-        loss.backward()
-        tg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        losses.append(loss._data.item())
-    return step, losses
+    def make(mod, compiled):
+        a, b, c = (mod.tensor(v, requires_grad=True) for v in arrays)
+
+        def fwd_bwd():
+            (a * b + c).tanh().sum().backward()
+        run = tg.compile(fwd_bwd) if compiled else fwd_bwd
+
+        def step():
+            run()
+            out = a.grad
+            a.grad = b.grad = c.grad = None
+            return out
+        return step
+    return {"eager": make(tg, False), "compiled": make(tg, True), "ref": make(torch, False)}
 
 
-def mlp_step(compiled):
-    """The (b) MLP step of bench/run.py with F.cross_entropy; the forward+loss compiled."""
+def w3_steps():
+    """bench/run.py (b): the MLP step, hand-written NumPy as the reference."""
     sizes, batch, lr = (784, 256, 128, 10), 128, 0.01
     rng = np.random.default_rng(0)
-    P = []
+    init = []
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
         bound = 1 / np.sqrt(fan_in)
-        P += [tg.tensor(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32),
-                        requires_grad=True),
-              tg.tensor(rng.uniform(-bound, bound, fan_out).astype(np.float32),
-                        requires_grad=True)]
-    x = tg.tensor(rng.standard_normal((batch, sizes[0])).astype(np.float32))
-    y = tg.tensor(rng.integers(0, sizes[-1], batch))
+        init += [rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32),
+                 rng.uniform(-bound, bound, fan_out).astype(np.float32)]
+    X = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    Y = rng.integers(0, sizes[-1], batch)
+    onehot = np.eye(sizes[-1], dtype=np.float32)[Y]
 
-    def loss_fn(x, y, W1, b1, W2, b2, W3, b3):
-        h = (x @ W1 + b1).relu()
-        h = (h @ W2 + b2).relu()
-        return tg.nn.functional.cross_entropy(h @ W3 + b3, y)
-    fn = tg.compile(loss_fn) if compiled else loss_fn
-    losses = []
+    def make(compiled):
+        P = [tg.tensor(p.copy(), requires_grad=True) for p in init]
+        opt = tg.optim.SGD(P, lr=lr)
+        x, y = tg.tensor(X), tg.tensor(Y)
 
-    def step():
-        loss = fn(x, y, *P)
-        loss.backward()
-        for p in P:
-            p.data -= lr * p.grad.data
-            p.grad = None
-        losses.append(loss._data.item())
-    return step, losses
+        def step(x, y):
+            W1, b1, W2, b2, W3, b3 = P
+            h = (x @ W1 + b1).relu()
+            h = (h @ W2 + b2).relu()
+            loss = F.cross_entropy(h @ W3 + b3, y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss
+        run = tg.compile(step) if compiled else step
+        return lambda: run(x, y)
+
+    P = [p.copy() for p in init]
+
+    def numpy_step():
+        W1, b1, W2, b2, W3, b3 = P
+        z1 = X @ W1 + b1
+        h1 = np.maximum(z1, 0)
+        z2 = h1 @ W2 + b2
+        h2 = np.maximum(z2, 0)
+        z3 = h2 @ W3 + b3
+        m = z3.max(1, keepdims=True)
+        e = np.exp(z3 - m)
+        s = e.sum(1, keepdims=True)
+        loss = -((z3 - m - np.log(s)) * onehot).sum() / batch
+        dz3 = (e / s - onehot) / batch
+        dW3, db3 = h2.T @ dz3, dz3.sum(0)
+        dz2 = (dz3 @ W3.T) * (z2 > 0)
+        dW2, db2 = h1.T @ dz2, dz2.sum(0)
+        dz1 = (dz2 @ W2.T) * (z1 > 0)
+        dW1, db1 = X.T @ dz1, dz1.sum(0)
+        for p, g in zip(P, (dW1, db1, dW2, db2, dW3, db3)):
+            p -= lr * g
+        return loss
+    return {"eager": make(False), "compiled": make(True), "ref": numpy_step}
 
 
-def interleaved(make, rounds, steps):
-    clock = time.thread_time if ARGS.cpu_time else time.perf_counter
-    (eager, le), (comp, lc) = make(False), make(True)
-    eager(), comp()  # the compiled one captures here (and learns its backward next call)
-    best = [float("inf"), float("inf")]
-    for r in range(rounds):  # the order alternates: neither column always goes first
-        for k, fn in (enumerate((eager, comp)) if r % 2 == 0 else
-                      reversed(list(enumerate((eager, comp))))):
-            t = clock()
-            for _ in range(steps):
-                fn()
-            best[k] = min(best[k], (clock() - t) / steps)
-    return best[0], best[1], le == lc
+def w4_steps():
+    eager, np_step = bench_char.mlp_steps(False)
+    compiled, _ = bench_char.mlp_steps("step")
+    return {"eager": eager, "compiled": compiled, "ref": np_step}
+
+
+def gpt_steps():
+    s = bench_char.gpt_steps()
+    return {"eager": s["tapegrad"], "compiled": s["tapegrad, tg.compile(step)"],
+            "ref": s["torch"]}
+
+
+CASES = {"w2": ("W2 tanh(a*b+c).sum() fwd+bwd", w2_steps, "torch", 0.25, 250),
+         "w3": ("W3 MLP step (b)", w3_steps, "NumPy", 1.05, 3),
+         "w4": ("W4 makemore step", w4_steps, "NumPy", 1.15, 60),
+         "gpt": ("tiny GPT step", gpt_steps, "torch", 0.8, 6)}
+
+
+def _result(out):
+    """A step's result as an array, to compare eager and compiled runs bit for bit."""
+    if out is None:
+        return None
+    return np.array(out._data if hasattr(out, "_data") else out, copy=True)
 
 
 def main():
     from tapegrad._alloc import keep_freed_memory
-    malloc = "default" if ARGS.default_malloc else (
-        "tuned" if keep_freed_memory() else "default")
-    print(f"malloc: {malloc}")
-    print(f"threads {ARGS.threads}, {'CPU' if ARGS.cpu_time else 'wall'} time, best of "
-          f"{ARGS.rounds} rounds of {ARGS.steps} steps, load average "
-          f"{os.getloadavg()[0]:.2f} at start")
-    cases = {"gpt": ("tiny GPT step", gpt_step), "mlp": ("W3 MLP step (b)", mlp_step)}
-    for name, (title, make) in cases.items():
-        if ARGS.only and name != ARGS.only:
-            continue
-        e, c, same = interleaved(make, ARGS.rounds, ARGS.steps)
-        print(f"{title:18s} eager {e * 1e3:8.3f} ms | tg.compile {c * 1e3:8.3f} ms | "
-              f"ratio {c / e:.2f}x | losses identical: {same}")
+    keep_freed_memory()
+    tg._dynamo.config.fallback_if_slower = False  # every timed compiled call replays
+    clock = time.perf_counter if ARGS.wall else time.thread_time
+    print(f"1 thread, {'wall' if ARGS.wall else 'CPU'} time, best of {ARGS.rounds * 2} "
+          f"interleaved rounds per workload, load average {os.getloadavg()[0]:.2f} at start")
+    for name in ARGS.only or CASES:
+        title, make, ref, goal, reps = CASES[name]
+        steps = make()
+        # the compiled step captures on its first call and replays from its second: its
+        # results equal eager's from the same state
+        same = set()
+        for _ in range(4):
+            a, b = _result(steps["eager"]()), _result(steps["compiled"]())
+            same.add("n/a" if a is None or b is None else
+                     bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")))
+        same = same.pop() if len(same) == 1 else False
+        t = bench_char.best_of_each(steps, reps, rounds=ARGS.rounds * 2, clock=clock,
+                                    before_round=gc.collect)
+        r_e, r_c = t["eager"] / t["ref"], t["compiled"] / t["ref"]
+        print(f"{title:30s} {ref} {t['ref'] * 1e6:9.1f} us | eager {r_e:5.2f}x | "
+              f"compiled {r_c:5.2f}x (goal <= {goal}x: {'met' if r_c <= goal else 'NOT met'}) "
+              f"| compiled/eager {t['compiled'] / t['eager']:.2f} | same results: {same}")
     print(f"load average {os.getloadavg()[0]:.2f} at end")
 
 

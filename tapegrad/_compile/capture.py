@@ -32,6 +32,7 @@ import numpy as np
 
 from .._device import device as _Device
 from .. import dtypes as _dt
+from ..core import opmath as _opmath
 from ..core.state import state
 from ..core.tensor_base import TensorBase
 from . import schedule as _schedule
@@ -39,10 +40,14 @@ from .._dynamo.exc import Unsupported
 
 OP, HOST, CONST, EXT, CALL, BACKWARD = 0, 1, 2, 3, 4, 5
 _ndarray = np.ndarray
+_float16 = np.dtype("float16")
 _getrefcount = sys.getrefcount
 # arguments taken as constants: anything else may hold arrays the tape cannot see
 _PLAIN = frozenset((int, float, bool, complex, str, bytes, type(None), type(Ellipsis)))
 _CONSTANT = (np.generic, np.dtype, type, _dt.dtype, _Device)
+# objects a host step may take as they are: a generator (dropout's mask), a GradScaler
+# (its current scale)
+_HOST_OBJECTS = ("Generator", "GradScaler")
 
 
 class Step:
@@ -51,12 +56,14 @@ class Step:
     holding arrays becomes `Seq`); `n_out` arrays go to the next slots, then the saved
     values named `saved_keys`."""
 
-    __slots__ = ("kind", "fn", "ins", "kw", "n_out", "saved_keys", "shapes", "rg", "index")
+    __slots__ = ("kind", "fn", "ins", "kw", "n_out", "saved_keys", "shapes", "rg", "index",
+                 "widened")
 
     def __init__(self, kind, fn, ins, kw, n_out, saved_keys=(), shapes=(), rg=()):
         self.kind, self.fn, self.ins, self.kw = kind, fn, ins, kw
         self.n_out, self.saved_keys, self.shapes, self.rg = n_out, saved_keys, shapes, rg
         self.index = None  # the slot of its first output (set by Capture._add_step)
+        self.widened = False  # float16 computed in float32, as eager's apply did (opmath.py)
 
 
 class Const:
@@ -129,6 +136,9 @@ class Capture:
         keys = tuple(saved) if saved else ()
         rg = tuple(isinstance(t, TensorBase) and t._rg for t in inputs)
         step = Step(OP, op, ins, kw, 1, keys, (out.shape,), rg)
+        first = next((t for t in inputs if isinstance(t, TensorBase)), None)
+        step.widened = (first is not None and first._data.dtype == _float16
+                       and _opmath.applies(op, arrays, args))  # (core/record.py apply)
         first = self._add_step(step, [out] + [saved[k] for k in keys])
         self.results.append((res, first))
         if res.grad_fn is not None:
@@ -295,8 +305,8 @@ class Capture:
         if type(value) is slice and all(type(v) in _PLAIN for v in
                                         (value.start, value.stop, value.step)):
             return Const(value)
-        if self.hosting and type(value).__name__ == "Generator":
-            return Const(value)  # the same generator object: a replay draws from it
+        if self.hosting and type(value).__name__ in _HOST_OBJECTS:
+            return Const(value)  # the same object: a replay draws from it (reads its scale)
         self.brk(f"an argument of type {type(value).__name__}")  # it may hold arrays
         return None
 

@@ -17,6 +17,7 @@ Reference: the rules and the summation are the engine's own (core/engine.py `_wa
 """
 import numpy as np
 
+from .._func.pytree import unflatten
 from ..core.node import Node
 from ..core.state import state
 from ..core.tensor_base import make
@@ -35,7 +36,8 @@ class Plan:
     their (shape, dtype, requires_grad) as captured (`late_meta`, checked per call)."""
 
     __slots__ = ("steps", "n_ext", "outputs", "out_types", "out_rg", "schedule", "op",
-                 "keep", "spec", "late", "late_meta", "code", "run", "trial")
+                 "keep", "spec", "late", "late_meta", "code", "run", "trial", "meta",
+                 "dup_ext", "const_out")
 
     def __init__(self, cap, outputs, out_tensors, schedule, spec):
         self.steps = cap.steps
@@ -49,6 +51,18 @@ class Plan:
         self.late = tuple(cap.late)
         self.trial = None  # the runner's eager-vs-replay timings while it compares them
         self.late_meta = tuple((t._data.shape, t._data.dtype, t._rg) for t in cap.late)
+        # every slot's (shape, dtype) as captured: what the generated code may fold in
+        # (the guards and late_ok hold the externals' to it; the steps then repeat)
+        self.meta = [(a.shape, a.dtype) if type(a) is np.ndarray else None
+                     for a in cap.arrays]
+        self.dup_ext = len(set(map(id, cap.externals))) != len(cap.externals)
+        # a call that returns None or a Python number (a whole step that returns nothing):
+        # the result itself, without rebuilding it
+        self.const_out = None
+        if all(type(s) is Const for s in outputs):
+            v = unflatten([s.value for s in outputs], spec)
+            if v is None or type(v) in (bool, int, float, str):
+                self.const_out = (v,)
         # the steps whose arrays the backward reads
         keep = set(j for j, _ in schedule.order) if schedule else set()
         for st in cap.steps:

@@ -28,6 +28,8 @@ from .capture import Capture
 EAGER = "eager"
 _clock = time.thread_time
 TRIES = 2
+_LATE = "a parameter's shape, dtype or requires_grad"
+_CLOSE, _LONGEST = 1.1, 4  # a trial this close goes on, up to this many times as long
 
 
 class Runner:
@@ -70,15 +72,21 @@ class Runner:
                         continue
                 if entry is EAGER:
                     return self.fn(*args, **kwargs)
-                if entry.late:
-                    if not entry.late_ok():
-                        self.failed = "a parameter's shape, dtype or requires_grad"
+                if entry.trial is not None:
+                    if entry.late and not entry.late_ok():
+                        self.failed = _LATE
                         continue
-                    ext = list(ext) + list(entry.late)
-                if entry.trial is not None and self._trial(key, entry):
-                    return self.fn(*args, **kwargs)  # (a timed eager call)
+                    if self._trial(key, entry):
+                        return self.fn(*args, **kwargs)  # (a timed eager call)
+                values, kept = entry.run(ext)  # (it checks the tensors read as globals)
+                if values is None:
+                    self.failed = _LATE
+                    continue
                 self.replays += 1
-                values, kept = entry.run(ext)
+                if entry.const_out is not None:
+                    return entry.const_out[0]
+                if entry.late:
+                    ext = list(ext) + list(entry.late)
                 leaves = replay.outputs(entry, values, kept, ext, state.grad_enabled)
                 return unflatten(leaves, entry.spec)
         if self.captures >= config.recompile_limit:
@@ -99,7 +107,11 @@ class Runner:
         if last is not None and last[0] is plan:
             trial[last[1]].append(now - last[2])
         n = config.trial_calls
-        if min(len(trial[0]), len(trial[1])) >= n:
+        if min(len(trial[0]), len(trial[1])) >= n and not (
+                min(trial[0]) <= min(trial[1]) < min(trial[0]) * _CLOSE
+                and len(trial[1]) < _LONGEST * n):
+            # (a replay within a few percent of eager is timed longer before it is
+            # dropped: on a loaded machine a few calls' minimum is noisy)
             plan.trial = None
             self.last = None
             eager, rep = min(trial[0]), min(trial[1])

@@ -71,7 +71,6 @@ class Schedule:
 def build(cap, outputs, events):
     """The schedule from the watched events, or None (no backward seen, or unsafe)."""
     made = {}  # id(tensor) -> (step number, piece, slot) for the capture's tensors
-    first = {}
     for t, s in cap.results:
         node = t.grad_fn
         if node is not None and node in cap.nodes:

@@ -24,7 +24,8 @@ import math
 
 import numpy as np
 
-from ..core.tensor_base import TensorBase
+from ..core import tape as _tape
+from ..core.tensor_base import TensorBase, like
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -50,6 +51,12 @@ def _scaled(val, s):
     if hasattr(val, "__iter__"):
         return map(functools.partial(_scaled, s=s), val)
     raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+
+
+def _scale_of(scaler, dtype):
+    """The scale as a 0-d array of the loss's dtype: a tg.compile replay's host step,
+    so each replay multiplies by the scale of that moment (not the captured number)."""
+    return np.asarray(scaler._scale, dtype)
 
 
 class GradScaler:
@@ -95,6 +102,11 @@ class GradScaler:
         if self._scale is None:
             self._lazy_init_scale_growth_tracker()
         s = float(self._scale)  # a Python number: keeps the output's dtype (weak scalar)
+        if _tape.current() is not None:  # tg.compile: the scale read anew on each replay
+            if isinstance(outputs, TensorBase) and outputs._data.dtype.kind == "f" and \
+                    outputs._data.dtype.itemsize >= 4:  # (float16 * a float32 array widens)
+                return outputs * like(outputs, _tape.host(_scale_of, self, outputs._data.dtype))
+            _tape.data_read("GradScaler.scale of a float16 or nested output")
         return _scaled(outputs, s)
 
     # ---- unscale / step / update ----------------------------------------------------------
@@ -120,6 +132,8 @@ class GradScaler:
 
     def unscale_(self, optimizer):
         """Divide the optimizer's gradients by the scale (once per step, optional)."""
+        if _tape.current() is not None:  # inside tg.compile's capture: a replayed call
+            return _tape.call(GradScaler.unscale_, self, optimizer)
         if not self._enabled:
             return
         self._check_scale_growth_tracker("unscale_")
@@ -137,6 +151,8 @@ class GradScaler:
     def step(self, optimizer, *args, **kwargs):
         """`unscale_` (unless done), then `optimizer.step()` unless a gradient was inf/nan.
         Returns what optimizer.step returned (None when the step was skipped)."""
+        if _tape.current() is not None:  # inside tg.compile's capture: a replayed call
+            return _tape.call(GradScaler.step, self, optimizer, *args, **kwargs)
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
         if "closure" in kwargs:
@@ -159,6 +175,8 @@ class GradScaler:
     def update(self, new_scale=None):
         """Back off after an overflow, grow after `growth_interval` clean steps (or set
         `new_scale`); then make every optimizer READY for the next iteration."""
+        if _tape.current() is not None:  # inside tg.compile's capture: a replayed call
+            return _tape.call(GradScaler.update, self, new_scale)
         if not self._enabled:
             return
         self._check_scale_growth_tracker("update")
