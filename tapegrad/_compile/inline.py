@@ -9,7 +9,7 @@ SGD step, as the lines they run, so that the printed step shows the update itsel
                 g = gget(p)
                 if g is not None:
                     p._data -= lr * g._data
-                    p._version[0] += 1
+                    p._version_counter[0] += 1
     else:
         step_20(*A20, **W20)
 
@@ -55,7 +55,7 @@ def call(w, j, st):
         w.emit("            g = gget(p)")
         w.emit("            if g is not None:")
         w.emit("                p._data -= lr * g._data")
-        w.emit("                p._version[0] += 1")
+        w.emit("                p._version_counter[0] += 1")
         w.emit("else:")
         w.emit(f"    {name}({o})")
         return True
