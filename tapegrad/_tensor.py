@@ -515,6 +515,32 @@ class Tensor(TensorBase):
     logical_xor_ = _pointwise.logical_xor_
     logical_not_ = _pointwise.logical_not_
 
+    gcd = _pointwise.gcd
+    gcd_ = _pointwise.gcd_
+    lcm = _pointwise.lcm
+    lcm_ = _pointwise.lcm_
+    bitwise_left_shift = __lshift__ = _pointwise.bitwise_left_shift
+    bitwise_right_shift = __rshift__ = _pointwise.bitwise_right_shift
+    bitwise_left_shift_ = __ilshift__ = _pointwise.bitwise_left_shift_
+    bitwise_right_shift_ = __irshift__ = _pointwise.bitwise_right_shift_
+
+    def __rlshift__(self, other):
+        return _pointwise.bitwise_left_shift(other, self)
+
+    def __rrshift__(self, other):
+        return _pointwise.bitwise_right_shift(other, self)
+
+    float_power = _pointwise.float_power
+    float_power_ = _pointwise.float_power_
+    ldexp = _pointwise.ldexp
+    ldexp_ = _pointwise.ldexp_
+    frexp = _pointwise.frexp
+    nextafter = _pointwise.nextafter
+    nextafter_ = _pointwise.nextafter_
+    positive = _pointwise.positive
+    sgn = _pointwise.sgn
+    sgn_ = _pointwise.sgn_
+
     # ---- special functions (ops/special.py) ---------------------------------------------
     erf = _special.erf
     erfc = _special.erfc

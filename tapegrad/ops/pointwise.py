@@ -13,6 +13,7 @@ from . import _args, comparison as _comparison, conversion as _conversion, promo
 from ._factories import _binary, _rounding, _unary, _wrapped_ints
 from .inplace import _inplace, _needs_old, _other
 from .public import public, public_inplace
+from .return_types import structseq
 from .rules import pointwise as E, special as SP
 
 
@@ -818,3 +819,180 @@ xlogy_ = public_inplace(xlogy)
 hypot_ = public_inplace(hypot, function=False)
 copysign_ = public_inplace(copysign, function=False)
 heaviside_ = public_inplace(heaviside, function=False)
+
+
+# ---- integer arithmetic: gcd, lcm, the bit shifts (no gradient) --------------------------
+def _tensors_only(f, name):
+    """f with both arguments required to be tensors (torch's gcd/lcm have no Scalar form)."""
+    def g(input, other):
+        _args._tensor(input, name)
+        _args._tensor(other, name, "other", 2)
+        if input._data.dtype == np.bool_ and other._data.dtype == np.bool_:
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
+        return f(input, other)
+    g.__doc__ = f"Elementwise {name} of integer tensors (torch's promotion; no gradient)."
+    return g
+
+
+gcd = public(_tensors_only(_bitwise(np.gcd, "gcd"), "gcd"), name="gcd", out=True)
+
+
+def _lcm(a, b):
+    """|a / gcd(a, b) * b| in the operands' dtype (torch's formula: wraps on overflow as
+    torch's does, where NumPy's lcm would widen); 0 where gcd is 0."""
+    g = np.gcd(a, b)
+    with np.errstate(all="ignore"):
+        q = np.floor_divide(a, np.where(g == 0, 1, g).astype(np.result_type(g), copy=False))
+        return np.abs(np.where(g == 0, 0, q * b))
+
+
+lcm = public(_tensors_only(_bitwise(_lcm, "lcm"), "lcm"), name="lcm", out=True)
+
+
+def _shift(left):
+    """a << b / a >> b with torch's rules for a shift outside [0, bits): 0 for a left
+    shift, the sign (0 or -1) for a right shift (NumPy leaves them to the CPU)."""
+    def f(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        dt = np.result_type(a, b)
+        bits = dt.itemsize * 8
+        a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
+        out_of_range = (b < 0) | (b >= bits) if dt.kind == "i" else b >= bits
+        safe = np.where(out_of_range, 0, b).astype(dt, copy=False)
+        with np.errstate(all="ignore"):
+            if left:
+                return np.where(out_of_range, np.zeros((), dt), np.left_shift(a, safe))
+            sign = np.right_shift(a, np.asarray(bits - 1, dt))
+            return np.where(out_of_range, sign, np.right_shift(a, safe))
+    return f
+
+
+bitwise_left_shift = public(_bitwise(_shift(True), "bitwise_left_shift"),
+                            name="bitwise_left_shift", out=True)
+bitwise_right_shift = public(_bitwise(_shift(False), "bitwise_right_shift"),
+                             name="bitwise_right_shift", out=True)
+gcd_ = public(_nondiff_inplace(gcd, np.gcd, "gcd_"), name="gcd_")
+lcm_ = public(_nondiff_inplace(lcm, None, "lcm_"), name="lcm_")
+bitwise_left_shift_ = public(_nondiff_inplace(bitwise_left_shift, None, "bitwise_left_shift_"),
+                             name="bitwise_left_shift_", function=False)
+bitwise_right_shift_ = public(
+    _nondiff_inplace(bitwise_right_shift, None, "bitwise_right_shift_"),
+    name="bitwise_right_shift_", function=False)
+
+
+# ---- floating point: float_power, ldexp, frexp, nextafter --------------------------------
+@public(out=True)
+def float_power(input, exponent):
+    """pow computed in float64 (both operands cast; the gradient flows through the casts)."""
+    a, b = _args._arg(input), _args._arg(exponent)
+    if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
+        raise TypeError("float_power(): expected a Tensor base or exponent")
+    a = a.to(_dt.float64) if isinstance(a, TensorBase) else float(a)
+    b = b.to(_dt.float64) if isinstance(b, TensorBase) else float(b)
+    if not isinstance(a, TensorBase):
+        a = like(b, np.asarray(a, np.float64))
+    return pow(a, b)
+
+
+@public(function=False)
+def float_power_(self, exponent):
+    if self._data.dtype != np.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_dt.torch_name(self._data.dtype)} but the operation's result "
+                           "requires dtype Double")
+    o = _other(exponent)
+    return _inplace(self, lambda x: float_power(x, o), (o,) if isinstance(o, TensorBase)
+                    else (), needs_old=True)
+
+
+@public(out=True)
+def ldexp(input, other):
+    """input * 2**other, in torch's result dtype of the two (the default float dtype for
+    integers)."""
+    x = _args._tensor(input, "ldexp")
+    o = _args._tensor(other, "ldexp", "other", 2)
+    dt = _dt.as_dtype(_conversion.result_type(x, o))
+    if dt.kind != "f":
+        dt = _dt.as_dtype(_dt.get_default_dtype())
+    x = x if x._data.dtype == dt else x.to(dt)
+    o = o if o._data.dtype == dt else o.to(dt)
+    return mul(x, pow(2.0, o))
+
+
+@public
+def ldexp_(self, other):
+    o = _other(other)
+    return _inplace(self, lambda x: ldexp(x, o), (o,) if isinstance(o, TensorBase) else (),
+                    needs_old=True)
+
+
+frexp_result = structseq("frexp", ["mantissa", "exponent"])
+
+
+@public(out=True)
+def frexp(input):
+    """(mantissa, exponent) with input = mantissa * 2**exponent, |mantissa| in [0.5, 1);
+    exponent int32. The mantissa's gradient is g / 2**exponent (torch's)."""
+    x = _args._tensor(input, "frexp")
+    if x._data.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = np.frexp(x._data)
+    with np.errstate(over="ignore"):  # 2**-e overflows for subnormal x: m is taken there
+        scale = np.ldexp(np.ones((), x._data.dtype), -e).astype(x._data.dtype, copy=False)
+    # x * 2**-e is exact (a power of two) and carries torch's gradient g / 2**e
+    mantissa = where(like(x, np.isfinite(scale)), mul(x, like(x, np.where(
+        np.isfinite(scale), scale, np.ones((), x._data.dtype)))), like(x, m))
+    return frexp_result(mantissa, like(x, e.astype(np.int32, copy=False)))
+
+
+@public(out=True)
+def nextafter(input, other):
+    """The next floating-point value after input towards other (gradient: g for input,
+    zeros for other, as torch's)."""
+    x = _args._tensor(input, "nextafter")
+    o = _args._tensor(other, "nextafter", "other", 2)
+    dt = _dt.as_dtype(_conversion.result_type(x, o))
+    if dt.kind != "f":
+        raise NotImplementedError(f"\"nextafter_cpu\" not implemented for "
+                                  f"'{_dt.torch_name(dt)}'")
+    x = x if x._data.dtype == dt else x.to(dt)
+    o = o if o._data.dtype == dt else o.to(dt)
+    return apply(E.nextafter, x, o)
+
+
+nextafter_ = public_inplace(nextafter, function=False)
+
+
+# ---- rsub, positive, sgn ------------------------------------------------------------------
+@public(method=False)
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    return sub(other, _args._tensor(input, "rsub"), alpha=alpha)
+
+
+@public
+def positive(input):
+    """input itself (torch.positive: refused for bool)."""
+    x = _args._tensor(input, "positive")
+    if x._data.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return x
+
+
+@public(out=True)
+def sgn(input):
+    """sign(input) for real tensors (torch.sgn: x / |x| for complex ones)."""
+    x = _args._tensor(input, "sgn")
+    if x._data.dtype == np.bool_:
+        return like(x, x._data.copy())
+    return sign(x)
+
+
+sgn_ = public_inplace(sgn, function=False)
+
+
+@public(method=False)
+def fill(input, value):
+    """A new tensor like input holding value (torch.fill, the out-of-place fill_): fill_
+    on a copy, so the gradient goes to a tensor value and input gets zeros."""
+    return fill_(_conversion.clone(_args._tensor(input, "fill")), value)
