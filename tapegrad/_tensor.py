@@ -575,6 +575,9 @@ class Tensor(TensorBase):
     isnan = _comparison.isnan
     isinf = _comparison.isinf
     isfinite = _comparison.isfinite
+    isposinf = _comparison.isposinf
+    isneginf = _comparison.isneginf
+    isreal = _comparison.isreal
     allclose = _comparison.allclose
     equal = _comparison.equal
 
@@ -625,6 +628,11 @@ class Tensor(TensorBase):
     argmin = _reductions.argmin
     softmax = _reductions.softmax
     log_softmax = _reductions.log_softmax
+    logcumsumexp = _reductions.logcumsumexp
+    cov = _reductions.cov
+    corrcoef = _reductions.corrcoef
+    mode = _reductions.mode
+    sum_to_size = _reductions.sum_to_size
     cumsum_ = _reductions.cumsum_
     cumprod_ = _reductions.cumprod_
 

@@ -822,19 +822,21 @@ heaviside_ = public_inplace(heaviside, function=False)
 
 
 # ---- integer arithmetic: gcd, lcm, the bit shifts (no gradient) --------------------------
-def _tensors_only(f, name):
-    """f with both arguments required to be tensors (torch's gcd/lcm have no Scalar form)."""
+def _integers_only(f, name, kernel, tensors=True):
+    """f refusing bool operands as torch does (its integer kernels have no bool form);
+    tensors: both arguments must be tensors (torch's gcd/lcm have no Scalar form)."""
     def g(input, other):
-        _args._tensor(input, name)
-        _args._tensor(other, name, "other", 2)
-        if input._data.dtype == np.bool_ and other._data.dtype == np.bool_:
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
+        if tensors:
+            _args._tensor(input, name)
+            _args._tensor(other, name, "other", 2)
+        if P.result_type(_args._arg(input), _args._arg(other)) == np.bool_:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
         return f(input, other)
     g.__doc__ = f"Elementwise {name} of integer tensors (torch's promotion; no gradient)."
     return g
 
 
-gcd = public(_tensors_only(_bitwise(np.gcd, "gcd"), "gcd"), name="gcd", out=True)
+gcd = public(_integers_only(_bitwise(np.gcd, "gcd"), "gcd", "gcd_cpu"), name="gcd", out=True)
 
 
 def _lcm(a, b):
@@ -846,7 +848,7 @@ def _lcm(a, b):
         return np.abs(np.where(g == 0, 0, q * b))
 
 
-lcm = public(_tensors_only(_bitwise(_lcm, "lcm"), "lcm"), name="lcm", out=True)
+lcm = public(_integers_only(_bitwise(_lcm, "lcm"), "lcm", "lcm_cpu"), name="lcm", out=True)
 
 
 def _shift(left):
@@ -867,9 +869,11 @@ def _shift(left):
     return f
 
 
-bitwise_left_shift = public(_bitwise(_shift(True), "bitwise_left_shift"),
+bitwise_left_shift = public(_integers_only(_bitwise(_shift(True), "bitwise_left_shift"),
+                                           "bitwise_left_shift", "lshift_cpu", False),
                             name="bitwise_left_shift", out=True)
-bitwise_right_shift = public(_bitwise(_shift(False), "bitwise_right_shift"),
+bitwise_right_shift = public(_integers_only(_bitwise(_shift(False), "bitwise_right_shift"),
+                                            "bitwise_right_shift", "rshift_cpu", False),
                              name="bitwise_right_shift", out=True)
 gcd_ = public(_nondiff_inplace(gcd, np.gcd, "gcd_"), name="gcd_")
 lcm_ = public(_nondiff_inplace(lcm, None, "lcm_"), name="lcm_")
