@@ -27,6 +27,7 @@ from .ops.public import EXPORTS as _EXPORTS
 # ---- the namespaces torch has (tg.linalg, tg.nn, ...) -------------------------------------
 from . import linalg, return_types  # tg.linalg: norm, vector_norm, svdvals, ...
 from . import special  # tg.special: torch.special's namespace
+from . import fft  # tg.fft: torch.fft's fftshift/ifftshift (no complex dtypes)
 from . import autograd, func  # tg.func: jvp, vjp, grad, vmap
 from . import nn, optim, utils, data  # layers, optimizers, tg.utils.data, tg.data
 from . import amp, distributions, multiprocessing, onnx, version

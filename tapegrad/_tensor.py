@@ -643,6 +643,7 @@ class Tensor(TensorBase):
     topk = _sorting.topk
     kthvalue = _sorting.kthvalue
     unique = _sorting.unique
+    msort = _sorting.msort
 
     # ---- shape: views, reshapes, joins, splits (ops/shape.py) ---------------------------
     ravel = _shape.ravel
@@ -680,6 +681,8 @@ class Tensor(TensorBase):
     fliplr = _shape.fliplr
     flipud = _shape.flipud
     roll = _shape.roll
+    unsafe_split = _shape.unsafe_split
+    unsafe_chunk = _shape.unsafe_chunk
     tril = _shape.tril
     triu = _shape.triu
     tril_ = _shape.tril_

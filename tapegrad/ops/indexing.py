@@ -931,3 +931,37 @@ def masked_fill_(self, mask, value):
         return apply(E.where, np.broadcast_to(m, x._data.shape), vv, x)
 
     return _inplace(self, compute, others, needs_old=False, casting="unsafe")
+
+
+# ---- unravel_index ---------------------------------------------------------------------------
+@public(method=False)
+def unravel_index(indices, shape):
+    """Flat indices -> one coordinate tensor per dim of `shape` (int64, indices' shape),
+    torch's formula: (indices // the row-major strides) % shape (so out-of-range and
+    negative indices wrap)."""
+    x = _args._tensor(indices, "unravel_index", "indices")
+    if x._data.dtype.kind not in "iu":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got "
+                        f"tapegrad.{_dt.as_dtype(x._data.dtype).name}")
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    elif not isinstance(shape, (tuple, list)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    for s in shape:
+        if not isinstance(s, (int, np.integer)):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(s)}")
+    shape = tuple(int(s) for s in shape)
+    if builtins.any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    coefs, acc = [], 1
+    for s in reversed(shape):
+        coefs.append(acc)
+        acc *= s
+    coefs = np.array(coefs[::-1], dtype=np.int64)
+    sizes = np.array(shape, dtype=np.int64)
+    a = x._data.astype(np.int64)[..., None]
+    if (sizes == 0).any() and a.size:
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(divide="ignore"):
+        res = np.floor_divide(a, coefs) % np.where(sizes == 0, 1, sizes)
+    return tuple(_args._int64(x, res[..., k]) for k in range(len(shape)))
