@@ -722,6 +722,14 @@ class Tensor(TensorBase):
     index_fill_ = _indexing.index_fill_
     index_copy_ = _indexing.index_copy_
     masked_scatter_ = _indexing.masked_scatter_
+    select_scatter = _indexing.select_scatter
+    slice_scatter = _indexing.slice_scatter
+    diagonal_scatter = _indexing.diagonal_scatter
+    as_strided_scatter = _indexing.as_strided_scatter
+    put = _indexing.put
+    put_ = _indexing.put_
+    index_reduce = _indexing.index_reduce
+    index_reduce_ = _indexing.index_reduce_
 
     # ---- products (ops/products.py) -----------------------------------------------------
     outer = ger = _products.outer

@@ -12,7 +12,7 @@ from ..core import tape as _tape
 from ..core.record import apply
 from ..core.state import state
 from ..core.tensor_base import TensorBase, like
-from . import _args, pointwise as _pointwise, shape as _shape
+from . import _args, conversion as _conversion, pointwise as _pointwise, shape as _shape
 from .inplace import _inplace, _shape_error
 from .public import public
 from .rules import indexing as I, pointwise as E
@@ -965,3 +965,132 @@ def unravel_index(indices, shape):
     with np.errstate(divide="ignore"):
         res = np.floor_divide(a, coefs) % np.where(sizes == 0, 1, sizes)
     return tuple(_args._int64(x, res[..., k]) for k in range(len(shape)))
+
+
+# ---- the *_scatter ops: input's copy with a view of it overwritten by src ----------------------
+# Each is clone + the view + copy_ (the one in-place mechanism): src's gradient is the
+# view of g, input's is g with the view zeroed, and every order of derivative follows.
+def _scatter_into(name, input, src, view_of):
+    x = _args._tensor(input, name)
+    s = _args._tensor(src, name, "src", 2)
+    out = _conversion.clone(x)
+    view = view_of(out)
+    if tuple(s._data.shape) != tuple(view._data.shape):
+        raise RuntimeError(f"{name}: expected src to have a size equal to the slice of self. "
+                           f"src size = {list(s._data.shape)}, slice size = "
+                           f"{list(view._data.shape)}")
+    _pointwise.copy_(view, s)
+    return out
+
+
+@public
+def select_scatter(input, src, dim, index):
+    """input with input.select(dim, index) replaced by src."""
+    return _scatter_into("select_scatter", input, src, lambda t: _shape.select(t, dim, index))
+
+
+@public
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """input with the slice start:end:step along dim replaced by src."""
+    def view_of(t):
+        d = _args._dim(dim, t._data.ndim)
+        if int(step) <= 0:
+            raise RuntimeError("slice step must be positive")
+        return getitem(t, (slice(None),) * d + (slice(start, end, step),))
+    return _scatter_into("slice_scatter", input, src, view_of)
+
+
+@public
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """input with its diagonal (offset, dim1, dim2) replaced by src."""
+    return _scatter_into("diagonal_scatter", input, src,
+                         lambda t: _shape.diagonal(t, offset, dim1, dim2))
+
+
+@public
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """input (as a contiguous copy) with the elements its as_strided(size, stride,
+    storage_offset) view reaches replaced by src."""
+    return _scatter_into("as_strided_scatter", input, src,
+                         lambda t: as_strided(t, size, stride, storage_offset))
+
+
+# ---- put, index_reduce -----------------------------------------------------------------------
+@public
+def put(input, index, source, accumulate=False):
+    """input with input.flatten()[index] = source.flatten() (added with accumulate)."""
+    x = _args._tensor(input, "put")
+    s = _args._tensor(source, "put", "source", 3)
+    if not isinstance(index, TensorBase) or index._data.dtype != np.int64:
+        dt = _dt.torch_name(index._data.dtype) if isinstance(index, TensorBase) else "?"
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {dt}")
+    if s._data.dtype != x._data.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_dt.torch_name(x._data.dtype)} and source.dtype = "
+                           f"{_dt.torch_name(s._data.dtype)}")
+    if index._data.size != s._data.size:
+        raise RuntimeError(f"put_(): Expected source and index to have the same number of "
+                           f"elements, but got source.numel() = {s._data.size}, "
+                           f"index.numel() = {index._data.size}")
+    n = x._data.size
+    idx = index._data.reshape(-1)
+    bad = (idx >= n) | (idx < -n)
+    if bad.any():
+        i = int(idx[bad][0])
+        raise IndexError(f"out of range: tried to access index {i} on a tensor of {n} "
+                         "elements.")
+    if not idx.size:
+        return _conversion.clone(x)
+    flat = index_put(_shape.reshape(x, (-1,)), (_args._int64(x, idx % builtins.max(n, 1)),),
+                     _shape.reshape(s, (-1,)), accumulate)
+    return _shape.reshape(flat, tuple(x._data.shape))
+
+
+@public(function=False)
+def put_(self, index, source, accumulate=False):
+    return _inplace(self, lambda x: put(x, index, source, accumulate), _grads(source),
+                    needs_old=accumulate)
+
+
+_INDEX_REDUCES = ("prod", "mean", "amax", "amin")
+
+
+@public
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """input with source's slices reduced (prod, mean, amax, amin) into the slices
+    `index` along dim: scatter_reduce with the index spread over source's shape."""
+    x = _args._tensor(input, "index_reduce")
+    s = _args._tensor(source, "index_reduce", "source", 4)
+    if reduce not in _INDEX_REDUCES:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    if not isinstance(index, TensorBase) or index._data.dtype.kind not in "iu":
+        raise RuntimeError("index_reduce_(): Expected dtype int32/int64 for index")
+    if index._data.ndim > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    if s._data.dtype != x._data.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_dt.torch_name(x._data.dtype)}) and source "
+                           f"({_dt.torch_name(s._data.dtype)}) must have the same scalar type")
+    nd = builtins.max(x._data.ndim, 1)
+    d = _args._dim(dim, x._data.ndim)
+    idx = index._data.reshape(-1).astype(np.int64)
+    sshape = tuple(s._data.shape) if s._data.ndim else (1,)
+    if sshape[d] != idx.size if d < len(sshape) else True:
+        raise RuntimeError("index_reduce_(): Number of indices should be equal to "
+                           "source.size(dim)")
+    n = x._data.shape[d] if x._data.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    view = [1] * nd
+    view[d] = idx.size
+    full = np.broadcast_to((idx % builtins.max(n, 1)).reshape(view), sshape)
+    src = s if s._data.ndim else _shape.reshape(s, (1,))
+    return scatter_reduce(x, d, _args._int64(x, np.ascontiguousarray(full)), src, reduce,
+                          include_self=include_self)
+
+
+@public(function=False)
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    return _inplace(self, lambda x: index_reduce(x, dim, index, source, reduce,
+                                                 include_self=include_self),
+                    _grads(source), needs_old=True)
