@@ -970,13 +970,30 @@ def unravel_index(indices, shape):
 # ---- the *_scatter ops: input's copy with a view of it overwritten by src ----------------------
 # Each is clone + the view + copy_ (the one in-place mechanism): src's gradient is the
 # view of g, input's is g with the view zeroed, and every order of derivative follows.
-def _scatter_into(name, input, src, view_of):
+def _clone_keeping_strides(x):
+    """torch's clone (preserve_format): a dense permuted input (a transpose) keeps its
+    dim order in memory, so a storage view of the copy (as_strided) sees torch's layout."""
+    a = x._data
+    if a.ndim < 2 or a.flags.c_contiguous or 0 in a.shape:
+        return _conversion.clone(x)
+    order = sorted(range(a.ndim), key=lambda i: -a.strides[i])  # outermost dim first
+    expect, dense = a.dtype.itemsize, True
+    for i in reversed(order):
+        dense = dense and (a.shape[i] == 1 or a.strides[i] == expect)
+        expect *= a.shape[i]
+    if not dense:  # torch's clone is then row-major too
+        return _conversion.clone(x)
+    base = _conversion.clone(_shape.permute(x, order))
+    return _shape.permute(base, [order.index(i) for i in range(a.ndim)])
+
+
+def _scatter_into(name, input, src, view_of, keep_strides=False):
     x = _args._tensor(input, name)
     s = _args._tensor(src, name, "src", 2)
-    out = _conversion.clone(x)
+    out = _clone_keeping_strides(x) if keep_strides else _conversion.clone(x)
     view = view_of(out)
     if tuple(s._data.shape) != tuple(view._data.shape):
-        raise RuntimeError(f"{name}: expected src to have a size equal to the slice of self. "
+        raise RuntimeError(f"expected src to have a size equal to the slice of self ({name}). "
                            f"src size = {list(s._data.shape)}, slice size = "
                            f"{list(view._data.shape)}")
     _pointwise.copy_(view, s)
@@ -1012,7 +1029,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """input (as a contiguous copy) with the elements its as_strided(size, stride,
     storage_offset) view reaches replaced by src."""
     return _scatter_into("as_strided_scatter", input, src,
-                         lambda t: as_strided(t, size, stride, storage_offset))
+                         lambda t: as_strided(t, size, stride, storage_offset), True)
 
 
 # ---- put, index_reduce -----------------------------------------------------------------------
@@ -1029,7 +1046,7 @@ def put(input, index, source, accumulate=False):
                            f"self.dtype = {_dt.torch_name(x._data.dtype)} and source.dtype = "
                            f"{_dt.torch_name(s._data.dtype)}")
     if index._data.size != s._data.size:
-        raise RuntimeError(f"put_(): Expected source and index to have the same number of "
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
                            f"elements, but got source.numel() = {s._data.size}, "
                            f"index.numel() = {index._data.size}")
     n = x._data.size
@@ -1065,9 +1082,11 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
     if not isinstance(index, TensorBase) or index._data.dtype.kind not in "iu":
-        raise RuntimeError("index_reduce_(): Expected dtype int32/int64 for index")
+        dt = _dt.torch_name(index._data.dtype) if isinstance(index, TensorBase) else "?"
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {dt}")
     if index._data.ndim > 1:
-        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
+                         f"{index._data.ndim}")
     if s._data.dtype != x._data.dtype:
         raise RuntimeError(f"index_reduce_(): self ({_dt.torch_name(x._data.dtype)}) and source "
                            f"({_dt.torch_name(s._data.dtype)}) must have the same scalar type")
@@ -1076,8 +1095,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     idx = index._data.reshape(-1).astype(np.int64)
     sshape = tuple(s._data.shape) if s._data.ndim else (1,)
     if sshape[d] != idx.size if d < len(sshape) else True:
-        raise RuntimeError("index_reduce_(): Number of indices should be equal to "
-                           "source.size(dim)")
+        raise RuntimeError(f"index_reduce_(): Number of indices ({idx.size}) should be equal "
+                           f"to source.size(dim): ({sshape[d] if d < len(sshape) else 1}), "
+                           f"for dim: {d}")
     n = x._data.shape[d] if x._data.ndim else 1
     if idx.size and (idx.min() < -n or idx.max() >= n):
         raise IndexError("index out of range in self")

@@ -829,8 +829,9 @@ def _integers_only(f, name, kernel, tensors=True):
         if tensors:
             _args._tensor(input, name)
             _args._tensor(other, name, "other", 2)
-        if P.result_type(_args._arg(input), _args._arg(other)) == np.bool_:
-            raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+        rt = P.result_type(_args._arg(input), _args._arg(other))
+        if rt.kind in "bf":  # (the operands' fast path skips promotion's own check)
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dt.torch_name(rt)}'")
         return f(input, other)
     g.__doc__ = f"Elementwise {name} of integer tensors (torch's promotion; no gradient)."
     return g
@@ -855,8 +856,8 @@ def _shift(left):
     """a << b / a >> b with torch's rules for a shift outside [0, bits): 0 for a left
     shift, the sign (0 or -1) for a right shift (NumPy leaves them to the CPU)."""
     def f(a, b):
+        dt = np.result_type(a, b)  # a Python int stays weak (NumPy 2), as torch's scalar
         a, b = np.asarray(a), np.asarray(b)
-        dt = np.result_type(a, b)
         bits = dt.itemsize * 8
         a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
         out_of_range = (b < 0) | (b >= bits) if dt.kind == "i" else b >= bits
@@ -875,13 +876,23 @@ bitwise_left_shift = public(_integers_only(_bitwise(_shift(True), "bitwise_left_
 bitwise_right_shift = public(_integers_only(_bitwise(_shift(False), "bitwise_right_shift"),
                                             "bitwise_right_shift", "rshift_cpu", False),
                              name="bitwise_right_shift", out=True)
-gcd_ = public(_nondiff_inplace(gcd, np.gcd, "gcd_"), name="gcd_")
-lcm_ = public(_nondiff_inplace(lcm, None, "lcm_"), name="lcm_")
-bitwise_left_shift_ = public(_nondiff_inplace(bitwise_left_shift, None, "bitwise_left_shift_"),
+def _integer_inplace(f, fname):
+    """The in-place form of an integer-only function (torch's promotion and cast check;
+    the result computed out of place, then stored)."""
+    def method(self, other):
+        o = P.inplace_other(f.__name__, self, _other(other))
+        return _inplace(self, lambda x: f(x, o), (), needs_old=False, casting="unsafe")
+    method.__name__ = fname
+    method.__doc__ = f"In-place {f.__name__}; returns self."
+    return method
+
+
+gcd_ = public(_integer_inplace(gcd, "gcd_"), name="gcd_")
+lcm_ = public(_integer_inplace(lcm, "lcm_"), name="lcm_")
+bitwise_left_shift_ = public(_integer_inplace(bitwise_left_shift, "bitwise_left_shift_"),
                              name="bitwise_left_shift_", function=False)
-bitwise_right_shift_ = public(
-    _nondiff_inplace(bitwise_right_shift, None, "bitwise_right_shift_"),
-    name="bitwise_right_shift_", function=False)
+bitwise_right_shift_ = public(_integer_inplace(bitwise_right_shift, "bitwise_right_shift_"),
+                              name="bitwise_right_shift_", function=False)
 
 
 # ---- floating point: float_power, ldexp, frexp, nextafter --------------------------------

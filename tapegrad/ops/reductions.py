@@ -648,10 +648,11 @@ cumprod_ = public_inplace(cumprod, function=False)
 @public(out=True)
 def logcumsumexp(input, dim):
     """log(cumsum(exp(x))) along dim, computed stably (a logaddexp scan); torch's
-    backward (rules/reductions.py). Integers give the default float dtype."""
+    backward (rules/reductions.py). Floating tensors only, as torch's."""
     x = _args._tensor(input, "logcumsumexp")
     if x._data.dtype.kind != "f":
-        x = x.to(_dt.get_default_dtype())
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
+                                  f"'{_args._tname(x._data.dtype)}'")
     d = _args._dim(dim, x._data.ndim)
     return apply(R.logcumsumexp, x, axis=d)
 
@@ -664,6 +665,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     if x is not None and dx is not None:
         raise TypeError("cumulative_trapezoid() received an invalid combination of "
                         "arguments: both x and dx given")
+    if yt._data.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     d = _args._dim(dim, yt._data.ndim)
     xt = x if x is None else _args._tensor(x, "cumulative_trapezoid", "x", 2)
     if yt._data.dtype == np.bool_ or (xt is not None and xt._data.dtype == np.bool_):
@@ -819,8 +822,7 @@ def sum_to_size(self, *size):
     ok = len(shape) <= len(have) and builtins.all(
         s == h or s == 1 for s, h in zip(shape[::-1], have[::-1]))
     if not ok:
-        raise RuntimeError(f"size {{{', '.join(map(str, shape))}}} is not expandable to size "
-                           f"{{{', '.join(map(str, have))}}}.")
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(have)}}}.")
     if not shape:  # torch's sum_to: an empty size is the full sum (integers give int64)
         return sum(self)
     lead = len(have) - len(shape)
@@ -932,9 +934,12 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     (last dim D); bins an int, D ints, or D edge tensors; range D (min, max) pairs as one
     flat list. Edges are computed in the input's dtype, as torch's linspace."""
     x = _args._tensor(input, "histogramdd")
-    _float_input("histogramdd", x, "histogramdd")
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f'"histogramdd" not implemented for \'{_args._tname(x.dtype)}\'')
     a = _args._np(x)
-    D = a.shape[-1] if a.ndim else 1
+    if a.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    D = a.shape[-1]
     pts = a.reshape(-1, D)
     if isinstance(bins, (int, np.integer)):
         bins = [int(bins)] * D

@@ -903,6 +903,8 @@ def cartesian_prod(*tensors):
     for t in ts:
         if t._data.ndim != 1:
             raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._data.shape)}")
+    if len({t._data.dtype for t in ts}) > 1:
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     if len(ts) == 1:
         return ts[0]
     grids = meshgrid(*ts, indexing="ij")

@@ -84,8 +84,8 @@ def _shift_dims(x, dim):
 def _roll_half(name, input, dim, sign):
     x = _args._tensor(input, name)
     dims = _shift_dims(x, dim)
-    if not dims:  # a 0-d tensor: nothing to move (torch returns a copy)
-        return _shape.roll(x, 0)
+    if not dims:  # a 0-d tensor: torch's roll gets no shifts
+        raise RuntimeError("`shifts` required")
     sizes = [x._data.shape[_args._dim(d, x._data.ndim)] for d in dims]
     return _shape.roll(x, [sign * (n // 2) for n in sizes], dims)
 
