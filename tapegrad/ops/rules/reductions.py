@@ -543,8 +543,9 @@ def _logcumsumexp_vjp(xp, g, ans, x, axis, reverse=False):
     parts = []
     for side in (g > 0, g < 0):
         logs = xp.where(side, log_abs, lowest) - ans
-        parts.append(xp.exp(within_rule(xp, logcumsumexp, logs, axis=axis,
-                                        reverse=not reverse) + x))
+        with np.errstate(over="ignore"):  # lowest + x: -inf, whose exp is the 0 wanted
+            parts.append(xp.exp(within_rule(xp, logcumsumexp, logs, axis=axis,
+                                            reverse=not reverse) + x))
     return parts[0] - parts[1]
 
 
