@@ -876,6 +876,8 @@ bitwise_left_shift = public(_integers_only(_bitwise(_shift(True), "bitwise_left_
 bitwise_right_shift = public(_integers_only(_bitwise(_shift(False), "bitwise_right_shift"),
                                             "bitwise_right_shift", "rshift_cpu", False),
                              name="bitwise_right_shift", out=True)
+
+
 def _integer_inplace(f, fname):
     """The in-place form of an integer-only function (torch's promotion and cast check;
     the result computed out of place, then stored)."""
