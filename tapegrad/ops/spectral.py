@@ -1,4 +1,5 @@
-"""Window functions for spectral analysis: hann, hamming, blackman, bartlett, kaiser.
+"""Window functions for spectral analysis: hann, hamming, blackman, bartlett, kaiser;
+and torch.fft's real-valued helpers fftshift/ifftshift (tg.fft, tapegrad/fft.py).
 
 torch's definitions, computed in float64 with NumPy and cast to the dtype. A periodic
 window (the default, for use with an FFT) is the symmetric window of length N + 1
