@@ -170,3 +170,14 @@ def test_logcumsumexp_gradgrad():
     (g_t,) = torch.autograd.grad(torch.logcumsumexp(x, 1).sin().sum(), x, create_graph=True)
     (gg_t,) = torch.autograd.grad(g_t.sum(), x)
     np.testing.assert_allclose(gg.numpy(), gg_t.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [17, 100, 1000, 8000])
+def test_mode_index_of_long_rows_as_torch(n):
+    # torch's kernel reports the last index of the mode's run after an unstable std::sort
+    rng = np.random.default_rng(n)
+    for a in (rng.integers(-6, 6, (3, n)), rng.integers(0, 3, (2, n)).astype(np.float32),
+              np.sort(rng.integers(0, 40, n))[None, :]):
+        for dim in (-1, 0) if a.shape[0] > 1 else (-1,):
+            assert_same_result(tuple(tg.mode(tg.tensor(a), dim)),
+                               tuple(torch.mode(torch.tensor(a), dim)))

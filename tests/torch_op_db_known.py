@@ -125,8 +125,6 @@ KNOWN = {
         "accepts 3 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
     "matmul:fwd":
         "wrong values (1 samples; first torch.float32 #13: output 0: values differ (max abs diff 3.05e-05))",
-    "mode:fwd":
-        "indices of a 1-d input of 8000 values (#6, 7 dtypes): torch's CPU kernel takes the last index of the mode's run in std::sort's (unstable) order; tapegrad takes the mode's last occurrence (the values agree)",
     "multinomial:err":
         "another exception type than torch (#2: raised TypeError, torch RuntimeError)",
     "nanquantile:bwd":

@@ -12,6 +12,7 @@ from ..core.tensor_base import TensorBase, like
 from . import (_args, comparison as _comparison, conversion as _conversion, indexing as _indexing,
                pointwise as _pointwise, shape as _shape, sorting as _sorting)
 from .public import public, public_inplace
+from ._stdsort import std_sort_order
 from .return_types import structseq
 from .rules import indexing as IX, products as PR, reductions as R, softmax as SM
 
@@ -773,8 +774,10 @@ mode_result = structseq("mode", ["values", "indices"])
 
 
 def _mode_rows(a):
-    """(value, index) per row of a 2-d array: the most frequent value (ties: the smallest),
-    the index of its last occurrence (torch's CPU kernel)."""
+    """(value, index) per row of a 2-d array: the most frequent value (ties: the smallest)
+    and torch's CPU kernel's index: the last of the value's run after std::sort, which
+    is the last occurrence for rows of up to 16 (insertion sort, stable) and follows
+    introsort's steps beyond (ops/_stdsort.py)."""
     n = a.shape[1]
     order = np.argsort(a, axis=1, kind="stable")
     s = np.take_along_axis(a, order, 1)
@@ -787,7 +790,11 @@ def _mode_rows(a):
         best = int(np.argmax(counts))  # the first maximum: the smallest value
         lo, hi = starts[best], starts[best] + counts[best]
         values[r] = row[lo]
-        index[r] = order[r, lo:hi].max()
+        if counts[best] > 1 and n > 16:
+            std_order = std_sort_order(a[r].tolist())
+            index[r] = std_order[hi - 1]
+        else:
+            index[r] = order[r, lo:hi].max()
     return values, index
 
 
