@@ -54,6 +54,10 @@ VALUES = {
                        L.tensor([[2, 2], [3, 3]]), "prod"),
         L.index_reduce(L.tensor([[1, 2], [3, 4]]), 0, L.tensor([1, 1]),
                        L.tensor([[2, 2], [3, 3]]), "mean")),
+    "index_reduce mean in float16 (torch's float16 sums)": lambda L: tuple(
+        L.index_reduce(L.tensor(X * 7, dtype=L.float16), 1, L.tensor([0, 0, 3, 0, 0, 1]),
+                       L.tensor(np.hstack([X, X[:, :2]]) * 5, dtype=L.float16), "mean",
+                       include_self=s) for s in (True, False)),
     "index_reduce_": lambda L: L.tensor(X).index_reduce_(0, L.tensor([1]), L.tensor(X[:1]), "amin"),
     "tril/triu_indices": lambda L: (L.tril_indices(4, 3, -1), L.triu_indices(3, 5, 2, dtype=L.int32),
                                     L.triu_indices(3, 3, 10), L.tril_indices(0, 3),

@@ -1105,8 +1105,36 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     view[d] = idx.size
     full = np.broadcast_to((idx % builtins.max(n, 1)).reshape(view), sshape)
     src = s if s._data.ndim else _shape.reshape(s, (1,))
-    return scatter_reduce(x, d, _args._int64(x, np.ascontiguousarray(full)), src, reduce,
-                          include_self=include_self)
+    out = scatter_reduce(x, d, _args._int64(x, np.ascontiguousarray(full)), src, reduce,
+                         include_self=include_self)
+    if reduce == "mean" and x._data.dtype == np.float16 and x._data.ndim:
+        # torch adds the slices one by one in float16 and divides in float16; the
+        # composition above sums in float32. Its value is moved onto torch's by a
+        # constant (clamp's tensor-bound form does the same): the gradient is unchanged.
+        exact = _float16_index_mean(x._data, d, idx % builtins.max(n, 1),
+                                    s._data if s._data.ndim else s._data.reshape(1),
+                                    include_self)
+        with np.errstate(invalid="ignore"):
+            fix = np.where(exact == out._data, np.float16(0), exact - out._data)
+        if fix.any():
+            out = out + like(x, fix.astype(np.float16))
+    return out
+
+
+def _float16_index_mean(a, d, idx, src, include_self):
+    """torch's float16 index_reduce mean: the sum accumulated in float16, slice by slice in
+    index order, divided by the count in float16."""
+    acc = np.moveaxis(a.copy(), d, 0)
+    part = np.moveaxis(src, d, 0)
+    count = np.full(acc.shape[0], 1 if include_self else 0, np.int64)
+    if not include_self:
+        acc[np.unique(idx)] = 0
+    for k, i in enumerate(idx):
+        acc[i] = acc[i] + part[k]
+        count[i] += 1
+    count[count == 0] = 1
+    shape = (-1,) + (1,) * (acc.ndim - 1)
+    return np.moveaxis(acc / count.astype(np.float16).reshape(shape), 0, d)
 
 
 @public(function=False)
