@@ -151,6 +151,15 @@ GRADS = {
                                        include_self=False), X, X[:, ::-1].copy()),
     "index_reduce prod": (lambda L, x, s: L.index_reduce(x, 0, L.tensor([1, 1, 2]), s, "prod"),
                           X, X + 3.0),
+    "index_reduce prod, zeros in source and self": (
+        lambda L, x, s: L.index_reduce(x, 0, L.tensor([1, 1, 2, 1, 0]), s, "prod"),
+        np.array([[0.0, 2.0, 3.0], [1.5, 0.0, 2.0], [0.5, 1.0, 0.0]]),
+        np.array([[0.0, 2.0, 0.0], [3.0, 0.0, 0.0], [1.0, 2.0, 0.0], [2.0, 2.0, 1.0],
+                  [0.0, 0.0, 4.0]])),
+    "index_reduce prod with zeros, without self": (
+        lambda L, x, s: L.index_reduce(x, 1, L.tensor([2, 2, 0]), s, "prod", include_self=False),
+        np.array([[0.0, 2.0, 3.0], [1.5, 0.0, 2.0]]),
+        np.array([[0.0, 2.0, 3.0], [1.5, 0.0, 0.0]])),
     "cartesian_prod": (lambda L, a, b: L.cartesian_prod(a, b), X[0], X[1, :3]),
     "constant_pad_nd": (lambda L, x: L.constant_pad_nd(x, (1, -1, 2, 0), 2.0), X),
     "unsafe_split": (lambda L, x: L.unsafe_split(x, 3, 1), X),
@@ -185,3 +194,17 @@ def test_scatters_leave_input_unchanged_and_second_order():
     (gs,) = tg.autograd.grad((out ** 3).sum(), s, create_graph=True)
     (gss,) = tg.autograd.grad(gs.sum(), s)
     np.testing.assert_allclose(gss.numpy(), 30 * X[0] ** 4, rtol=1e-12)
+
+
+def test_index_reduce_prod_second_order_with_a_zero_as_torch():
+    x0 = np.array([[1.5, 2.0], [0.5, -1.0]])
+    s0 = np.array([[0.0, 2.0], [3.0, 0.5], [1.0, -2.0]])
+    res = []
+    for L in (tg, torch):
+        x = L.tensor(x0, requires_grad=True)
+        s = L.tensor(s0, requires_grad=True)
+        out = L.index_reduce(x, 0, L.tensor([1, 1, 0]), s, "prod")
+        gx, gs = L.autograd.grad((out * out).sum(), (x, s), create_graph=True)
+        res.append(L.autograd.grad((gx.sum() + (gs * gs).sum()), (x, s)))
+    for g, w in zip(*res):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-14)

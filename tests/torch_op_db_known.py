@@ -71,8 +71,6 @@ KNOWN = {
         "refuses 3 samples torch accepts (#0: forward raised RuntimeError: index_add_(): Source/destination tensor must have same slice shapes)",
     "index_add:fwd":
         "refuses 28 samples torch accepts (torch.float64 #0: raised RuntimeError: index_add_(): Source/destination tensor must have same slice )",
-    "index_reduce.prod:bwd":
-        "refuses 1 sample torch accepts (#8: the gradient of reduce='prod' with a zero in source, scatter_reduce's limitation)",
     "index_select:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
     "isclose:err":

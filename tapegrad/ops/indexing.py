@@ -15,7 +15,7 @@ from ..core.tensor_base import TensorBase, like
 from . import _args, conversion as _conversion, pointwise as _pointwise, shape as _shape
 from .inplace import _inplace, _shape_error
 from .public import public
-from .rules import indexing as I, pointwise as E
+from .rules import indexing as I, pointwise as E, reductions as R
 
 
 @public(function=False)
@@ -1105,6 +1105,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     view[d] = idx.size
     full = np.broadcast_to((idx % builtins.max(n, 1)).reshape(view), sshape)
     src = s if s._data.ndim else _shape.reshape(s, (1,))
+    if (reduce == "prod" and x._data.ndim and (s._data == 0).any() and state.grad_enabled
+            and (x._rg or s._rg)):
+        return _index_prod_by_groups(x, d, idx % builtins.max(n, 1), src, include_self)
     out = scatter_reduce(x, d, _args._int64(x, np.ascontiguousarray(full)), src, reduce,
                          include_self=include_self)
     if reduce == "mean" and x._data.dtype == np.float16 and x._data.ndim:
@@ -1119,6 +1122,30 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         if fix.any():
             out = out + like(x, fix.astype(np.float16))
     return out
+
+
+def _index_prod_by_groups(x, d, idx, src, include_self):
+    """index_reduce prod with a zero in source, differentiably: each destination slice's
+    factors (itself unless include_self=False, then its sources, padded with ones) side
+    by side along a new dim, multiplied by prod, whose rule is exact at zeros (as
+    torch's index_reduce backward is)."""
+    m, k = x._data.shape[d], idx.size
+    members = [np.flatnonzero(idx == j) for j in range(m)]
+    width = builtins.max(builtins.max((len(g) for g in members), default=0), 1)
+    pick = np.full((m, width), k, np.int64)  # k: the row of ones appended to source
+    for j, g in enumerate(members):
+        pick[j, :len(g)] = g
+    xs = _shape.movedim(x, d, 0)
+    ss = _shape.movedim(src, d, 0)
+    ones = like(x, np.ones((1,) + tuple(ss._data.shape[1:]), x._data.dtype))
+    factors = index_select(_shape.cat([ss, ones], 0), 0, _args._int64(x, pick.reshape(-1)))
+    factors = _shape.reshape(factors, (m, width) + tuple(xs._data.shape[1:]))
+    first = xs
+    if not include_self:  # a destination that receives something leaves itself out
+        hit = np.array([len(g) > 0 for g in members]).reshape((m,) + (1,) * (xs.ndim - 1))
+        first = _pointwise.where(like(x, hit), like(x, np.ones((), x._data.dtype)), xs)
+    stacked = _shape.cat([_shape.unsqueeze(first, 1), factors], 1)
+    return _shape.movedim(apply(R.prod, stacked, axis=1, keepdims=False), 0, d)
 
 
 def _float16_index_mean(a, d, idx, src, include_self):
