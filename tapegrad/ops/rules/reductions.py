@@ -549,7 +549,24 @@ def _logcumsumexp_vjp(xp, g, ans, x, axis, reverse=False):
     return parts[0] - parts[1]
 
 
+def _logcumsumexp_jvp(xp, t, ans, x, axis, reverse=False):
+    # d out_j = sum_{i <= j} exp(x_i - out_j) t_i: the same log-space sums, forwards
+    t = t[0]
+    if x.ndim == 0:
+        return t
+    lowest = np.finfo(_dt.as_dtype(x.dtype)).min
+    with np.errstate(divide="ignore"):
+        log_abs = xp.log(xp.abs(xp.where(t != 0, t, 1.0)))
+    parts = []
+    for side in (t > 0, t < 0):
+        logs = xp.where(side, log_abs + x, lowest)
+        with np.errstate(over="ignore"):
+            parts.append(xp.exp(within_rule(xp, logcumsumexp, logs, axis=axis,
+                                            reverse=reverse) - ans))
+    return parts[0] - parts[1]
+
+
 logcumsumexp = defop("logcumsumexp", _logcumsumexp_forward, promote=False, opmath=True,
-                     vjp=[_logcumsumexp_vjp], reads=["ans x"],
+                     vjp=[_logcumsumexp_vjp], jvp=_logcumsumexp_jvp, reads=["ans x"],
                      text="dx = exp(x) * (g*exp(-ans)) summed from the end (in log space)",
                      hint="finite wherever x and the output are: the sums run in log space")
