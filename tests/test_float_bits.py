@@ -63,6 +63,8 @@ REFUSALS = {
     "ldexp with a number": lambda L: L.ldexp(L.tensor([1.0]), 2),
     "float_power_ of float32": lambda L: L.tensor([1.0]).float_power_(2),
     "float_power of numbers": lambda L: L.float_power(2, 3),
+    "float_power into a float32 out": lambda L: L.float_power(L.tensor([2.0]), 2, out=L.zeros(1)),
+    "frexp into a float exponent": lambda L: L.frexp(L.tensor([3.0]), out=(L.zeros(1), L.zeros(1))),
 }
 
 

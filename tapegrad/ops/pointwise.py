@@ -12,6 +12,7 @@ from ..core.tensor_base import TensorBase, like, to_array
 from . import _args, comparison as _comparison, conversion as _conversion, promotion as P
 from ._factories import _binary, _rounding, _unary, _wrapped_ints
 from .inplace import _inplace, _needs_old, _other
+from .out_arg import with_out
 from .public import public, public_inplace
 from .return_types import structseq
 from .rules import pointwise as E, special as SP
@@ -898,9 +899,16 @@ bitwise_right_shift_ = public(_integer_inplace(bitwise_right_shift, "bitwise_rig
 
 
 # ---- floating point: float_power, ldexp, frexp, nextafter --------------------------------
-@public(out=True)
-def float_power(input, exponent):
-    """pow computed in float64 (both operands cast; the gradient flows through the casts)."""
+@public
+def float_power(input, exponent, *, out=None):
+    """pow computed in float64 (both operands cast; the gradient flows through the casts).
+    An `out` must be float64, as torch's."""
+    if out is not None:
+        if not isinstance(out, TensorBase) or out._data.dtype != np.float64:
+            dt = _dt.torch_name(out._data.dtype) if isinstance(out, TensorBase) else "?"
+            raise RuntimeError(f"the output given to float_power has dtype {dt} but the "
+                               "operation's result requires dtype Double")
+        return _float_power_out(input, exponent, out=out)
     a, b = _args._arg(input), _args._arg(exponent)
     if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
         raise TypeError("float_power(): expected a Tensor base or exponent")
@@ -909,6 +917,9 @@ def float_power(input, exponent):
     if not isinstance(a, TensorBase):
         a = like(b, np.asarray(a, np.float64))
     return pow(a, b)
+
+
+_float_power_out = with_out(float_power, "float_power")
 
 
 @public(function=False)
@@ -946,10 +957,19 @@ def ldexp_(self, other):
 frexp_result = structseq("frexp", ["mantissa", "exponent"])
 
 
-@public(out=True)
-def frexp(input):
+@public
+def frexp(input, *, out=None):
     """(mantissa, exponent) with input = mantissa * 2**exponent, |mantissa| in [0.5, 1);
-    exponent int32. The mantissa's gradient is g / 2**exponent (torch's)."""
+    exponent int32. The mantissa's gradient is g / 2**exponent (torch's). An `out`
+    pair's exponent must be an integer tensor, as torch's."""
+    if out is not None:
+        if (isinstance(out, (tuple, list)) and len(out) == 2 and isinstance(out[1], TensorBase)
+                and out[1]._data.dtype.kind not in "iu"):
+            ctype = {"float16": "c10::Half", "float32": "float", "float64": "double",
+                     "bool": "bool"}.get(out[1]._data.dtype.name, out[1]._data.dtype.name)
+            raise RuntimeError(f"torch.frexp() expects exponent to have int dtype but got "
+                               f"{ctype}")
+        return _frexp_out(input, out=out)
     x = _args._tensor(input, "frexp")
     if x._data.dtype.kind != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
@@ -960,6 +980,9 @@ def frexp(input):
     mantissa = where(like(x, np.isfinite(scale)), mul(x, like(x, np.where(
         np.isfinite(scale), scale, np.ones((), x._data.dtype)))), like(x, m))
     return frexp_result(mantissa, like(x, e.astype(np.int32, copy=False)))
+
+
+_frexp_out = with_out(frexp, "frexp")
 
 
 @public(out=True)
