@@ -110,3 +110,17 @@ def test_gradients_as_torch(case):
     got, want = _grads(tg, fn, *arrays), _grads(torch, fn, *arrays)
     for g, w in zip(got, want):
         assert_same_result(g, w, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8"])
+def test_gcd_lcm_over_the_whole_range_as_torch(dtype):
+    # the dtype's minimum (|.| wraps to itself) and lcm's overflow, as torch's kernels
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(5)
+    a = rng.integers(info.min, info.max, 500, dtype=dtype, endpoint=True)
+    b = rng.integers(info.min, info.max, 500, dtype=dtype, endpoint=True)
+    a[:5], b[5:10], a[10:15], b[12:20] = info.min, info.min, 0, 0
+    for f in ("gcd", "lcm"):
+        got = getattr(tg, f)(tg.tensor(a), tg.tensor(b))
+        want = getattr(torch, f)(torch.tensor(a), torch.tensor(b))
+        assert_same_result(got, want, rtol=0)

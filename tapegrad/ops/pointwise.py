@@ -838,16 +838,39 @@ def _integers_only(f, name, kernel, tensors=True):
     return g
 
 
-gcd = public(_integers_only(_bitwise(np.gcd, "gcd"), "gcd", "gcd_cpu"), name="gcd", out=True)
+def _gcd(a, b):
+    """torch's gcd: Euclid's algorithm on |a|, |b| in the operands' dtype with C's
+    remainder, so the dtype's minimum (whose |.| wraps to itself) gives torch's negative
+    answer (gcd(-128, 6) in int8 is -2), where NumPy's gcd gives 2."""
+    dt = np.result_type(a, b)
+    a = np.abs(np.asarray(a).astype(dt, copy=False))
+    b = np.abs(np.asarray(b).astype(dt, copy=False))
+    a, b = np.broadcast_arrays(a, b)
+    if dt.kind == "u" or ((a >= 0) & (b >= 0)).all():
+        return np.gcd(a, b)  # no wrapped minimum: NumPy's is the same, and faster
+    a, b = a.copy(), b.copy()
+    while True:
+        live = a != 0
+        if not live.any():
+            return b
+        c = a.copy()
+        a[live] = np.fmod(b[live], a[live])  # C's %: the sign of the dividend
+        b[live] = c[live]
+
+
+gcd = public(_integers_only(_bitwise(_gcd, "gcd"), "gcd", "gcd_cpu"), name="gcd", out=True)
 
 
 def _lcm(a, b):
-    """|a / gcd(a, b) * b| in the operands' dtype (torch's formula: wraps on overflow as
-    torch's does, where NumPy's lcm would widen); 0 where gcd is 0."""
-    g = np.gcd(a, b)
+    """|a / gcd(a, b) * b| as torch's kernel computes it: in C's int for the narrower
+    dtypes (int8, int16, uint8: the product's |.| then wraps into the dtype), in the
+    dtype itself otherwise; 0 where gcd is 0."""
+    g = _gcd(a, b)
+    dt = np.result_type(g)
+    wide = np.int32 if dt.itemsize < 4 else dt
     with np.errstate(all="ignore"):
-        q = np.floor_divide(a, np.where(g == 0, 1, g).astype(np.result_type(g), copy=False))
-        return np.abs(np.where(g == 0, 0, q * b))
+        q = np.floor_divide(np.asarray(a).astype(wide), np.where(g == 0, 1, g).astype(wide))
+        return np.abs(np.where(g == 0, 0, q * np.asarray(b).astype(wide))).astype(dt)
 
 
 lcm = public(_integers_only(_bitwise(_lcm, "lcm"), "lcm", "lcm_cpu"), name="lcm", out=True)
