@@ -121,6 +121,12 @@ def test_gcd_lcm_over_the_whole_range_as_torch(dtype):
     b = rng.integers(info.min, info.max, 500, dtype=dtype, endpoint=True)
     a[:5], b[5:10], a[10:15], b[12:20] = info.min, info.min, 0, 0
     for f in ("gcd", "lcm"):
-        got = getattr(tg, f)(tg.tensor(a), tg.tensor(b))
-        want = getattr(torch, f)(torch.tensor(a), torch.tensor(b))
+        x, y = a, b
+        if f == "lcm" and np.dtype(dtype).itemsize >= 4:
+            # torch's int32/int64 lcm divides the minimum by a gcd of -1 in C: the process
+            # dies of SIGFPE (tapegrad wraps); keep those pairs out
+            keep = (a != info.min) & (b != info.min)
+            x, y = a[keep], b[keep]
+        got = getattr(tg, f)(tg.tensor(x), tg.tensor(y))
+        want = getattr(torch, f)(torch.tensor(x), torch.tensor(y))
         assert_same_result(got, want, rtol=0)
