@@ -29,6 +29,7 @@ from . import linalg, return_types  # tg.linalg: norm, vector_norm, svdvals, ...
 from . import special  # tg.special: torch.special's namespace
 from . import signal  # tg.signal.windows: torch.signal.windows' window functions
 from . import masked  # tg.masked: torch.masked's reductions that skip masked-out elements
+from . import fft  # tg.fft: torch.fft's fftshift/ifftshift (no complex dtypes)
 from . import autograd, func  # tg.func: jvp, vjp, grad, vmap
 from . import nn, optim, utils, data  # layers, optimizers, tg.utils.data, tg.data
 from . import amp, distributions, multiprocessing, onnx, version

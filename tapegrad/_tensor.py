@@ -525,6 +525,32 @@ class Tensor(TensorBase):
     logical_xor_ = _pointwise.logical_xor_
     logical_not_ = _pointwise.logical_not_
 
+    gcd = _pointwise.gcd
+    gcd_ = _pointwise.gcd_
+    lcm = _pointwise.lcm
+    lcm_ = _pointwise.lcm_
+    bitwise_left_shift = __lshift__ = _pointwise.bitwise_left_shift
+    bitwise_right_shift = __rshift__ = _pointwise.bitwise_right_shift
+    bitwise_left_shift_ = __ilshift__ = _pointwise.bitwise_left_shift_
+    bitwise_right_shift_ = __irshift__ = _pointwise.bitwise_right_shift_
+
+    def __rlshift__(self, other):
+        return _pointwise.bitwise_left_shift(other, self)
+
+    def __rrshift__(self, other):
+        return _pointwise.bitwise_right_shift(other, self)
+
+    float_power = _pointwise.float_power
+    float_power_ = _pointwise.float_power_
+    ldexp = _pointwise.ldexp
+    ldexp_ = _pointwise.ldexp_
+    frexp = _pointwise.frexp
+    nextafter = _pointwise.nextafter
+    nextafter_ = _pointwise.nextafter_
+    positive = _pointwise.positive
+    sgn = _pointwise.sgn
+    sgn_ = _pointwise.sgn_
+
     # ---- special functions (ops/special.py) ---------------------------------------------
     erf = _special.erf
     erfc = _special.erfc
@@ -565,6 +591,9 @@ class Tensor(TensorBase):
     isnan = _comparison.isnan
     isinf = _comparison.isinf
     isfinite = _comparison.isfinite
+    isposinf = _comparison.isposinf
+    isneginf = _comparison.isneginf
+    isreal = _comparison.isreal
     allclose = _comparison.allclose
     equal = _comparison.equal
 
@@ -615,6 +644,11 @@ class Tensor(TensorBase):
     argmin = _reductions.argmin
     softmax = _reductions.softmax
     log_softmax = _reductions.log_softmax
+    logcumsumexp = _reductions.logcumsumexp
+    cov = _reductions.cov
+    corrcoef = _reductions.corrcoef
+    mode = _reductions.mode
+    sum_to_size = _reductions.sum_to_size
     cumsum_ = _reductions.cumsum_
     cumprod_ = _reductions.cumprod_
 
@@ -625,6 +659,7 @@ class Tensor(TensorBase):
     topk = _sorting.topk
     kthvalue = _sorting.kthvalue
     unique = _sorting.unique
+    msort = _sorting.msort
 
     # ---- shape: views, reshapes, joins, splits (ops/shape.py) ---------------------------
     ravel = _shape.ravel
@@ -663,6 +698,8 @@ class Tensor(TensorBase):
     fliplr = _shape.fliplr
     flipud = _shape.flipud
     roll = _shape.roll
+    unsafe_split = _shape.unsafe_split
+    unsafe_chunk = _shape.unsafe_chunk
     tril = _shape.tril
     triu = _shape.triu
     tril_ = _shape.tril_
@@ -703,6 +740,14 @@ class Tensor(TensorBase):
     index_fill_ = _indexing.index_fill_
     index_copy_ = _indexing.index_copy_
     masked_scatter_ = _indexing.masked_scatter_
+    select_scatter = _indexing.select_scatter
+    slice_scatter = _indexing.slice_scatter
+    diagonal_scatter = _indexing.diagonal_scatter
+    as_strided_scatter = _indexing.as_strided_scatter
+    put = _indexing.put
+    put_ = _indexing.put_
+    index_reduce = _indexing.index_reduce
+    index_reduce_ = _indexing.index_reduce_
 
     # ---- products (ops/products.py) -----------------------------------------------------
     outer = ger = _products.outer

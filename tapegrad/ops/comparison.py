@@ -102,3 +102,19 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     out = np.isin(e, t, assume_unique=assume_unique, invert=invert)
     ref = elements if isinstance(elements, TensorBase) else test_elements
     return like(ref, np.asarray(out))
+
+
+@public(out=True)
+def isposinf(input):
+    return like(input, np.isposinf(_args._tensor(input, "isposinf")._data))
+
+
+@public(out=True)
+def isneginf(input):
+    return like(input, np.isneginf(_args._tensor(input, "isneginf")._data))
+
+
+@public
+def isreal(input):
+    """True everywhere for a real tensor (tapegrad has no complex dtypes)."""
+    return like(input, np.ones(_args._tensor(input, "isreal")._data.shape, bool))

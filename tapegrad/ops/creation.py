@@ -351,3 +351,26 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
         raise RuntimeError("Duplicate dim not allowed")
     physical = np.empty(tuple(size[d] for d in order), _float_dtype(dtype))
     return _finish(physical.transpose(np.argsort(order)), None, requires_grad)
+
+
+# ---- tril_indices, triu_indices ------------------------------------------------------------
+def _tri_indices(name, np_fn):
+    def f(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False):
+        _check_device(device, f"{name}()")
+        dt = _dt.as_dtype(dtype) if dtype is not None else np.dtype(np.int64)
+        if dt.kind != "i" and dt.kind != "u":
+            raise NotImplementedError(f"\"{name}\" not implemented for '{_dt.torch_name(dt)}'")
+        for k, v in (("row", row), ("col", col)):
+            if v < 0:
+                raise RuntimeError(f"{k} must be non-negative, got{v}")
+        rows, cols = np_fn(int(row), int(offset), int(col))
+        return new_tensor(np.stack([rows, cols]).astype(dt).reshape(2, -1))
+    f.__doc__ = (f"The (2, N) row and column indices of the {name[:4]}angular part of a "
+                 "row x col matrix (diagonal `offset`), in row-major order.")
+    return f
+
+
+tril_indices = public(_tri_indices("tril_indices", np.tril_indices), name="tril_indices",
+                      method=False)
+triu_indices = public(_tri_indices("triu_indices", np.triu_indices), name="triu_indices",
+                      method=False)

@@ -12,10 +12,10 @@ from ..core import tape as _tape
 from ..core.record import apply
 from ..core.state import state
 from ..core.tensor_base import TensorBase, like
-from . import _args, pointwise as _pointwise, shape as _shape
+from . import _args, conversion as _conversion, pointwise as _pointwise, shape as _shape
 from .inplace import _inplace, _shape_error
 from .public import public, public_copy
-from .rules import indexing as I, pointwise as E
+from .rules import indexing as I, pointwise as E, reductions as R
 
 
 @public(function=False)
@@ -948,3 +948,241 @@ def masked_fill_(self, mask, value):
 # the copying twins of the strided views (torch.unfold_copy, torch.as_strided_copy)
 unfold_copy = public_copy(unfold)
 as_strided_copy = public_copy(as_strided)
+
+
+# ---- unravel_index ---------------------------------------------------------------------------
+@public(method=False)
+def unravel_index(indices, shape):
+    """Flat indices -> one coordinate tensor per dim of `shape` (int64, indices' shape),
+    torch's formula: (indices // the row-major strides) % shape (so out-of-range and
+    negative indices wrap)."""
+    x = _args._tensor(indices, "unravel_index", "indices")
+    if x._data.dtype.kind not in "iu":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got "
+                        f"tapegrad.{_dt.as_dtype(x._data.dtype).name}")
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    elif not isinstance(shape, (tuple, list)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    for s in shape:
+        if not isinstance(s, (int, np.integer)):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(s)}")
+    shape = tuple(int(s) for s in shape)
+    if builtins.any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    coefs, acc = [], 1
+    for s in reversed(shape):
+        coefs.append(acc)
+        acc *= s
+    coefs = np.array(coefs[::-1], dtype=np.int64)
+    sizes = np.array(shape, dtype=np.int64)
+    a = x._data.astype(np.int64)[..., None]
+    if (sizes == 0).any() and a.size:
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(divide="ignore"):
+        res = np.floor_divide(a, coefs) % np.where(sizes == 0, 1, sizes)
+    return tuple(_args._int64(x, res[..., k]) for k in range(len(shape)))
+
+
+# ---- the *_scatter ops: input's copy with a view of it overwritten by src ----------------------
+# Each is clone + the view + copy_ (the one in-place mechanism): src's gradient is the
+# view of g, input's is g with the view zeroed, and every order of derivative follows.
+def _clone_keeping_strides(x):
+    """torch's clone (preserve_format): a dense permuted input (a transpose) keeps its
+    dim order in memory, so a storage view of the copy (as_strided) sees torch's layout."""
+    a = x._data
+    if a.ndim < 2 or a.flags.c_contiguous or 0 in a.shape:
+        return _conversion.clone(x)
+    order = sorted(range(a.ndim), key=lambda i: -a.strides[i])  # outermost dim first
+    expect, dense = a.dtype.itemsize, True
+    for i in reversed(order):
+        dense = dense and (a.shape[i] == 1 or a.strides[i] == expect)
+        expect *= a.shape[i]
+    if not dense:  # torch's clone is then row-major too
+        return _conversion.clone(x)
+    base = _conversion.clone(_shape.permute(x, order))
+    return _shape.permute(base, [order.index(i) for i in range(a.ndim)])
+
+
+def _scatter_into(name, input, src, view_of, keep_strides=False):
+    x = _args._tensor(input, name)
+    s = _args._tensor(src, name, "src", 2)
+    out = _clone_keeping_strides(x) if keep_strides else _conversion.clone(x)
+    view = view_of(out)
+    if tuple(s._data.shape) != tuple(view._data.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self ({name}). "
+                           f"src size = {list(s._data.shape)}, slice size = "
+                           f"{list(view._data.shape)}")
+    _pointwise.copy_(view, s)
+    return out
+
+
+@public
+def select_scatter(input, src, dim, index):
+    """input with input.select(dim, index) replaced by src."""
+    return _scatter_into("select_scatter", input, src, lambda t: _shape.select(t, dim, index))
+
+
+@public
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """input with the slice start:end:step along dim replaced by src."""
+    def view_of(t):
+        d = _args._dim(dim, t._data.ndim)
+        if int(step) <= 0:
+            raise RuntimeError("slice step must be positive")
+        return getitem(t, (slice(None),) * d + (slice(start, end, step),))
+    return _scatter_into("slice_scatter", input, src, view_of)
+
+
+@public
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """input with its diagonal (offset, dim1, dim2) replaced by src."""
+    return _scatter_into("diagonal_scatter", input, src,
+                         lambda t: _shape.diagonal(t, offset, dim1, dim2))
+
+
+@public
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """input (as a contiguous copy) with the elements its as_strided(size, stride,
+    storage_offset) view reaches replaced by src."""
+    return _scatter_into("as_strided_scatter", input, src,
+                         lambda t: as_strided(t, size, stride, storage_offset), True)
+
+
+# ---- put, index_reduce -----------------------------------------------------------------------
+@public
+def put(input, index, source, accumulate=False):
+    """input with input.flatten()[index] = source.flatten() (added with accumulate)."""
+    x = _args._tensor(input, "put")
+    s = _args._tensor(source, "put", "source", 3)
+    if not isinstance(index, TensorBase) or index._data.dtype != np.int64:
+        dt = _dt.torch_name(index._data.dtype) if isinstance(index, TensorBase) else "?"
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {dt}")
+    if s._data.dtype != x._data.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_dt.torch_name(x._data.dtype)} and source.dtype = "
+                           f"{_dt.torch_name(s._data.dtype)}")
+    if index._data.size != s._data.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
+                           f"elements, but got source.numel() = {s._data.size}, "
+                           f"index.numel() = {index._data.size}")
+    n = x._data.size
+    idx = index._data.reshape(-1)
+    bad = (idx >= n) | (idx < -n)
+    if bad.any():
+        i = int(idx[bad][0])
+        raise IndexError(f"out of range: tried to access index {i} on a tensor of {n} "
+                         "elements.")
+    if not idx.size:
+        return _conversion.clone(x)
+    flat = index_put(_shape.reshape(x, (-1,)), (_args._int64(x, idx % builtins.max(n, 1)),),
+                     _shape.reshape(s, (-1,)), accumulate)
+    return _shape.reshape(flat, tuple(x._data.shape))
+
+
+@public(function=False)
+def put_(self, index, source, accumulate=False):
+    return _inplace(self, lambda x: put(x, index, source, accumulate), _grads(source),
+                    needs_old=accumulate)
+
+
+_INDEX_REDUCES = ("prod", "mean", "amax", "amin")
+
+
+@public
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """input with source's slices reduced (prod, mean, amax, amin) into the slices
+    `index` along dim: scatter_reduce with the index spread over source's shape."""
+    x = _args._tensor(input, "index_reduce")
+    s = _args._tensor(source, "index_reduce", "source", 4)
+    if reduce not in _INDEX_REDUCES:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    if not isinstance(index, TensorBase) or index._data.dtype.kind not in "iu":
+        dt = _dt.torch_name(index._data.dtype) if isinstance(index, TensorBase) else "?"
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {dt}")
+    if index._data.ndim > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
+                         f"{index._data.ndim}")
+    if s._data.dtype != x._data.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_dt.torch_name(x._data.dtype)}) and source "
+                           f"({_dt.torch_name(s._data.dtype)}) must have the same scalar type")
+    nd = builtins.max(x._data.ndim, 1)
+    d = _args._dim(dim, x._data.ndim)
+    idx = index._data.reshape(-1).astype(np.int64)
+    sshape = tuple(s._data.shape) if s._data.ndim else (1,)
+    if sshape[d] != idx.size if d < len(sshape) else True:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({idx.size}) should be equal "
+                           f"to source.size(dim): ({sshape[d] if d < len(sshape) else 1}), "
+                           f"for dim: {d}")
+    n = x._data.shape[d] if x._data.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    view = [1] * nd
+    view[d] = idx.size
+    full = np.broadcast_to((idx % builtins.max(n, 1)).reshape(view), sshape)
+    src = s if s._data.ndim else _shape.reshape(s, (1,))
+    if (reduce == "prod" and x._data.ndim and (s._data == 0).any() and state.grad_enabled
+            and (x._rg or s._rg)):
+        return _index_prod_by_groups(x, d, idx % builtins.max(n, 1), src, include_self)
+    out = scatter_reduce(x, d, _args._int64(x, np.ascontiguousarray(full)), src, reduce,
+                         include_self=include_self)
+    if reduce == "mean" and x._data.dtype == np.float16 and x._data.ndim:
+        # torch adds the slices one by one in float16 and divides in float16; the
+        # composition above sums in float32. Its value is moved onto torch's by a
+        # constant (clamp's tensor-bound form does the same): the gradient is unchanged.
+        exact = _float16_index_mean(x._data, d, idx % builtins.max(n, 1),
+                                    s._data if s._data.ndim else s._data.reshape(1),
+                                    include_self)
+        with np.errstate(invalid="ignore"):
+            fix = np.where(exact == out._data, np.float16(0), exact - out._data)
+        if fix.any():
+            out = out + like(x, fix.astype(np.float16))
+    return out
+
+
+def _index_prod_by_groups(x, d, idx, src, include_self):
+    """index_reduce prod with a zero in source, differentiably: each destination slice's
+    factors (itself unless include_self=False, then its sources, padded with ones) side
+    by side along a new dim, multiplied by prod, whose rule is exact at zeros (as
+    torch's index_reduce backward is)."""
+    m, k = x._data.shape[d], idx.size
+    members = [np.flatnonzero(idx == j) for j in range(m)]
+    width = builtins.max(builtins.max((len(g) for g in members), default=0), 1)
+    pick = np.full((m, width), k, np.int64)  # k: the row of ones appended to source
+    for j, g in enumerate(members):
+        pick[j, :len(g)] = g
+    xs = _shape.movedim(x, d, 0)
+    ss = _shape.movedim(src, d, 0)
+    ones = like(x, np.ones((1,) + tuple(ss._data.shape[1:]), x._data.dtype))
+    factors = index_select(_shape.cat([ss, ones], 0), 0, _args._int64(x, pick.reshape(-1)))
+    factors = _shape.reshape(factors, (m, width) + tuple(xs._data.shape[1:]))
+    first = xs
+    if not include_self:  # a destination that receives something leaves itself out
+        hit = np.array([len(g) > 0 for g in members]).reshape((m,) + (1,) * (xs.ndim - 1))
+        first = _pointwise.where(like(x, hit), like(x, np.ones((), x._data.dtype)), xs)
+    stacked = _shape.cat([_shape.unsqueeze(first, 1), factors], 1)
+    return _shape.movedim(apply(R.prod, stacked, axis=1, keepdims=False), 0, d)
+
+
+def _float16_index_mean(a, d, idx, src, include_self):
+    """torch's float16 index_reduce mean: the sum accumulated in float16, slice by slice in
+    index order, divided by the count in float16."""
+    acc = np.moveaxis(a.copy(), d, 0)
+    part = np.moveaxis(src, d, 0)
+    count = np.full(acc.shape[0], 1 if include_self else 0, np.int64)
+    if not include_self:
+        acc[np.unique(idx)] = 0
+    for k, i in enumerate(idx):
+        acc[i] = acc[i] + part[k]
+        count[i] += 1
+    count[count == 0] = 1
+    shape = (-1,) + (1,) * (acc.ndim - 1)
+    return np.moveaxis(acc / count.astype(np.float16).reshape(shape), 0, d)
+
+
+@public(function=False)
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    return _inplace(self, lambda x: index_reduce(x, dim, index, source, reduce,
+                                                 include_self=include_self),
+                    _grads(source), needs_old=True)

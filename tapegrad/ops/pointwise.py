@@ -12,7 +12,9 @@ from ..core.tensor_base import TensorBase, like, scalar_to, to_array
 from . import _args, comparison as _comparison, conversion as _conversion, promotion as P
 from ._factories import _binary, _rounding, _unary, _wrapped_ints
 from .inplace import _inplace, _needs_old, _other
+from .out_arg import with_out
 from .public import public, public_inplace
+from .return_types import structseq
 from .rules import pointwise as E, special as SP
 
 
@@ -817,3 +819,242 @@ xlogy_ = public_inplace(xlogy)
 hypot_ = public_inplace(hypot, function=False)
 copysign_ = public_inplace(copysign, function=False)
 heaviside_ = public_inplace(heaviside, function=False)
+
+
+# ---- integer arithmetic: gcd, lcm, the bit shifts (no gradient) --------------------------
+def _integers_only(f, name, kernel, tensors=True):
+    """f refusing bool operands as torch does (its integer kernels have no bool form);
+    tensors: both arguments must be tensors (torch's gcd/lcm have no Scalar form)."""
+    def g(input, other):
+        if tensors:
+            _args._tensor(input, name)
+            _args._tensor(other, name, "other", 2)
+        rt = P.result_type(_args._arg(input), _args._arg(other))
+        if rt.kind in "bf":  # (the operands' fast path skips promotion's own check)
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dt.torch_name(rt)}'")
+        return f(input, other)
+    g.__doc__ = f"Elementwise {name} of integer tensors (torch's promotion; no gradient)."
+    return g
+
+
+def _gcd(a, b):
+    """torch's gcd: Euclid's algorithm on |a|, |b| in the operands' dtype with C's
+    remainder, so the dtype's minimum (whose |.| wraps to itself) gives torch's negative
+    answer (gcd(-128, 6) in int8 is -2), where NumPy's gcd gives 2."""
+    dt = np.result_type(a, b)
+    a = np.abs(np.asarray(a).astype(dt, copy=False))
+    b = np.abs(np.asarray(b).astype(dt, copy=False))
+    a, b = np.broadcast_arrays(a, b)
+    if dt.kind == "u" or ((a >= 0) & (b >= 0)).all():
+        return np.gcd(a, b)  # no wrapped minimum: NumPy's is the same, and faster
+    a, b = a.copy(), b.copy()
+    while True:
+        live = a != 0
+        if not live.any():
+            return b
+        c = a.copy()
+        a[live] = np.fmod(b[live], a[live])  # C's %: the sign of the dividend
+        b[live] = c[live]
+
+
+gcd = public(_integers_only(_bitwise(_gcd, "gcd"), "gcd", "gcd_cpu"), name="gcd", out=True)
+
+
+def _lcm(a, b):
+    """|a / gcd(a, b) * b| as torch's kernel computes it: in C's int for the narrower
+    dtypes (int8, int16, uint8: the product's |.| then wraps into the dtype), in the
+    dtype itself otherwise; 0 where gcd is 0."""
+    g = _gcd(a, b)
+    dt = np.result_type(g)
+    wide = np.int32 if dt.itemsize < 4 else dt
+    with np.errstate(all="ignore"):
+        q = np.floor_divide(np.asarray(a).astype(wide), np.where(g == 0, 1, g).astype(wide))
+        return np.abs(np.where(g == 0, 0, q * np.asarray(b).astype(wide))).astype(dt)
+
+
+lcm = public(_integers_only(_bitwise(_lcm, "lcm"), "lcm", "lcm_cpu"), name="lcm", out=True)
+
+
+def _shift(left):
+    """a << b / a >> b with torch's rules for a shift outside [0, bits): 0 for a left
+    shift, the sign (0 or -1) for a right shift (NumPy leaves them to the CPU)."""
+    def f(a, b):
+        dt = np.result_type(a, b)  # a Python int stays weak (NumPy 2), as torch's scalar
+        a, b = np.asarray(a), np.asarray(b)
+        bits = dt.itemsize * 8
+        a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
+        out_of_range = (b < 0) | (b >= bits) if dt.kind == "i" else b >= bits
+        safe = np.where(out_of_range, 0, b).astype(dt, copy=False)
+        with np.errstate(all="ignore"):
+            if left:
+                return np.where(out_of_range, np.zeros((), dt), np.left_shift(a, safe))
+            sign = np.right_shift(a, np.asarray(bits - 1, dt))
+            return np.where(out_of_range, sign, np.right_shift(a, safe))
+    return f
+
+
+bitwise_left_shift = public(_integers_only(_bitwise(_shift(True), "bitwise_left_shift"),
+                                           "bitwise_left_shift", "lshift_cpu", False),
+                            name="bitwise_left_shift", out=True)
+bitwise_right_shift = public(_integers_only(_bitwise(_shift(False), "bitwise_right_shift"),
+                                            "bitwise_right_shift", "rshift_cpu", False),
+                             name="bitwise_right_shift", out=True)
+
+
+def _integer_inplace(f, fname):
+    """The in-place form of an integer-only function (torch's promotion and cast check;
+    the result computed out of place, then stored)."""
+    def method(self, other):
+        o = P.inplace_other(f.__name__, self, _other(other))
+        return _inplace(self, lambda x: f(x, o), (), needs_old=False, casting="unsafe")
+    method.__name__ = fname
+    method.__doc__ = f"In-place {f.__name__}; returns self."
+    return method
+
+
+gcd_ = public(_integer_inplace(gcd, "gcd_"), name="gcd_")
+lcm_ = public(_integer_inplace(lcm, "lcm_"), name="lcm_")
+bitwise_left_shift_ = public(_integer_inplace(bitwise_left_shift, "bitwise_left_shift_"),
+                             name="bitwise_left_shift_", function=False)
+bitwise_right_shift_ = public(_integer_inplace(bitwise_right_shift, "bitwise_right_shift_"),
+                              name="bitwise_right_shift_", function=False)
+
+
+# ---- floating point: float_power, ldexp, frexp, nextafter --------------------------------
+@public
+def float_power(input, exponent, *, out=None):
+    """pow computed in float64 (both operands cast; the gradient flows through the casts).
+    An `out` must be float64, as torch's."""
+    if out is not None:
+        if not isinstance(out, TensorBase) or out._data.dtype != np.float64:
+            dt = _dt.torch_name(out._data.dtype) if isinstance(out, TensorBase) else "?"
+            raise RuntimeError(f"the output given to float_power has dtype {dt} but the "
+                               "operation's result requires dtype Double")
+        return _float_power_out(input, exponent, out=out)
+    a, b = _args._arg(input), _args._arg(exponent)
+    if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
+        raise TypeError("float_power(): expected a Tensor base or exponent")
+    a = a.to(_dt.float64) if isinstance(a, TensorBase) else float(a)
+    b = b.to(_dt.float64) if isinstance(b, TensorBase) else float(b)
+    if not isinstance(a, TensorBase):
+        a = like(b, np.asarray(a, np.float64))
+    return pow(a, b)
+
+
+_float_power_out = with_out(float_power, "float_power")
+
+
+@public(function=False)
+def float_power_(self, exponent):
+    if self._data.dtype != np.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_dt.torch_name(self._data.dtype)} but the operation's result "
+                           "requires dtype Double")
+    o = _other(exponent)
+    return _inplace(self, lambda x: float_power(x, o), (o,) if isinstance(o, TensorBase)
+                    else (), needs_old=True)
+
+
+@public(out=True)
+def ldexp(input, other):
+    """input * 2**other, in torch's result dtype of the two (the default float dtype for
+    integers)."""
+    x = _args._tensor(input, "ldexp")
+    o = _args._tensor(other, "ldexp", "other", 2)
+    dt = _dt.as_dtype(_conversion.result_type(x, o))
+    if dt.kind != "f":
+        dt = _dt.as_dtype(_dt.get_default_dtype())
+    x = x if x._data.dtype == dt else x.to(dt)
+    o = o if o._data.dtype == dt else o.to(dt)
+    return mul(x, pow(2.0, o))
+
+
+@public
+def ldexp_(self, other):
+    o = _other(other)
+    return _inplace(self, lambda x: ldexp(x, o), (o,) if isinstance(o, TensorBase) else (),
+                    needs_old=True)
+
+
+frexp_result = structseq("frexp", ["mantissa", "exponent"])
+
+
+@public
+def frexp(input, *, out=None):
+    """(mantissa, exponent) with input = mantissa * 2**exponent, |mantissa| in [0.5, 1);
+    exponent int32. The mantissa's gradient is g / 2**exponent (torch's). An `out`
+    pair's exponent must be an integer tensor, as torch's."""
+    if out is not None:
+        if (isinstance(out, (tuple, list)) and len(out) == 2 and isinstance(out[1], TensorBase)
+                and out[1]._data.dtype.kind not in "iu"):
+            ctype = {"float16": "c10::Half", "float32": "float", "float64": "double",
+                     "bool": "bool"}.get(out[1]._data.dtype.name, out[1]._data.dtype.name)
+            raise RuntimeError(f"torch.frexp() expects exponent to have int dtype but got "
+                               f"{ctype}")
+        return _frexp_out(input, out=out)
+    x = _args._tensor(input, "frexp")
+    if x._data.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = np.frexp(x._data)
+    with np.errstate(over="ignore"):  # 2**-e overflows for subnormal x: m is taken there
+        scale = np.ldexp(np.ones((), x._data.dtype), -e).astype(x._data.dtype, copy=False)
+    # x * 2**-e is exact (a power of two) and carries torch's gradient g / 2**e
+    mantissa = where(like(x, np.isfinite(scale)), mul(x, like(x, np.where(
+        np.isfinite(scale), scale, np.ones((), x._data.dtype)))), like(x, m))
+    return frexp_result(mantissa, like(x, e.astype(np.int32, copy=False)))
+
+
+_frexp_out = with_out(frexp, "frexp")
+
+
+@public(out=True)
+def nextafter(input, other):
+    """The next floating-point value after input towards other (gradient: g for input,
+    zeros for other, as torch's)."""
+    x = _args._tensor(input, "nextafter")
+    o = _args._tensor(other, "nextafter", "other", 2)
+    dt = _dt.as_dtype(_conversion.result_type(x, o))
+    if dt.kind != "f":
+        raise NotImplementedError(f"\"nextafter_cpu\" not implemented for "
+                                  f"'{_dt.torch_name(dt)}'")
+    x = x if x._data.dtype == dt else x.to(dt)
+    o = o if o._data.dtype == dt else o.to(dt)
+    return apply(E.nextafter, x, o)
+
+
+nextafter_ = public_inplace(nextafter, function=False)
+
+
+# ---- rsub, positive, sgn ------------------------------------------------------------------
+@public(method=False)
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    return sub(other, _args._tensor(input, "rsub"), alpha=alpha)
+
+
+@public
+def positive(input):
+    """input itself (torch.positive: refused for bool)."""
+    x = _args._tensor(input, "positive")
+    if x._data.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return x
+
+
+@public(out=True)
+def sgn(input):
+    """sign(input) for real tensors (torch.sgn: x / |x| for complex ones)."""
+    x = _args._tensor(input, "sgn")
+    if x._data.dtype == np.bool_:
+        return like(x, x._data.copy())
+    return sign(x)
+
+
+sgn_ = public_inplace(sgn, function=False)
+
+
+@public(method=False)
+def fill(input, value):
+    """A new tensor like input holding value (torch.fill, the out-of-place fill_): fill_
+    on a copy, so the gradient goes to a tensor value and input gets zeros."""
+    return fill_(_conversion.clone(_args._tensor(input, "fill")), value)

@@ -31,7 +31,8 @@ NO_BOOL = {"floor_divide": "div_floor_cpu", "remainder": "remainder_cpu",
 
 # integer-only ops (bool included): a floating result dtype has no kernel
 NO_FLOAT = {"bitwise_and": "bitwise_and_cpu", "bitwise_or": "bitwise_or_cpu",
-            "bitwise_xor": "bitwise_xor_cpu"}
+            "bitwise_xor": "bitwise_xor_cpu", "gcd": "gcd_cpu", "lcm": "lcm_cpu",
+            "bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu"}
 
 _PLANS = {}
 _NOTHING = ()  # the plan "no cast needed"

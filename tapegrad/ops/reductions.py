@@ -2,6 +2,7 @@
 var/std, logsumexp, median/quantile, histograms, cumsum/cumprod/cummax/cummin,
 softmax/log_softmax. Derivatives: rules/reductions.py, rules/softmax.py."""
 import builtins
+import warnings
 
 import numpy as np
 
@@ -11,8 +12,9 @@ from ..core.tensor_base import TensorBase, like
 from . import (_args, comparison as _comparison, conversion as _conversion, indexing as _indexing,
                pointwise as _pointwise, shape as _shape, sorting as _sorting)
 from .public import public, public_inplace
+from ._stdsort import std_sort_order
 from .return_types import structseq
-from .rules import indexing as IX, reductions as R, softmax as SM
+from .rules import indexing as IX, products as PR, reductions as R, softmax as SM
 
 
 def _logical_reduction(name, np_fn):
@@ -641,3 +643,359 @@ cumsum_ = public_inplace(cumsum, function=False)
 
 
 cumprod_ = public_inplace(cumprod, function=False)
+
+
+# ---- logcumsumexp, cumulative_trapezoid -----------------------------------------------------
+@public(out=True)
+def logcumsumexp(input, dim):
+    """log(cumsum(exp(x))) along dim, computed stably (a logaddexp scan); torch's
+    backward (rules/reductions.py). Floating tensors only, as torch's."""
+    x = _args._tensor(input, "logcumsumexp")
+    if x._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
+                                  f"'{_args._tname(x._data.dtype)}'")
+    d = _args._dim(dim, x._data.ndim)
+    return apply(R.logcumsumexp, x, axis=d)
+
+
+@public(method=False)
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal rule along dim (torch's formulas: cumsum of dx * (y[i] +
+    y[i + 1]) / 2; one element fewer than y along dim)."""
+    yt = _args._tensor(y, "cumulative_trapezoid")
+    if x is not None and dx is not None:
+        raise TypeError("cumulative_trapezoid() received an invalid combination of "
+                        "arguments: both x and dx given")
+    if yt._data.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = _args._dim(dim, yt._data.ndim)
+    xt = x if x is None else _args._tensor(x, "cumulative_trapezoid", "x", 2)
+    if yt._data.dtype == np.bool_ or (xt is not None and xt._data.dtype == np.bool_):
+        raise RuntimeError("cumulative_trapezoid: received a bool input for `x` or `y`, but "
+                           "bool is not supported")
+    m = yt._data.shape[d]
+    pair = _shape.narrow(yt, d, 0, builtins.max(m - 1, 0)) + \
+        _shape.narrow(yt, d, builtins.min(1, m), builtins.max(m - 1, 0))
+    if xt is None:
+        step = 1.0 if dx is None else dx
+        if isinstance(step, (bool, complex)):
+            raise RuntimeError("cumulative_trapezoid: Currently, we only support dx as a real "
+                               "number.")
+        return cumsum(pair * (float(step) / 2.0), d)
+    if xt._data.ndim == 1:
+        if xt._data.shape[0] != m:
+            raise RuntimeError("cumulative_trapezoid: There must be one `x` value for each "
+                               "sample point")
+        shape = [1] * yt._data.ndim
+        shape[d] = m
+        xt = _shape.reshape(xt, tuple(shape))
+    elif xt._data.ndim < yt._data.ndim:
+        xt = _shape.reshape(xt, (1,) * (yt._data.ndim - xt._data.ndim) + tuple(xt._data.shape))
+    n = xt._data.shape[d]
+    step = _shape.narrow(xt, d, builtins.min(1, n), builtins.max(n - 1, 0)) - \
+        _shape.narrow(xt, d, 0, builtins.max(n - 1, 0))
+    return cumsum((step * pair) / 2.0, d)
+
+
+# ---- cov, corrcoef --------------------------------------------------------------------------
+def _cov_weights(name, w, integral, n):
+    what = "integral" if integral else "floating point"
+    if w._data.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                           f"{name} with {w._data.ndim} dimensions")
+    if (w._data.dtype.kind in "iu") != integral or (not integral and w._data.dtype.kind != "f"):
+        raise RuntimeError(f"cov(): expected {name} to have {what} dtype but got {name} with "
+                           f"{_args._tname(w._data.dtype)} dtype")
+    if w._data.size != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                           f"observations in the input but got {w._data.size} != {n}")
+    if w._data.size and w._data.min() < 0:
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
+@public
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance of the rows (variables) of a 2-d tensor whose columns are
+    observations (a 1-d tensor: one variable), with torch's frequency and analytic
+    weights and correction; a composition, so it is differentiable."""
+    x = _args._tensor(input, "cov")
+    if x._data.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {x._data.ndim} dimensions")
+    if x._data.ndim < 2:
+        x = _shape.reshape(x, (1, -1))
+    n = x._data.shape[1]
+    w = None
+    if fweights is not None:
+        _cov_weights("fweights", fweights, True, n)
+        w = fweights
+    if aweights is not None:
+        _cov_weights("aweights", aweights, False, n)
+        w = aweights if w is None else w * aweights
+    w_sum = n if w is None else sum(w)
+    avg = sum(x if w is None else x * w, 1) / w_sum
+    if w is not None and correction != 0:
+        if aweights is not None:
+            norm = w_sum - correction * sum(w * aweights) / w_sum
+        else:
+            norm = w_sum - correction
+    else:
+        norm = w_sum - correction
+    norm_value = float(norm._data) if isinstance(norm, TensorBase) else float(norm)
+    if norm_value <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+        norm = norm * 0 if isinstance(norm, TensorBase) else 0
+    centered = x - _shape.unsqueeze(avg, 1)
+    other = centered if w is None else centered * w
+    c = apply(PR.matmul, centered, _shape.t(other))
+    return _shape.squeeze(c / norm)
+
+
+@public
+def corrcoef(input):
+    """Pearson correlation coefficients of the rows: cov / (std_i std_j), clipped to
+    [-1, 1] (torch's)."""
+    x = _args._tensor(input, "corrcoef")
+    if x._data.ndim > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but "
+                           f"got an input with {x._data.ndim} dimensions")
+    c = cov(x)
+    if c._data.ndim == 0:
+        return c / c
+    std = _pointwise.sqrt(_shape.diagonal(c))
+    c = c / _shape.reshape(std, (-1, 1))
+    c = c / _shape.reshape(std, (1, -1))
+    return _pointwise.clamp(c, -1, 1)
+
+
+# ---- mode -------------------------------------------------------------------------------------
+mode_result = structseq("mode", ["values", "indices"])
+
+
+def _mode_rows(a):
+    """(value, index) per row of a 2-d array: the most frequent value (ties: the smallest)
+    and torch's CPU kernel's index: the last of the value's run after std::sort, which
+    is the last occurrence for rows of up to 16 (insertion sort, stable) and follows
+    introsort's steps beyond (ops/_stdsort.py)."""
+    n = a.shape[1]
+    order = np.argsort(a, axis=1, kind="stable")
+    s = np.take_along_axis(a, order, 1)
+    values = np.empty(a.shape[0], a.dtype)
+    index = np.empty(a.shape[0], np.int64)
+    for r in range(a.shape[0]):
+        row = s[r]
+        starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+        counts = np.diff(np.r_[starts, n])
+        best = int(np.argmax(counts))  # the first maximum: the smallest value
+        lo, hi = starts[best], starts[best] + counts[best]
+        values[r] = row[lo]
+        if counts[best] > 1 and n > 16:
+            std_order = std_sort_order(a[r].tolist())
+            index[r] = std_order[hi - 1]
+        else:
+            index[r] = order[r, lo:hi].max()
+    return values, index
+
+
+@public(out=True)
+def mode(input, dim=-1, keepdim=False):
+    """(values, indices): the most frequent value along dim (ties: the smallest) and the
+    index of its last occurrence; the gradient goes to that element."""
+    x = _args._tensor(input, "mode")
+    nd = x._data.ndim
+    d = _args._dim(dim, nd)
+    if nd == 0:
+        return mode_result(_conversion.clone(x), _args._int64(x, np.zeros((), np.int64)))
+    if x._data.shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    a = np.moveaxis(x._data, d, -1)
+    lead = a.shape[:-1]
+    _, index = _mode_rows(a.reshape(-1, a.shape[-1]))
+    idx = np.expand_dims(index.reshape(lead), d)
+    values = apply(IX.gather, x, axis=d, index=idx)
+    if not keepdim:
+        values, idx = _shape.squeeze(values, d), np.squeeze(idx, d)
+    return mode_result(values, _args._int64(x, idx))
+
+
+# ---- sum_to_size --------------------------------------------------------------------------
+@public(function=False)
+def sum_to_size(self, *size):
+    """self summed down to `size` (the shape it was broadcast from): leading dims summed
+    away, dims where size is 1 summed with keepdim."""
+    shape = _args._shape_arg(size)
+    have = tuple(self._data.shape)
+    ok = len(shape) <= len(have) and builtins.all(
+        s == h or s == 1 for s, h in zip(shape[::-1], have[::-1]))
+    if not ok:
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(have)}}}.")
+    if not shape:  # torch's sum_to: an empty size is the full sum (integers give int64)
+        return sum(self)
+    lead = len(have) - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
+                                      if s == 1 and have[lead + i] != 1)
+    if not dims:
+        return self
+    out = sum(self, dims, keepdim=True)
+    return _shape.reshape(out, shape) if lead else out
+
+
+# ---- gradient ---------------------------------------------------------------------------------
+def _gradient_along(x, d, h, edge_order):
+    """torch.gradient along dim d: central differences inside, one-sided (first or second
+    order) at both ends; h a number (uniform spacing) or a 1-d tensor of coordinates.
+    Torch's formulas, composed of differentiable ops."""
+    def part(start, stop):  # x[start:stop] along d, Python's slice rules
+        lo, hi, _ = slice(start, stop).indices(x._data.shape[d])
+        return _shape.narrow(x, d, lo, builtins.max(hi - lo, 0))
+
+    if not isinstance(h, TensorBase):
+        center = (part(2, None) - part(0, -2)) / h / 2
+        if edge_order == 1:
+            first = (part(1, 2) - part(0, 1)) / h
+            last = (part(-1, None) - part(-2, -1)) / h
+        else:
+            first = (part(0, 1) * -1.5 + part(1, 2) * 2 - part(2, 3) * 0.5) / h
+            last = (part(-3, -2) * 0.5 - part(-2, -1) * 2 + part(-1, None) * 1.5) / h
+        return _shape.cat([first, center, last], d)
+    shape = [1] * x._data.ndim
+    shape[d] = -1
+    dx = h[1:] - h[:-1]
+    dx1, dx2 = dx[:-1], dx[1:]
+    a = _shape.reshape(-dx2 / (dx1 * (dx1 + dx2)), tuple(shape))
+    b = _shape.reshape((dx2 - dx1) / (dx1 * dx2), tuple(shape))
+    c = _shape.reshape(dx1 / (dx2 * (dx1 + dx2)), tuple(shape))
+    center = a * part(0, -2) + b * part(1, -1) + c * part(2, None)
+    if edge_order == 1:
+        first = (part(1, 2) - part(0, 1)) / dx[0]
+        last = (part(-1, None) - part(-2, -1)) / dx[-1]
+    else:
+        a = -(dx[0] * 2.0 + dx[1]) / (dx[0] * (dx[0] + dx[1]))
+        b = (dx[0] + dx[1]) / (dx[0] * dx[1])
+        c = -dx[0] / (dx[1] * (dx[0] + dx[1]))
+        first = a * part(0, 1) + b * part(1, 2) + c * part(2, 3)
+        a = dx[-1] / (dx[-2] * (dx[-1] + dx[-2]))
+        b = -(dx[-1] + dx[-2]) / (dx[-1] * dx[-2])
+        c = (dx[-1] * 2 + dx[-2]) / (dx[-1] * (dx[-1] + dx[-2]))
+        last = a * part(-3, -2) + b * part(-2, -1) + c * part(-1, None)
+    return _shape.cat([first, center, last], d)
+
+
+@public(method=False)
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """The numerical derivative of input along each dim in `dim` (default every dim), as a
+    tuple of tensors: central differences inside, one-sided differences of order
+    `edge_order` at the ends. `spacing`: one number, one per dim, or one coordinate
+    tensor per dim."""
+    x = _args._tensor(input, "gradient")
+    nd = x._data.ndim
+    if dim is None:
+        dims = list(range(nd))
+    else:
+        dims = [int(dim)] if isinstance(dim, (int, np.integer)) else [int(d) for d in dim]
+        dims = [_args._dim(d, nd) for d in dims]
+    if len(set(dims)) != len(dims):
+        seen = [d for i, d in enumerate(dims) if d in dims[:i]][0]
+        raise RuntimeError(f"dim {seen} appears multiple times in the list of dims")
+    if spacing is None:
+        spacing = 1
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar "
+                               f"or it's spacing and dim arguments to have the same length, but "
+                               f"got a spacing argument of length {len(spacing)} and a dim "
+                               f"argument of length {len(dims)}.")
+        hs = list(spacing)
+    else:
+        hs = [spacing] * len(dims)
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    for d, h in zip(dims, hs):
+        if x._data.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+        if isinstance(h, TensorBase) and (h._data.ndim != 1 or
+                                          h._data.shape[0] != x._data.shape[d]):
+            raise RuntimeError("torch.gradient expected each tensor to be on the same device, "
+                               "and of the same size as the input along its dim")
+    if x._data.dtype.kind in "biu":  # the differences are divided: the default float dtype
+        x = x.to(_dt.get_default_dtype())
+    outs = []
+    for d, h in zip(dims, hs):
+        if isinstance(h, TensorBase):
+            outs.append(_gradient_along(x, d, h.to(x._data.dtype) if h._data.dtype.kind != "f"
+                                        else h, edge_order))
+        else:
+            outs.append(_gradient_along(x, d, float(_args._scalar(h)), edge_order))
+    return tuple(outs)
+
+
+# ---- histogramdd --------------------------------------------------------------------------------
+histogramdd_result = structseq("histogramdd", ["hist", "bin_edges"])
+
+
+@public(method=False)
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """(hist, bin_edges): the D-dimensional histogram of the points in the rows of input
+    (last dim D); bins an int, D ints, or D edge tensors; range D (min, max) pairs as one
+    flat list. Edges are computed in the input's dtype, as torch's linspace."""
+    x = _args._tensor(input, "histogramdd")
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f'"histogramdd" not implemented for \'{_args._tname(x.dtype)}\'')
+    a = _args._np(x)
+    if a.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    D = a.shape[-1]
+    pts = a.reshape(-1, D)
+    if isinstance(bins, (int, np.integer)):
+        bins = [int(bins)] * D
+    bins = list(bins)
+    if len(bins) != D:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                           "dimension of the input.")
+    edges = []
+    for k, b in enumerate(bins):
+        if isinstance(b, TensorBase):
+            e = _args._np(b).astype(a.dtype)
+        else:
+            n = int(b)
+            if n <= 0:
+                raise RuntimeError("histogramdd(): bins must be > 0, but got " + str(n) +
+                                   " for dimension " + str(k))
+            if range is not None:
+                lo, hi = float(range[2 * k]), float(range[2 * k + 1])
+            elif pts.shape[0]:
+                lo, hi = float(pts[:, k].min()), float(pts[:, k].max())
+            else:
+                lo, hi = 0.0, 1.0  # torch: an empty input without a range gets [0, 1]
+            if lo > hi:
+                raise RuntimeError(f"histogramdd(): max must be larger than min for dimension "
+                                   f"{k}")
+            if lo == hi:
+                lo, hi = lo - 0.5, hi + 0.5  # torch widens a single value's range
+            e = np.linspace(lo, hi, n + 1).astype(a.dtype)
+        edges.append(e)
+    w = None if weight is None else _args._np(weight).reshape(-1).astype(a.dtype)
+    shape = tuple(len(e) - 1 for e in edges)
+    keep = np.ones(pts.shape[0], bool)
+    pos = []
+    for k, e in enumerate(edges):
+        v = pts[:, k]
+        i = np.searchsorted(e, v, side="right") - 1
+        i[v == e[-1]] = len(e) - 2  # the last bin is closed
+        keep &= (i >= 0) & (i < len(e) - 1) & (v >= e[0]) & (v <= e[-1])
+        pos.append(i)
+    hist = np.zeros(shape, a.dtype)
+    flat = np.ravel_multi_index(tuple(p[keep] for p in pos), shape) if shape else None
+    if pts.shape[0] and keep.any():
+        np.add.at(hist.reshape(-1), flat, np.ones(int(keep.sum()), a.dtype) if w is None
+                  else w[keep])
+    if density:
+        total = hist.sum()
+        for k, e in enumerate(edges):
+            view = [1] * D
+            view[k] = -1
+            hist = hist / np.diff(e).reshape(view)
+        hist = hist / total
+    return histogramdd_result(like(x, hist.astype(a.dtype)), tuple(like(x, e) for e in edges))

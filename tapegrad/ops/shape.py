@@ -947,3 +947,53 @@ select_copy = public_copy(select)
 split_copy = public_copy(_split_by, name="split_copy")
 split_with_sizes_copy = public_copy(split_with_sizes)
 unbind_copy = public_copy(unbind)
+
+
+# ---- cartesian_prod, constant_pad_nd, unsafe_split/unsafe_chunk -----------------------------
+@public(method=False)
+def cartesian_prod(*tensors):
+    """Every combination of one element from each 1-d tensor, one per row (itertools.
+    product's order): the 'ij' meshgrid flattened and stacked; a single tensor is
+    returned as it is."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    ts = [_args._tensor(t, "cartesian_prod") for t in tensors]
+    for t in ts:
+        if t._data.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._data.shape)}")
+    if len({t._data.dtype for t in ts}) > 1:
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if len(ts) == 1:
+        return ts[0]
+    grids = meshgrid(*ts, indexing="ij")
+    return stack([flatten(g) for g in grids], 1)
+
+
+_pad = pad  # (constant_pad_nd's argument `pad` hides the function)
+
+
+@public(method=False)
+def constant_pad_nd(input, pad, value=0):
+    """Constant padding (negative widths crop): `pad` lists (before, after) pairs from
+    the last dim, as F.pad's constant mode."""
+    x = _args._tensor(input, "constant_pad_nd")
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    if len(pad) > 2 * x._data.ndim:
+        raise RuntimeError("Length of pad should be no more than twice the number of "
+                           "dimensions of the input. Pad length is {} while the input has {} "
+                           "dimensions.".format(len(pad), x._data.ndim))
+    return _pad(x, pad, "constant", value)
+
+
+@public
+def unsafe_split(input, split_size, dim=0):
+    """split without torch's view tracking of the pieces (here: split itself)."""
+    return split(_args._tensor(input, "unsafe_split"), int(split_size), dim)
+
+
+@public
+def unsafe_chunk(input, chunks, dim=0):
+    """chunk without torch's view tracking of the pieces (here: chunk itself)."""
+    return chunk(_args._tensor(input, "unsafe_chunk"), chunks, dim)

@@ -202,3 +202,10 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if return_counts:
         out.append(_args._int64(x, res[k]))
     return tuple(out)
+
+
+@public
+def msort(input):
+    """input sorted along its first dim (the values of sort(input, 0))."""
+    x = _args._tensor(input, "msort")
+    return sort(x, 0).values if x._data.ndim else sort(x).values

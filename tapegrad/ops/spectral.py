@@ -1,4 +1,5 @@
-"""Window functions for spectral analysis: hann, hamming, blackman, bartlett, kaiser.
+"""Window functions for spectral analysis: hann, hamming, blackman, bartlett, kaiser;
+and torch.fft's real-valued helpers fftshift/ifftshift (tg.fft, tapegrad/fft.py).
 
 torch's definitions, computed in float64 with NumPy and cast to the dtype. A periodic
 window (the default, for use with an FFT) is the symmetric window of length N + 1
@@ -12,6 +13,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._device import check as _check_device
 from ..core.tensor_base import new_tensor
+from . import _args, shape as _shape
 from .public import public
 
 
@@ -71,3 +73,30 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
                   device=None, pin_memory=False, requires_grad=False):
     return _window("kaiser_window", window_length, periodic, dtype, requires_grad, device,
                    lambda k, n: np.kaiser(n, beta))
+
+
+# ---- torch.fft's shifts (tapegrad/fft.py): rolls, so differentiable ------------------------
+def _shift_dims(x, dim):
+    if dim is None:
+        return list(range(x._data.ndim))
+    return [int(dim)] if isinstance(dim, (int, np.integer)) else [int(d) for d in dim]
+
+
+def _roll_half(name, input, dim, sign):
+    x = _args._tensor(input, name)
+    dims = _shift_dims(x, dim)
+    if not dims:  # a 0-d tensor: torch's roll gets no shifts
+        raise RuntimeError("`shifts` required")
+    sizes = [x._data.shape[_args._dim(d, x._data.ndim)] for d in dims]
+    return _shape.roll(x, [sign * (n // 2) for n in sizes], dims)
+
+
+def fftshift(input, dim=None):
+    """The zero-frequency term moved to the centre: a roll by n // 2 along each dim
+    (default every dim)."""
+    return _roll_half("fftshift", input, dim, 1)
+
+
+def ifftshift(input, dim=None):
+    """fftshift's inverse: a roll by -(n // 2) along each dim."""
+    return _roll_half("ifftshift", input, dim, -1)

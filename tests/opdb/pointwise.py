@@ -229,4 +229,14 @@ ENTRIES = [
     op("where", lambda lib, x: (lib.nan_to_num(x), x.nan_to_num(nan=2.0, posinf=9.0,
                                                                neginf=-9.0)),
        _fixed(_NAN_INF), variant="nan_to_num_nan"),
+    # ---- nextafter (g to input, zeros to other), float_power, ldexp, frexp ----
+    op("nextafter", lambda lib, x, y: lib.nextafter(x, y), binary_samples()),
+    op("pow", lambda lib, x, y: lib.float_power(x.abs() + 0.5, y), binary_samples(),
+       variant="float_power"),
+    # (non-negative exponents: torch's gradient is 0 for a negative integer exponent, its
+    # 2**other computed in integers; tests/test_float_bits.py checks tapegrad's 2**other)
+    op("mul", lambda lib, x: lib.ldexp(x, lib.tensor([[1], [0], [3]])),
+       unary_samples([(3, 4), (1,)]), variant="ldexp"),
+    op("mul", lambda lib, x: lib.frexp(x * 37.0).mantissa, unary_samples([(), (3, 4)]),
+       variant="frexp"),
 ]

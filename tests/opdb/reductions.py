@@ -260,4 +260,26 @@ ENTRIES = [
     op("cumprod", lambda lib, x, **kw: lib.cumprod(x, **kw), _cumprod_samples),
     op("cumprod", lambda lib, x: (x.cumprod(0), x.cumprod(dim=-1)), unary_samples([(2, 3)]),
        variant="methods"),
+    # ---- logcumsumexp (a logaddexp scan; torch's log-space backward) ----
+    op("logcumsumexp", lambda lib, x, **kw: lib.logcumsumexp(x, **kw), _shapes(
+        (((6,),), dict(dim=0)), (((3, 4),), dict(dim=1)), (((),), dict(dim=0)),
+        (((2, 3, 4),), dict(dim=-2)), (((1, 4),), dict(dim=0)))),
+    op("logcumsumexp", lambda lib, x: (x.logcumsumexp(0) * 1.0, (x * 300.0).logcumsumexp(-1)),
+       unary_samples([(3, 4)]), variant="wide_range", f32_tol=(1e-4, 1e-5)),  # values ~600
+    # ---- cov / corrcoef / cumulative_trapezoid / gradient (compositions) ----
+    op("matmul", lambda lib, x: (lib.cov(x), lib.cov(x, correction=0)),
+       unary_samples([(3, 5), (5,), (1, 4)]), variant="cov"),
+    op("matmul", lambda lib, x, w: lib.cov(x, aweights=w.abs() + 0.1),
+       _shapes((((2, 5), (5,)), {})), variant="cov_aweights"),
+    op("matmul", lambda lib, x: lib.corrcoef(x), unary_samples([(3, 5), (2, 4)]),
+       variant="corrcoef", covers=("sqrt", "clamp")),
+    op("cumsum", lambda lib, y, **kw: lib.cumulative_trapezoid(y, **kw), _shapes(
+        (((5,),), {}), (((3, 4),), dict(dim=0)), (((2, 3),), dict(dx=0.5))),
+       variant="cumulative_trapezoid"),
+    op("cumsum", lambda lib, y, x: lib.cumulative_trapezoid(y, x), _shapes(
+        (((2, 4), (4,)), {}), (((2, 4), (2, 4)), {})), variant="cumulative_trapezoid_x"),
+    op("cat", lambda lib, x, **kw: lib.gradient(x, **kw), _shapes(
+        (((5,),), {}), (((4, 5),), dict(spacing=2.0)), (((4, 5),), dict(edge_order=2)),
+        (((3, 4),), dict(dim=1, spacing=[0.5])), (((3, 4, 3),), dict(dim=(0, 2), edge_order=2))),
+       variant="gradient"),
 ]

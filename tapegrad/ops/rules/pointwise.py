@@ -528,3 +528,13 @@ atanh = defop("atanh", np.arctanh, promote="float",
               partials=[lambda xp, ans, x: 1.0 / (1.0 - x * x)],
               reads=["x"], text="dx = g/(1-x**2)",
               hint="atanh'(x) = 1/(1 - x**2) is infinite at x = +-1 (nan outside)")
+
+
+# nextafter: a step of one unit in the last place: torch's gradient passes g to x and
+# zeros to `other` (computed in the operands' own dtype: opmath would step in float32)
+nextafter = defop("nextafter", np.nextafter, promote=False, opmath=False, inputs=("x", "y"),
+                  partials=[lambda xp, ans, x, y: 1.0, lambda xp, ans, x, y: 0.0],
+                  vjp=[lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g * 0.0],
+                  reads=["", ""], edges_only=True,
+                  text="dx = g ; dy = 0",
+                  hint="d nextafter(x, y) = 1 for x, 0 for y: finite whenever g is")

@@ -517,3 +517,56 @@ cumprod = defop("cumprod", _cumprod_forward, vjp=[_cumprod_vjp], jvp=_cumprod_jv
                 hint=("cumprod's derivative is a product of the other factors, computed "
                       "without dividing by a zero: finite for finite x (many large factors "
                       "can overflow)"))
+
+
+# ---- logcumsumexp --------------------------------------------------------------------------
+# out_j = log(sum_{i <= j} exp(x_i)), by NumPy's logaddexp scan (stable: max + log1p(exp(
+# -|a - b|)) at each step, as torch's kernel). The VJP is torch's (derivatives.yaml):
+# grad_i = exp(x_i) * sum_{j >= i} g_j exp(-out_j), summed in log space separately for
+# the positive and negative parts of g (a reversed logcumsumexp of log|g| - out), so no
+# exp overflows. The rule uses the op itself, so every order of derivative works.
+def _logcumsumexp_forward(x, axis, reverse=False):
+    if x.ndim == 0:
+        return x.copy()
+    if reverse:
+        return np.flip(np.logaddexp.accumulate(np.flip(x, axis), axis=axis), axis)
+    return np.logaddexp.accumulate(x, axis=axis)
+
+
+def _logcumsumexp_vjp(xp, g, ans, x, axis, reverse=False):
+    if x.ndim == 0:
+        return g
+    lowest = np.finfo(_dt.as_dtype(x.dtype)).min
+    nonzero = g != 0
+    with np.errstate(divide="ignore"):
+        log_abs = xp.log(xp.abs(xp.where(nonzero, g, 1.0)))
+    parts = []
+    for side in (g > 0, g < 0):
+        logs = xp.where(side, log_abs, lowest) - ans
+        with np.errstate(over="ignore"):  # lowest + x: -inf, whose exp is the 0 wanted
+            parts.append(xp.exp(within_rule(xp, logcumsumexp, logs, axis=axis,
+                                            reverse=not reverse) + x))
+    return parts[0] - parts[1]
+
+
+def _logcumsumexp_jvp(xp, t, ans, x, axis, reverse=False):
+    # d out_j = sum_{i <= j} exp(x_i - out_j) t_i: the same log-space sums, forwards
+    t = t[0]
+    if x.ndim == 0:
+        return t
+    lowest = np.finfo(_dt.as_dtype(x.dtype)).min
+    with np.errstate(divide="ignore"):
+        log_abs = xp.log(xp.abs(xp.where(t != 0, t, 1.0)))
+    parts = []
+    for side in (t > 0, t < 0):
+        logs = xp.where(side, log_abs + x, lowest)
+        with np.errstate(over="ignore"):
+            parts.append(xp.exp(within_rule(xp, logcumsumexp, logs, axis=axis,
+                                            reverse=reverse) - ans))
+    return parts[0] - parts[1]
+
+
+logcumsumexp = defop("logcumsumexp", _logcumsumexp_forward, promote=False, opmath=True,
+                     vjp=[_logcumsumexp_vjp], jvp=_logcumsumexp_jvp, reads=["ans x"],
+                     text="dx = exp(x) * (g*exp(-ans)) summed from the end (in log space)",
+                     hint="finite wherever x and the output are: the sums run in log space")
