@@ -13,7 +13,7 @@ from . import (_args, conversion as _conversion, pointwise as _pointwise, produc
                reductions as _reductions, shape as _shape)
 from .public import public, public_inplace
 from .return_types import structseq
-from .rules import linalg as LX, linalg_decomp as LD, linalg_solve as LS
+from .rules import linalg as LX, linalg_decomp as LD, linalg_lu as LUF, linalg_solve as LS
 
 
 @public(method=False)
@@ -531,3 +531,623 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
 
 
 renorm_ = public_inplace(renorm, function=False)
+
+
+# ==== matrix functions: powers, products, exponential, rank, condition number =============
+# (torch.linalg.matrix_power / multi_dot / vecdot / vander / diagonal / matrix_rank / cond /
+# tensorinv / tensorsolve, torch.matrix_exp / pinverse: composites of the entries above,
+# except matrix_exp, whose rule is in rules/linalg_lu.py)
+def _eye_like(t):
+    """The identity in t's batch shape and dtype (a constant)."""
+    n = t.shape[-1]
+    return like(t, np.broadcast_to(np.eye(n, dtype=t.dtype), tuple(t.shape)).copy())
+
+
+def linalg_matrix_power(A, n):
+    """A^n by binary exponentiation (torch's order of products); n < 0: inv(A)^-n;
+    n = 0: the identity (A's gradient is zero, as torch's)."""
+    t = check_matrices("linalg.matrix_power", A, half=_LOW)
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"linalg_matrix_power(): argument 'n' must be int, not "
+                        f"{type(n).__name__}")
+    n = int(n)
+    if n == 0:
+        return _pointwise.where(like(t, np.ones(tuple(t.shape), bool)), _eye_like(t), t)
+    z = linalg_inv(t) if n < 0 else t
+    n = builtins.abs(n)
+    if n == 1:
+        return _conversion.clone(z)
+    result = None
+    while n:
+        if n & 1:
+            result = z if result is None else _products.matmul(result, z)
+        n >>= 1
+        if n:
+            z = _products.matmul(z, z)
+    return result
+
+
+@public
+def matrix_power(input, n):
+    return linalg_matrix_power(input, n)
+
+
+def _chain_order(shapes):
+    """The optimal parenthesization of a matrix chain (the classic dynamic program, as
+    torch's multi_dot): split[i][j] = where the product of matrices i..j splits."""
+    dims = [shapes[0][0]] + [s[1] for s in shapes]
+    n = len(shapes)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def multi_dot(tensors):
+    """The product of a chain of matrices in the cheapest order; the first and last may be
+    vectors (a row, a column: the result drops that dimension)."""
+    ts = [_args._tensor(x, "linalg.multi_dot") for x in tensors]
+    n = len(ts)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    for i, t in enumerate(ts):
+        ok = t.ndim == 2 or (t.ndim == 1 and i in (0, n - 1))
+        if not ok:
+            where = "first" if i == 0 else "last" if i == n - 1 else None
+            if where:
+                raise RuntimeError(f"multi_dot(): the {where} tensor must be 1D or 2D but got "
+                                   f"{t.ndim}D")
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+        if t.dtype != ts[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but "
+                               f"tensor 0 is {_args._tname(ts[0].dtype)} and tensor {i} "
+                               f"{_args._tname(t.dtype)}")
+    first_vec, last_vec = ts[0].ndim == 1, ts[-1].ndim == 1
+    if first_vec:
+        ts[0] = _shape.unsqueeze(ts[0], 0)
+    if last_vec:
+        ts[-1] = _shape.unsqueeze(ts[-1], 1)
+    for i in range(n - 1):
+        if ts[i].shape[1] != ts[i + 1].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                               f"{list(tensors[i].shape)} and {list(tensors[i + 1].shape)} "
+                               "cannot be multiplied")
+    split = _chain_order([tuple(t.shape) for t in ts])
+    # the products in the chain's order, innermost first (an explicit stack: no recursion)
+    done = {}
+    todo = [(0, n - 1)]
+    while todo:
+        i, j = todo[-1]
+        if i == j:
+            done[i, j] = ts[i]
+            todo.pop()
+            continue
+        k = split[i][j]
+        parts = [(i, k), (k + 1, j)]
+        missing = [p for p in parts if p not in done]
+        if missing:
+            todo.extend(missing)
+            continue
+        done[i, j] = _products.matmul(done[i, k], done[k + 1, j])
+        todo.pop()
+    out = done[0, n - 1]
+    if first_vec:
+        out = _shape.squeeze(out, 0)
+    if last_vec:
+        out = _shape.squeeze(out, -1)
+    return out
+
+
+def vecdot(x, y, *, dim=-1):
+    """sum(x * y) along dim (inputs broadcast; the same dtype, as torch requires)."""
+    a, b = _args._tensor(x, "linalg.vecdot", "x"), _args._tensor(y, "linalg.vecdot", "y", 2)
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+                           f"x of type {_args._tname(a.dtype)} and y of type "
+                           f"{_args._tname(b.dtype)} instead")
+    return _reductions.sum(_pointwise.mul(a, b), dim)
+
+
+def vander(x, *, N=None):
+    """(..., n, N): the powers x^0 .. x^(N-1) of each element (N defaults to n), as a
+    cumulative product (no 0 * inf at x = 0)."""
+    t = _args._tensor(x, "linalg.vander")
+    if t.ndim == 0:
+        t = _shape.reshape(t, (1,))
+    if t.dtype == np.bool_:
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer "
+                           "tensors, but got Bool")
+    n = t.shape[-1] if N is None else N
+    if n <= 1:
+        if n < 0 or N is not None and N < 1:
+            raise RuntimeError(f"N must be greater than 1.")
+        return like(t, np.ones(tuple(t.shape) + (n,), t.dtype))
+    cols = _shape.expand(_shape.unsqueeze(t, -1), tuple(t.shape) + (n - 1,))
+    ones = like(t, np.ones(tuple(t.shape) + (1,), t.dtype))
+    return _shape.cat([ones, _reductions.cumprod(cols, -1)], -1)
+
+
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """torch.diagonal with the last two dims as the default."""
+    return _shape.diagonal(A, offset, dim1, dim2)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
+    """The number of singular values (|eigenvalues| with hermitian=True) above
+    max(atol, rtol * largest); rtol defaults to eps * max(m, n) unless a positive atol is
+    given (then 0). `tol` (torch's older overload) is atol with rtol 0."""
+    t = _args._tensor(A, "linalg.matrix_rank")
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    t = check_matrices("linalg.matrix_rank", t, square=bool(hermitian), half=_LOW)
+    with _no_grad():
+        s = _pointwise.abs(eigvalsh(t)) if hermitian else svdvals(t)
+    s = s._data
+    m, n = t.shape[-2], t.shape[-1]
+    # atol / rtol: numbers or tensors broadcasting with the batch shape
+    atol_a = None if atol is None else np.asarray(getattr(atol, "_data", atol), t.dtype)
+    if rtol is None:
+        rtol_a = np.asarray(np.finfo(t.dtype).eps * max(m, n), t.dtype)
+        if atol_a is not None:
+            rtol_a = np.where(atol_a > 0, 0.0, rtol_a).astype(t.dtype)
+    else:
+        rtol_a = np.asarray(getattr(rtol, "_data", rtol), t.dtype)
+    smax = s.max(axis=-1) if s.shape[-1] else np.zeros(s.shape[:-1], s.dtype)
+    thr = rtol_a * smax if atol_a is None else np.maximum(atol_a, rtol_a * smax)
+    return like(t, np.sum(s > thr[..., None], axis=-1).astype(np.int64))
+
+
+def _no_grad():
+    from ..core.grad_mode import no_grad
+    return no_grad()
+
+
+def cond(A, p=None):
+    """The condition number in the p-norm: smax / smin for p None/2 (smin / smax for -2);
+    else norm(A, p) * norm(inv(A), p) (square A)."""
+    t = _args._tensor(A, "linalg.cond")
+    if t.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor A must have at least 2 dimensions.")
+    if p is None or (not isinstance(p, str) and builtins.abs(float(p)) == 2):
+        s = svdvals(t)
+        big, small = _shape.narrow(s, -1, 0, 1), _shape.narrow(s, -1, s.shape[-1] - 1, 1)
+        out = big / small if p is None or float(p) > 0 else small / big
+        return _shape.squeeze(out, -1)
+    if p not in ("fro", "nuc") and (isinstance(p, str) or float(p) not in (1, -1, _INF, -_INF)):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    t = check_matrices("linalg.cond", t, half=_LOW)
+    return matrix_norm(t, p) * matrix_norm(linalg_inv(t), p)
+
+
+def tensorinv(A, ind=2):
+    """The inverse of A read as a matrix of prod(shape[:ind]) rows: shape[ind:] + shape[:ind]."""
+    t = _args._tensor(A, "linalg.tensorinv")
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = tuple(t.shape[:ind]), tuple(t.shape[ind:])
+    p, q = int(np.prod(rows)), int(np.prod(cols))
+    if p != q:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {q} != {p}")
+    return _shape.reshape(linalg_inv(_shape.reshape(t, (p, q))), cols + rows)
+
+
+def tensorsolve(A, B, dims=None):
+    """X with tensordot(A, X, X.ndim) = B: A's `dims` moved last, A read as a matrix of
+    B.numel() rows."""
+    a, b = _args._tensor(A, "linalg.tensorsolve"), _args._tensor(B, "linalg.tensorsolve", "B", 2)
+    if dims is not None:
+        ds = [_args._dim(d, a.ndim) for d in dims]
+        a = _shape.movedim(a, ds, list(range(a.ndim - len(ds), a.ndim)))
+    out_shape = tuple(a.shape[b.ndim:])
+    rows, cols = int(np.prod(b.shape)), int(np.prod(out_shape))
+    if rows != cols:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:]) "
+                           f"== prod(self.shape[:other.ndim]), but got {cols} != {rows}")
+    x = apply(LS.solve, _shape.reshape(a, (rows, cols)), _shape.reshape(b, (rows, 1)))
+    return _shape.reshape(x, out_shape)
+
+
+@public
+def matrix_exp(input):
+    """exp(A) = sum A^k / k! of every matrix of the batch (scipy.linalg.expm)."""
+    t = _args._tensor(input, "matrix_exp")
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 "
+                           "dimensions." if t.ndim < 2 else
+                           f"linalg.matrix_exp: A must be batches of square matrices, but they "
+                           f"are {t.shape[-2]} by {t.shape[-1]} matrices")
+    if t.dtype.kind != "f":
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
+                           f"input. Got {_args._tname(t.dtype)}")
+    return apply(LUF.matrix_exp, t)
+
+
+@public
+def pinverse(input, rcond=1e-15):
+    """torch.pinverse: linalg.pinv with rtol = rcond."""
+    return pinv(input, atol=0.0, rtol=rcond)
+
+
+# ==== solvers: triangular, Cholesky, LU, least squares, the _ex forms ========================
+linalg_lu_factor_result = structseq("linalg_lu_factor", ["LU", "pivots"])
+linalg_lu_factor_ex_result = structseq("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+linalg_lu_result = structseq("linalg_lu", ["P", "L", "U"])
+lu_unpack_result = structseq("lu_unpack", ["P", "L", "U"])
+linalg_cholesky_ex_result = structseq("linalg_cholesky_ex", ["L", "info"])
+linalg_inv_ex_result = structseq("linalg_inv_ex", ["inverse", "info"])
+linalg_solve_ex_result = structseq("linalg_solve_ex", ["result", "info"])
+linalg_lstsq_result = structseq("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+triangular_solve_result = structseq("triangular_solve", ["solution", "cloned_coefficient"])
+qr_result = structseq("qr", ["Q", "R"])
+
+
+def _triangle(a, upper, unitriangular):
+    """The triangle of A that a triangular solve reads (diagonal 1 if unitriangular): its
+    tril/triu masks the gradient to that triangle, as torch's backward does."""
+    if unitriangular:
+        tri = _shape.triu(a, 1) if upper else _shape.tril(a, -1)
+        return tri + _eye_like(a)
+    return _shape.triu(a) if upper else _shape.tril(a)
+
+
+def _broadcast_solve(a, b):
+    """X with A X = B, batch dims broadcast (B a matrix)."""
+    _batch_broadcast(tuple(b.shape[:-2]), tuple(a.shape[:-2]))
+    return apply(LS.solve, a, b)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """X with A X = B (left) or X A = B, A upper or lower triangular (the other triangle
+    is not read; unitriangular: neither is the diagonal)."""
+    a = check_matrices("linalg.solve_triangular", A, half=_LOW)
+    b = _args._tensor(B, "linalg.solve_triangular", "B", 2)
+    if b.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
+                           f"but found A of type {_args._tname(a.dtype)} and B of type "
+                           f"{_args._tname(b.dtype)} instead")
+    n = a.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {eq} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    tri = _triangle(a, bool(upper), bool(unitriangular))
+    if left:
+        return _broadcast_solve(tri, b)
+    mT = lambda m: _shape.transpose(m, -2, -1)  # noqa: E731
+    return mT(_broadcast_solve(mT(tri), mT(b)))
+
+
+@public
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    """(X, A.clone()) with A X = b (A^T X = b with transpose=True): the older interface."""
+    b = _args._tensor(input, "triangular_solve")
+    a = _args._tensor(A, "triangular_solve", "A", 2)
+    for t, nm in ((b, "self"), (a, "A")):
+        if t.ndim < 2:
+            raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 "
+                               f"dimensions, but it has {t.ndim} dimensions instead"
+                               if nm == "self" else
+                               f"torch.triangular_solve: Expected A to have at least 2 "
+                               f"dimensions, but it has {t.ndim} dimensions instead")
+    tri = _triangle(check_matrices("triangular_solve", a, half=_LOW), bool(upper),
+                    bool(unitriangular))
+    if transpose:
+        tri = _shape.transpose(tri, -2, -1)
+    if b.dtype != a.dtype:
+        raise RuntimeError(f"triangular_solve: Expected b and A to have the same dtype, but "
+                           f"found b of type {_args._tname(b.dtype)} and A of type "
+                           f"{_args._tname(a.dtype)} instead.")
+    if b.shape[-2] != a.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
+                           f"{a.shape[-1]} by {a.shape[-1]} but each b matrix is {b.shape[-2]} "
+                           f"by {b.shape[-1]}")
+    return triangular_solve_result(_broadcast_solve(tri, b), _conversion.clone(a))
+
+
+def _llt(L, upper):
+    """L L^T (U^T U when upper): the matrix whose Cholesky factor L is."""
+    mT = _shape.transpose(L, -2, -1)
+    return _products.matmul(mT, L) if upper else _products.matmul(L, mT)
+
+
+@public
+def cholesky_solve(input, input2, upper=False):
+    """X with (L L^T) X = B. Differentiated as a function of the whole L (torch's
+    cholesky_solve_backward does not mask to the triangle)."""
+    b = _args._tensor(input, "cholesky_solve")
+    L = _args._tensor(input2, "cholesky_solve", "input2", 2)
+    if b.ndim < 2 or L.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {b.ndim} dimensions "
+                           "instead" if b.ndim < 2 else
+                           f"u should have at least 2 dimensions, but has {L.ndim} dimensions "
+                           "instead")
+    if b.dtype != L.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_args._tname(b.dtype)} and A of type {_args._tname(L.dtype)} "
+                           "instead.")
+    L = check_matrices("cholesky_solve", L, half='"cholesky_solve_cpu"')
+    if b.shape[-2] != L.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{L.shape[-1]} by {L.shape[-1]} but each b matrix is {b.shape[-2]} "
+                           f"by {b.shape[-1]}")
+    return _broadcast_solve(_llt(L, bool(upper)), b)
+
+
+@public
+def cholesky_inverse(input, upper=False):
+    """(L L^T)^-1 from the Cholesky factor L (U^T U with upper=True)."""
+    L = _args._tensor(input, "cholesky_inverse")
+    if L.ndim < 2:
+        raise RuntimeError(f"cholesky_inverse: The input tensor A must have at least 2 "
+                           f"dimensions.")
+    L = check_matrices("cholesky_inverse", L, half='"cholesky_inverse_out_cpu"')
+    return linalg_inv(_llt(L, bool(upper)))
+
+
+def _lu_factor(name, A):
+    t = check_matrices(name, A, square=False, half='"lu_cpu"')
+    lu, saved = apply_saved(LUF.lu_factor, t)
+    return t, lu, like(t, saved["pivots"]), like(t, saved["info"])
+
+
+def _pivot_arg(name, pivot):
+    if not pivot:
+        raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
+
+
+def lu_factor(A, *, pivot=True):
+    """(LU, pivots): the compact LU of A = P L U (LAPACK's getrf; pivots 1-based int32);
+    LinAlgError for a singular A (lu_factor_ex reports it in `info` instead)."""
+    _pivot_arg("linalg.lu_factor", pivot)
+    t, lu, piv, info = _lu_factor("linalg.lu_factor", A)
+    if (info._data > 0).any():
+        raise LS.singular_error("linalg.lu_factor", t._data)
+    return linalg_lu_factor_result(lu, piv)
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """(LU, pivots, info): info > 0 marks a singular matrix (U's first zero diagonal)."""
+    _pivot_arg("linalg.lu_factor_ex", pivot)
+    t, lu, piv, info = _lu_factor("linalg.lu_factor_ex", A)
+    if check_errors and (info._data > 0).any():
+        raise LS.singular_error("linalg.lu_factor_ex", t._data)
+    return linalg_lu_factor_ex_result(lu, piv, info)
+
+
+@public
+def lu(A, pivot=True, get_infos=False):
+    """torch.lu / Tensor.lu (deprecated in torch for linalg.lu_factor): (LU, pivots) or,
+    with get_infos, (LU, pivots, infos); a plain tuple, as torch's."""
+    lu_, piv, info = lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
+    return (lu_, piv, info) if get_infos else (lu_, piv)
+
+
+def _unpack(lu_data, pivots, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) of the compact LU (..., m, n) with its pivots; empty tensors for what was
+    not asked."""
+    m, n = lu_data.shape[-2], lu_data.shape[-1]
+    k = min(m, n)
+    empty = like(lu_data, np.zeros((0,), lu_data.dtype))
+    L = U = P = empty
+    if unpack_data:
+        L = _shape.narrow(_shape.tril(lu_data, -1), -1, 0, k) + like(lu_data, np.eye(m, k, dtype=lu_data.dtype))
+        U = _shape.narrow(_shape.triu(lu_data), -2, 0, k)
+    if unpack_pivots:
+        piv = np.asarray(pivots._data)
+        lead = tuple(lu_data.shape[:-2])
+        P = like(lu_data, LUF.permutation(np.broadcast_to(piv, lead + (piv.shape[-1],)), m,
+                                         lu_data.dtype))
+    return P, L, U
+
+
+@public(method=False)
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) from lu_factor's (LU, pivots)."""
+    a = _args._tensor(LU_data, "lu_unpack", "LU_data")
+    p = _args._tensor(LU_pivots, "lu_unpack", "LU_pivots", 2)
+    if a.ndim < 2:
+        raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got "
+                           f"size: {list(a.shape)} instead")
+    if p.dtype != np.int32:
+        raise RuntimeError("lu_unpack: LU_pivots is expected to be a contiguous tensor of "
+                           "torch.int32 dtype.\nNote: this function is intended to be used "
+                           "with the output produced by torch.linalg.lu_factor")
+    return lu_unpack_result(*_unpack(a, p, unpack_data, unpack_pivots))
+
+
+def linalg_lu(A, *, pivot=True):
+    """(P, L, U) with A = P L U: L (m, k) unit lower, U (k, n) upper."""
+    _pivot_arg("linalg.lu", pivot)
+    _, lu_, piv, _ = _lu_factor("linalg.lu", A)
+    return linalg_lu_result(*_unpack(lu_, piv))
+
+
+def _lu_apply(LU_, pivots, B, adjoint):
+    """A^-1 B (adjoint: A^-T B) with A = P L U given as its compact LU."""
+    P, L, U = _unpack(LU_, pivots)
+    mT = lambda m: _shape.transpose(m, -2, -1)  # noqa: E731
+    if not adjoint:  # U^-1 L^-1 P^T B
+        return _broadcast_solve(U, _broadcast_solve(L, _products.matmul(mT(P), B)))
+    return _products.matmul(P, _broadcast_solve(mT(L), _broadcast_solve(mT(U), B)))
+
+
+def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """X with A X = B (A^T X = B with adjoint; X A = B with left=False) from A's compact LU
+    and pivots."""
+    a = check_matrices("linalg.lu_solve", LU, half=_LOW)
+    p = _args._tensor(pivots, "linalg.lu_solve", "pivots", 2)
+    b = _args._tensor(B, "linalg.lu_solve", "B", 3)
+    if b.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if p.dtype != np.int32:
+        raise RuntimeError("linalg.lu_solve: Expected pivots to be of type int32. Got "
+                           f"{_args._tname(p.dtype)}")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but "
+                           f"found LU of type {_args._tname(a.dtype)} and B of type "
+                           f"{_args._tname(b.dtype)} instead")
+    n = a.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"{eq} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    if tuple(p.shape[:-1]) != tuple(a.shape[:-2]) or p.shape[-1] != n:
+        raise RuntimeError("linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be "
+                           f"the same, but got pivots with shape {list(p.shape)} instead")
+    if left:
+        return _lu_apply(a, p, b, bool(adjoint))
+    # X A = B  <=>  A^T X^T = B^T (X A^T = B  <=>  A X^T = B^T)
+    mT = lambda m: _shape.transpose(m, -2, -1)  # noqa: E731
+    return mT(_lu_apply(a, p, mT(b), not adjoint))
+
+
+@public
+def lu_solve(input, LU_data, LU_pivots):
+    """torch.lu_solve(b, LU_data, LU_pivots): linalg.lu_solve(LU, pivots, b)."""
+    return linalg_lu_solve(LU_data, LU_pivots, input)
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """(solution, residuals, rank, singular_values) of min ||A X - B||: the solution is
+    pinv(A) B (the minimum-norm one, as every LAPACK driver for a full-rank A), so its
+    gradient is torch's (linalg_lstsq_backward differentiates pinv(A) B). residuals (the
+    squared column norms of A X - B) only for m > n and driver != 'gelsy'; rank for every
+    driver but 'gels'; singular values for 'gelsd'/'gelss' (torch's rules)."""
+    a = check_matrices("torch.linalg.lstsq", A, square=False, half=_LOW)
+    b = _args._tensor(B, "linalg.lstsq", "B", 2)
+    drivers = ("gels", "gelsy", "gelsd", "gelss")
+    if driver is None:
+        driver = "gelsy"
+    if driver not in drivers:
+        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of "
+                           f"(gels, gelsy, gelsd, gelss)")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {_args._tname(a.dtype)} and "
+                           f"other's dtype {_args._tname(b.dtype)}")
+    vector = b.ndim == a.ndim - 1
+    b2 = _shape.unsqueeze(b, -1) if vector else b
+    if b2.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to "
+                           "other.dim() and (input.dim() - other.dim()) <= 1")
+    m, n = a.shape[-2], a.shape[-1]
+    if b2.shape[-2] != m:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2). "
+                           f"Got {m} and {b2.shape[-2]}" if not vector else
+                           f"torch.linalg.lstsq: input.size(-2) should match other.size(-1)")
+    _batch_broadcast(tuple(b2.shape[:-2]), tuple(a.shape[:-2]))
+    if rcond is None:
+        rcond = np.finfo(a.dtype).eps * max(m, n)
+    x = _products.matmul(pinv(a, rtol=rcond), b2)
+    with _no_grad():
+        s = svdvals(a.detach())._data
+    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
+    rank_arr = np.sum(s > rcond * smax, axis=-1).astype(np.int64)
+    empty = like(a, np.zeros((0,), a.dtype))
+    # an empty residuals tensor still belongs to the graph, as torch's (zero gradient)
+    residuals = _shape.narrow(_shape.reshape(x, (-1,)), 0, 0, 0)
+    if m > n and driver != "gelsy" and (rank_arr == n).all():
+        r = _products.matmul(a, x) - b2
+        residuals = _reductions.sum(r * r, -2)
+        if vector:
+            residuals = _shape.squeeze(residuals, -1)
+    rank = like(a, np.zeros((0,), np.int64)) if driver == "gels" else like(a, rank_arr)
+    sv = like(a, s) if driver in ("gelsd", "gelss") else empty
+    return linalg_lstsq_result(_shape.squeeze(x, -1) if vector else x, residuals, rank, sv)
+
+
+def _info(t, bad):
+    """The int32 info tensor of a batch: 0 where the matrix was fine."""
+    return like(t, np.asarray(bad, np.int32).reshape(tuple(t.shape[:-2])))
+
+
+def _lu_infos(t):
+    return LUF._lu_forward(t._data)[1]["info"] if t._data.size else np.zeros(tuple(t.shape[:-2]), np.int32)
+
+
+def inv_ex(A, *, check_errors=False):
+    """(inverse, info): info > 0 marks a singular matrix, whose inverse is then NaN."""
+    t = check_matrices("linalg.inv_ex", A, half=_LOW)
+    info = _lu_infos(t)
+    if (info > 0).any():
+        if check_errors:
+            raise LS.singular_error("linalg.inv_ex", t._data)
+        return linalg_inv_ex_result(like(t, np.full(tuple(t.shape), np.nan, t.dtype)), _info(t, info))
+    return linalg_inv_ex_result(linalg_inv(t), _info(t, info))
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """(result, info): linalg.solve, with info > 0 for a singular A (result NaN) instead of
+    an error."""
+    t = check_matrices("linalg.solve_ex", A, square=False, half=_LOW)
+    info = _lu_infos(t) if t.shape[-1] == t.shape[-2] else None
+    if info is not None and (info > 0).any():
+        if check_errors:
+            raise LS.singular_error("linalg.solve_ex", t._data, solver=True)
+        with _no_grad():
+            shape = tuple(solve(_eye_like(t), B, left=left).shape)
+        out = like(t, np.full(shape, np.nan, t.dtype))
+        return linalg_solve_ex_result(out, _info(t, info))
+    x = solve(t, B, left=left)
+    return linalg_solve_ex_result(x, like(t, np.zeros(tuple(t.shape[:-2]), np.int32)))
+
+
+# ==== factorizations: the _ex forms and torch's older names ===================================
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """(L, info): info = k > 0 when the leading minor of order k is not positive-definite
+    (L is then NaN)."""
+    t = check_matrices("linalg.cholesky_ex", A, half='"cholesky_cpu"')
+    try:
+        L = cholesky(t, upper=upper)
+    except LS.LinAlgError:
+        if check_errors:
+            raise
+        bad = np.zeros(tuple(t.shape[:-2]), np.int32)
+        for i in np.ndindex(*bad.shape):
+            m = t._data[i]
+            for k in range(1, m.shape[-1] + 1):
+                try:
+                    np.linalg.cholesky(m[:k, :k])
+                except np.linalg.LinAlgError:
+                    bad[i] = k
+                    break
+        return linalg_cholesky_ex_result(like(t, np.full(tuple(t.shape), np.nan, t.dtype)),
+                                         _info(t, bad))
+    return linalg_cholesky_ex_result(L, like(t, np.zeros(tuple(t.shape[:-2]), np.int32)))
+
+
+_cholesky_warned = []
+
+
+@public(name="cholesky")
+def torch_cholesky(input, upper=False):
+    """torch.cholesky / Tensor.cholesky (deprecated in torch for linalg.cholesky, which
+    it warns once per process)."""
+    if not _cholesky_warned:
+        _cholesky_warned.append(True)
+        warnings.warn(
+            "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
+            "removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced "
+            "with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\n"
+            "should be replaced with\nU = torch.linalg.cholesky(A).mH", UserWarning,
+            stacklevel=2)
+    return cholesky(input, upper=upper)
+
+
+@public
+def qr(input, some=True):
+    """torch.qr / Tensor.qr: (Q, R), reduced (some=True) or complete."""
+    Q, R = linalg_qr(input, "reduced" if some else "complete")
+    return qr_result(Q, R)
