@@ -666,9 +666,7 @@ def vander(x, *, N=None):
                            "tensors, but got Bool")
     n = t.shape[-1] if N is None else N
     if n <= 1:
-        if n < 0 or N is not None and N < 1:
-            raise RuntimeError(f"N must be greater than 1.")
-        return like(t, np.ones(tuple(t.shape) + (n,), t.dtype))
+        raise RuntimeError("N must be greater than 1.")
     cols = _shape.expand(_shape.unsqueeze(t, -1), tuple(t.shape) + (n - 1,))
     ones = like(t, np.ones(tuple(t.shape) + (1,), t.dtype))
     return _shape.cat([ones, _reductions.cumprod(cols, -1)], -1)
@@ -889,7 +887,7 @@ def cholesky_inverse(input, upper=False):
     """(L L^T)^-1 from the Cholesky factor L (U^T U with upper=True)."""
     L = _args._tensor(input, "cholesky_inverse")
     if L.ndim < 2:
-        raise RuntimeError(f"cholesky_inverse: The input tensor A must have at least 2 "
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 "
                            f"dimensions.")
     L = check_matrices("cholesky_inverse", L, half='"cholesky_inverse_out_cpu"')
     return linalg_inv(_llt(L, bool(upper)))
@@ -1031,8 +1029,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if driver is None:
         driver = "gelsy"
     if driver not in drivers:
-        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of "
-                           f"(gels, gelsy, gelsd, gelss)")
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
     if a.dtype != b.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
                            f"dtype, but got input's dtype {_args._tname(a.dtype)} and "
@@ -1046,7 +1044,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if b2.shape[-2] != m:
         raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2). "
                            f"Got {m} and {b2.shape[-2]}" if not vector else
-                           f"torch.linalg.lstsq: input.size(-2) should match other.size(-1)")
+                           "torch.linalg.lstsq: input.size(-2) should match other.size(-1)")
     _batch_broadcast(tuple(b2.shape[:-2]), tuple(a.shape[:-2]))
     if rcond is None:
         rcond = np.finfo(a.dtype).eps * max(m, n)
