@@ -810,10 +810,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     if b.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
                            "dimensions.")
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
-                           f"but found A of type {_args._tname(a.dtype)} and B of type "
-                           f"{_args._tname(b.dtype)} instead")
+    if b.dtype != a.dtype:  # torch computes in A's dtype, whichever is wider
+        b = b.to(a.dtype)
     n = a.shape[-1]
     if (b.shape[-2] if left else b.shape[-1]) != n:
         eq = "AX = B" if left else "XA = B"
@@ -888,7 +886,7 @@ def cholesky_inverse(input, upper=False):
     L = _args._tensor(input, "cholesky_inverse")
     if L.ndim < 2:
         raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 "
-                           f"dimensions.")
+                           "dimensions.")
     L = check_matrices("cholesky_inverse", L, half='"cholesky_inverse_out_cpu"')
     return linalg_inv(_llt(L, bool(upper)))
 
@@ -1075,31 +1073,42 @@ def _lu_infos(t):
     return LUF._lu_forward(t._data)[1]["info"] if t._data.size else np.zeros(tuple(t.shape[:-2]), np.int32)
 
 
+def _regular(t, info):
+    """t with its singular matrices (info > 0) replaced by the identity (a constant), and
+    the mask of those matrices as (..., 1, 1): the _ex forms give NaN there."""
+    bad = np.asarray(info > 0)[..., None, None]
+    eye = np.broadcast_to(np.eye(t.shape[-1], dtype=t.dtype), tuple(t.shape))
+    return _pointwise.where(like(t, np.broadcast_to(bad, tuple(t.shape))), like(t, eye.copy()), t), bad
+
+
 def inv_ex(A, *, check_errors=False):
-    """(inverse, info): info > 0 marks a singular matrix, whose inverse is then NaN."""
+    """(inverse, info): info > 0 marks a singular matrix (U's first zero diagonal element
+    of its LU), whose inverse is then NaN."""
     t = check_matrices("linalg.inv_ex", A, half=_LOW)
     info = _lu_infos(t)
     if (info > 0).any():
         if check_errors:
             raise LS.singular_error("linalg.inv_ex", t._data)
-        return linalg_inv_ex_result(like(t, np.full(tuple(t.shape), np.nan, t.dtype)), _info(t, info))
+        t, bad = _regular(t, info)
+        return linalg_inv_ex_result(_pointwise.where(bad, float("nan"), linalg_inv(t)), _info(t, info))
     return linalg_inv_ex_result(linalg_inv(t), _info(t, info))
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):
-    """(result, info): linalg.solve, with info > 0 for a singular A (result NaN) instead of
-    an error."""
+    """(result, info): linalg.solve, with info > 0 for a singular A (its result NaN)
+    instead of an error."""
     t = check_matrices("linalg.solve_ex", A, square=False, half=_LOW)
-    info = _lu_infos(t) if t.shape[-1] == t.shape[-2] else None
-    if info is not None and (info > 0).any():
+    info = _lu_infos(t) if t.shape[-1] == t.shape[-2] else np.zeros(tuple(t.shape[:-2]), np.int32)
+    if (info > 0).any():
         if check_errors:
             raise LS.singular_error("linalg.solve_ex", t._data, solver=True)
-        with _no_grad():
-            shape = tuple(solve(_eye_like(t), B, left=left).shape)
-        out = like(t, np.full(shape, np.nan, t.dtype))
-        return linalg_solve_ex_result(out, _info(t, info))
+        t, bad = _regular(t, info)
+        x = solve(t, B, left=left)
+        if x.ndim == t.ndim - 1:  # a vector B
+            bad = bad[..., 0]
+        return linalg_solve_ex_result(_pointwise.where(bad, float("nan"), x), _info(t, info))
     x = solve(t, B, left=left)
-    return linalg_solve_ex_result(x, like(t, np.zeros(tuple(t.shape[:-2]), np.int32)))
+    return linalg_solve_ex_result(x, _info(t, info))
 
 
 # ==== factorizations: the _ex forms and torch's older names ===================================
