@@ -907,8 +907,14 @@ def lu_factor(A, *, pivot=True):
     LinAlgError for a singular A (lu_factor_ex reports it in `info` instead)."""
     _pivot_arg("linalg.lu_factor", pivot)
     t, lu, piv, info = _lu_factor("linalg.lu_factor", A)
-    if (info._data > 0).any():
-        raise LS.singular_error("linalg.lu_factor", t._data)
+    bad = np.flatnonzero(info._data > 0)
+    if bad.size:  # torch's words (a RuntimeError, not LinAlgError)
+        where = f"(Batch element {bad[0]}): " if t.ndim > 2 else ""
+        k = int(info._data.reshape(-1)[bad[0]])
+        raise RuntimeError(f"torch.linalg.lu_factor: {where}U[{k},{k}] is zero and using it on "
+                           "lu_solve would result in a division by zero. If you still want to "
+                           "perform the factorization, consider calling linalg.lu(A, pivot) or "
+                           "linalg.lu_factor_ex(A, pivot)")
     return linalg_lu_factor_result(lu, piv)
 
 
@@ -1116,23 +1122,29 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     """(L, info): info = k > 0 when the leading minor of order k is not positive-definite
     (L is then NaN)."""
     t = check_matrices("linalg.cholesky_ex", A, half='"cholesky_cpu"')
-    try:
-        L = cholesky(t, upper=upper)
-    except LS.LinAlgError:
+    bad = np.zeros(tuple(t.shape[:-2]), np.int32)
+    for i in np.ndindex(*bad.shape):  # potrf's info: the first leading minor that fails
+        m = t._data[i]
+        if np.all(np.isfinite(m)) and _is_pd(m):
+            continue
+        bad[i] = next((k for k in range(1, m.shape[-1] + 1) if not _is_pd(m[:k, :k])),
+                      m.shape[-1])
+    if (bad > 0).any():
         if check_errors:
-            raise
-        bad = np.zeros(tuple(t.shape[:-2]), np.int32)
-        for i in np.ndindex(*bad.shape):
-            m = t._data[i]
-            for k in range(1, m.shape[-1] + 1):
-                try:
-                    np.linalg.cholesky(m[:k, :k])
-                except np.linalg.LinAlgError:
-                    bad[i] = k
-                    break
-        return linalg_cholesky_ex_result(like(t, np.full(tuple(t.shape), np.nan, t.dtype)),
-                                         _info(t, bad))
-    return linalg_cholesky_ex_result(L, like(t, np.zeros(tuple(t.shape[:-2]), np.int32)))
+            cholesky(t)  # raises torch's LinAlgError
+        t, mask = _regular(t, bad)
+        L = _pointwise.where(mask, float("nan"), cholesky(t, upper=upper))
+    else:
+        L = cholesky(t, upper=upper)
+    return linalg_cholesky_ex_result(L, _info(t, bad))
+
+
+def _is_pd(m):
+    try:
+        np.linalg.cholesky(m)
+        return True
+    except np.linalg.LinAlgError:
+        return False
 
 
 _cholesky_warned = []
