@@ -157,3 +157,17 @@ def test_torch_qr(shape, some):
     _both(lambda x: x.qr(some), lambda x: x.qr(some), a, tol=1e-9)
     r = tg.qr(tg.tensor(a))
     assert type(r).__name__ == "qr" and r._fields == ("Q", "R")
+
+
+@pytest.mark.parametrize("name,call", [
+    ("cholesky", lambda m: m.cholesky(m.eye(2))),
+    ("qr", lambda m: m.qr(m.eye(2))),
+    ("lu", lambda m: m.lu(m.eye(2))),
+    ("triangular_solve", lambda m: m.triangular_solve(m.ones(2, 1), m.eye(2))),
+    ("lu_solve", lambda m: m.lu_solve(m.ones(2, 1), m.eye(2), m.tensor([1, 2], dtype=m.int32))),
+])
+def test_older_functions_warn_as_torch(name, call):
+    from tapegrad.ops import linalg as ops_linalg
+    ops_linalg._deprecation_warned.discard(name)  # torch warns once per process
+    with pytest.warns(UserWarning, match=f"torch.{name} is deprecated"):
+        call(tg)

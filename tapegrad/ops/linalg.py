@@ -827,6 +827,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 @public
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
     """(X, A.clone()) with A X = b (A^T X = b with transpose=True): the older interface."""
+    _deprecated("triangular_solve")
     b = _args._tensor(input, "triangular_solve")
     a = _args._tensor(A, "triangular_solve", "A", 2)
     for t, nm in ((b, "self"), (a, "A")):
@@ -931,6 +932,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
 def lu(A, pivot=True, get_infos=False):
     """torch.lu / Tensor.lu (deprecated in torch for linalg.lu_factor): (LU, pivots) or,
     with get_infos, (LU, pivots, infos); a plain tuple, as torch's."""
+    _deprecated("lu")
     lu_, piv, info = lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
     return (lu_, piv, info) if get_infos else (lu_, piv)
 
@@ -1018,6 +1020,7 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 @public
 def lu_solve(input, LU_data, LU_pivots):
     """torch.lu_solve(b, LU_data, LU_pivots): linalg.lu_solve(LU, pivots, b)."""
+    _deprecated("lu_solve")
     return linalg_lu_solve(LU_data, LU_pivots, input)
 
 
@@ -1147,26 +1150,53 @@ def _is_pd(m):
         return False
 
 
-_cholesky_warned = []
+_DEPRECATED = {
+    "triangular_solve": "torch.triangular_solve is deprecated in favor of "
+    "torch.linalg.solve_triangularand will be removed in a future PyTorch release.\n"
+    "torch.linalg.solve_triangular has its arguments reversed and does not return a copy of "
+    "one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
+    "with\nX = torch.linalg.solve_triangular(A, B).",
+    "lu": "torch.lu is deprecated in favor of torch.linalg.lu_factor / "
+    "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.\nLU, pivots "
+    "= torch.lu(A, compute_pivots)\nshould be replaced with\nLU, pivots = "
+    "torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
+    "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+    "torch.linalg.lu_factor_ex(A, compute_pivots)",
+    "lu_solve": "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
+    "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments "
+    "reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = "
+    "torch.linalg.lu_solve(LU, pivots, B)",
+    "cholesky": "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
+    "removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced "
+    "with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be "
+    "replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent "
+    "results for all valid (symmetric positive definite) inputs.",
+    "qr": "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
+    "PyTorch release.\nThe boolean parameter 'some' has been replaced with a string parameter "
+    "'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, "
+    "'reduced' if some else 'complete')",
+}
+_deprecation_warned = set()
+
+
+def _deprecated(name):
+    """torch's deprecation warning of an older linalg function, once per process (as its
+    TORCH_WARN_ONCE)."""
+    if name not in _deprecation_warned:
+        _deprecation_warned.add(name)
+        warnings.warn(_DEPRECATED[name], UserWarning, stacklevel=3)
 
 
 @public(name="cholesky")
 def torch_cholesky(input, upper=False):
-    """torch.cholesky / Tensor.cholesky (deprecated in torch for linalg.cholesky, which
-    it warns once per process)."""
-    if not _cholesky_warned:
-        _cholesky_warned.append(True)
-        warnings.warn(
-            "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
-            "removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced "
-            "with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\n"
-            "should be replaced with\nU = torch.linalg.cholesky(A).mH", UserWarning,
-            stacklevel=2)
+    """torch.cholesky / Tensor.cholesky (deprecated in torch for linalg.cholesky)."""
+    _deprecated("cholesky")
     return cholesky(input, upper=upper)
 
 
 @public
 def qr(input, some=True):
     """torch.qr / Tensor.qr: (Q, R), reduced (some=True) or complete."""
+    _deprecated("qr")
     Q, R = linalg_qr(input, "reduced" if some else "complete")
     return qr_result(Q, R)
