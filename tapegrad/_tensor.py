@@ -728,6 +728,8 @@ class Tensor(TensorBase):
     lu = _linalg.lu
     lu_solve = _linalg.lu_solve
     qr = _linalg.qr
+    geqrf = _linalg.geqrf
+    ormqr = _linalg.ormqr
 
     # ---- random fills (ops/random.py) ---------------------------------------------------
     bernoulli = _sampling.bernoulli

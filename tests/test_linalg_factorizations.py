@@ -171,3 +171,47 @@ def test_older_functions_warn_as_torch(name, call):
     ops_linalg._deprecation_warned.discard(name)  # torch warns once per process
     with pytest.warns(UserWarning, match=f"torch.{name} is deprecated"):
         call(tg)
+
+
+# ---- the Householder representation ---------------------------------------------------------
+@pytest.mark.parametrize("shape", [(5, 3), (4, 4), (2, 6, 3), (0, 3, 2), (3, 0)])
+def test_geqrf(shape):
+    a = RNG.standard_normal(shape)
+    rt, rg = torch.geqrf(torch.tensor(a)), tg.geqrf(tg.tensor(a))
+    assert type(rg).__name__ == "geqrf" and rg._fields == ("a", "tau")
+    for x, y in zip(rg, rt):
+        np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape,k", [((5, 3), 3), ((4, 4), 2), ((2, 6, 3), 3), ((3, 3), 0)])
+def test_householder_product(shape, k):
+    a, tau = RNG.standard_normal(shape), RNG.standard_normal(shape[:-2] + (k,))
+    t = (torch.tensor(a, requires_grad=True), torch.tensor(tau, requires_grad=True))
+    g = (tg.tensor(a, requires_grad=True), tg.tensor(tau, requires_grad=True))
+    rt, rg = torch.linalg.householder_product(*t), tg.linalg.householder_product(*g)
+    np.testing.assert_allclose(rg.detach().numpy(), rt.detach().numpy(), rtol=1e-10, atol=1e-10)
+    w = RNG.standard_normal(tuple(rt.shape))
+    gt = torch.autograd.grad((rt * torch.tensor(w)).sum(), t, allow_unused=True)
+    gg = tg.autograd.grad((rg * tg.tensor(w)).sum(), g, allow_unused=True)
+    for x, y in zip(gg, gt):
+        if y is None or x is None:
+            assert (x is None or not np.any(x.numpy())) and (y is None or not y.any())
+        else:
+            np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+def test_ormqr(left, transpose):
+    a, tau = RNG.standard_normal((2, 5, 3)), RNG.standard_normal((2, 3))
+    c = RNG.standard_normal((2, 5, 4) if left else (2, 4, 5))
+    ts = [torch.tensor(x, requires_grad=True) for x in (a, tau, c)]
+    gs = [tg.tensor(x, requires_grad=True) for x in (a, tau, c)]
+    rt, rg = torch.ormqr(*ts, left, transpose), tg.ormqr(*gs, left, transpose)
+    np.testing.assert_allclose(rg.detach().numpy(), rt.detach().numpy(), rtol=1e-10, atol=1e-10)
+    w = RNG.standard_normal(tuple(rt.shape))
+    gt = torch.autograd.grad((rt * torch.tensor(w)).sum(), ts)
+    gg = tg.autograd.grad((rg * tg.tensor(w)).sum(), gs)
+    for x, y in zip(gg, gt):
+        np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-8, atol=1e-8)
+    assert tg.autograd.gradgradcheck(lambda *x: tg.ormqr(*x, left, transpose), tuple(gs))

@@ -1200,3 +1200,105 @@ def qr(input, some=True):
     _deprecated("qr")
     Q, R = linalg_qr(input, "reduced" if some else "complete")
     return qr_result(Q, R)
+
+
+# ==== the Householder representation: geqrf, householder_product (orgqr), ormqr =============
+geqrf_result = structseq("geqrf", ["a", "tau"])
+
+
+@public
+def geqrf(input):
+    """(a, tau): LAPACK geqrf's QR in Householder form (R on and above a's diagonal, the
+    reflectors' vectors below it). Not differentiable, as torch's."""
+    t = _args._tensor(input, "geqrf")
+    if t.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    t = check_matrices("geqrf", t, square=False, half='"geqrf_cpu"')
+    m, n = t.shape[-2], t.shape[-1]
+    lead = tuple(t.shape[:-2])
+    a = np.array(t._data, copy=True)
+    tau = np.zeros(lead + (min(m, n),), t.dtype)
+    if a.size and min(m, n):
+        from scipy.linalg import get_lapack_funcs
+        fn, = get_lapack_funcs(("geqrf",), (a,))
+        for i in np.ndindex(*lead):
+            qr_, tau_, _, _ = fn(a[i])
+            a[i], tau[i] = qr_, tau_[:min(m, n)]
+    return geqrf_result(like(t, a), like(t, tau))
+
+
+def _reflect(V, tau, C, left, order):
+    """C multiplied by the reflectors H_i = I - tau_i v_i v_i^T in `order` (left: H_i C,
+    else C H_i); differentiable ops, so every order of derivative follows."""
+    for i in order:
+        v = _shape.select(V, -1, i)
+        s = _shape.unsqueeze(_shape.unsqueeze(_shape.select(tau, -1, i), -1), -1)
+        if left:  # C - tau v (v^T C)
+            C = C - s * _products.matmul(_shape.unsqueeze(v, -1),
+                                         _products.matmul(_shape.unsqueeze(v, -2), C))
+        else:  # C - tau (C v) v^T
+            C = C - s * _products.matmul(_products.matmul(C, _shape.unsqueeze(v, -1)),
+                                         _shape.unsqueeze(v, -2))
+    return C
+
+
+def _householder_vectors(a, k):
+    """The reflectors' vectors (..., m, k): a's columns below the diagonal, 1 on it."""
+    m = a.shape[-2]
+    return (_shape.narrow(_shape.tril(a, -1), -1, 0, k)
+            + like(a, np.eye(m, k, dtype=a.dtype)))
+
+
+def householder_product(A, tau):
+    """The first n columns of H_1 ... H_k (orgqr): Q of a QR given in geqrf's form."""
+    a = _args._tensor(A, "linalg.householder_product")
+    t = _args._tensor(tau, "linalg.householder_product", "tau", 2)
+    name = "torch.linalg.householder_product"
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if a.shape[-2] < a.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if a.shape[-1] < t.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    if a.ndim - t.ndim != 1 or tuple(a.shape[:-2]) != tuple(t.shape[:-1]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to "
+                           "input.shape[:-2]")
+    if a.dtype != t.dtype:
+        raise RuntimeError(f"{name}: tau dtype {_args._tname(t.dtype)} does not match input "
+                           f"dtype {_args._tname(a.dtype)}")
+    a = check_matrices(name, a, square=False, half=_LOW)
+    m, n, k = a.shape[-2], a.shape[-1], t.shape[-1]
+    eye = like(a, np.broadcast_to(np.eye(m, n, dtype=a.dtype), tuple(a.shape)).copy())
+    if k == 0:  # no reflector: the identity, still a function of A (zero gradient), as torch's
+        return _pointwise.where(like(a, np.ones(tuple(a.shape), bool)), eye, a)
+    return _reflect(_householder_vectors(a, k), t, eye, True, range(k - 1, -1, -1))
+
+
+@public
+def ormqr(input, input2, input3, left=True, transpose=False):
+    """Q C, Q^T C, C Q or C Q^T for Q = H_1 ... H_k (m x m) given in geqrf's form."""
+    a = _args._tensor(input, "ormqr")
+    t = _args._tensor(input2, "ormqr", "input2", 2)
+    c = _args._tensor(input3, "ormqr", "input3", 3)
+    if a.ndim < 2:
+        raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
+    if c.ndim < 2:
+        raise RuntimeError("torch.ormqr: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    k = t.shape[-1] if t.ndim else 0
+    if k != min(c.shape[side], a.shape[-1]):
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape["
+                           f"{side}], input.shape[-1])")
+    if c.shape[side] != a.shape[-2]:
+        raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be equal to input.shape[-2]")
+    if a.dtype != t.dtype or a.dtype != c.dtype:
+        raise RuntimeError(f"torch.ormqr: Expected input, input2 and input3 to have the same "
+                           f"dtype, but got {_args._tname(a.dtype)}, {_args._tname(t.dtype)} "
+                           f"and {_args._tname(c.dtype)}")
+    a = check_matrices("torch.ormqr", a, square=False, half=_LOW)
+    # Q C = H_1 (... (H_k C)); Q^T C = H_k ... H_1 C; C Q = (C H_1) ... H_k; C Q^T: H_k first
+    forward = left == bool(transpose)
+    order = range(k) if forward else range(k - 1, -1, -1)
+    return _reflect(_householder_vectors(a, k), t, c, left, order)
