@@ -98,7 +98,8 @@ def _raw(a):
 
 lu_factor = defop("lu_factor", _lu_forward, extra=True, vjp=[_lu_vjp], reads=["ans x"],
                   text="dA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T (square A)",
-                  hint="LU's derivative divides by U's diagonal: infinite for a singular A")
+                  hint="LU's derivative divides by U's diagonal: infinite for a singular A",
+                  node="LinalgLuFactorExBackward0")
 
 
 # ---- matrix exponential ---------------------------------------------------------------
@@ -125,4 +126,5 @@ def _expm_vjp(xp, g, ans, x):
 matrix_exp = defop("matrix_exp", _expm_forward, vjp=[_expm_vjp], reads=["x"],
                    text="dA = expm([[A^T, g], [0, A^T]])[:n, n:]  (the Frechet derivative)",
                    hint="the matrix exponential is smooth: its derivative is finite wherever "
-                        "expm(A) is")
+                        "expm(A) is",
+                   node="LinalgMatrixExpBackward0")
