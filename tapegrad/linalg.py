@@ -2,8 +2,8 @@
 det, slogdet, inv, solve, svd, qr, eigh, eigvalsh, cholesky, pinv, the matrix functions
 (matrix_power, multi_dot, vecdot, vander, diagonal, matrix_rank, cond, matrix_exp,
 tensorinv, tensorsolve), the solvers (solve_triangular, lu_solve, lstsq, the _ex forms),
-the LU factorization (lu, lu_factor, lu_factor_ex), householder_product and
-LinAlgError."""
+the LU and LDL factorizations (lu, lu_factor(_ex), ldl_factor(_ex), ldl_solve),
+householder_product and LinAlgError."""
 from .ops.linalg import cholesky, eigvalsh, pinv
 from .ops.linalg import linalg_eigh as eigh
 from .ops.linalg import linalg_qr as qr
@@ -19,7 +19,7 @@ from .ops.linalg import solve
 from .ops.linalg import (cholesky_ex, cond, inv_ex, lstsq, lu_factor, lu_factor_ex, matrix_exp,
                          matrix_rank, multi_dot, solve_ex, solve_triangular, tensorinv,
                          tensorsolve, vander, vecdot)
-from .ops.linalg import householder_product
+from .ops.linalg import householder_product, ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.linalg import linalg_diagonal as diagonal
 from .ops.linalg import linalg_lu as lu
 from .ops.linalg import linalg_lu_solve as lu_solve
@@ -27,6 +27,7 @@ from .ops.linalg import linalg_matrix_power as matrix_power
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "svdvals", "cross", "det", "slogdet", "inv",
            "solve", "svd", "qr", "eigh", "eigvalsh", "cholesky", "pinv", "LinAlgError",
-           "cholesky_ex", "cond", "diagonal", "householder_product", "inv_ex", "lstsq", "lu", "lu_factor",
+           "cholesky_ex", "cond", "diagonal", "householder_product", "ldl_factor", "ldl_factor_ex",
+           "ldl_solve", "inv_ex", "lstsq", "lu", "lu_factor",
            "lu_factor_ex", "lu_solve", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot",
            "solve_ex", "solve_triangular", "tensorinv", "tensorsolve", "vander", "vecdot"]

@@ -215,3 +215,19 @@ def test_ormqr(left, transpose):
     for x, y in zip(gg, gt):
         np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-8, atol=1e-8)
     assert tg.autograd.gradgradcheck(lambda *x: tg.ormqr(*x, left, transpose), tuple(gs))
+
+
+# ---- LDL -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(5, 5), (2, 4, 4), (0, 3, 3), (0, 0)])
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_ldl_factor(shape, symmetric):
+    a = RNG.standard_normal(shape)
+    if symmetric:
+        a = a + np.swapaxes(a, -1, -2)
+    rt, rg = torch.linalg.ldl_factor_ex(torch.tensor(a)), tg.linalg.ldl_factor_ex(tg.tensor(a))
+    assert type(rg).__name__ == "linalg_ldl_factor_ex" and rg._fields == ("LD", "pivots", "info")
+    for x, y in zip(rg, rt):
+        assert str(x.dtype).split(".")[-1] == str(y.dtype).split(".")[-1]
+        np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-10, atol=1e-10)
+    r2 = tg.linalg.ldl_factor(tg.tensor(a))
+    np.testing.assert_array_equal(r2.LD.numpy(), rg.LD.numpy())

@@ -267,3 +267,17 @@ def test_errors_are_torchs(call):
         call(tg, tg.tensor(a), tg.tensor(b))
     assert type(eg.value) is type(et.value) or isinstance(eg.value, type(et.value)), \
         (eg.value, et.value)
+
+
+# ---- ldl_solve ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("shapes", [((5, 5), (5, 2)), ((2, 4, 4), (4, 3)), ((2, 4, 4), (2, 4, 1)),
+                                    ((0, 3, 3), (3, 2))])
+def test_ldl_solve(shapes):
+    a = RNG.standard_normal(shapes[0])
+    a = a + np.swapaxes(a, -1, -2)
+    b = RNG.standard_normal(shapes[1])
+    LD, piv = torch.linalg.ldl_factor(torch.tensor(a))
+    rt = torch.linalg.ldl_solve(LD, piv, torch.tensor(b))
+    rg = tg.linalg.ldl_solve(tg.tensor(LD.numpy()), tg.tensor(piv.numpy()), tg.tensor(b))
+    assert tuple(rg.shape) == tuple(rt.shape)
+    np.testing.assert_allclose(rg.numpy(), rt.numpy(), rtol=1e-9, atol=1e-9)

@@ -1302,3 +1302,73 @@ def ormqr(input, input2, input3, left=True, transpose=False):
     forward = left == bool(transpose)
     order = range(k) if forward else range(k - 1, -1, -1)
     return _reflect(_householder_vectors(a, k), t, c, left, order)
+
+
+# ==== LDL: ldl_factor(_ex), ldl_solve (LAPACK sytrf / sytrs; not differentiable, as torch's) ==
+linalg_ldl_factor_result = structseq("linalg_ldl_factor", ["LD", "pivots"])
+linalg_ldl_factor_ex_result = structseq("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+
+
+def _ldl(name, A, hermitian):
+    """(LD, pivots, info) of A's lower triangle: L unit lower below LD's diagonal, D's 1x1
+    and 2x2 blocks on and just below it; pivots LAPACK's (1-based; negative for a 2x2
+    block). Constants: torch does not differentiate the LDL factorization."""
+    t = check_matrices(name, A, half=_LOW)
+    n = t.shape[-1]
+    lead = tuple(t.shape[:-2])
+    a = np.array(t._data, copy=True)
+    piv = np.zeros(lead + (n,), np.int32)
+    info = np.zeros(lead, np.int32)
+    if a.size:
+        from scipy.linalg import get_lapack_funcs
+        sytrf, = get_lapack_funcs(("sytrf",), (a,))
+        for i in np.ndindex(*lead):
+            ldu, p, inf = sytrf(a[i], lower=1)
+            a[i], piv[i], info[i] = np.tril(ldu), p, max(int(inf), 0)
+    return like(t, a), like(t, piv), like(t, info)
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+    """(LD, pivots, info) with A = P L D L^T P^T (info > 0: D is singular)."""
+    LD, piv, info = _ldl("torch.linalg.ldl_factor_ex", A, hermitian)
+    if check_errors and (info._data > 0).any():
+        raise LS.LinAlgError("torch.linalg.ldl_factor_ex: The factorization could not be "
+                             "completed because the input is singular.")
+    return linalg_ldl_factor_ex_result(LD, piv, info)
+
+
+def ldl_factor(A, *, hermitian=False):
+    """(LD, pivots): ldl_factor_ex, raising for a singular D."""
+    LD, piv, _ = ldl_factor_ex(A, hermitian=hermitian, check_errors=True)
+    return linalg_ldl_factor_result(LD, piv)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False):
+    """X with A X = B from ldl_factor's (LD, pivots); batch dims broadcast."""
+    ld = check_matrices("torch.linalg.ldl_solve", LD, half=_LOW)
+    p = _args._tensor(pivots, "linalg.ldl_solve", "pivots", 2)
+    b = _args._tensor(B, "linalg.ldl_solve", "B", 3)
+    if b.ndim < 2:
+        raise RuntimeError("torch.linalg.ldl_solve: Expected B to have at least 2 dimensions, "
+                           f"but it has {b.ndim} dimensions instead")
+    if p.dtype != np.int32:
+        raise RuntimeError(f"torch.linalg.ldl_solve: Expected pivots to be integers. Got "
+                           f"{_args._tname(p.dtype)}")
+    if ld.dtype != b.dtype:
+        raise RuntimeError(f"torch.linalg.ldl_solve: LD dtype {_args._tname(ld.dtype)} does not "
+                           f"match b dtype {_args._tname(b.dtype)}")
+    n = ld.shape[-1]
+    if b.shape[-2] != n:
+        raise RuntimeError(f"torch.linalg.ldl_solve: Incompatible shapes of A and B for the "
+                           f"equation AX = B ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    lead = _batch_broadcast(tuple(b.shape[:-2]), tuple(ld.shape[:-2]))
+    lda = np.broadcast_to(ld._data, lead + (n, n))
+    pa = np.broadcast_to(p._data, lead + (n,))
+    ba = np.broadcast_to(b._data, lead + tuple(b.shape[-2:]))
+    out = np.zeros(ba.shape, ld.dtype)
+    if out.size:
+        from scipy.linalg import get_lapack_funcs
+        sytrs, = get_lapack_funcs(("sytrs",), (lda,))
+        for i in np.ndindex(*lead):
+            out[i] = sytrs(lda[i], pa[i], ba[i], lower=1)[0]
+    return like(ld, out)
