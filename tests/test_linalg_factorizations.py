@@ -231,3 +231,39 @@ def test_ldl_factor(shape, symmetric):
         np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-10, atol=1e-10)
     r2 = tg.linalg.ldl_factor(tg.tensor(a))
     np.testing.assert_array_equal(r2.LD.numpy(), rg.LD.numpy())
+
+
+# ---- randomized low-rank SVD / PCA ---------------------------------------------------------------
+def _invariants(usv):
+    """What does not depend on the singular vectors' signs: U V^T and S."""
+    U, S, V = usv
+    return U @ V.mT, S
+
+
+@pytest.mark.parametrize("shapes", [((5, 2), (4, 2)), ((3, 2), (6, 2)), ((2, 5, 3), (2, 4, 3))])
+@pytest.mark.parametrize("pca", [False, True])
+def test_lowrank_of_a_low_rank_matrix(shapes, pca):
+    """rank(A) <= q: the randomized result is exact, whatever the sketch."""
+    a, b = RNG.standard_normal(shapes[0]), RNG.standard_normal(shapes[1])
+    q = shapes[0][-1]  # the rank of A (centering multiplies by I - 11^T/m: no higher)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ga, gb = tg.tensor(a, requires_grad=True), tg.tensor(b, requires_grad=True)
+    if pca:
+        rt, rg = torch.pca_lowrank(ta @ tb.mT, q=q), tg.pca_lowrank(ga @ gb.mT, q=q)
+    else:
+        rt, rg = torch.svd_lowrank(ta @ tb.mT, q=q), tg.svd_lowrank(ga @ gb.mT, q=q)
+    assert type(rg) is tuple and len(rg) == 3
+    (pt, st), (pg, sg) = _invariants(rt), _invariants(rg)
+    np.testing.assert_allclose(sg.detach().numpy(), st.detach().numpy(), rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(pg.detach().numpy(), pt.detach().numpy(), rtol=1e-8, atol=1e-8)
+    w1, w2 = RNG.standard_normal(tuple(pt.shape)), RNG.standard_normal(tuple(st.shape))
+    gt = torch.autograd.grad((pt * torch.tensor(w1)).sum() + (st * torch.tensor(w2)).sum(), (ta, tb))
+    gg = tg.autograd.grad((pg * tg.tensor(w1)).sum() + (sg * tg.tensor(w2)).sum(), (ga, gb))
+    for x, y in zip(gg, gt):
+        np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_pca_lowrank_checks_q():
+    for m in (torch, tg):
+        with pytest.raises(ValueError):
+            m.pca_lowrank(m.ones(3, 2), q=3)

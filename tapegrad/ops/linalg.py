@@ -10,6 +10,7 @@ from .. import dtypes as _dt
 from ..core.record import apply, apply_saved
 from ..core.tensor_base import like
 from . import (_args, conversion as _conversion, pointwise as _pointwise, products as _products,
+               random as _sampling,
                reductions as _reductions, shape as _shape)
 from .public import public, public_inplace
 from .return_types import structseq
@@ -1372,3 +1373,71 @@ def ldl_solve(LD, pivots, B, *, hermitian=False):
         for i in np.ndindex(*lead):
             out[i] = sytrs(lda[i], pa[i], ba[i], lower=1)[0]
     return like(ld, out)
+
+
+# ==== randomized low-rank SVD and PCA (Halko, Martinsson & Tropp 2009) ========================
+def _approximate_basis(A, q, niter, M):
+    """Q (..., m, q) with orthonormal columns whose span approximates A's range (of A - M):
+    a Gaussian sketch A R refined by `niter` subspace iterations, each re-orthonormalized
+    by QR (the paper's Algorithm 4.4). Differentiable: matmul and QR."""
+    mT = lambda t: _shape.transpose(t, -2, -1)  # noqa: E731
+    R = _sampling.randn(A.shape[-1], q, dtype=A.dtype)
+
+    def times(X, transpose=False):
+        Y = _products.matmul(mT(A) if transpose else A, X)
+        return Y if M is None else Y - _products.matmul(mT(M) if transpose else M, X)
+    Q = linalg_qr(times(R)).Q
+    for _ in range(niter):
+        Q = linalg_qr(times(Q, True)).Q
+        Q = linalg_qr(times(Q)).Q
+    return Q
+
+
+def _svd_lowrank(A, q, niter, M):
+    """(U, S, V) of the SVD of Q^T (A - M) lifted by Q (the paper's Algorithm 5.1), on the
+    tall orientation of A."""
+    mT = lambda t: _shape.transpose(t, -2, -1)  # noqa: E731
+    m, n = A.shape[-2], A.shape[-1]
+    if M is not None:
+        M = _shape.expand(M, tuple(A.shape))
+    wide = m < n
+    if wide:
+        A = mT(A)
+        M = None if M is None else mT(M)
+    Q = _approximate_basis(A, q, niter, M)
+    B = _products.matmul(mT(Q), A)
+    if M is not None:
+        B = B - _products.matmul(mT(Q), M)
+    U, S, Vh = linalg_svd(B, full_matrices=False)
+    U, V = _products.matmul(Q, U), mT(Vh)
+    return (V, S, U) if wide else (U, S, V)
+
+
+@public(method=False)
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """(U, S, V) with A - M ~ U diag(S) V^T of rank q, by a randomized range finder: exact
+    (up to the singular vectors' signs) when rank(A - M) <= q; else its values depend on
+    the random sketch, as torch's do on torch's generator."""
+    t = _args._tensor(A, "svd_lowrank", "A")
+    q = 6 if q is None else q
+    niter = 2 if niter is None else niter
+    m = None if M is None else _args._tensor(M, "svd_lowrank", "M", 4)
+    return _svd_lowrank(t, q, niter, m)
+
+
+@public(method=False)
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """(U, S, V): svd_lowrank of A with its column means subtracted (center=True);
+    q defaults to min(6, m, n)."""
+    t = _args._tensor(A, "pca_lowrank", "A")
+    m, n = t.shape[-2], t.shape[-1]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than "
+                         f"min(m, n)={min(m, n)}")
+    if not niter >= 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if center:
+        t = t - _reductions.mean(t, -2, keepdim=True)
+    return _svd_lowrank(t, q, niter, None)
