@@ -788,13 +788,11 @@ triangular_solve_result = structseq("triangular_solve", ["solution", "cloned_coe
 qr_result = structseq("qr", ["Q", "R"])
 
 
-def _triangle(a, upper, unitriangular):
-    """The triangle of A that a triangular solve reads (diagonal 1 if unitriangular): its
-    tril/triu masks the gradient to that triangle, as torch's backward does."""
-    if unitriangular:
-        tri = _shape.triu(a, 1) if upper else _shape.tril(a, -1)
-        return tri + _eye_like(a)
-    return _shape.triu(a) if upper else _shape.tril(a)
+def _triangular(a, b, upper, unitriangular):
+    """X with A X = B for the triangle of A that `upper` names (its diagonal taken as 1
+    if unitriangular); the gradient of A is masked to that triangle, as torch's."""
+    _batch_broadcast(tuple(b.shape[:-2]), tuple(a.shape[:-2]))
+    return apply(LS.solve_triangular, a, b, upper=bool(upper), unitriangular=bool(unitriangular))
 
 
 def _broadcast_solve(a, b):
@@ -818,11 +816,10 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
         eq = "AX = B" if left else "XA = B"
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
                            f"equation {eq} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
-    tri = _triangle(a, bool(upper), bool(unitriangular))
     if left:
-        return _broadcast_solve(tri, b)
-    mT = lambda m: _shape.transpose(m, -2, -1)  # noqa: E731
-    return mT(_broadcast_solve(mT(tri), mT(b)))
+        return _triangular(a, b, upper, unitriangular)
+    mT = lambda m: _shape.transpose(m, -2, -1)  # noqa: E731  X A = B <=> A^T X^T = B^T
+    return mT(_triangular(mT(a), mT(b), not upper, unitriangular))
 
 
 @public
@@ -838,10 +835,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
                                if nm == "self" else
                                f"torch.triangular_solve: Expected A to have at least 2 "
                                f"dimensions, but it has {t.ndim} dimensions instead")
-    tri = _triangle(check_matrices("triangular_solve", a, half=_LOW), bool(upper),
-                    bool(unitriangular))
-    if transpose:
-        tri = _shape.transpose(tri, -2, -1)
+    check_matrices("triangular_solve", a, half=_LOW)
     if b.dtype != a.dtype:
         raise RuntimeError(f"triangular_solve: Expected b and A to have the same dtype, but "
                            f"found b of type {_args._tname(b.dtype)} and A of type "
@@ -850,7 +844,11 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
         raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
                            f"{a.shape[-1]} by {a.shape[-1]} but each b matrix is {b.shape[-2]} "
                            f"by {b.shape[-1]}")
-    return triangular_solve_result(_broadcast_solve(tri, b), _conversion.clone(a))
+    if transpose:  # A^T X = b: A^T's triangle is the other one
+        x = _triangular(_shape.transpose(a, -2, -1), b, not upper, unitriangular)
+    else:
+        x = _triangular(a, b, upper, unitriangular)
+    return triangular_solve_result(x, _conversion.clone(a))
 
 
 def _llt(L, upper):
@@ -983,8 +981,8 @@ def _lu_apply(LU_, pivots, B, adjoint):
     P, L, U = _unpack(LU_, pivots)
     mT = lambda m: _shape.transpose(m, -2, -1)  # noqa: E731
     if not adjoint:  # U^-1 L^-1 P^T B
-        return _broadcast_solve(U, _broadcast_solve(L, _products.matmul(mT(P), B)))
-    return _products.matmul(P, _broadcast_solve(mT(L), _broadcast_solve(mT(U), B)))
+        return _triangular(U, _triangular(L, _products.matmul(mT(P), B), False, True), True, False)
+    return _products.matmul(P, _triangular(mT(L), _triangular(mT(U), B, False, False), True, True))
 
 
 def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):

@@ -1,5 +1,6 @@
 """Op-database entries: torch.linalg: cross, det, slogdet, inv, solve, svd, eigh, qr, cholesky,
-vector_norm, svdvals, renorm, lu_factor (lu, lu_unpack, lu_solve), matrix_exp.
+vector_norm, svdvals, renorm, lu_factor (lu, lu_unpack, lu_solve), matrix_exp, solve_triangular
+(triangular_solve), cholesky_solve.
 
 Values and gradients against torch in float64 and float32, gradcheck, second order,
 hypothesis where `hyp` is set (tests/test_opdb.py), forward mode (tests/test_forward_mode.py).
@@ -210,4 +211,18 @@ ENTRIES = [
     op("matrix_exp", lambda lib, a: lib.matrix_exp(a),
        lambda rng, info: [Sample((rng.uniform(-1.0, 1.0, s),))
                           for s in [(3, 3), (2, 4, 4), (1, 1)]]),
+    # ---- triangular solves ----
+    op("solve_triangular", lambda lib, a, b, **kw: lib.linalg.solve_triangular(a, b, **kw),
+       lambda rng, info: [Sample((_dominant(rng, a), rng.uniform(-1.0, 1.0, b)), kw)
+                          for a, b, kw in [((3, 3), (3, 2), dict(upper=True)),
+                                           ((3, 3), (3, 2), dict(upper=False)),
+                                           ((2, 4, 4), (4, 1), dict(upper=False, unitriangular=True)),
+                                           ((3, 3), (2, 3), dict(upper=True, left=False)),
+                                           ((1, 1), (1, 1), dict(upper=True))]]),
+    op("solve_triangular", lambda lib, b, a: tuple(lib.triangular_solve(b, a, transpose=True)),
+       lambda rng, info: [Sample((rng.uniform(-1.0, 1.0, (3, 2)), _dominant(rng, (3, 3))))],
+       variant="triangular_solve"),
+    op("solve", lambda lib, b, a: lib.cholesky_solve(b, lib.linalg.cholesky(_spd(lib, a))),
+       lambda rng, info: [Sample((rng.uniform(-1.0, 1.0, (3, 2)), _dominant(rng, (3, 3))))],
+       variant="cholesky_solve", f32_tol=WIDE_F32),
 ]
