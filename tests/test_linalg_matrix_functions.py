@@ -154,3 +154,33 @@ def test_pinverse(shape):
     a = RNG.standard_normal(shape)
     check(torch.pinverse, tg.pinverse, [a], tol=1e-9)
     check(lambda x: x.pinverse(), lambda x: x.pinverse(), [a], tol=1e-9)
+
+
+def test_matrix_power_of_integers():
+    a = RNG.integers(-3, 3, (2, 3, 3))
+    for n in (0, 1, 3):
+        check(lambda x: torch.linalg.matrix_power(x, n), lambda x: tg.linalg.matrix_power(x, n),
+              [a], grad=False)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.linalg.matrix_power(m.ones(3), 2),
+    lambda m: m.linalg.matrix_power(m.ones(2, 3), 2),
+    lambda m: m.linalg.matrix_power(m.ones(2, 2, dtype=m.int64), -1),
+    lambda m: m.linalg.vecdot(m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64)),
+    lambda m: m.linalg.vecdot(m.ones(2), m.ones(2, dtype=m.float64)),
+    lambda m: m.linalg.vander(m.ones(2, dtype=m.float16)),
+    lambda m: m.linalg.vander(m.ones(2, dtype=m.bool)),
+    lambda m: m.linalg.cond(m.ones(3)),
+    lambda m: m.linalg.cond(m.eye(3), 3),
+    lambda m: m.linalg.tensorsolve(m.ones(2, 3, 4), m.ones(2, 3)),
+    lambda m: m.matrix_exp(m.ones(2, 3)),
+    lambda m: m.matrix_exp(m.ones(2, 2, dtype=m.int64)),
+    lambda m: m.svd_lowrank(m.ones(3)),
+])
+def test_errors_are_torchs(call):
+    with pytest.raises(Exception) as et:
+        call(torch)
+    with pytest.raises(Exception) as eg:
+        call(tg)
+    assert type(eg.value).__name__ == type(et.value).__name__, (eg.value, et.value)

@@ -547,7 +547,13 @@ def _eye_like(t):
 def linalg_matrix_power(A, n):
     """A^n by binary exponentiation (torch's order of products); n < 0: inv(A)^-n;
     n = 0: the identity (A's gradient is zero, as torch's)."""
-    t = check_matrices("linalg.matrix_power", A, half=_LOW)
+    t = _args._tensor(A, "linalg.matrix_power")
+    if t.ndim < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if t.shape[-1] != t.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but "
+                           f"they are {t.shape[-2]} by {t.shape[-1]} matrices")
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"linalg_matrix_power(): argument 'n' must be int, not "
                         f"{type(n).__name__}")
@@ -649,6 +655,10 @@ def multi_dot(tensors):
 def vecdot(x, y, *, dim=-1):
     """sum(x * y) along dim (inputs broadcast; the same dtype, as torch requires)."""
     a, b = _args._tensor(x, "linalg.vecdot", "x"), _args._tensor(y, "linalg.vecdot", "y", 2)
+    if a.dtype.kind != "f" or b.dtype.kind != "f":
+        bad = a if a.dtype.kind != "f" else b
+        raise RuntimeError("linalg.vecdot: Expected a floating point or complex tensor as "
+                           f"input. Got {_args._tname(bad.dtype)}")
     if a.dtype != b.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
                            f"x of type {_args._tname(a.dtype)} and y of type "
@@ -662,9 +672,9 @@ def vander(x, *, N=None):
     t = _args._tensor(x, "linalg.vander")
     if t.ndim == 0:
         t = _shape.reshape(t, (1,))
-    if t.dtype == np.bool_:
+    if t.dtype in (np.bool_, np.float16):
         raise RuntimeError("linalg.vander supports floating point, complex, and integer "
-                           "tensors, but got Bool")
+                           f"tensors, but got {_args._tname(t.dtype)}")
     n = t.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
@@ -1417,6 +1427,7 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     (up to the singular vectors' signs) when rank(A - M) <= q; else its values depend on
     the random sketch, as torch's do on torch's generator."""
     t = _args._tensor(A, "svd_lowrank", "A")
+    m, n = t.shape[-2:]  # a ValueError for a 1-D A, as torch's unpacking gives
     q = 6 if q is None else q
     niter = 2 if niter is None else niter
     m = None if M is None else _args._tensor(M, "svd_lowrank", "M", 4)
@@ -1428,7 +1439,7 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     """(U, S, V): svd_lowrank of A with its column means subtracted (center=True);
     q defaults to min(6, m, n)."""
     t = _args._tensor(A, "pca_lowrank", "A")
-    m, n = t.shape[-2], t.shape[-1]
+    m, n = t.shape[-2:]
     if q is None:
         q = min(6, m, n)
     elif not 0 <= q <= min(m, n):
