@@ -267,3 +267,13 @@ def test_pca_lowrank_checks_q():
     for m in (torch, tg):
         with pytest.raises(ValueError):
             m.pca_lowrank(m.ones(3, 2), q=3)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (3, 5), (5, 3), (2, 4, 4), (0, 3, 3)])
+def test_lu_forward_mode(shape):
+    a, v = RNG.standard_normal(shape), RNG.standard_normal(shape)
+    _, tt = torch.func.jvp(lambda x: torch.linalg.lu_factor(x).LU, (torch.tensor(a),),
+                           (torch.tensor(v),))
+    _, tj = tg.func.jvp(lambda x: tg.linalg.lu_factor(x).LU, (tg.tensor(a),), (tg.tensor(v),))
+    assert tuple(tj.shape) == tuple(tt.shape)
+    np.testing.assert_allclose(tj.numpy(), tt.numpy(), rtol=1e-10, atol=1e-10)

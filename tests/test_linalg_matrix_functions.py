@@ -184,3 +184,11 @@ def test_errors_are_torchs(call):
     with pytest.raises(Exception) as eg:
         call(tg)
     assert type(eg.value).__name__ == type(et.value).__name__, (eg.value, et.value)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (0, 2, 2)])
+def test_matrix_exp_forward_mode(shape):
+    a, v = RNG.standard_normal(shape), RNG.standard_normal(shape)
+    _, tt = torch.func.jvp(torch.matrix_exp, (torch.tensor(a),), (torch.tensor(v),))
+    _, tj = tg.func.jvp(tg.matrix_exp, (tg.tensor(a),), (tg.tensor(v),))
+    np.testing.assert_allclose(tj.numpy(), tt.numpy(), rtol=1e-10, atol=1e-10)

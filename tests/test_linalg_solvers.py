@@ -276,3 +276,16 @@ def test_ldl_solve(shapes):
     rg = tg.linalg.ldl_solve(tg.tensor(LD.numpy()), tg.tensor(piv.numpy()), tg.tensor(b))
     assert tuple(rg.shape) == tuple(rt.shape)
     np.testing.assert_allclose(rg.numpy(), rt.numpy(), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("unit", [True, False])
+def test_solve_triangular_forward_mode(upper, unit):
+    a, b = _tri((2, 4, 4), upper), RNG.standard_normal((2, 4, 3))
+    va, vb = RNG.standard_normal(a.shape), RNG.standard_normal(b.shape)
+    kw = dict(upper=upper, unitriangular=unit)
+    _, tt = torch.func.jvp(lambda x, y: torch.linalg.solve_triangular(x, y, **kw),
+                           (torch.tensor(a), torch.tensor(b)), (torch.tensor(va), torch.tensor(vb)))
+    _, tj = tg.func.jvp(lambda x, y: tg.linalg.solve_triangular(x, y, **kw),
+                        (tg.tensor(a), tg.tensor(b)), (tg.tensor(va), tg.tensor(vb)))
+    np.testing.assert_allclose(tj.numpy(), tt.numpy(), rtol=1e-9, atol=1e-9)

@@ -92,11 +92,41 @@ def _lu_vjp(xp, g, ans, x, pivots=None, info=None):
     return xp.matmul(permutation(_raw(pivots), m, dt), core)
 
 
+def _lu_jvp(xp, t, ans, x, pivots=None, info=None):
+    """dLU = dL + dU: on the leading k x k blocks X = L1^-1 (P^T dA)_1 U1^-1, dL1 = L1
+    tril(X, -1), dU1 = triu(X) U1; the rest of a wide U: dU2 = L^-1 ((P^T dA)_2 - dL U2);
+    of a tall L: dL2 = ((P^T dA)_2 - L2 dU) U^-1."""
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    dt = _raw(x).dtype
+    P = permutation(_raw(pivots), m, dt)
+    dA = xp.matmul(np.swapaxes(P, -1, -2), t[0])  # P^T dA
+    L = _narrow(xp, within_rule(xp, tril, ans, k=-1), ans.ndim - 1, 0, k) + np.eye(m, k, dtype=dt)
+    U = _narrow(xp, within_rule(xp, triu, ans, k=0), ans.ndim - 2, 0, k)
+    L1, U1 = _narrow(xp, L, L.ndim - 2, 0, k), _narrow(xp, U, U.ndim - 1, 0, k)
+    dA1 = _narrow(xp, _narrow(xp, dA, dA.ndim - 2, 0, k), dA.ndim - 1, 0, k)
+    X = _solve_right(xp, _mT(xp, U1), within_rule(xp, solve, L1, dA1))  # L1^-1 dA1 U1^-1
+    dL1 = xp.matmul(L1, within_rule(xp, tril, X, k=-1))
+    dU1 = xp.matmul(within_rule(xp, triu, X, k=0), U1)
+    if m < n:  # dU2 = L^-1 (dA2 - dL U2)
+        U2 = _narrow(xp, U, U.ndim - 1, k, n - k)
+        dA2 = _narrow(xp, dA, dA.ndim - 1, k, n - k)
+        dU2 = within_rule(xp, solve, L1, dA2 - xp.matmul(dL1, U2))
+        return within_rule(xp, cat, dL1 + dU1, dU2, axis=dU1.ndim - 1)
+    if m > n:  # dL2 = (dA2 - L2 dU) U^-1
+        L2 = _narrow(xp, L, L.ndim - 2, k, m - k)
+        dA2 = _narrow(xp, dA, dA.ndim - 2, k, m - k)
+        dL2 = _solve_right(xp, _mT(xp, U1), dA2 - xp.matmul(L2, dU1))
+        return within_rule(xp, cat, dL1 + dU1, dL2, axis=dL1.ndim - 2)
+    return dL1 + dU1
+
+
 def _raw(a):
     return a.detach().numpy() if hasattr(a, "detach") else a
 
 
-lu_factor = defop("lu_factor", _lu_forward, extra=True, vjp=[_lu_vjp], reads=["ans x"],
+lu_factor = defop("lu_factor", _lu_forward, extra=True, vjp=[_lu_vjp], jvp=_lu_jvp,
+                  reads=["ans x"],
                   text="dA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T (square A)",
                   hint="LU's derivative divides by U's diagonal: infinite for a singular A",
                   node="LinalgLuFactorExBackward0")
@@ -123,7 +153,18 @@ def _expm_vjp(xp, g, ans, x):
     return _narrow(xp, upper, upper.ndim - 1, n, n)
 
 
-matrix_exp = defop("matrix_exp", _expm_forward, vjp=[_expm_vjp], reads=["x"],
+def _expm_jvp(xp, t, ans, x):
+    """The Frechet derivative at A in the direction dA: expm([[A, dA], [0, A]])[:n, n:]."""
+    n = x.shape[-1]
+    zero = np.zeros(x.shape, dtype=_raw(x).dtype)
+    top = within_rule(xp, cat, x, t[0], axis=x.ndim - 1)
+    bottom = within_rule(xp, cat, zero, x, axis=x.ndim - 1)
+    big = within_rule(xp, matrix_exp, within_rule(xp, cat, top, bottom, axis=x.ndim - 2))
+    upper = _narrow(xp, big, big.ndim - 2, 0, n)
+    return _narrow(xp, upper, upper.ndim - 1, n, n)
+
+
+matrix_exp = defop("matrix_exp", _expm_forward, vjp=[_expm_vjp], jvp=_expm_jvp, reads=["x"],
                    text="dA = expm([[A^T, g], [0, A^T]])[:n, n:]  (the Frechet derivative)",
                    hint="the matrix exponential is smooth: its derivative is finite wherever "
                         "expm(A) is",
