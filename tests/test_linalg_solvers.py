@@ -289,3 +289,15 @@ def test_solve_triangular_forward_mode(upper, unit):
     _, tj = tg.func.jvp(lambda x, y: tg.linalg.solve_triangular(x, y, **kw),
                         (tg.tensor(a), tg.tensor(b)), (tg.tensor(va), tg.tensor(vb)))
     np.testing.assert_allclose(tj.numpy(), tt.numpy(), rtol=1e-9, atol=1e-9)
+
+
+def test_out_forms():
+    L = tg.tensor(_chol((3, 3), False))
+    b = tg.tensor(RNG.standard_normal((3, 2)))
+    out = tg.empty(0, dtype=tg.float64)
+    assert tg.cholesky_solve(b, L, out=out) is out
+    np.testing.assert_allclose(out.numpy(), tg.cholesky_solve(b, L).numpy())
+    out = tg.empty(3, 3, dtype=tg.float64)
+    assert tg.cholesky_inverse(L, out=out) is out
+    assert tg.matrix_power(L, 3, out=out) is out
+    np.testing.assert_allclose(out.numpy(), (L @ L @ L).numpy(), rtol=1e-12)

@@ -574,7 +574,7 @@ def linalg_matrix_power(A, n):
     return result
 
 
-@public
+@public(out=True)
 def matrix_power(input, n):
     return linalg_matrix_power(input, n)
 
@@ -867,7 +867,7 @@ def _llt(L, upper):
     return _products.matmul(mT, L) if upper else _products.matmul(L, mT)
 
 
-@public
+@public(out=True)
 def cholesky_solve(input, input2, upper=False):
     """X with (L L^T) X = B. Differentiated as a function of the whole L (torch's
     cholesky_solve_backward does not mask to the triangle)."""
@@ -890,7 +890,7 @@ def cholesky_solve(input, input2, upper=False):
     return _broadcast_solve(_llt(L, bool(upper)), b)
 
 
-@public
+@public(out=True)
 def cholesky_inverse(input, upper=False):
     """(L L^T)^-1 from the Cholesky factor L (U^T U with upper=True)."""
     L = _args._tensor(input, "cholesky_inverse")
@@ -1026,7 +1026,7 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     return mT(_lu_apply(a, p, mT(b), not adjoint))
 
 
-@public
+@public(out=True)
 def lu_solve(input, LU_data, LU_pivots):
     """torch.lu_solve(b, LU_data, LU_pivots): linalg.lu_solve(LU, pivots, b)."""
     _deprecated("lu_solve")
@@ -1196,7 +1196,7 @@ def _deprecated(name):
         warnings.warn(_DEPRECATED[name], UserWarning, stacklevel=3)
 
 
-@public(name="cholesky")
+@public(name="cholesky", out=True)
 def torch_cholesky(input, upper=False):
     """torch.cholesky / Tensor.cholesky (deprecated in torch for linalg.cholesky)."""
     _deprecated("cholesky")
@@ -1285,7 +1285,7 @@ def householder_product(A, tau):
     return _reflect(_householder_vectors(a, k), t, eye, True, range(k - 1, -1, -1))
 
 
-@public
+@public(out=True)
 def ormqr(input, input2, input3, left=True, transpose=False):
     """Q C, Q^T C, C Q or C Q^T for Q = H_1 ... H_k (m x m) given in geqrf's form."""
     a = _args._tensor(input, "ormqr")
