@@ -1,5 +1,8 @@
 """The functions behind tg.linalg (norms, det/slogdet/inv/solve, svd/qr/eigh/cholesky/
-pinv, cross) and their torch.* names. Derivatives: rules/linalg*.py."""
+pinv, cross; the matrix functions: matrix_power, multi_dot, vecdot, vander, matrix_rank,
+cond, matrix_exp, tensorinv/tensorsolve; the solvers: solve_triangular, cholesky_solve,
+lu_solve, lstsq, the _ex forms; the factorizations: LU, LDL, the Householder form,
+the randomized low-rank SVD) and their torch.* names. Derivatives: rules/linalg*.py."""
 import builtins
 import math
 import warnings
@@ -7,6 +10,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
+from ..core.grad_mode import no_grad
 from ..core.record import apply, apply_saved
 from ..core.tensor_base import like
 from . import (_args, conversion as _conversion, pointwise as _pointwise, products as _products,
@@ -696,7 +700,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     if tol is not None:
         atol, rtol = tol, 0.0
     t = check_matrices("linalg.matrix_rank", t, square=bool(hermitian), half=_LOW)
-    with _no_grad():
+    with no_grad():
         s = _pointwise.abs(eigvalsh(t)) if hermitian else svdvals(t)
     s = s._data
     m, n = t.shape[-2], t.shape[-1]
@@ -711,11 +715,6 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     smax = s.max(axis=-1) if s.shape[-1] else np.zeros(s.shape[:-1], s.dtype)
     thr = rtol_a * smax if atol_a is None else np.maximum(atol_a, rtol_a * smax)
     return like(t, np.sum(s > thr[..., None], axis=-1).astype(np.int64))
-
-
-def _no_grad():
-    from ..core.grad_mode import no_grad
-    return no_grad()
 
 
 def cond(A, p=None):
@@ -1065,7 +1064,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if rcond is None:
         rcond = np.finfo(a.dtype).eps * max(m, n)
     x = _products.matmul(pinv(a, rtol=rcond), b2)
-    with _no_grad():
+    with no_grad():
         s = svdvals(a.detach())._data
     smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
     rank_arr = np.sum(s > rcond * smax, axis=-1).astype(np.int64)
