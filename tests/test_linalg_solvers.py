@@ -163,6 +163,7 @@ def test_lu_solve_older_interface_and_gradgradcheck():
 # ---- lstsq ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
 @pytest.mark.parametrize("shapes", [((4, 3), (4, 2)), ((3, 3), (3, 1)), ((2, 3), (2, 2)),
+                                    ((5, 3), (5,)), ((2, 5, 3), (2, 5)),
                                     ((2, 5, 3), (1, 5, 2)), ((0, 4, 3), (0, 4, 2))])
 def test_lstsq(driver, shapes):
     a, b = RNG.standard_normal(shapes[0]), RNG.standard_normal(shapes[1])

@@ -1073,9 +1073,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     residuals = _shape.narrow(_shape.reshape(x, (-1,)), 0, 0, 0)
     if m > n and driver != "gelsy" and (rank_arr == n).all():
         r = _products.matmul(a, x) - b2
-        residuals = _reductions.sum(r * r, -2)
-        if vector:
-            residuals = _shape.squeeze(residuals, -1)
+        residuals = _reductions.sum(r * r, -2)  # (..., k): a vector B keeps k = 1, as torch
     rank = like(a, np.zeros((0,), np.int64)) if driver == "gels" else like(a, rank_arr)
     sv = like(a, s) if driver in ("gelsd", "gelss") else empty
     return linalg_lstsq_result(_shape.squeeze(x, -1) if vector else x, residuals, rank, sv)
