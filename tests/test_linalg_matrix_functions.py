@@ -192,3 +192,11 @@ def test_matrix_exp_forward_mode(shape):
     _, tt = torch.func.jvp(torch.matrix_exp, (torch.tensor(a),), (torch.tensor(v),))
     _, tj = tg.func.jvp(tg.matrix_exp, (tg.tensor(a),), (tg.tensor(v),))
     np.testing.assert_allclose(tj.numpy(), tt.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("p", [None, -2, "fro", 1, float("inf")])
+@pytest.mark.parametrize("a", [np.zeros((0, 0)), np.zeros((2, 0, 0)), np.ones((2, 3, 3)),
+                               np.stack([np.ones((3, 3)), 2 * np.eye(3)])])
+def test_cond_of_empty_and_singular_matrices(p, a):
+    """0 for empty matrices, inf for a singular one (the norm-of-inverse forms), as torch."""
+    check(lambda x: torch.linalg.cond(x, p), lambda x: tg.linalg.cond(x, p), [a], grad=False)

@@ -302,3 +302,8 @@ def test_out_forms():
     assert tg.cholesky_inverse(L, out=out) is out
     assert tg.matrix_power(L, 3, out=out) is out
     np.testing.assert_allclose(out.numpy(), (L @ L @ L).numpy(), rtol=1e-12)
+
+
+def test_triangular_solve_broadcasts_the_coefficient():
+    a, b = _tri((2, 1, 3, 3), True), RNG.standard_normal((4, 3, 2))
+    check(lambda y, x: torch.triangular_solve(y, x), lambda y, x: tg.triangular_solve(y, x), [b, a])

@@ -723,14 +723,25 @@ def cond(A, p=None):
     t = _args._tensor(A, "linalg.cond")
     if t.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor A must have at least 2 dimensions.")
-    if p is None or (not isinstance(p, str) and builtins.abs(float(p)) == 2):
+    two = p is None or (not isinstance(p, str) and builtins.abs(float(p)) == 2)
+    if not two and p not in ("fro", "nuc") and (
+            isinstance(p, str) or float(p) not in (1, -1, _INF, -_INF)):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if not two:
+        t = check_matrices("linalg.cond", t, half=_LOW)
+    if t.shape[-1] == 0 or t.shape[-2] == 0:  # empty matrices: 0, as torch
+        return like(t, np.zeros(tuple(t.shape[:-2]), t.dtype))
+    if two:
         s = svdvals(t)
         big, small = _shape.narrow(s, -1, 0, 1), _shape.narrow(s, -1, s.shape[-1] - 1, 1)
         out = big / small if p is None or float(p) > 0 else small / big
         return _shape.squeeze(out, -1)
-    if p not in ("fro", "nuc") and (isinstance(p, str) or float(p) not in (1, -1, _INF, -_INF)):
-        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
-    t = check_matrices("linalg.cond", t, half=_LOW)
+    # norm(A) * norm(inv(A)); a singular matrix's condition number is inf (torch's)
+    info = _lu_infos(t)
+    if (info > 0).any():
+        reg, bad = _regular(t, info)
+        out = matrix_norm(reg, p) * matrix_norm(linalg_inv(reg), p)
+        return _pointwise.where(bad[..., 0, 0], _INF, out)
     return matrix_norm(t, p) * matrix_norm(linalg_inv(t), p)
 
 
@@ -857,7 +868,9 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
         x = _triangular(_shape.transpose(a, -2, -1), b, not upper, unitriangular)
     else:
         x = _triangular(a, b, upper, unitriangular)
-    return triangular_solve_result(x, _conversion.clone(a))
+    # the coefficient comes back broadcast to the solution's batch shape, as torch's
+    batch = tuple(x.shape[:-2]) + tuple(a.shape[-2:])
+    return triangular_solve_result(x, _conversion.clone(_shape.expand(a, batch)))
 
 
 def _llt(L, upper):
