@@ -310,3 +310,19 @@ def test_out_forms():
 def test_triangular_solve_broadcasts_the_coefficient():
     a, b = _tri((2, 1, 3, 3), True), RNG.standard_normal((4, 3, 2))
     check(lambda y, x: torch.triangular_solve(y, x), lambda y, x: tg.triangular_solve(y, x), [b, a])
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, h: m.linalg.solve_ex(h, h),
+    lambda m, h: m.linalg.solve_triangular(h, h, upper=True),
+    lambda m, h: m.linalg.ldl_factor(h),
+    lambda m, h: m.linalg.householder_product(h, h[0]),
+    lambda m, h: m.ormqr(h, h[0], h),
+    lambda m, h: m.linalg.cond(h),
+])
+def test_half_is_refused_as_torch(call):
+    with pytest.raises(Exception) as et:
+        call(torch, torch.eye(3, dtype=torch.float16))
+    with pytest.raises(Exception) as eg:
+        call(tg, tg.eye(3, dtype=tg.float16))
+    assert type(eg.value) is type(et.value), (eg.value, et.value)

@@ -727,8 +727,8 @@ def cond(A, p=None):
     if not two and p not in ("fro", "nuc") and (
             isinstance(p, str) or float(p) not in (1, -1, _INF, -_INF)):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
-    if not two:
-        t = check_matrices("linalg.cond", t, half=_LOW)
+    t = check_matrices("linalg.cond", t, square=not two,
+                       half='"linalg_svd_cpu"' if two else _LOW)
     if t.shape[-1] == 0 or t.shape[-2] == 0:  # empty matrices: 0, as torch
         return like(t, np.zeros(tuple(t.shape[:-2]), t.dtype))
     if two:
@@ -824,7 +824,7 @@ def _broadcast_solve(a, b):
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """X with A X = B (left) or X A = B, A upper or lower triangular (the other triangle
     is not read; unitriangular: neither is the diagonal)."""
-    a = check_matrices("linalg.solve_triangular", A, half=_LOW)
+    a = check_matrices("linalg.solve_triangular", A, half='"triangular_solve_cpu"')
     b = _args._tensor(B, "linalg.solve_triangular", "B", 2)
     if b.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
@@ -855,7 +855,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
                                if nm == "self" else
                                f"torch.triangular_solve: Expected A to have at least 2 "
                                f"dimensions, but it has {t.ndim} dimensions instead")
-    check_matrices("triangular_solve", a, half=_LOW)
+    check_matrices("triangular_solve", a, half='"triangular_solve_cpu"')
     if b.dtype != a.dtype:
         raise RuntimeError(f"triangular_solve: Expected b and A to have the same dtype, but "
                            f"found b of type {_args._tname(b.dtype)} and A of type "
@@ -1125,7 +1125,7 @@ def inv_ex(A, *, check_errors=False):
 def solve_ex(A, B, *, left=True, check_errors=False):
     """(result, info): linalg.solve, with info > 0 for a singular A (its result NaN)
     instead of an error."""
-    t = check_matrices("linalg.solve_ex", A, square=False, half=_LOW)
+    t = check_matrices("linalg.solve_ex", A, square=False, half='"lu_cpu"')
     info = _lu_infos(t) if t.shape[-1] == t.shape[-2] else np.zeros(tuple(t.shape[:-2]), np.int32)
     if (info > 0).any():
         if check_errors:
@@ -1287,7 +1287,7 @@ def householder_product(A, tau):
     if a.dtype != t.dtype:
         raise RuntimeError(f"{name}: tau dtype {_args._tname(t.dtype)} does not match input "
                            f"dtype {_args._tname(a.dtype)}")
-    a = check_matrices(name, a, square=False, half=_LOW)
+    a = check_matrices(name, a, square=False, half='"orgqr_cpu"')
     m, n, k = a.shape[-2], a.shape[-1], t.shape[-1]
     eye = like(a, np.broadcast_to(np.eye(m, n, dtype=a.dtype), tuple(a.shape)).copy())
     if k == 0:  # no reflector: the identity, still a function of A (zero gradient), as torch's
@@ -1316,7 +1316,7 @@ def ormqr(input, input2, input3, left=True, transpose=False):
         raise RuntimeError(f"torch.ormqr: Expected input, input2 and input3 to have the same "
                            f"dtype, but got {_args._tname(a.dtype)}, {_args._tname(t.dtype)} "
                            f"and {_args._tname(c.dtype)}")
-    a = check_matrices("torch.ormqr", a, square=False, half=_LOW)
+    a = check_matrices("torch.ormqr", a, square=False, half='"ormqr_cpu"')
     # Q C = H_1 (... (H_k C)); Q^T C = H_k ... H_1 C; C Q = (C H_1) ... H_k; C Q^T: H_k first
     forward = left == bool(transpose)
     order = range(k) if forward else range(k - 1, -1, -1)
@@ -1332,7 +1332,7 @@ def _ldl(name, A, hermitian):
     """(LD, pivots, info) of A's lower triangle: L unit lower below LD's diagonal, D's 1x1
     and 2x2 blocks on and just below it; pivots LAPACK's (1-based; negative for a 2x2
     block). Constants: torch does not differentiate the LDL factorization."""
-    t = check_matrices(name, A, half=_LOW)
+    t = check_matrices(name, A, half='"ldl_factor_kernel_cpu"')
     n = t.shape[-1]
     lead = tuple(t.shape[:-2])
     a = np.array(t._data, copy=True)
