@@ -7,17 +7,21 @@ lu_factor(A): the compact LU of A = P L U with partial pivoting (LAPACK getrf, a
     dA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T
   wide A = P L [U1 U2]: U2 = L^-1 P^T A2, so dA2 = P L^-T gU2 and gL -= L^-T gU2 U2^T;
   tall P^T A = [L1; L2] U: L2 = A2 U^-1, so dA2 = P gL2 U^-T and gU -= L2^T gL2 U^-T;
-  then the square rule on the leading k x k blocks.
+  then the square rule on the leading k x k blocks. Forward mode (torch's linalg_lu_jvp):
+    X = L1^-1 (P^T dA)_1 U1^-1, dL1 = L1 tril(X, -1), dU1 = triu(X) U1, and the blocks
+    dU2 = L^-1 ((P^T dA)_2 - dL U2) (wide) or dL2 = ((P^T dA)_2 - L2 dU) U^-1 (tall).
+  The triangular systems are solved by the solve_triangular entry (differentiable again).
 matrix_exp(A): scipy.linalg.expm; rule the Frechet derivative at A^T applied to g,
   read off the upper-right block of expm([[A^T, g], [0, A^T]]) (Mathias 1996): the rule
-  is the entry itself, so every order is covered.
+  is the entry itself, so every order is covered; forward mode the same block with
+  [[A, dA], [0, A]].
 """
 import numpy as np
 
 from ...core.record import apply
 from ._within_rule import within_rule
 from .linalg_decomp import _narrow
-from .linalg_solve import solve
+from .linalg_solve import solve_triangular
 from ..registry import defop
 from .shape import cat, tril, triu
 
@@ -57,9 +61,14 @@ def permutation(pivots, m, dtype):
     return out
 
 
-def _solve_right(xp, a, b):
-    """X with X A^T = B, i.e. B A^-T."""
-    return _mT(xp, within_rule(xp, solve, a, _mT(xp, b)))
+def _tri(xp, a, b, upper, unit=False):
+    """A^-1 B for a triangular A (the solve_triangular entry: recorded under create_graph)."""
+    return within_rule(xp, solve_triangular, a, b, upper=upper, unitriangular=unit)
+
+
+def _solve_right(xp, u, b):
+    """B U^-T for an upper triangular U: (U^-1 B^T)^T."""
+    return _mT(xp, _tri(xp, u, _mT(xp, b), True))
 
 
 def _lu_vjp(xp, g, ans, x, pivots=None, info=None):
@@ -76,7 +85,7 @@ def _lu_vjp(xp, g, ans, x, pivots=None, info=None):
     rest = None
     if m < n:
         U2, gU2 = _narrow(xp, U, U.ndim - 1, k, n - k), _narrow(xp, gU, gU.ndim - 1, k, n - k)
-        rest = within_rule(xp, solve, _mT(xp, L1), gU2)  # L^-T gU2
+        rest = _tri(xp, _mT(xp, L1), gU2, True, True)  # L^-T gU2
         gL = gL - xp.matmul(rest, _mT(xp, U2))
         gU = _narrow(xp, gU, gU.ndim - 1, 0, k)
     elif m > n:
@@ -86,7 +95,7 @@ def _lu_vjp(xp, g, ans, x, pivots=None, info=None):
         gL = _narrow(xp, gL, gL.ndim - 2, 0, k)
     phi = (within_rule(xp, tril, xp.matmul(_mT(xp, L1), gL), k=-1)
            + within_rule(xp, triu, xp.matmul(gU, _mT(xp, U1)), k=0))
-    core = _solve_right(xp, U1, within_rule(xp, solve, _mT(xp, L1), phi))
+    core = _solve_right(xp, U1, _tri(xp, _mT(xp, L1), phi, True, True))
     if rest is not None:
         core = within_rule(xp, cat, core, rest, axis=core.ndim - (1 if m < n else 2))
     return xp.matmul(permutation(_raw(pivots), m, dt), core)
@@ -105,18 +114,19 @@ def _lu_jvp(xp, t, ans, x, pivots=None, info=None):
     U = _narrow(xp, within_rule(xp, triu, ans, k=0), ans.ndim - 2, 0, k)
     L1, U1 = _narrow(xp, L, L.ndim - 2, 0, k), _narrow(xp, U, U.ndim - 1, 0, k)
     dA1 = _narrow(xp, _narrow(xp, dA, dA.ndim - 2, 0, k), dA.ndim - 1, 0, k)
-    X = _solve_right(xp, _mT(xp, U1), within_rule(xp, solve, L1, dA1))  # L1^-1 dA1 U1^-1
+    # X = L1^-1 dA1 U1^-1 = (U1^-T (L1^-1 dA1)^T)^T
+    X = _mT(xp, _tri(xp, _mT(xp, U1), _mT(xp, _tri(xp, L1, dA1, False, True)), False))
     dL1 = xp.matmul(L1, within_rule(xp, tril, X, k=-1))
     dU1 = xp.matmul(within_rule(xp, triu, X, k=0), U1)
     if m < n:  # dU2 = L^-1 (dA2 - dL U2)
         U2 = _narrow(xp, U, U.ndim - 1, k, n - k)
         dA2 = _narrow(xp, dA, dA.ndim - 1, k, n - k)
-        dU2 = within_rule(xp, solve, L1, dA2 - xp.matmul(dL1, U2))
+        dU2 = _tri(xp, L1, dA2 - xp.matmul(dL1, U2), False, True)
         return within_rule(xp, cat, dL1 + dU1, dU2, axis=dU1.ndim - 1)
     if m > n:  # dL2 = (dA2 - L2 dU) U^-1
         L2 = _narrow(xp, L, L.ndim - 2, k, m - k)
         dA2 = _narrow(xp, dA, dA.ndim - 2, k, m - k)
-        dL2 = _solve_right(xp, _mT(xp, U1), dA2 - xp.matmul(L2, dU1))
+        dL2 = _mT(xp, _tri(xp, _mT(xp, U1), _mT(xp, dA2 - xp.matmul(L2, dU1)), False))
         return within_rule(xp, cat, dL1 + dU1, dL2, axis=dL1.ndim - 2)
     return dL1 + dU1
 
