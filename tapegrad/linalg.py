@@ -3,7 +3,7 @@ det, slogdet, inv, solve, svd, qr, eigh, eigvalsh, cholesky, pinv, the matrix fu
 (matrix_power, multi_dot, vecdot, vander, diagonal, matrix_rank, cond, matrix_exp,
 tensorinv, tensorsolve), the solvers (solve_triangular, lu_solve, lstsq, the _ex forms),
 the LU and LDL factorizations (lu, lu_factor(_ex), ldl_factor(_ex), ldl_solve),
-householder_product and LinAlgError."""
+householder_product, matmul and LinAlgError."""
 from .ops.linalg import cholesky, eigvalsh, pinv
 from .ops.linalg import linalg_eigh as eigh
 from .ops.linalg import linalg_qr as qr
@@ -16,6 +16,7 @@ from .ops.linalg import linalg_det as det
 from .ops.linalg import linalg_inv as inv
 from .ops.linalg import linalg_slogdet as slogdet
 from .ops.linalg import solve
+from .ops.products import matmul  # torch.linalg.matmul is torch.matmul
 from .ops.linalg import (cholesky_ex, cond, inv_ex, lstsq, lu_factor, lu_factor_ex, matrix_exp,
                          matrix_rank, multi_dot, solve_ex, solve_triangular, tensorinv,
                          tensorsolve, vander, vecdot)
@@ -29,5 +30,5 @@ __all__ = ["norm", "vector_norm", "matrix_norm", "svdvals", "cross", "det", "slo
            "solve", "svd", "qr", "eigh", "eigvalsh", "cholesky", "pinv", "LinAlgError",
            "cholesky_ex", "cond", "diagonal", "householder_product", "ldl_factor", "ldl_factor_ex",
            "ldl_solve", "inv_ex", "lstsq", "lu", "lu_factor",
-           "lu_factor_ex", "lu_solve", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot",
+           "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot",
            "solve_ex", "solve_triangular", "tensorinv", "tensorsolve", "vander", "vecdot"]

@@ -205,3 +205,8 @@ _SINGULAR = [np.ones((2, 3, 3)), np.stack([np.ones((3, 3)), 2 * np.eye(3)])]
 def test_cond_of_empty_and_singular_matrices(p, a):
     """0 for empty matrices, inf for a singular one (the norm-of-inverse forms), as torch."""
     check(lambda x: torch.linalg.cond(x, p), lambda x: tg.linalg.cond(x, p), [a], grad=False)
+
+
+def test_linalg_matmul_is_matmul():
+    a, b = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((4, 2))
+    check(torch.linalg.matmul, tg.linalg.matmul, [a, b])
