@@ -28,7 +28,7 @@ from .ops.linalg import linalg_matrix_power as matrix_power
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "svdvals", "cross", "det", "slogdet", "inv",
            "solve", "svd", "qr", "eigh", "eigvalsh", "cholesky", "pinv", "LinAlgError",
-           "cholesky_ex", "cond", "diagonal", "householder_product", "ldl_factor", "ldl_factor_ex",
-           "ldl_solve", "inv_ex", "lstsq", "lu", "lu_factor",
-           "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot",
-           "solve_ex", "solve_triangular", "tensorinv", "tensorsolve", "vander", "vecdot"]
+           "cholesky_ex", "cond", "diagonal", "householder_product", "inv_ex", "ldl_factor",
+           "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+           "matmul", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot", "solve_ex",
+           "solve_triangular", "tensorinv", "tensorsolve", "vander", "vecdot"]

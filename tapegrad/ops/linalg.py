@@ -803,7 +803,8 @@ lu_unpack_result = structseq("lu_unpack", ["P", "L", "U"])
 linalg_cholesky_ex_result = structseq("linalg_cholesky_ex", ["L", "info"])
 linalg_inv_ex_result = structseq("linalg_inv_ex", ["inverse", "info"])
 linalg_solve_ex_result = structseq("linalg_solve_ex", ["result", "info"])
-linalg_lstsq_result = structseq("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+linalg_lstsq_result = structseq("linalg_lstsq",
+                                ["solution", "residuals", "rank", "singular_values"])
 triangular_solve_result = structseq("triangular_solve", ["solution", "cloned_coefficient"])
 qr_result = structseq("qr", ["Q", "R"])
 
@@ -966,7 +967,8 @@ def _unpack(lu_data, pivots, unpack_data=True, unpack_pivots=True):
     empty = like(lu_data, np.zeros((0,), lu_data.dtype))
     L = U = P = empty
     if unpack_data:
-        L = _shape.narrow(_shape.tril(lu_data, -1), -1, 0, k) + like(lu_data, np.eye(m, k, dtype=lu_data.dtype))
+        eye = like(lu_data, np.eye(m, k, dtype=lu_data.dtype))
+        L = _shape.narrow(_shape.tril(lu_data, -1), -1, 0, k) + eye
         U = _shape.narrow(_shape.triu(lu_data), -2, 0, k)
     if unpack_pivots:
         piv = np.asarray(pivots._data)
@@ -1098,7 +1100,9 @@ def _info(t, bad):
 
 
 def _lu_infos(t):
-    return LUF._lu_forward(t._data)[1]["info"] if t._data.size else np.zeros(tuple(t.shape[:-2]), np.int32)
+    if not t._data.size:
+        return np.zeros(tuple(t.shape[:-2]), np.int32)
+    return LUF._lu_forward(t._data)[1]["info"]
 
 
 def _regular(t, info):
@@ -1106,7 +1110,8 @@ def _regular(t, info):
     the mask of those matrices as (..., 1, 1): the _ex forms give NaN there."""
     bad = np.asarray(info > 0)[..., None, None]
     eye = np.broadcast_to(np.eye(t.shape[-1], dtype=t.dtype), tuple(t.shape))
-    return _pointwise.where(like(t, np.broadcast_to(bad, tuple(t.shape))), like(t, eye.copy()), t), bad
+    mask = like(t, np.broadcast_to(bad, tuple(t.shape)))
+    return _pointwise.where(mask, like(t, eye.copy()), t), bad
 
 
 def inv_ex(A, *, check_errors=False):
@@ -1118,7 +1123,8 @@ def inv_ex(A, *, check_errors=False):
         if check_errors:
             raise LS.singular_error("linalg.inv_ex", t._data)
         t, bad = _regular(t, info)
-        return linalg_inv_ex_result(_pointwise.where(bad, float("nan"), linalg_inv(t)), _info(t, info))
+        inverse = _pointwise.where(bad, float("nan"), linalg_inv(t))
+        return linalg_inv_ex_result(inverse, _info(t, info))
     return linalg_inv_ex_result(linalg_inv(t), _info(t, info))
 
 
