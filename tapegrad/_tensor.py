@@ -781,6 +781,18 @@ class Tensor(TensorBase):
     dist = _linalg.dist
     renorm = _linalg.renorm
     renorm_ = _linalg.renorm_
+    matrix_power = _linalg.matrix_power
+    matrix_exp = _linalg.matrix_exp
+    pinverse = _linalg.pinverse
+    triangular_solve = _linalg.triangular_solve
+    cholesky = _linalg.torch_cholesky
+    cholesky_solve = _linalg.cholesky_solve
+    cholesky_inverse = _linalg.cholesky_inverse
+    lu = _linalg.lu
+    lu_solve = _linalg.lu_solve
+    qr = _linalg.qr
+    geqrf = _linalg.geqrf
+    ormqr = _linalg.ormqr
 
     # ---- random fills (ops/random.py) ---------------------------------------------------
     bernoulli = _sampling.bernoulli

@@ -1,5 +1,6 @@
 """Op-database entries: torch.linalg: cross, det, slogdet, inv, solve, svd, eigh, qr, cholesky,
-vector_norm, svdvals, renorm.
+vector_norm, svdvals, renorm, lu_factor (lu, lu_unpack, lu_solve), matrix_exp, solve_triangular
+(triangular_solve), cholesky_solve.
 
 Values and gradients against torch in float64 and float32, gradcheck, second order,
 hypothesis where `hyp` is set (tests/test_opdb.py), forward mode (tests/test_forward_mode.py).
@@ -194,4 +195,34 @@ ENTRIES = [
     op("svdvals", lambda lib, x: (x.norm(p="nuc"), lib.linalg.norm(x, "nuc"),
                                   lib.linalg.norm(x, 2), lib.norm(x, "nuc", dim=(1, 0))),
        unary_samples([(3, 4)]), variant="norm_functions", gradgrad=False),
+    # ---- LU ----
+    op("lu_factor", lambda lib, a: lib.linalg.lu_factor(a).LU,
+       _matrices(_distinct_sv, [((3, 3),), ((3, 5),), ((5, 3),), ((2, 4, 4),), ((1, 1),)]),
+       f32_tol=WIDE_F32),
+    op("lu_factor", lambda lib, a: tuple(lib.linalg.lu(a))[1:],
+       _matrices(_distinct_sv, [((4, 4),), ((2, 3, 4),), ((4, 2),)]), variant="linalg.lu",
+       f32_tol=WIDE_F32),
+    op("lu_factor", lambda lib, a, b: lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b),
+       lambda rng, info: [Sample((_dominant(rng, a), rng.uniform(-1.0, 1.0, b)))
+                          for a, b in [((3, 3), (3, 2)), ((2, 4, 4), (2, 4, 1))]],
+       variant="lu_solve",
+       f32_tol=WIDE_F32),
+    # ---- matrix exponential ----
+    op("matrix_exp", lambda lib, a: lib.matrix_exp(a),
+       lambda rng, info: [Sample((rng.uniform(-1.0, 1.0, s),))
+                          for s in [(3, 3), (2, 4, 4), (1, 1)]]),
+    # ---- triangular solves ----
+    op("solve_triangular", lambda lib, a, b, **kw: lib.linalg.solve_triangular(a, b, **kw),
+       lambda rng, info: [Sample((_dominant(rng, a), rng.uniform(-1.0, 1.0, b)), kw)
+                          for a, b, kw in [((3, 3), (3, 2), dict(upper=True)),
+                                           ((3, 3), (3, 2), dict(upper=False)),
+                                           ((2, 4, 4), (4, 1), dict(upper=False, unitriangular=True)),
+                                           ((3, 3), (2, 3), dict(upper=True, left=False)),
+                                           ((1, 1), (1, 1), dict(upper=True))]]),
+    op("solve_triangular", lambda lib, b, a: tuple(lib.triangular_solve(b, a, transpose=True)),
+       lambda rng, info: [Sample((rng.uniform(-1.0, 1.0, (3, 2)), _dominant(rng, (3, 3))))],
+       variant="triangular_solve"),
+    op("solve", lambda lib, b, a: lib.cholesky_solve(b, lib.linalg.cholesky(_spd(lib, a))),
+       lambda rng, info: [Sample((rng.uniform(-1.0, 1.0, (3, 2)), _dominant(rng, (3, 3))))],
+       variant="cholesky_solve", f32_tol=WIDE_F32),
 ]

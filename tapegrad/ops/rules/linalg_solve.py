@@ -9,6 +9,7 @@ det(A):        dA = g * det * A^-T       (for a singular A: the cofactor matrix,
 logabsdet(A):  dA = g * A^-T             (slogdet's second output; its sign is constant)
 inv(A):        dA = -A^-T g A^-T
 solve(A, B):   X = A^-1 B; dB = A^-T g ; dA = -dB X^T
+solve_triangular(A, B): the same with A's triangle (scipy/LAPACK trtrs), dA masked to it
 
 The singular-matrix errors carry torch's words (LAPACK's first zero pivot of the LU).
 """
@@ -189,3 +190,71 @@ solve = defop("solve", _solve_forward, inputs=("a", "b"), vjp=[_solve_da, _solve
               jvp=_solve_jvp, reads=["ans a", "a"],
               text="X = solve(A, B): dB = solve(A^T, g) ; dA = -dB @ X^T",
               hint="the solution and its derivative are infinite for a singular A")
+
+
+# ---- triangular solve ---------------------------------------------------------------------
+def _substitute(a, b, upper, unit):
+    """Forward/back substitution without LAPACK's singularity check: a zero diagonal gives
+    inf/nan, as torch's trsm does (LAPACK trtrs refuses such a matrix)."""
+    n = a.shape[-1]
+    x = np.zeros(b.shape, np.result_type(a, b))
+    rows = range(n - 1, -1, -1) if upper else range(n)
+    with np.errstate(all="ignore"):
+        for i in rows:
+            done = slice(i + 1, n) if upper else slice(0, i)
+            r = b[i] - a[i, done] @ x[done]
+            x[i] = r if unit else r / a[i, i]
+    return x
+
+
+def _solve_triangular_forward(a, b, upper=False, unitriangular=False):
+    """X with A X = B, A (..., n, n) read in one triangle only (unitriangular: its diagonal
+    taken as 1); batch dims broadcast."""
+    lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, lead + a.shape[-2:])
+    b = np.broadcast_to(b, lead + b.shape[-2:])
+    out = np.zeros(b.shape, a.dtype)
+    if out.size == 0:
+        return out
+    from scipy.linalg import solve_triangular as trs
+    for i in np.ndindex(*lead):
+        try:
+            out[i] = trs(a[i], b[i], lower=not upper, unit_diagonal=unitriangular,
+                         check_finite=False)
+        except np.linalg.LinAlgError:
+            out[i] = _substitute(a[i], b[i], upper, unitriangular)
+    return out
+
+
+def _triangle_mask(xp, m, upper, unitriangular):
+    """m restricted to the triangle a triangular solve reads."""
+    from .shape import tril, triu
+    if upper:
+        return within_rule(xp, triu, m, k=1 if unitriangular else 0)
+    return within_rule(xp, tril, m, k=-1 if unitriangular else 0)
+
+
+def _solve_triangular_db(xp, g, ans, a, b, upper=False, unitriangular=False):
+    return within_rule(xp, solve_triangular, _mT(xp, a), g, upper=not upper,
+                       unitriangular=unitriangular)
+
+
+def _solve_triangular_da(xp, g, ans, a, b, upper=False, unitriangular=False):
+    gb = _solve_triangular_db(xp, g, ans, a, b, upper, unitriangular)
+    return _triangle_mask(xp, -xp.matmul(gb, _mT(xp, ans)), upper, unitriangular)
+
+
+def _solve_triangular_jvp(xp, t, ans, a, b, upper=False, unitriangular=False):
+    rhs = t[1]
+    if t[0] is not None:  # d(A^-1 B) = A^-1 (dB - dA X), dA within the read triangle
+        d = xp.matmul(_triangle_mask(xp, t[0], upper, unitriangular), ans)
+        rhs = -d if rhs is None else rhs - d
+    return within_rule(xp, solve_triangular, a, rhs, upper=upper, unitriangular=unitriangular)
+
+
+solve_triangular = defop(
+    "solve_triangular", _solve_triangular_forward, inputs=("a", "b"),
+    vjp=[_solve_triangular_da, _solve_triangular_db], jvp=_solve_triangular_jvp,
+    reads=["ans a", "a"], node="LinalgSolveTriangularBackward0",
+    text="X = A^-1 B (A triangular): dB = solve_triangular(A^T, g) ; dA = tri(-dB @ X^T)",
+    hint="the solution and its derivative are infinite when A's diagonal has a zero")
