@@ -9,7 +9,7 @@ from .. import dtypes as _dt
 from ..core.record import apply
 from ..core.state import anywhere, state
 from ..core.tensor_base import TensorBase, like, to_array
-from . import _args, comparison as _comparison, conversion as _conversion, promotion as P
+from . import _args, _opmath, comparison as _comparison, conversion as _conversion, promotion as P
 from ._factories import _binary, _rounding, _unary, _wrapped_ints
 from .inplace import _inplace, _needs_old, _other
 from .public import public, public_inplace
@@ -281,12 +281,18 @@ atan2 = arctan2 = public(_binary(E.atan2, P.DIV, tensors_only=True),
 def lerp(input, end, weight):
     """input + weight * (end - input) (weight a number or a tensor)."""
     x = _args._tensor(input, "lerp")
+    w = _opmath.widened(x, end, weight)  # float16: one kernel in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(lerp(*w))
     return x + weight * (end - x)
 
 
 @public
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2."""
+    w = _opmath.widened(input, tensor1, tensor2)  # float16: in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(addcmul(*w, value=value))
     prod = tensor1 * tensor2
     return _args._tensor(input, "addcmul") + (prod if value == 1 else prod * value)
 
@@ -294,6 +300,9 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 @public
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2."""
+    w = _opmath.widened(input, tensor1, tensor2)  # float16: in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(addcdiv(*w, value=value))
     q = tensor1 / tensor2
     return _args._tensor(input, "addcdiv") + (q if value == 1 else q * value)
 
@@ -390,6 +399,9 @@ def _logaddexp(name, input, other, ln2):
     if a._data.dtype.kind != "f" or other._data.dtype.kind != "f":
         a, other = a.to(_dt.get_default_dtype()) if a._data.dtype.kind != "f" else a, (
             other.to(_dt.get_default_dtype()) if other._data.dtype.kind != "f" else other)
+    w = _opmath.widened(a, other)  # float16: one kernel in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(_logaddexp(name, *w, ln2))
     m = _comparison.maximum(a, other)
     d = -abs(a - other)
     out = m + (log1p(exp(d)) if ln2 is None else log1p(exp(d * ln2)) / ln2)
@@ -477,6 +489,9 @@ def sinc(input):
     pi x**2 == 0 in x's dtype: a subnormal x too). The quotient is taken at a safe
     stand-in (1) there, so its unused branch has no 0/0."""
     x = _floating("sinc", input)
+    w = _opmath.widened(x)  # float16: one kernel in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(sinc(*w))
     with np.errstate(under="ignore"):
         at0 = like(x, x._data * x._data * np.pi == 0)
     px = mul(where(at0, like(x, np.ones((), x._data.dtype)), x), math.pi)
@@ -486,7 +501,11 @@ def sinc(input):
 @public
 def exp2(input):
     """2 ** x = exp(x ln 2)."""
-    return exp(mul(_floating("exp2", input), math.log(2.0)))
+    x = _floating("exp2", input)
+    w = _opmath.widened(x)  # float16: one kernel in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(exp2(*w))
+    return exp(mul(x, math.log(2.0)))
 
 
 @public
