@@ -11,7 +11,7 @@ from ...core.record import apply
 from ...ops.rules import conv as K
 
 from ._window_args import _batched, _pair, _single, _tensor, _unbatch
-from ...ops import pointwise as _pointwise
+from ...ops import _opmath, pointwise as _pointwise
 from ...ops import shape as _shape
 from .vision import pad as _pad
 
@@ -108,6 +108,10 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     `conv2d_input_grad` (the gradient of conv2d w.r.t. its input), whose rules are
     conv2d and conv2d_weight_grad.
     """
+    wide = _opmath.widened(input, weight, bias)  # float16: in float32, rounded once (torch)
+    if wide is not None:
+        return _opmath.rounded(conv_transpose2d(*wide, stride, padding, output_padding, groups,
+                                              dilation))
     x, was = _batched(_tensor(input), "conv_transpose2d", 4)
     w = _tensor(weight)
     if w.ndim != 4:
@@ -260,6 +264,10 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
                      groups=1, dilation=1):
     """Transposed 3-D convolution: (N, C_in, D, H, W) x (C_in, C_out/groups, kd, kh, kw)
     -> (N, C_out, (D-1)s - 2p + d(kd-1) + output_padding + 1, ...)."""
+    wide = _opmath.widened(input, weight, bias)  # float16: in float32, rounded once (torch)
+    if wide is not None:
+        return _opmath.rounded(conv_transpose3d(*wide, stride, padding, output_padding, groups,
+                                              dilation))
     x, was = _batched(_tensor(input), "conv_transpose3d", 5)
     w = _tensor(weight)
     if w.ndim != 5:
