@@ -21,7 +21,7 @@ from ._input_checks import _t
 from ...ops import comparison as _comparison
 from ...ops import pointwise as _pointwise
 from ...ops import reductions as _reductions
-from ...ops import shape as _shape
+from ...ops import _opmath, shape as _shape
 
 
 def _class_dim_last(x, target):
@@ -199,6 +199,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| <= delta, delta (|d| - 0.5 delta) elsewhere."""
     reduction = _reduction(reduction)
     _check_same_size(input, target, "huber_loss")
+    wide = _opmath.widened(input, target)  # float16: each element in float32, rounded once
+    if wide is not None:  # (torch's kernel), then weighted and reduced as float16
+        loss = _opmath.rounded(huber_loss(*wide, reduction="none", delta=delta))
+        return _reduce(loss if weight is None else loss * weight, reduction)
     d = input - target
     ad = _pointwise.abs(d)
     small = ad._data <= delta
@@ -311,6 +315,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 
 def _logsigmoid(x):
     # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): exact for both signs, as torch's kernel
+    wide = _opmath.widened(x)  # float16: torch's kernel computes in float32, rounds once
+    if wide is not None:
+        return _opmath.rounded(_logsigmoid(wide[0]))
     return x.clamp_max(0) - _pointwise.log1p(_pointwise.exp(-x.abs()))
 
 
