@@ -7,16 +7,6 @@ defect to fix (issue "Correct wherever torch is correct"); none is a design deci
 """
 
 KNOWN = {
-    "addbmm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (6 samples)",
-    "addcdiv:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (10 samples)",
-    "addcmul:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (9 samples)",
-    "addmm.decomposed:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
-    "addr:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "amax:err":
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "amin:err":
@@ -26,13 +16,11 @@ KNOWN = {
     "arange:err":
         "another exception type than torch (#6: raised RuntimeError, torch ValueError: arange(0, 64, 0.5, out=<int64>) takes the dtype from out)",
     "argsort:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (3 samples; first torch.int8 #0: output 0: values differ)",
+        "ties in the default unstable sort (4 samples: float16, int8, uint8, bool, whose samples hold equal values): torch's std::sort orders equal elements its own way, tapegrad's argsort is stable",
     "as_strided.partial_views:bwd":
         "wrong values (1 samples; first #1: grad of input 0: output 0: values differ (max abs diff 0.661)); refuses 1 samples torch accepts (#2: forward raised RuntimeError: setStorage: sizes [2, 2], strides [1, 2], storage offset 10, and it)",
     "as_strided.partial_views:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (8 samples; first torch.float64 #1: output 0: values differ (max abs diff 4.18)); refuses 9 samples torch accepts (torch.float64 #2: raised RuntimeError: setStorage: sizes [2, 2], strides [1, 2], storage offset 10, )",
-    "baddbmm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (6 samples)",
+        "wrong values (9 samples, the float16 one the same; first torch.float64 #1: output 0: values differ (max abs diff 4.18)); refuses 9 samples torch accepts (torch.float64 #2: raised RuntimeError: setStorage: sizes [2, 2], strides [1, 2], storage offset 10, )",
     "bernoulli:err":
         "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
     "bfloat16:bwd":
@@ -46,11 +34,9 @@ KNOWN = {
     "clamp_min:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "einsum:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples); result dtype differs (torch.int32 #0: output 0: dtype int32, torch int64)",
+        "result dtype differs (torch.int32 #0: output 0: dtype int32, torch int64)",
     "eq:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "exp2:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "fmod:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "full_like:fwd":
@@ -81,36 +67,28 @@ KNOWN = {
         "wrong values (27 samples; first torch.int64 #0: output 1: values differ); refuses 24 samples torch accepts (torch.float64 #7: raised IndexError: too many indices for array: array is 0-dimensional, but 1 were )",
     "le:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "lerp:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (11 samples)",
     "linalg.norm.subgradients_at_zero:fwd":
         "refuses 36 samples torch accepts (torch.float64 #56: raised ValueError: zero-size array to reduction operation maximum which has no id)",
     "linalg.norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples); refuses 36 samples torch accepts (torch.float64 #68: raised ValueError: zero-size array to reduction operation maximum which has no id)",
+        "refuses 36 samples torch accepts (torch.float64 #68: raised ValueError: zero-size array to reduction operation maximum which has no id)",
     "linalg.pinv.singular:bwd":
         "wrong values (15 samples; first #2: grad of input 0: output 0: values differ (max abs diff 0.083))",
     "linalg.slogdet:bwd":
         "refuses 9 samples torch accepts (#0: backward raised RuntimeError: element 0 of tensors does not require grad and does not have a gra)",
     "linspace.tensor_overload:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (15 samples); wrong values (59 samples; first torch.float64 #97: output 0: values differ (max abs diff 5.45e-07))",
+        "wrong values (59 samples; first torch.float64 #97: output 0: values differ (max abs diff 5.45e-07))",
     "linspace:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (5 samples); wrong values (19 samples; first torch.int64 #32: output 0: values differ)",
-    "log_softmax:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (5 samples)",
-    "logaddexp:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
+        "wrong values (19 samples; first torch.int64 #32: output 0: values differ)",
     "logical_and:err":
         "accepts 2 inputs torch refuses (#0: did not raise (torch: Exception))",
     "logical_or:err":
         "accepts 2 inputs torch refuses (#0: did not raise (torch: Exception))",
     "logical_xor:err":
         "accepts 2 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "logit:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "logspace.tensor_overload:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (30 samples); wrong values (1053 samples; first torch.int64 #39: output 0: values differ)",
+        "wrong values (1053 samples; first torch.int64 #39: output 0: values differ)",
     "logspace:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (10 samples); wrong values (351 samples; first torch.int64 #13: output 0: values differ)",
+        "wrong values (351 samples; first torch.int64 #13: output 0: values differ)",
     "lt:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "masked_fill:err":
@@ -133,8 +111,6 @@ KNOWN = {
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "nn.functional.adaptive_avg_pool2d:err":
         "another exception type than torch (#0: raised RuntimeError, torch ValueError)",
-    "nn.functional.adaptive_avg_pool3d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (7 samples)",
     "nn.functional.adaptive_max_pool1d:err":
         "accepts 1 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
     "nn.functional.adaptive_max_pool2d:err":
@@ -142,17 +118,15 @@ KNOWN = {
     "nn.functional.alpha_dropout:bwd":
         "random masks: tapegrad's generator is not torch's, so the gradients (the masks) differ (3 samples), as dropout/dropout2d",
     "nn.functional.avg_pool1d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (5 samples); refuses 9 samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to dt)",
+        "refuses 9 samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to dt)",
     "nn.functional.avg_pool2d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (6 samples); refuses 7 samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to dt)",
+        "refuses 7 samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to dt)",
     "nn.functional.avg_pool3d:fwd":
         "refuses integer samples torch accepts (8 samples: torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to int64), as avg_pool2d",
     "nn.functional.batch_norm:bwd":
         "refuses 2 samples torch accepts (#3: forward raised ValueError: expected 2D or higher input (got 1D input))",
     "nn.functional.batch_norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (4 samples); refuses 6 samples torch accepts (torch.float64 #3: raised ValueError: expected 2D or higher input (got 1D input))",
-    "nn.functional.bilinear:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (9 samples)",
+        "refuses 6 samples torch accepts (torch.float64 #3: raised ValueError: expected 2D or higher input (got 1D input))",
     "nn.functional.conv1d:err":
         "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError)",
     "nn.functional.conv2d:err":
@@ -160,13 +134,11 @@ KNOWN = {
     "nn.functional.conv3d:err":
         "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError), as conv2d (the same kernel)",
     "nn.functional.conv3d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples); float32 summation order (2 samples: outputs ~440 differ by 6e-5; tapegrad's error vs a float64 reference is 4e-5, torch's 6.6e-5)",
-    "nn.functional.conv_transpose1d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (6 samples)",
+        "float32 summation order (2 samples: outputs ~440 differ by 6e-5; tapegrad's error vs a float64 reference is 4e-5, torch's 6.6e-5)",
     "nn.functional.conv_transpose2d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (10 samples)",
+        "float16 with output_padding >= stride (2 samples): torch leaves oneDNN for its slow kernel there, which rounds each column product to float16 and sums the overlapping taps in float16 (col2im); tapegrad computes in float32 and rounds once, which is torch's oneDNN result",
     "nn.functional.conv_transpose3d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (8 samples); float32 summation order (2 samples: outputs ~890 differ by 1.2e-4; tapegrad's error vs a float64 reference is 8.8e-5, torch's 9.9e-5)",
+        "float16 with output_padding >= stride (2 samples): torch leaves oneDNN for its slow kernel there, which rounds each column product to float16 and sums the overlapping taps in float16 (vol2col); tapegrad computes in float32 and rounds once, which is torch's oneDNN result; float32 summation order (2 samples: outputs ~890 differ by 1.2e-4; tapegrad's error vs a float64 reference is 8.8e-5, torch's 9.9e-5)",
     "nn.functional.dropout2d:bwd":
         "wrong values (3 samples; first #2: grad of input 0: output 0: values differ (max abs diff 4.38))",
     "nn.functional.dropout3d:bwd":
@@ -184,13 +156,9 @@ KNOWN = {
     "nn.functional.group_norm:bwd":
         "result shape differs (#12: forward raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0); refuses 4 samples torch accepts (#12: forward raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0)",
     "nn.functional.group_norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (13 samples); result shape differs (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0); refuses 12 samples torch accepts (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0)",
+        "result shape differs (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0); refuses 12 samples torch accepts (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0)",
     "nn.functional.huber_loss:err":
         "accepts 2 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
-    "nn.functional.huber_loss:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (3 samples)",
-    "nn.functional.instance_norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (8 samples)",
     "nn.functional.interpolate.area:bwd":
         "refuses 22 samples torch accepts (#0: forward raised NotImplementedError: interpolate: mode='area' is not supported by tapegrad (use F)",
     "nn.functional.interpolate.area:fwd":
@@ -200,11 +168,7 @@ KNOWN = {
     "nn.functional.interpolate.bicubic:fwd":
         "refuses 92 samples torch accepts (torch.float64 #0: raised NotImplementedError: interpolate: mode='bicubic' is not supported by tapegr)",
     "nn.functional.interpolate.bilinear:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (22 samples); wrong values (18 samples; first torch.uint8 #0: output 0: values differ)",
-    "nn.functional.interpolate.linear:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (8 samples)",
-    "nn.functional.interpolate.trilinear:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (22 samples)",
+        "wrong values (18 samples; first torch.uint8 #0: output 0: values differ)",
     "nn.functional.local_response_norm:fwd":
         "refuses integer samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from float64 to int64), as avg_pool2d, whose kernel it uses",
     "nn.functional.max_pool1d:err":
@@ -213,20 +177,16 @@ KNOWN = {
         "wrong values (1452 samples; first torch.int16 #4: output 0: values differ)",
     "nn.functional.max_pool3d:fwd":
         "wrong values on integer inputs (338 samples; first torch.int16 #4: output 0: values differ), as max_pool2d (the same kernel)",
-    "nn.functional.multilabel_soft_margin_loss:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.nll_loss:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (3 samples)",
+        "float16 sum/mean over a 4-d input (3 samples): torch's nll_loss2d kernel sums the losses in float16 partial sums (a cascade of float16 additions); tapegrad accumulates in float32 and rounds once",
     "nn.functional.rrelu:bwd":
         "wrong values (2 samples; first #0: grad of input 0: output 0: values differ (max abs diff 1.71))",
     "nn.functional.scaled_dot_product_attention:bwd":
         "wrong values (12 samples; first #2: grad of input 0: output 0: values differ (max abs diff 3.98))",
     "nn.functional.scaled_dot_product_attention:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (23 samples); wrong values (25 samples; first torch.float64 #2: output 0: values differ (max abs diff 17.4))",
-    "nn.functional.softplus:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
+        "wrong values (25 samples; first torch.float64 #2: output 0: values differ (max abs diff 17.4))",
     "nn.functional.upsample_bilinear:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (3 samples); wrong values (3 samples; first torch.uint8 #0: output 0: values differ)",
+        "wrong values (3 samples; first torch.uint8 #0: output 0: values differ)",
     "normal.in_place:err":
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "polygamma.polygamma_n_0:fwd":
@@ -253,10 +213,8 @@ KNOWN = {
         "refuses 1 samples torch accepts (#21: forward raised RuntimeError: scatter_reduce(): the gradient of reduce='prod' with a zero in src)",
     "searchsorted:fwd":
         "refuses 512 samples torch accepts (torch.float64 #128: raised ValueError: cannot reshape array of size 0 into shape (0))",
-    "sinc:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "sort:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (3 samples; first torch.int8 #0: output 1: values differ)",
+        "ties in the default unstable sort (4 samples: float16, int8, uint8, bool, whose samples hold equal values): torch's std::sort orders equal elements its own way, tapegrad's sort is stable",
     "special.polygamma.special_polygamma_n_0:fwd":
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
     "take:err":
