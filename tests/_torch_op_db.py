@@ -85,11 +85,16 @@ NO_VALUES = {"normal", "normal.in_place", "normal.number_mean", "randn", "randn_
              "empty_permuted"}
 
 
+# Entries out of scope by design (docs/differences.md), whatever tapegrad has of that name:
+# `x.bfloat16()` (NumPy has no bfloat16; Tensor.bfloat16 exists and refuses)
+OUT_OF_SCOPE = {"bfloat16"}
+
+
 def tg_function(op):
     """The tapegrad callable for an OpInfo (called like `op.op`), or None."""
     name = op.name
-    if name.startswith("_"):  # private torch ops (_softmax_backward_data, ...)
-        return None
+    if name.startswith("_") or name in OUT_OF_SCOPE:  # private torch ops
+        return None  # (_softmax_backward_data, ...) and the out-of-scope entries
     if op.op is not None and op.op is not _torch_at(name) and \
             getattr(op.op, "__name__", "") == "<lambda>":
         base = _lookup(name)

@@ -23,10 +23,6 @@ KNOWN = {
         "wrong values (9 samples, the float16 one the same; first torch.float64 #1: output 0: values differ (max abs diff 4.18)); refuses 9 samples torch accepts (torch.float64 #2: raised RuntimeError: setStorage: sizes [2, 2], strides [1, 2], storage offset 10, )",
     "bernoulli:err":
         "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
-    "bfloat16:bwd":
-        "refuses 2 samples torch accepts (#0: forward raised AttributeError: 'Tensor' object has no attribute 'bfloat16')",
-    "bfloat16:fwd":
-        "refuses 18 samples torch accepts (torch.float64 #0: raised AttributeError: 'Tensor' object has no attribute 'bfloat16')",
     "cat:err":
         "accepts 5 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
     "clamp_max:err":
