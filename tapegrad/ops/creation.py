@@ -149,8 +149,6 @@ def _arange_values(start, end, step, dtype):
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
     _check_device(device, "linspace()")
     start, end = _range_ends("linspace", start, end, steps)
-    if _float_dtype(dtype) == np.float16 and steps > 1:
-        return _finish(_linspace_half(start, end, int(steps)), None, requires_grad)
     return _finish(np.linspace(start, end, int(steps), dtype=np.float64).astype(_float_dtype(dtype)),
                    None, requires_grad)
 
@@ -162,30 +160,6 @@ def eye(n, m=None, dtype=None, requires_grad=False, device=None):
         if v is not None and v < 0:
             raise RuntimeError(f"{k} must be greater or equal to 0, got {v}")
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), None, requires_grad)
-
-
-def _linspace_half(start, end, steps):
-    """float16 linspace as torch's kernel computes it, in float16 arithmetic (each step
-    rounded): step = (end - start) / (steps - 1); start + step * i for the first half,
-    end - step * (steps - 1 - i) for the second."""
-    h = np.float16
-    s, e = h(start), h(end)
-    with np.errstate(over="ignore", invalid="ignore"):
-        step = h((np.float32(e) - np.float32(s)) / np.float32(steps - 1))
-        i = np.arange(steps).astype(h)
-        back = (steps - 1 - np.arange(steps)).astype(h)
-        return np.where(np.arange(steps) < steps // 2, s + step * i, e - step * back)
-
-
-def _logspace_half(start, end, steps, base):
-    """float16 logspace as torch's kernel: the float16 ends' difference rounded to
-    float16, the exponents and the power in float64, the result rounded once."""
-    s, e = np.float16(start), np.float16(end)
-    with np.errstate(over="ignore", invalid="ignore"):
-        step = float(np.float16(e - s)) / (steps - 1)
-        i = np.arange(steps, dtype=np.float64)
-        x = np.where(i < steps // 2, float(s) + step * i, float(e) - step * (steps - 1 - i))
-        return np.power(float(base), x).astype(np.float16)
 
 
 def _range_ends(name, start, end, steps):
@@ -212,9 +186,6 @@ def _logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=N
     _check_device(device, "logspace()")
     start, end = _range_ends("logspace", start, end, steps)
     d = _dt.as_dtype(dtype) or _dt.get_default_dtype()
-    if d == np.float16 and steps > 1:
-        return new_tensor(_logspace_half(start, end, int(steps), base),
-                          requires_grad=requires_grad)
     arr = np.power(float(base), np.linspace(start, end, int(steps), dtype=np.float64))
     if d.kind in "iu":
         arr = np.rint(arr)      # torch rounds the float powers to the nearest integer
