@@ -23,7 +23,7 @@ from ...ops.rules import conv as K
 
 from ..._tensor import Tensor
 from ._window_args import _batched, _pair, _single, _tensor, _unbatch
-from ...ops import _opmath, shape as _shape
+from ...ops import shape as _shape
 from ...ops import pointwise as _pointwise
 
 
