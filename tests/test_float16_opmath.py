@@ -287,6 +287,28 @@ def test_float16_adaptive_avg_pool3d_overflows_where_torch_does():
     _same_bits(got, exp)
 
 
+@pytest.mark.parametrize("shape", [(40, 5), (3, 5, 6, 7), (2, 5, 300), (1, 4)])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_float16_nll_loss_sums_like_torch(shape, reduction, weighted):
+    """torch sums float16 losses in a cascade of float16 partial sums (levels of 16)."""
+    rng = np.random.default_rng(len(shape) + weighted)
+    a = (rng.standard_normal(shape) * 4).astype(np.float16)
+    tgt = rng.integers(0, shape[1], (shape[0],) + shape[2:])
+    tgt.reshape(-1)[::7] = -100  # ignored: the cascade skips them
+    w = rng.uniform(0.5, 2, shape[1]).astype(np.float16) if weighted else None
+    (x,), (t,) = _pairs([a], rg=True)
+    y = F.nll_loss(x, tg.tensor(tgt), None if w is None else tg.tensor(w),
+                   reduction=reduction)
+    z = TF.nll_loss(t, torch.tensor(tgt), None if w is None else torch.tensor(w),
+                    reduction=reduction)
+    _same_bits(y, z)
+    y.backward()
+    z.backward()
+    np.testing.assert_allclose(x.grad.float().numpy(), t.grad.float().numpy(), rtol=1e-3,
+                               atol=1e-5)
+
+
 def test_bfloat16_method_refuses():
     with pytest.raises(TypeError, match="bfloat16 is not supported"):
         tg.ones(2).bfloat16()

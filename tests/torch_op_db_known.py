@@ -173,8 +173,6 @@ KNOWN = {
         "wrong values (1452 samples; first torch.int16 #4: output 0: values differ)",
     "nn.functional.max_pool3d:fwd":
         "wrong values on integer inputs (338 samples; first torch.int16 #4: output 0: values differ), as max_pool2d (the same kernel)",
-    "nn.functional.nll_loss:fwd":
-        "float16 sum/mean over a 4-d input (3 samples): torch's nll_loss2d kernel sums the losses in float16 partial sums (a cascade of float16 additions); tapegrad accumulates in float32 and rounds once",
     "nn.functional.rrelu:bwd":
         "wrong values (2 samples; first #0: grad of input 0: output 0: values differ (max abs diff 1.71))",
     "nn.functional.scaled_dot_product_attention:bwd":
