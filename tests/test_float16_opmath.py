@@ -309,6 +309,34 @@ def test_float16_nll_loss_sums_like_torch(shape, reduction, weighted):
                                atol=1e-5)
 
 
+SLOW_TRANSPOSE_CASES = {  # output_padding >= stride: torch's slow kernel (col2im in float16)
+    "2d_groups": ((2, 2, 4, 4), (2, 2, 4, 5), (4,), lambda m, F, a, w, b: F.conv_transpose2d(
+        a * 3, w * 3, b, stride=(3, 2), padding=(1, 2), output_padding=(2, 3), groups=2,
+        dilation=(4, 4))),
+    "1d": ((2, 3, 5), (3, 2, 3), (2,), lambda m, F, a, w, b: F.conv_transpose1d(
+        a * 3, w * 3, b, stride=2, output_padding=2, dilation=3)),
+    "3d": ((1, 2, 3, 3, 2), (2, 3, 2, 2, 3), (3,), lambda m, F, a, w, b: F.conv_transpose3d(
+        a * 3, w * 3, b, stride=(1, 2, 1), output_padding=(0, 2, 1), dilation=(1, 3, 2))),
+}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("name", sorted(SLOW_TRANSPOSE_CASES))
+def test_float16_conv_transpose_slow_kernel_like_torch(name, seed):
+    *shapes, f = SLOW_TRANSPOSE_CASES[name]
+    rng = np.random.default_rng(seed)
+    xs, ts = _pairs([_h(rng, *s) for s in shapes], rg=True)
+    y, z = f(tg, F, *xs), f(torch, TF, *ts)
+    _same_bits(y, z)
+    cot = rng.standard_normal(tuple(z.shape)).astype(np.float16)
+    y.backward(tg.tensor(cot))
+    z.backward(torch.tensor(cot))
+    for a, b in zip(xs, ts):
+        assert a.grad.dtype == tg.float16
+        np.testing.assert_allclose(a.grad.float().numpy(), b.grad.float().numpy(),
+                                   rtol=2e-2, atol=2e-2)
+
+
 def test_bfloat16_method_refuses():
     with pytest.raises(TypeError, match="bfloat16 is not supported"):
         tg.ones(2).bfloat16()

@@ -131,10 +131,8 @@ KNOWN = {
         "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError), as conv2d (the same kernel)",
     "nn.functional.conv3d:fwd":
         "float32 summation order (2 samples: outputs ~440 differ by 6e-5; tapegrad's error vs a float64 reference is 4e-5, torch's 6.6e-5)",
-    "nn.functional.conv_transpose2d:fwd":
-        "float16 with output_padding >= stride (2 samples): torch leaves oneDNN for its slow kernel there, which rounds each column product to float16 and sums the overlapping taps in float16 (col2im); tapegrad computes in float32 and rounds once, which is torch's oneDNN result",
     "nn.functional.conv_transpose3d:fwd":
-        "float16 with output_padding >= stride (2 samples): torch leaves oneDNN for its slow kernel there, which rounds each column product to float16 and sums the overlapping taps in float16 (vol2col); tapegrad computes in float32 and rounds once, which is torch's oneDNN result; float32 summation order (2 samples: outputs ~890 differ by 1.2e-4; tapegrad's error vs a float64 reference is 8.8e-5, torch's 9.9e-5)",
+        "float32 summation order (2 samples: outputs ~890 differ by 1.2e-4; tapegrad's error vs a float64 reference is 8.8e-5, torch's 9.9e-5)",
     "nn.functional.dropout2d:bwd":
         "wrong values (3 samples; first #2: grad of input 0: output 0: values differ (max abs diff 4.38))",
     "nn.functional.dropout3d:bwd":
