@@ -337,6 +337,34 @@ def test_float16_conv_transpose_slow_kernel_like_torch(name, seed):
                                    rtol=2e-2, atol=2e-2)
 
 
+@pytest.mark.parametrize("name", ["addcmul_", "addcdiv_", "lerp_"])
+def test_float16_inplace_forms_round_once_like_torch(name):
+    """The optimizers' in-place forms (Adam's addcmul_/addcdiv_, EMA's lerp_) on float16."""
+    rng = np.random.default_rng(7)
+    a, b, c = (_h(rng, 6, 7) for _ in range(3))
+    args = {"addcmul_": lambda m, b, c: (b, c), "addcdiv_": lambda m, b, c: (b, c.abs() + 0.5),
+            "lerp_": lambda m, b, c: (b, 0.3)}[name]
+    kw = {} if name == "lerp_" else {"value": -0.7}
+    x, t = tg.tensor(a), torch.tensor(a)
+    getattr(x, name)(*args(tg, tg.tensor(b), tg.tensor(c)), **kw)
+    getattr(t, name)(*args(torch, torch.tensor(b), torch.tensor(c)), **kw)
+    _same_bits(x, t)
+    # through a graph: the gradient of the old value and the operands
+    (xs, ts) = _pairs([a, b, c], rg=True)
+    y, z = xs[0] * 1, ts[0] * 1
+    getattr(y, name)(*args(tg, xs[1], xs[2]), **kw)
+    getattr(z, name)(*args(torch, ts[1], ts[2]), **kw)
+    _same_bits(y, z)
+    y.sum().backward()
+    z.sum().backward()
+    for p, q in zip(xs, ts):
+        if q.grad is None:  # lerp_'s third array is not an operand
+            assert p.grad is None
+            continue
+        np.testing.assert_allclose(p.grad.float().numpy(), q.grad.float().numpy(), rtol=2e-2,
+                                   atol=2e-2)
+
+
 def test_bfloat16_method_refuses():
     with pytest.raises(TypeError, match="bfloat16 is not supported"):
         tg.ones(2).bfloat16()

@@ -715,12 +715,20 @@ def clamp_max_(self, max):
 @public(function=False)
 def addcmul_(self, tensor1, tensor2, *, value=1):
     """self += value * tensor1 * tensor2 (used by optimizers)."""
+    if self._data.dtype == np.float16:  # torch's kernel: in float32, rounded once
+        t1, t2 = _other(tensor1), _other(tensor2)
+        return _inplace(self, lambda x: addcmul(x, t1, t2, value=value), (t1, t2),
+                        needs_old=False)
     return add_(self, tensor1 * tensor2 if value == 1 else tensor1 * tensor2 * value)
 
 
 @public(function=False)
 def addcdiv_(self, tensor1, tensor2, *, value=1):
     """self += value * tensor1 / tensor2 (used by optimizers)."""
+    if self._data.dtype == np.float16:  # torch's kernel: in float32, rounded once
+        t1, t2 = _other(tensor1), _other(tensor2)
+        return _inplace(self, lambda x: addcdiv(x, t1, t2, value=value), (t1, t2),
+                        needs_old=False)
     return add_(self, tensor1 / tensor2 if value == 1 else tensor1 / tensor2 * value)
 
 
@@ -728,6 +736,8 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 def lerp_(self, end, weight):
     """self += weight * (end - self)."""
     e, w = _other(end), _other(weight)
+    if self._data.dtype == np.float16:  # torch's kernel: in float32, rounded once
+        return _inplace(self, lambda x: lerp(x, e, w), (e, w), needs_old=False)
     return _inplace(self, lambda x: x + w * (e - x), (e, w), needs_old=False)
 
 
