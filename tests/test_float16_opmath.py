@@ -365,6 +365,22 @@ def test_float16_inplace_forms_round_once_like_torch(name):
                                    atol=2e-2)
 
 
+@pytest.mark.parametrize("cls, shape", [("BatchNorm2d", (4, 3, 5, 5)),
+                                        ("InstanceNorm1d", (4, 3, 7))])
+def test_float16_norm_modules_and_running_stats_like_torch(cls, shape):
+    torch.manual_seed(0)
+    mt = getattr(torch.nn, cls)(3, momentum=0.3, track_running_stats=True).half()
+    mg = getattr(tg.nn, cls)(3, momentum=0.3, track_running_stats=True).half()
+    for _ in range(3):
+        x = (torch.randn(shape) * 5 + 1).half()
+        _same_bits(mg(tg.tensor(x.numpy())), mt(x).detach())
+    _same_bits(mg.running_mean, mt.running_mean)
+    _same_bits(mg.running_var, mt.running_var)
+    mt.eval()
+    mg.eval()
+    _same_bits(mg(tg.tensor(x.numpy())), mt(x).detach())
+
+
 def test_bfloat16_method_refuses():
     with pytest.raises(TypeError, match="bfloat16 is not supported"):
         tg.ones(2).bfloat16()

@@ -167,6 +167,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def _update_running(mean, var, rm, rv, m, n, correction):
     """Running statistics updated in place, the same arithmetic as rm = (1 - m) * rm + m * mean."""
     mean, var = mean.reshape(-1), var.reshape(-1)
+    if (rm is not None and rm.dtype == np.float16) or (rv is not None and rv.dtype == np.float16):
+        # torch updates float16 statistics in float32 and rounds once
+        for r, s in ((rm, mean), (rv, var * ((n - correction) / (n - 1)))):
+            if r is not None:
+                r[...] = m * s + (1 - m) * r.astype(np.float32)
+        return
     if rm is not None:
         rm *= 1 - m
         rm += m * mean
@@ -267,6 +273,13 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
 def _update_instance_running(mean, var, rm, rv, m, n):
     """rm = (1 - m) rm + m * mean over the batch of the instance means (rv likewise with
     the unbiased instance variances): torch's update of the repeated statistics."""
+    if (rm is not None and rm.dtype == np.float16) or (rv is not None and rv.dtype == np.float16):
+        # torch updates each repeated float16 copy (in float32, rounded) and averages them
+        for r, s in ((rm, mean), (rv, None if rv is None else var * (n / (n - 1)))):
+            if r is not None:
+                rep = (m * s + (1 - m) * r.astype(np.float32)).astype(r.dtype)
+                r[...] = rep.astype(np.float32).mean(axis=0)
+        return
     if rm is not None:
         rm *= 1 - m
         rm += m * mean.mean(axis=0)
@@ -301,9 +314,12 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                        None if running_mean is None else running_mean._data,
                        None if running_var is None else running_var._data, momentum, n)
         return out.reshape(shape)
-    if w is not None:  # the running statistics: in float32, rounded once
-        return _opmath.rounded(instance_norm(w[0], running_mean, running_var, w[1], w[2],
-                                             use_input_stats, momentum, eps))
+    if w is not None:  # the running statistics: torch's eval batch norm of the
+        x, wt, b = w    # (1, N * C, ...) view, the statistics repeated (float32, rounded once)
+        rep = (lambda t: None if t is None else t.repeat(shape[0]))
+        out = batch_norm(x.reshape((1, shape[0] * shape[1]) + shape[2:]), rep(running_mean),
+                         rep(running_var), rep(wt), rep(b), False, momentum, eps)
+        return _opmath.rounded(out.reshape(shape))
     dims = tuple(range(2, input.dim()))
     per_channel = (1, shape[1]) + (1,) * len(dims)  # (C,) vectors broadcast over (N, C, ...)
     if use_input_stats:
