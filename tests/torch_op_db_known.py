@@ -176,7 +176,7 @@ KNOWN = {
     "nn.functional.scaled_dot_product_attention:bwd":
         "wrong values (12 samples; first #2: grad of input 0: output 0: values differ (max abs diff 3.98))",
     "nn.functional.scaled_dot_product_attention:fwd":
-        "wrong values (25 samples; first torch.float64 #2: output 0: values differ (max abs diff 17.4))",
+        "wrong values (37 samples: the dropout_p > 0 ones in float64/32/16, whose masks come from another generator, and float32 #20 by 2.5e-5; first torch.float64 #2: output 0: values differ (max abs diff 17.4))",
     "nn.functional.upsample_bilinear:fwd":
         "wrong values (3 samples; first torch.uint8 #0: output 0: values differ)",
     "normal.in_place:err":
