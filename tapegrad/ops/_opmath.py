@@ -41,7 +41,6 @@ def rounded(out):
             with np.errstate(over="ignore"):  # beyond 65504: inf, silently as torch
                 return _conversion.cast(out, _float16)
         return out
-    if isinstance(out, tuple):
-        return type(out)(*(rounded(o) for o in out)) if hasattr(out, "_fields") else \
-            tuple(rounded(o) for o in out)
+    if type(out) is tuple:
+        return tuple(rounded(o) for o in out)
     return out
