@@ -3,7 +3,10 @@
 Differential against torch: values and float16 gradients of reductions, norms, matmuls,
 pointwise ops with intermediate steps and nn kernels on float16 inputs whose float16
 intermediates would overflow (300**2 + 400**2 > 65504) or lose counts (a float16 sum
-stops at 2048), and the float32/float64 paths unchanged.
+stops at 2048), and the float32/float64 paths unchanged. Composites (ops/_opmath.py) and
+the kernels that round at their own points (batch norm's statistics, log_softmax's sum,
+adaptive_avg_pool3d's and nll_loss's float16 sums, the slow transposed convolution,
+flash attention's weights) against torch's float16 results, bit for bit where possible.
 """
 import numpy as np
 import pytest
