@@ -36,6 +36,9 @@ DTYPES = {torch.float64: tg.float64, torch.float32: tg.float32, torch.float16: t
 # torch.testing.assert_close's defaults per dtype (rtol, atol)
 TOLERANCES = {torch.float64: (1e-7, 1e-7), torch.float32: (1.3e-6, 1e-5),
               torch.float16: (1e-3, 1e-5)}
+# Entries out of scope by design (docs/differences.md), whatever tapegrad has of that name:
+# `x.bfloat16()` (NumPy has no bfloat16; Tensor.bfloat16 exists and refuses)
+OUT_OF_SCOPE = {"bfloat16"}
 
 
 class Unsupported(Exception):
@@ -85,16 +88,11 @@ NO_VALUES = {"normal", "normal.in_place", "normal.number_mean", "randn", "randn_
              "empty_permuted"}
 
 
-# Entries out of scope by design (docs/differences.md), whatever tapegrad has of that name:
-# `x.bfloat16()` (NumPy has no bfloat16; Tensor.bfloat16 exists and refuses)
-OUT_OF_SCOPE = {"bfloat16"}
-
-
 def tg_function(op):
     """The tapegrad callable for an OpInfo (called like `op.op`), or None."""
     name = op.name
-    if name.startswith("_") or name in OUT_OF_SCOPE:  # private torch ops
-        return None  # (_softmax_backward_data, ...) and the out-of-scope entries
+    if name.startswith("_"):  # private torch ops (_softmax_backward_data, ...)
+        return None
     if op.op is not None and op.op is not _torch_at(name) and \
             getattr(op.op, "__name__", "") == "<lambda>":
         base = _lookup(name)
@@ -370,7 +368,7 @@ def run_errors(op, fn):
 
 def entries():
     """[(OpInfo, tapegrad callable or None)] for every op_db entry."""
-    return [(op, tg_function(op)) for op in op_db]
+    return [(op, None if op.name in OUT_OF_SCOPE else tg_function(op)) for op in op_db]
 
 
 def main(argv):

@@ -9,11 +9,12 @@ from .. import dtypes as _dt
 from ..core.record import apply
 from ..core.state import anywhere, state
 from ..core.tensor_base import TensorBase, like, to_array
-from . import _args, _opmath, comparison as _comparison, conversion as _conversion, promotion as P
+from . import _args, comparison as _comparison, conversion as _conversion, promotion as P
 from ._factories import _binary, _rounding, _unary, _wrapped_ints
 from .inplace import _inplace, _needs_old, _other
 from .public import public, public_inplace
 from .rules import pointwise as E, special as SP
+from . import _opmath  # float16 composites in float32, rounded once
 
 
 _add = _binary(E.add)  # without alpha: the operators use these
