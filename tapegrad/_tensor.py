@@ -344,6 +344,9 @@ class Tensor(TensorBase):
     def half(self):
         return _conversion.cast(self, _dt.float16)
 
+    def bfloat16(self):  # NumPy has no bfloat16: refused with the dtype's own TypeError
+        _dt.bfloat16.refuse()
+
     def long(self):
         return _conversion.cast(self, _dt.int64)
 

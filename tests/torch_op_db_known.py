@@ -9,16 +9,6 @@ defect to fix (issue "Correct wherever torch is correct"); none is a design deci
 KNOWN = {
     "__rmatmul__:fwd":
         "wrong values (1 samples; first torch.float32 #13: output 0: values differ (max abs diff 3.05e-05)): matmul's float32 summation order (see matmul:fwd)",
-    "addbmm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (6 samples)",
-    "addcdiv:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (10 samples)",
-    "addcmul:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (9 samples)",
-    "addmm.decomposed:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
-    "addr:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "amax:err":
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "amin:err":
@@ -28,21 +18,15 @@ KNOWN = {
     "arange:err":
         "another exception type than torch (#6: raised RuntimeError, torch ValueError: arange(0, 64, 0.5, out=<int64>) takes the dtype from out)",
     "argsort:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (3 samples; first torch.int8 #0: output 0: values differ)",
+        "ties in the default unstable sort (4 samples: float16, int8, uint8, bool, whose samples hold equal values): torch's std::sort orders equal elements its own way, tapegrad's argsort is stable",
     "as_strided.partial_views:bwd":
         "wrong values (1 samples; first #1: grad of input 0: output 0: values differ (max abs diff 0.661)); refuses 1 samples torch accepts (#2: forward raised RuntimeError: setStorage: sizes [2, 2], strides [1, 2], storage offset 10, and it)",
     "as_strided.partial_views:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (8 samples; first torch.float64 #1: output 0: values differ (max abs diff 4.18)); refuses 9 samples torch accepts (torch.float64 #2: raised RuntimeError: setStorage: sizes [2, 2], strides [1, 2], storage offset 10, )",
+        "wrong values (9 samples, the float16 one the same; first torch.float64 #1: output 0: values differ (max abs diff 4.18)); refuses 9 samples torch accepts (torch.float64 #2: raised RuntimeError: setStorage: sizes [2, 2], strides [1, 2], storage offset 10, )",
     "as_strided_scatter:bwd":
         "torch 2.13's gradient for input is wrong (g AT the scattered elements, 0 elsewhere: the complement of the derivative; torch.autograd.gradcheck fails on it); tapegrad gives the derivative (7 samples)",
-    "baddbmm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (6 samples)",
     "bernoulli:err":
         "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
-    "bfloat16:bwd":
-        "refuses 2 samples torch accepts (#0: forward raised AttributeError: 'Tensor' object has no attribute 'bfloat16')",
-    "bfloat16:fwd":
-        "refuses 18 samples torch accepts (torch.float64 #0: raised AttributeError: 'Tensor' object has no attribute 'bfloat16')",
     "cat:err":
         "accepts 5 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
     "clamp_max:err":
@@ -50,11 +34,9 @@ KNOWN = {
     "clamp_min:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "einsum:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples); result dtype differs (torch.int32 #0: output 0: dtype int32, torch int64)",
+        "result dtype differs (torch.int32 #0: output 0: dtype int32, torch int64)",
     "eq:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "exp2:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "fmod:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "gather:bwd":
@@ -83,34 +65,24 @@ KNOWN = {
         "wrong values (27 samples; first torch.int64 #0: output 1: values differ); refuses 24 samples torch accepts (torch.float64 #7: raised IndexError: too many indices for array: array is 0-dimensional, but 1 were )",
     "le:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "lerp:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (11 samples)",
     "linalg.norm.subgradients_at_zero:fwd":
         "refuses 36 samples torch accepts (torch.float64 #56: raised ValueError: zero-size array to reduction operation maximum which has no id)",
     "linalg.norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples); refuses 36 samples torch accepts (torch.float64 #68: raised ValueError: zero-size array to reduction operation maximum which has no id)",
+        "refuses 36 samples torch accepts (torch.float64 #68: raised ValueError: zero-size array to reduction operation maximum which has no id)",
+    "linalg.pinv.hermitian:bwd":
+        "pinv's gradient is the full-rank formula; torch's pinv_backward (constant-rank derivative) differs at the rank-deficient samples (a port of torch's formula broke pinv's second order and was reverted this session)",
     "linalg.pinv.singular:bwd":
         "wrong values (15 samples; first #2: grad of input 0: output 0: values differ (max abs diff 0.083))",
     "linalg.slogdet:bwd":
         "refuses 9 samples torch accepts (#0: backward raised RuntimeError: element 0 of tensors does not require grad and does not have a gra)",
-    "log_softmax:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (5 samples)",
-    "logaddexp:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "logical_and:err":
         "accepts 2 inputs torch refuses (#0: did not raise (torch: Exception))",
     "logical_or:err":
         "accepts 2 inputs torch refuses (#0: did not raise (torch: Exception))",
     "logical_xor:err":
         "accepts 2 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "logit:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples)",
     "lt:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "masked.log_softmax:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (11 samples; log_softmax's own, see log_softmax:fwd)",
-    "masked.logaddexp:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples; logaddexp's own, see logaddexp:fwd)",
     "masked.logsumexp:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples: the sum of exponentials over two dims)",
     "masked_fill:err":
@@ -139,8 +111,6 @@ KNOWN = {
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "nn.functional.adaptive_avg_pool2d:err":
         "another exception type than torch (#0: raised RuntimeError, torch ValueError)",
-    "nn.functional.adaptive_avg_pool3d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (7 samples)",
     "nn.functional.adaptive_max_pool1d:err":
         "accepts 1 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
     "nn.functional.adaptive_max_pool2d:err":
@@ -148,17 +118,17 @@ KNOWN = {
     "nn.functional.alpha_dropout:bwd":
         "random masks: tapegrad's generator is not torch's, so the gradients (the masks) differ (3 samples), as dropout/dropout2d",
     "nn.functional.avg_pool1d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (5 samples); refuses 9 samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to dt)",
+        "refuses 9 samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to dt)",
     "nn.functional.avg_pool2d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (6 samples); refuses 7 samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to dt)",
+        "refuses 7 samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to dt)",
     "nn.functional.avg_pool3d:fwd":
         "refuses integer samples torch accepts (8 samples: torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to int64), as avg_pool2d",
     "nn.functional.batch_norm:bwd":
         "refuses 2 samples torch accepts (#3: forward raised ValueError: expected 2D or higher input (got 1D input))",
     "nn.functional.batch_norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (4 samples); refuses 6 samples torch accepts (torch.float64 #3: raised ValueError: expected 2D or higher input (got 1D input))",
-    "nn.functional.bilinear:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (9 samples)",
+        "refuses 6 samples torch accepts (torch.float64 #3: raised ValueError: expected 2D or higher input (got 1D input))",
+    "nn.functional.binary_cross_entropy:fwd":
+        "float16: one sample differs by one float16 ulp (0.00195) since float16 ops compute in float32 and round once (core/opmath.py); torch rounds this loss's intermediate log terms to float16 first",
     "nn.functional.conv1d:err":
         "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError)",
     "nn.functional.conv2d:err":
@@ -166,13 +136,9 @@ KNOWN = {
     "nn.functional.conv3d:err":
         "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError), as conv2d (the same kernel)",
     "nn.functional.conv3d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples); float32 summation order (2 samples: outputs ~440 differ by 6e-5; tapegrad's error vs a float64 reference is 4e-5, torch's 6.6e-5)",
-    "nn.functional.conv_transpose1d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (6 samples)",
-    "nn.functional.conv_transpose2d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (10 samples)",
+        "float32 summation order (2 samples: outputs ~440 differ by 6e-5; tapegrad's error vs a float64 reference is 4e-5, torch's 6.6e-5)",
     "nn.functional.conv_transpose3d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (8 samples); float32 summation order (2 samples: outputs ~890 differ by 1.2e-4; tapegrad's error vs a float64 reference is 8.8e-5, torch's 9.9e-5)",
+        "float32 summation order (2 samples: outputs ~890 differ by 1.2e-4; tapegrad's error vs a float64 reference is 8.8e-5, torch's 9.9e-5)",
     "nn.functional.dropout2d:bwd":
         "wrong values (3 samples; first #2: grad of input 0: output 0: values differ (max abs diff 4.38))",
     "nn.functional.dropout3d:bwd":
@@ -190,13 +156,11 @@ KNOWN = {
     "nn.functional.group_norm:bwd":
         "result shape differs (#12: forward raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0); refuses 4 samples torch accepts (#12: forward raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0)",
     "nn.functional.group_norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (13 samples); result shape differs (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0); refuses 12 samples torch accepts (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0)",
+        "result shape differs (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0); refuses 12 samples torch accepts (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0)",
+    "nn.functional.hinge_embedding_loss:fwd":
+        "float16: one sample differs by one float16 ulp (0.0078) since float16 ops compute in float32 and round once (core/opmath.py); torch rounds an intermediate to float16 first",
     "nn.functional.huber_loss:err":
         "accepts 2 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
-    "nn.functional.huber_loss:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (3 samples)",
-    "nn.functional.instance_norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (8 samples)",
     "nn.functional.interpolate.area:bwd":
         "refuses 22 samples torch accepts (#0: forward raised NotImplementedError: interpolate: mode='area' is not supported by tapegrad (use F)",
     "nn.functional.interpolate.area:fwd":
@@ -206,29 +170,23 @@ KNOWN = {
     "nn.functional.interpolate.bicubic:fwd":
         "refuses 92 samples torch accepts (torch.float64 #0: raised NotImplementedError: interpolate: mode='bicubic' is not supported by tapegr)",
     "nn.functional.interpolate.bilinear:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (22 samples); wrong values (18 samples; first torch.uint8 #0: output 0: values differ)",
-    "nn.functional.interpolate.linear:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (8 samples)",
-    "nn.functional.interpolate.trilinear:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (22 samples)",
+        "wrong values (18 samples; first torch.uint8 #0: output 0: values differ)",
     "nn.functional.local_response_norm:fwd":
         "refuses integer samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from float64 to int64), as avg_pool2d, whose kernel it uses",
     "nn.functional.max_pool1d:err":
         "accepts 2 inputs torch refuses (#5: did not raise (torch: RuntimeError))",
-    "nn.functional.multilabel_soft_margin_loss:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
-    "nn.functional.nll_loss:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (3 samples)",
+    "nn.functional.multi_head_attention_forward:bwd":
+        "one float64 gradient differs by 1.1e-5 (sample #0, outputs ~230: the forward matches exactly; the backward's summation order is not yet explained)",
+    "nn.functional.multi_head_attention_forward:fwd":
+        "float16 computed in float16 where torch uses float32 (12 samples) and float32 summation order (1 sample: outputs ~700 from projections of magnitude ~10^2, max abs diff 1.2e-4; float64 matches to 1e-13); the samples that drop attention weights are random and compared by shape only",
     "nn.functional.rrelu:bwd":
         "wrong values (2 samples; first #0: grad of input 0: output 0: values differ (max abs diff 1.71))",
     "nn.functional.scaled_dot_product_attention:bwd":
         "wrong values (12 samples; first #2: grad of input 0: output 0: values differ (max abs diff 3.98))",
     "nn.functional.scaled_dot_product_attention:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (23 samples); wrong values (25 samples; first torch.float64 #2: output 0: values differ (max abs diff 17.4))",
-    "nn.functional.softplus:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
+        "wrong values (37 samples: the dropout_p > 0 ones in float64/32/16, whose masks come from another generator, and float32 #20 by 2.5e-5; first torch.float64 #2: output 0: values differ (max abs diff 17.4))",
     "nn.functional.upsample_bilinear:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (3 samples); wrong values (3 samples; first torch.uint8 #0: output 0: values differ)",
+        "wrong values (3 samples; first torch.uint8 #0: output 0: values differ)",
     "normal.in_place:err":
         "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "polygamma.polygamma_n_0:fwd":
@@ -245,10 +203,8 @@ KNOWN = {
         "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
     "scatter_reduce.prod:bwd":
         "refuses 1 samples torch accepts (#21: forward raised RuntimeError: scatter_reduce(): the gradient of reduce='prod' with a zero in src)",
-    "sinc:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "sort:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (3 samples; first torch.int8 #0: output 1: values differ)",
+        "ties in the default unstable sort (4 samples: float16, int8, uint8, bool, whose samples hold equal values): torch's std::sort orders equal elements its own way, tapegrad's sort is stable",
     "special.bessel_j0:fwd":
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float64 bessel_j0(-5.4215) = -0.0337815018 in torch, -0.0337813128 in SciPy and mpmath (1 sample; torch is off by up to ~3e-7 for x in (5, 10))",
     "special.bessel_y1:fwd":
@@ -265,14 +221,4 @@ KNOWN = {
         "refuses 8 samples torch accepts (torch.float64 #2: raised RuntimeError: contracted dimensions need to match, but first has size 1 in )",
     "topk:fwd":
         "wrong values (35 samples; first torch.int64 #0: output 1: values differ)",
-    "nn.functional.binary_cross_entropy:fwd":
-        "float16: one sample differs by one float16 ulp (0.00195) since float16 ops compute in float32 and round once (core/opmath.py); torch rounds this loss's intermediate log terms to float16 first",
-    "nn.functional.hinge_embedding_loss:fwd":
-        "float16: one sample differs by one float16 ulp (0.0078) since float16 ops compute in float32 and round once (core/opmath.py); torch rounds an intermediate to float16 first",
-    "nn.functional.multi_head_attention_forward:fwd":
-        "float16 computed in float16 where torch uses float32 (12 samples) and float32 summation order (1 sample: outputs ~700 from projections of magnitude ~10^2, max abs diff 1.2e-4; float64 matches to 1e-13); the samples that drop attention weights are random and compared by shape only",
-    "nn.functional.multi_head_attention_forward:bwd":
-        "one float64 gradient differs by 1.1e-5 (sample #0, outputs ~230: the forward matches exactly; the backward\'s summation order is not yet explained)",
-    "linalg.pinv.hermitian:bwd":
-        "pinv's gradient is the full-rank formula; torch's pinv_backward (constant-rank derivative) differs at the rank-deficient samples (a port of torch's formula broke pinv's second order and was reverted this session)",
 }

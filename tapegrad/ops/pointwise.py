@@ -16,6 +16,7 @@ from .out_arg import with_out
 from .public import public, public_inplace
 from .return_types import structseq
 from .rules import pointwise as E, special as SP
+from . import _opmath  # float16 composites in float32, rounded once
 
 
 _add = _binary(E.add)  # without alpha: the operators use these
@@ -283,12 +284,18 @@ atan2 = arctan2 = public(_binary(E.atan2, P.DIV, tensors_only=True),
 def lerp(input, end, weight):
     """input + weight * (end - input) (weight a number or a tensor)."""
     x = _args._tensor(input, "lerp")
+    w = _opmath.widened(x, end, weight)  # float16: one kernel in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(lerp(*w))
     return x + weight * (end - x)
 
 
 @public
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2."""
+    w = _opmath.widened(input, tensor1, tensor2)  # float16: in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(addcmul(*w, value=value))
     prod = tensor1 * tensor2
     return _args._tensor(input, "addcmul") + (prod if value == 1 else prod * value)
 
@@ -296,6 +303,9 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 @public
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2."""
+    w = _opmath.widened(input, tensor1, tensor2)  # float16: in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(addcdiv(*w, value=value))
     q = tensor1 / tensor2
     return _args._tensor(input, "addcdiv") + (q if value == 1 else q * value)
 
@@ -392,6 +402,9 @@ def _logaddexp(name, input, other, ln2):
     if a._data.dtype.kind != "f" or other._data.dtype.kind != "f":
         a, other = a.to(_dt.get_default_dtype()) if a._data.dtype.kind != "f" else a, (
             other.to(_dt.get_default_dtype()) if other._data.dtype.kind != "f" else other)
+    w = _opmath.widened(a, other)  # float16: one kernel in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(_logaddexp(name, *w, ln2))
     m = _comparison.maximum(a, other)
     d = -abs(a - other)
     out = m + (log1p(exp(d)) if ln2 is None else log1p(exp(d * ln2)) / ln2)
@@ -479,6 +492,9 @@ def sinc(input):
     pi x**2 == 0 in x's dtype: a subnormal x too). The quotient is taken at a safe
     stand-in (1) there, so its unused branch has no 0/0."""
     x = _floating("sinc", input)
+    w = _opmath.widened(x)  # float16: one kernel in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(sinc(*w))
     with np.errstate(under="ignore"):
         at0 = like(x, x._data * x._data * np.pi == 0)
     px = mul(where(at0, like(x, np.ones((), x._data.dtype)), x), math.pi)
@@ -488,7 +504,11 @@ def sinc(input):
 @public
 def exp2(input):
     """2 ** x = exp(x ln 2)."""
-    return exp(mul(_floating("exp2", input), math.log(2.0)))
+    x = _floating("exp2", input)
+    w = _opmath.widened(x)  # float16: one kernel in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(exp2(*w))
+    return exp(mul(x, math.log(2.0)))
 
 
 @public
@@ -698,12 +718,20 @@ def clamp_max_(self, max):
 @public(function=False)
 def addcmul_(self, tensor1, tensor2, *, value=1):
     """self += value * tensor1 * tensor2 (used by optimizers)."""
+    if self._data.dtype == np.float16:  # torch's kernel: in float32, rounded once
+        t1, t2 = _other(tensor1), _other(tensor2)
+        return _inplace(self, lambda x: addcmul(x, t1, t2, value=value), (t1, t2),
+                        needs_old=False)
     return add_(self, tensor1 * tensor2 if value == 1 else tensor1 * tensor2 * value)
 
 
 @public(function=False)
 def addcdiv_(self, tensor1, tensor2, *, value=1):
     """self += value * tensor1 / tensor2 (used by optimizers)."""
+    if self._data.dtype == np.float16:  # torch's kernel: in float32, rounded once
+        t1, t2 = _other(tensor1), _other(tensor2)
+        return _inplace(self, lambda x: addcdiv(x, t1, t2, value=value), (t1, t2),
+                        needs_old=False)
     return add_(self, tensor1 / tensor2 if value == 1 else tensor1 / tensor2 * value)
 
 
@@ -711,6 +739,8 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 def lerp_(self, end, weight):
     """self += weight * (end - self)."""
     e, w = _other(end), _other(weight)
+    if self._data.dtype == np.float16:  # torch's kernel: in float32, rounded once
+        return _inplace(self, lambda x: lerp(x, e, w), (e, w), needs_old=False)
     return _inplace(self, lambda x: x + w * (e - x), (e, w), needs_old=False)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
-from . import _args, pointwise as _pointwise, reductions as _reductions, shape as _shape
+from . import _args, _opmath, pointwise as _pointwise, reductions as _reductions, shape as _shape
 from .public import public, public_inplace
 from .rules import einsum as ES, linalg as LX, products as L
 
@@ -73,6 +73,9 @@ def dot(input, other):
 @public
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2) (input broadcast to the product's shape)."""
+    w = _opmath.widened(input, mat1, mat2, strict=True)  # float16: in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(addmm(*w, beta=beta, alpha=alpha))
     m = mm(mat1, mat2)
     if m._data.dtype.kind in "iu":  # an integer product keeps its dtype (torch)
         beta, alpha = _int_scalar(beta, m._data.dtype.kind), _int_scalar(alpha, m._data.dtype.kind)
@@ -236,6 +239,12 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {a.ndim}-D"
                            if a.ndim != 1 else
                            f"addr: Expected 1-D argument vec2, but got {b.ndim}-D")
+    if a._data.dtype == np.float16 and not isinstance(alpha, bool) and \
+            not isinstance(beta, bool):  # torch's float16 kernel computes beta * input +
+        # (alpha * vec1) * vec2 rounding each step, alpha and beta float16s too
+        beta = float(np.float16(beta))
+        if alpha != 1:
+            a, alpha = a * float(np.float16(alpha)), 1
     return _add_scaled("addr", input, outer(a, b), beta, alpha)
 
 
@@ -257,6 +266,9 @@ def _batches(name, input, b1, b2):
 @public
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
+    w = _opmath.widened(input, batch1, batch2, strict=True)  # float16: in float32, rounded once
+    if w is not None:
+        return _opmath.rounded(baddbmm(*w, beta=beta, alpha=alpha))
     return _add_scaled("baddbmm", input, _batches("baddbmm", input, batch1, batch2), beta,
                        alpha)
 
@@ -264,6 +276,13 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 @public
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b(batch1[b] @ batch2[b])."""
+    if _opmath.widened(input, batch1, batch2, strict=True) is not None and \
+            batch1.ndim == 3 and batch2.ndim == 3 and batch1.shape[0] > 0:
+        # torch's float16 addbmm is one addmm per batch, each rounded to float16
+        out = input
+        for i in range(batch1.shape[0]):
+            out = addmm(out, batch1[i], batch2[i], beta=beta if i == 0 else 1, alpha=alpha)
+        return out
     b = _batches("addbmm", input, batch1, batch2)
     kind = b._data.dtype.kind
     return _add_scaled("addbmm", input,  # an integer sum keeps its dtype here (torch)

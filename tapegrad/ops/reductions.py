@@ -206,9 +206,24 @@ def _along_dim(op):
         if dtype is not None:
             x = x.to(dtype)
         _check_dims(op.name, x, dim)
+        if op is SM.log_softmax and x._data.dtype == np.float16 and x.ndim and \
+                int(np.prod(x._data.shape[int(dim) % x.ndim + 1:])) == 1:
+            return _log_softmax_half_lastdim(x, int(dim))
         return apply(op, x, axis=int(dim))
     f.__name__ = op.name
     return f
+
+
+def _log_softmax_half_lastdim(x, dim):
+    """float16 log_softmax along a last dimension as torch's kernel for it: in float32,
+    the sum of exp(x - max) and its log each stored in float16, x - max - log rounded."""
+    f32, f16 = np.dtype("float32"), np.dtype("float16")
+    xf = _conversion.cast(x, f32)
+    m = like(xf, np.amax(xf._data, axis=dim, keepdims=True, initial=-np.inf))
+    z = _pointwise.sub(xf, m)  # the max: a constant shift, log_softmax does not change
+    s = _conversion.cast(sum(_pointwise.exp(z), dim, keepdim=True), f16)
+    lse = _conversion.cast(_pointwise.log(_conversion.cast(s, f32)), f16)
+    return _conversion.cast(_pointwise.sub(z, _conversion.cast(lse, f32)), f16)
 
 
 softmax = public(_along_dim(SM.softmax), name="softmax")

@@ -20,7 +20,7 @@ from ...ops import inplace as _IP
 from ...ops.rules import nn as _K
 from ..._tensor import Tensor
 from ._input_checks import _t
-from ...ops import pointwise as _pointwise
+from ...ops import _opmath, pointwise as _pointwise
 from ...ops import reductions as _reductions
 
 
@@ -391,6 +391,9 @@ def elu(input, alpha=1.0, inplace=False):
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta x)) / beta, computed stably; linear where beta x > threshold."""
     x = _t(input)
+    wide = _opmath.widened(x)  # float16: torch's kernel computes in float32, rounds once
+    if wide is not None:
+        return _opmath.rounded(softplus(wide[0], beta, threshold))
     bx = x * beta
     # max(bx, 0) + log(1 + exp(-|bx|)), written with where so that the slope at 0 is 1/2
     pos = bx._data > 0

@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 
 from ...core import tape as _tape
+from ...ops import _opmath
 from ...ops.creation import zeros
 from ...ops.pointwise import where
 from ...ops.indexing import repeat_interleave
@@ -103,9 +104,31 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if enable_gqa:
         key, value = _repeat_kv_heads(query, key, value)
     sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    wide = _opmath.widened(query, key, value, mask)
+    if wide is not None:  # float16: computed in float32 as torch's CPU kernels
+        if not dropout_p and query.ndim == key.ndim == value.ndim == 4:
+            return _flash_half(*wide, is_causal, sc)
+        return _opmath.rounded(scaled_dot_product_attention(
+            *wide, dropout_p=dropout_p, is_causal=is_causal, scale=sc))
     if mask is None and not dropout_p:
         return _fused(query, key, value, is_causal=bool(is_causal), scale=sc)
     return _composite(query, key, value, mask, dropout_p, bool(is_causal), sc)
+
+
+def _flash_half(query, key, value, mask, is_causal, sc):
+    """float16 4-D attention as torch's CPU flash-attention kernel (inputs widened to
+    float32): scores and softmax in float32, the unnormalized weights exp(s - max) rounded
+    to float16 before the product with value, divided by their float32 sum, rounded once."""
+    s = query.matmul(key.transpose(-2, -1)) * sc
+    L, S = query.shape[-2], key.shape[-2]
+    if is_causal:
+        s = where(_tape.const(np.tril(np.ones((L, S), dtype=bool))), s, float("-inf"))
+    elif mask is not None:
+        s = where(mask._data, s, float("-inf")) if mask.dtype == np.bool_ else s + mask
+    m = s.detach().amax(-1, keepdim=True)  # a constant shift: softmax does not change
+    m = where(_tape.const(np.isfinite(m._data)), m, 0.0)
+    p = (s - m).exp()
+    return (p.half().float().matmul(value) / p.sum(-1, keepdim=True)).half()
 
 
 def _composite(query, key, value, mask, dropout_p, is_causal, sc):

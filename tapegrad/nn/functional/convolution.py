@@ -7,13 +7,17 @@ where the forward and the fused backward rules live.
 """
 import numbers
 
+import numpy as np
+
 from ...core.record import apply
+from ...ops.indexing import index_add as _index_add, index_select as _index_select
 from ...ops.rules import conv as K
 
 from ._window_args import _batched, _pair, _single, _tensor, _unbatch
-from ...ops import pointwise as _pointwise
+from ...ops import _opmath, pointwise as _pointwise
 from ...ops import shape as _shape
 from .vision import pad as _pad
+from ..._tensor import Tensor
 
 
 # ---------------------------------------------------------------------------------------
@@ -108,6 +112,15 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     `conv2d_input_grad` (the gradient of conv2d w.r.t. its input), whose rules are
     conv2d and conv2d_weight_grad.
     """
+    wide = _opmath.widened(input, weight, bias)  # float16: in float32, rounded once (torch)
+    if wide is not None:
+        if _output_padding_big(output_padding, stride, 2):
+            conv_transpose2d(*(None if t is None else t.detach() for t in wide), stride, padding,
+                             output_padding, groups, dilation)  # torch's argument checks
+            return _conv_transpose_half_slow(input, weight, bias, stride, padding,
+                                             output_padding, groups, dilation, 2)
+        return _opmath.rounded(conv_transpose2d(*wide, stride, padding, output_padding, groups,
+                                              dilation))
     x, was = _batched(_tensor(input), "conv_transpose2d", 4)
     w = _tensor(weight)
     if w.ndim != 4:
@@ -143,6 +156,52 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
               padding=tuple((p, p) for p in padding), dilation=dilation, groups=groups)
     if bias is not None:
         y = _pointwise.add(y, _shape.reshape(_tensor(bias), (1, -1, 1, 1)))
+    return _unbatch(y, was)
+
+
+def _output_padding_big(output_padding, stride, nd):
+    op, st = (tuple(int(v) for v in (a,) * nd) if isinstance(a, numbers.Integral) else
+              tuple(int(v) for v in a) for a in (output_padding, stride))
+    return any(o >= s for o, s in zip(op, st))
+
+
+def _conv_transpose_half_slow(input, weight, bias, stride, padding, output_padding, groups,
+                              dilation, nd):
+    """float16 transposed convolution as torch's slow CPU kernel, which it takes when an
+    output_padding is >= its stride (oneDNN, which computes in float32 and rounds once,
+    refuses those): per group, the column products of weight and input (one float16
+    matrix product each) and col2im adding them into the output tap by tap, (k1, ..., kd)
+    in order, each addition rounded to float16; the bias added last. (A CPU without
+    oneDNN's float16 support takes this kernel for every shape; not followed here.)"""
+    x, was = _batched(_tensor(input), f"conv_transpose{nd}d", nd + 2)
+    w = _tensor(weight)
+    tup = (lambda v: (int(v),) * nd if isinstance(v, numbers.Integral) else
+           tuple(int(a) for a in v) * (nd if len(tuple(v)) == 1 else 1))
+    st, pd, op, dl = tup(stride), tup(padding), tup(output_padding), tup(dilation)
+    N, Cin, S, K = x.shape[0], x.shape[1], tuple(x.shape[2:]), tuple(w.shape[2:])
+    G, Cog = int(groups), w.shape[1]
+    out_sz = tuple((n - 1) * s - 2 * p + d * (k - 1) + o + 1
+                   for n, s, p, d, k, o in zip(S, st, pd, dl, K, op))
+    P, O, KP = int(np.prod(S)), int(np.prod(out_sz)), int(np.prod(K))
+    pos = np.indices(S).reshape(nd, P)  # input coordinates, C order
+    outs = []
+    for g in range(G):
+        xg = _shape.reshape(x[:, g * (Cin // G):(g + 1) * (Cin // G)], (N, Cin // G, P))
+        wg = _shape.reshape(w[g * (Cin // G):(g + 1) * (Cin // G)], (Cin // G, Cog * KP))
+        cols = _shape.reshape(wg.t().matmul(xg), (N, Cog, KP, P))
+        acc = Tensor._of(np.zeros((N, Cog, O), np.float16))
+        for tap, ks in enumerate(np.ndindex(*K)):
+            o = [pos[i] * st[i] - pd[i] + ks[i] * dl[i] for i in range(nd)]
+            ok = np.all([(oi >= 0) & (oi < n) for oi, n in zip(o, out_sz)], axis=0)
+            if not ok.any():
+                continue
+            flat = np.ravel_multi_index([oi[ok] for oi in o], out_sz)
+            src = _index_select(cols[:, :, tap], 2, Tensor._of(np.nonzero(ok)[0]))
+            acc = _index_add(acc, 2, Tensor._of(flat), src)
+        outs.append(acc)
+    y = _shape.reshape(_shape.cat(outs, 1), (N, Cog * G) + out_sz)
+    if bias is not None:
+        y = _pointwise.add(y, _shape.reshape(_tensor(bias), (1, -1) + (1,) * nd))
     return _unbatch(y, was)
 
 
@@ -260,6 +319,15 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
                      groups=1, dilation=1):
     """Transposed 3-D convolution: (N, C_in, D, H, W) x (C_in, C_out/groups, kd, kh, kw)
     -> (N, C_out, (D-1)s - 2p + d(kd-1) + output_padding + 1, ...)."""
+    wide = _opmath.widened(input, weight, bias)  # float16: in float32, rounded once (torch)
+    if wide is not None:
+        if _output_padding_big(output_padding, stride, 3):
+            conv_transpose3d(*(None if t is None else t.detach() for t in wide), stride, padding,
+                             output_padding, groups, dilation)  # torch's argument checks
+            return _conv_transpose_half_slow(input, weight, bias, stride, padding,
+                                             output_padding, groups, dilation, 3)
+        return _opmath.rounded(conv_transpose3d(*wide, stride, padding, output_padding, groups,
+                                              dilation))
     x, was = _batched(_tensor(input), "conv_transpose3d", 5)
     w = _tensor(weight)
     if w.ndim != 5:

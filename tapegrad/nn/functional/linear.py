@@ -67,7 +67,11 @@ def bilinear(input1, input2, weight, bias=None):
     # t[..., o, j] = sum_i x1[..., i] W[o, i, j]: one matrix product (the fused linear)
     t = linear(x1, w.permute(0, 2, 1).reshape(out * in2, in1))
     t = t.reshape(tuple(x1.shape[:-1]) + (out, in2))
-    y = (t * x2.unsqueeze(-2)).sum(-1)
+    if t._data.dtype == np.float16 and x2._data.dtype == np.float16:
+        # torch's second contraction is one float16 matrix product: float32, rounded once
+        y = (t.float() * x2.float().unsqueeze(-2)).sum(-1).half()
+    else:
+        y = (t * x2.unsqueeze(-2)).sum(-1)
     if y.dtype != t.dtype:  # an integer sum widens to int64; torch keeps the input's dtype
         y = y.to(t.dtype)
     return y if bias is None else y + bias

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from ... import dtypes as _dt
+from ...core import tape as _tape
 from ...core.record import apply
 from ...ops.creation import arange, ones_like, zeros_like
 
@@ -21,7 +22,7 @@ from ._input_checks import _t
 from ...ops import comparison as _comparison
 from ...ops import pointwise as _pointwise
 from ...ops import reductions as _reductions
-from ...ops import shape as _shape
+from ...ops import _opmath, shape as _shape
 
 
 def _class_dim_last(x, target):
@@ -143,9 +144,68 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     x2, t2, out_shape = _class_dim_last(x, tgt._data)
     out = apply(_K.nll_loss, x2, t2.astype(np.int64, copy=False), w,
                 ignore_index=int(ignore_index), reduction=reduction)
+    if reduction != "none" and x._data.dtype == np.float16:
+        # torch sums float16 losses in float16 partial sums: its value, this gradient
+        fix = _tape.host(_nll_half_correction, x2._data, t2, None if w is None else w._data,
+                         int(ignore_index), reduction, out._data)
+        out = out + Tensor._of(fix)
     if reduction == "none" and out_shape is not None:
         out = _shape.reshape(out, out_shape)
     return out
+
+
+def _half_cascade(items, tags, power=4, levels=8):
+    """torch's cascade sum of float16 `items` (in order; `tags` their linear indices) as
+    its nll_loss kernels compute it: level 0 adds the items one by one in float16, and
+    after item i, while i's next `power` bits (from the lowest) are zero, level j's sum
+    is added to level j + 1 and reset; the levels are added up in float16 at the end."""
+    h = np.float16
+    residual = []
+    for j in range(levels):
+        if j == levels - 1 or not items.size:
+            push = np.zeros(items.size, bool)
+        else:
+            push = (tags & (((1 << power) - 1) << (j * power))) == 0
+        chunk = np.concatenate(([0], np.cumsum(push)[:-1])).astype(np.int64)
+        first = np.searchsorted(chunk, np.arange(chunk[-1] + 1 if items.size else 0))
+        pos = np.arange(items.size) - first[chunk] if items.size else chunk
+        sums = np.zeros(int(chunk[-1]) + 1 if items.size else 0, h)
+        for p in range(int(pos.max()) + 1 if items.size else 0):
+            at = pos == p
+            sums[chunk[at]] = (sums[chunk[at]] + items[at]).astype(h)
+        n = int(push.sum())
+        residual.append(sums[n] if sums.size > n else h(0))
+        items, tags = sums[:n], tags[push]
+    total = h(0)
+    for r in residual:
+        total = h(total + r)
+    return total
+
+
+def _nll_half_correction(x, t, w, ignore_index, reduction, out):
+    """What to add to tapegrad's float16 nll_loss (float32 sum, rounded once) to give
+    torch's value (float16 cascade sums, then sum / total weight in float16): a float16
+    0-d array, exact (the difference of two close float16 values), 0 where they agree or
+    either is not finite."""
+    h = np.float16
+    keep = t != ignore_index
+    tags = np.nonzero(keep)[0]
+    if not tags.size or not np.isfinite(out):
+        return np.zeros((), h)
+    tk = t[keep].astype(np.int64)
+    data = x[tags, tk]
+    with np.errstate(over="ignore", invalid="ignore"):
+        if w is None:
+            loss = _half_cascade(-data, tags)
+            total = h(tags.size)
+        else:
+            loss = _half_cascade((-(data * w[tk])).astype(h), tags)
+            total = _half_cascade(w[tk].astype(h), tags)
+        val = loss if reduction == "sum" else h(loss / total)
+        fix = np.float32(val) - np.float32(out)
+    if not np.isfinite(val) or h(fix) != fix:
+        return np.zeros((), h)
+    return np.asarray(fix, h)
 
 
 def _check_same_size(input, target, name, error=False):
@@ -199,6 +259,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| <= delta, delta (|d| - 0.5 delta) elsewhere."""
     reduction = _reduction(reduction)
     _check_same_size(input, target, "huber_loss")
+    wide = _opmath.widened(input, target)  # float16: each element in float32, rounded once
+    if wide is not None:  # (torch's kernel), then weighted and reduced as float16
+        loss = _opmath.rounded(huber_loss(*wide, reduction="none", delta=delta))
+        return _reduce(loss if weight is None else loss * weight, reduction)
     d = input - target
     ad = _pointwise.abs(d)
     small = ad._data <= delta
@@ -311,6 +375,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 
 def _logsigmoid(x):
     # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): exact for both signs, as torch's kernel
+    wide = _opmath.widened(x)  # float16: torch's kernel computes in float32, rounds once
+    if wide is not None:
+        return _opmath.rounded(_logsigmoid(wide[0]))
     return x.clamp_max(0) - _pointwise.log1p(_pointwise.exp(-x.abs()))
 
 

@@ -25,7 +25,7 @@ from ...ops import pointwise as _pointwise_ops  # noqa: F401  (declares div: EXP
 from ...ops.public import EXPORTS as _EXPORTS
 from ..._tensor import Tensor
 from ._input_checks import _t
-from ...ops import shape as _shape
+from ...ops import _opmath, shape as _shape
 from .pooling import avg_pool2d
 from .vision import pad
 
@@ -126,6 +126,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                              f"input size {tuple(x.shape)}")
         if not eps > 0:  # torch refuses a zero eps in training: 1/sqrt(var) of a constant
             raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+        w = _opmath.widened(x, weight, bias)
+        if w is not None:
+            out, mean, var = _half_batch_stats_norm(*w, axes, eps, correction)
+            if running_mean is not None or running_var is not None:
+                _tape.host(_update_running, mean._data, var._data,
+                           None if running_mean is None else running_mean._data,
+                           None if running_var is None else running_var._data,
+                           0.1 if momentum is None else momentum, n, correction)
+            return out
         out, saved = apply_saved(_K.batch_norm, x, weight, bias, axes=axes, eps=float(eps),
                                  correction=int(correction))
         if running_mean is not None or running_var is not None:
@@ -138,6 +147,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if running_mean is None or running_var is None:
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in "
                            "evaluation mode")
+    w = _opmath.widened(x, weight, bias)  # float16: in float32, rounded once (torch)
+    if w is not None:
+        return _opmath.rounded(batch_norm(w[0], running_mean, running_var, w[1], w[2],
+                                          False, momentum, eps, correction=correction))
     shape = _bshape(x.ndim, C)
     # Eval mode is an affine map with fixed statistics: y = x * scale + shift.
     scale, shift = _tape.host(_eval_affine, running_mean._data, running_var._data, eps, x.dtype)
@@ -154,6 +167,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def _update_running(mean, var, rm, rv, m, n, correction):
     """Running statistics updated in place, the same arithmetic as rm = (1 - m) * rm + m * mean."""
     mean, var = mean.reshape(-1), var.reshape(-1)
+    if (rm is not None and rm.dtype == np.float16) or (rv is not None and rv.dtype == np.float16):
+        # torch updates float16 statistics in float32 and rounds once
+        for r, s in ((rm, mean), (rv, var * ((n - correction) / (n - 1)))):
+            if r is not None:
+                r[...] = m * s + (1 - m) * r.astype(np.float32)
+        return
     if rm is not None:
         rm *= 1 - m
         rm += m * mean
@@ -165,8 +184,31 @@ def _update_running(mean, var, rm, rv, m, n, correction):
 
 
 
+def _half_batch_stats_norm(x, weight, bias, axes, eps, correction):
+    """Training-mode batch norm of float16 input (x, weight, bias widened to float32) as
+    torch's kernel: the batch mean and 1/sqrt(var + eps) computed in float32 and stored
+    in float16, the affine map x * (invstd w) + (b - mean invstd w) in float32, rounded
+    once. Returns (output, float32 mean, float32 var) for the running statistics."""
+    mean = x.mean(dim=axes, keepdim=True)
+    xc = x - mean
+    n = _prod(x.shape[a] for a in axes)
+    var = (xc * xc).sum(dim=axes, keepdim=True) / (n - correction)
+    invstd = (var + eps).rsqrt()
+    alpha = invstd.half().float()
+    shape = _bshape(x.ndim, x.shape[1])
+    if weight is not None:
+        alpha = alpha * weight.reshape(shape)
+    beta = -(mean.half().float() * alpha)
+    if bias is not None:
+        beta = beta + bias.reshape(shape)
+    return (x * alpha + beta).half(), mean.detach(), var.detach()
+
+
 def _eval_affine(rm, rv, eps, dtype):
-    """Eval-mode batch norm's scale and shift from the running statistics."""
+    """Eval-mode batch norm's scale and shift from the running statistics (float16
+    statistics of a float16 input, widened: torch computes them in float32)."""
+    if rv.dtype.itemsize < np.dtype(dtype).itemsize:
+        rm, rv = rm.astype(dtype), rv.astype(dtype)
     inv = 1.0 / np.sqrt(rv + eps)
     return inv.astype(dtype, copy=False), (-rm * inv).astype(dtype, copy=False)
 
@@ -212,6 +254,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
         if t is not None and tuple(t.shape) != (C,):
             raise RuntimeError(f"group_norm: expected {name} of shape ({C},), got "
                                f"{tuple(t.shape)}")
+    w = _opmath.widened(input, weight, bias)  # float16: in float32, rounded once (torch)
+    if w is not None:
+        return _opmath.rounded(group_norm(w[0], num_groups, w[1], w[2], eps))
     x = input.reshape(N, num_groups, -1)
     mean = x.mean(dim=-1, keepdim=True)
     xc = x - mean
@@ -228,6 +273,13 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
 def _update_instance_running(mean, var, rm, rv, m, n):
     """rm = (1 - m) rm + m * mean over the batch of the instance means (rv likewise with
     the unbiased instance variances): torch's update of the repeated statistics."""
+    if (rm is not None and rm.dtype == np.float16) or (rv is not None and rv.dtype == np.float16):
+        # torch updates each repeated float16 copy (in float32, rounded) and averages them
+        for r, s in ((rm, mean), (rv, None if rv is None else var * (n / (n - 1)))):
+            if r is not None:
+                rep = (m * s + (1 - m) * r.astype(np.float32)).astype(r.dtype)
+                r[...] = rep.astype(np.float32).mean(axis=0)
+        return
     if rm is not None:
         rm *= 1 - m
         rm += m * mean.mean(axis=0)
@@ -248,6 +300,26 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     elif running_mean is None or running_var is None:
         raise RuntimeError("Expected running_mean and running_var to be defined when "
                            "use_input_stats is false")
+    w = _opmath.widened(input, weight, bias)  # float16: torch's batch norm kernel
+    if w is not None and use_input_stats:
+        x, wt, b = w
+        out, mean, var = _half_batch_stats_norm(
+            x.reshape((1, shape[0] * shape[1]) + shape[2:]),
+            None if wt is None else wt.repeat(shape[0]),
+            None if b is None else b.repeat(shape[0]), (0,) + tuple(range(2, len(shape))),
+            eps, 0)
+        if running_mean is not None or running_var is not None:
+            _tape.host(_update_instance_running, mean._data.reshape(shape[:2]),
+                       var._data.reshape(shape[:2]),
+                       None if running_mean is None else running_mean._data,
+                       None if running_var is None else running_var._data, momentum, n)
+        return out.reshape(shape)
+    if w is not None:  # the running statistics: torch's eval batch norm of the
+        x, wt, b = w    # (1, N * C, ...) view, the statistics repeated (float32, rounded once)
+        rep = (lambda t: None if t is None else t.repeat(shape[0]))
+        out = batch_norm(x.reshape((1, shape[0] * shape[1]) + shape[2:]), rep(running_mean),
+                         rep(running_var), rep(wt), rep(b), False, momentum, eps)
+        return _opmath.rounded(out.reshape(shape))
     dims = tuple(range(2, input.dim()))
     per_channel = (1, shape[1]) + (1,) * len(dims)  # (C,) vectors broadcast over (N, C, ...)
     if use_input_stats:

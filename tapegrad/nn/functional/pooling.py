@@ -351,10 +351,46 @@ def adaptive_avg_pool3d(input, output_size):
     if min(od, oh, ow) <= 0:
         raise RuntimeError(f"adaptive_avg_pool3d: output size must be positive, got "
                            f"{(od, oh, ow)}")
+    if x._data.dtype == np.float16:
+        if (od, oh, ow) == (1, 1, 1):  # torch takes the mean (accumulated in float32)
+            return _unbatch(x.mean(dim=(-3, -2, -1), keepdim=True), was)
+        return _unbatch(_adaptive_avg_pool3d_half(x, (od, oh, ow)), was)
     N, C, D, H, W = x.shape
     a = adaptive_avg_pool2d(_depth_first(x), (oh, ow))
     y = adaptive_avg_pool2d(_shape.reshape(a, (N, C, D, oh * ow)), (od, oh * ow))
     return _unbatch(_shape.reshape(y, (N, C, od, oh, ow)), was)
+
+
+def _adaptive_avg_pool3d_half(x, out):
+    """float16 adaptive average pooling as torch's kernel: each window summed in float16
+    in (d, h, w) order, then divided by its depth, height and width in turn, every step
+    rounded to float16. Vectorized over the windows: step (i, j, k) adds the window
+    element at that offset where the window has one (tapegrad float16 ops round each
+    step as torch's float16 arithmetic does, and give the gradient)."""
+    starts, lens = [], []
+    for n, o in zip(x.shape[2:], out):
+        a = np.arange(o)
+        s0, s1 = (a * n) // o, -((-(a + 1) * n) // o)
+        starts.append(s0)
+        lens.append(s1 - s0)
+    acc = None
+    for i in range(int(lens[0].max())):
+        for j in range(int(lens[1].max())):
+            for k in range(int(lens[2].max())):
+                idx = [np.minimum(s + off, n - 1) for s, off, n in
+                       zip(starts, (i, j, k), x.shape[2:])]
+                v = x[:, :, idx[0][:, None, None], idx[1][None, :, None], idx[2][None, None, :]]
+                if acc is None:  # offset 0 is in every window
+                    acc = v
+                    continue
+                m = ((i < lens[0])[:, None, None] & (j < lens[1])[None, :, None]
+                     & (k < lens[2])[None, None, :])
+                acc = _pointwise.where(Tensor._of(m), acc + v, acc)
+    for d, n in enumerate(lens):
+        shape = [1, 1, 1]
+        shape[d] = len(n)
+        acc = acc / Tensor._of(n.astype(np.float16).reshape(shape))
+    return acc
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):

@@ -125,7 +125,16 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if o <= 0:
             raise RuntimeError(f"interpolate: output size should be greater than 0, got "
                                f"{sizes} (input shape {tuple(input.shape)})")
-    x = input
+    if mode in ("linear", "bilinear", "trilinear") and input._data.dtype == np.float16:
+        # torch's float16 kernels compute in float32 and round once; linear and trilinear
+        # (its generic N-d kernel) store their weights in float16 first, bilinear not
+        weights = np.float16 if mode != "bilinear" else np.float32
+        return _resize(input.float(), sizes, scales, mode, align_corners, weights).half()
+    return _resize(input, sizes, scales, mode, align_corners, input._data.dtype)
+
+
+def _resize(x, sizes, scales, mode, align_corners, weights):
+    """interpolate's resizing, axis by axis; the linear weights rounded to `weights`."""
     # last axis first: for bilinear this is torch's order (width weights inside)
     for k in reversed(range(len(sizes))):
         axis, n_in, n_out = 2 + k, x.shape[2 + k], sizes[k]
@@ -135,9 +144,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             idx = _nearest_index(n_in, n_out, scales[k], mode == "nearest-exact")
             x = index_select(x, axis, Tensor._of(idx))
             continue
-        i0, i1, l1 = _linear_weights(n_in, n_out, scales[k], bool(align_corners), x.dtype)
-        w1 = Tensor._of(l1.reshape(_bshape(x.ndim, axis, n_out)))
-        w0 = Tensor._of((1 - l1).reshape(_bshape(x.ndim, axis, n_out)))
+        i0, i1, l1 = _linear_weights(n_in, n_out, scales[k], bool(align_corners), weights)
+        w0 = (1 - l1.astype(np.float64)).astype(weights).astype(x._data.dtype)
+        w1 = Tensor._of(l1.astype(x._data.dtype).reshape(_bshape(x.ndim, axis, n_out)))
+        w0 = Tensor._of(w0.reshape(_bshape(x.ndim, axis, n_out)))
         x = (index_select(x, axis, Tensor._of(i0)) * w0
              + index_select(x, axis, Tensor._of(i1)) * w1)
     return x

@@ -502,7 +502,9 @@ def _logit_partial(xp, ans, x, eps=None):
     return d if not out.any() else xp.where(out, xp.zeros_like(d), d)
 
 
-logit = defop("logit", _logit_forward, promote="float", partials=[_logit_partial],
+# opmath=False: torch's float16 logit rounds x / (1 - x) to float16 before the log (its
+# kernel computes in scalar_t), which NumPy's float16 arithmetic does step by step too
+logit = defop("logit", _logit_forward, promote="float", partials=[_logit_partial], opmath=False,
               reads=["x"], text="dx = g/(x*(1-x)) (0 outside [eps, 1-eps]; nan outside [0, 1])",
               hint="logit'(x) = 1/(x(1-x)) is infinite at x = 0 and 1; pass eps to clamp")
 
