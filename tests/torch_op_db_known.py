@@ -55,12 +55,8 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "fmod:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "gather:bwd":
-        "refuses 1 samples torch accepts (#4: forward raised RuntimeError: Index tensor must have the same number of dimensions as input tenso)",
     "gather:err":
         "accepts 4 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
-    "gather:fwd":
-        "refuses 9 samples torch accepts (torch.float64 #4: raised RuntimeError: Index tensor must have the same number of dimensions as input)",
     "ge:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "gt:err":

@@ -625,6 +625,11 @@ def gather(input, dim, index, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (dim 0); backward scatter-adds g."""
     x = _args._tensor(input)
     d = _args._dim(dim, x._data.ndim)
+    if isinstance(index, TensorBase) and index._data.size == 0:
+        # torch skips every check for an empty index (any dtype, any number of dims)
+        flat = _shape.reshape(x, (-1,))
+        empty = apply(I.gather, flat, axis=0, index=np.zeros(0, np.int64))
+        return _shape.reshape(empty, index._data.shape)
     idx = _check_index("gather", x, d, index)
     _check_corner("gather", x, d, idx, x._data.shape, "self")
     if x._data.ndim == 0 or idx.ndim == 0:
