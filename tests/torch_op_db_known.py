@@ -61,10 +61,6 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "gt:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "index_add:bwd":
-        "refuses 3 samples torch accepts (#0: forward raised RuntimeError: index_add_(): Source/destination tensor must have same slice shapes)",
-    "index_add:fwd":
-        "refuses 28 samples torch accepts (torch.float64 #0: raised RuntimeError: index_add_(): Source/destination tensor must have same slice )",
     "index_select:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
     "isclose:err":

@@ -738,6 +738,10 @@ def index_add(input, dim, index, source, *, alpha=1):
                            f"({_dt.name(s._data.dtype)}) "
                            "must have the same scalar type")
     ss = s._data.shape
+    if x._data.ndim == 0 and s._data.ndim == 0 and idx.size == 1:
+        # 0-d self and source: one-element vectors (torch's slice shapes are both empty)
+        out = index_add(_shape.reshape(x, (1,)), 0, index, _shape.reshape(s, (1,)), alpha=alpha)
+        return _shape.reshape(out, ())
     want = x._data.shape[:d] + (idx.size,) + x._data.shape[d + 1:]
     if ss != want:
         raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice "

@@ -319,7 +319,10 @@ scatter = defop("scatter", _scatter_forward, linear=True, inputs=("x", "src"), v
 def _index_add_forward(x, src, axis, index, alpha=1):
     out = x.copy()
     s = np.moveaxis(src, axis, 0)
-    add_rows(np.moveaxis(out, axis, 0), index, s if alpha == 1 else s * alpha)
+    if alpha != 1:
+        # alpha in the source's dtype, wrapping as torch does (uint8 alpha=-1 is 255)
+        s = s * (np.asarray(alpha).astype(s.dtype) if s.dtype.kind in "iu" else alpha)
+    add_rows(np.moveaxis(out, axis, 0), index, s)
     return out
 
 
