@@ -241,10 +241,6 @@ KNOWN = {
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
     "take:err":
         "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
-    "tensordot:bwd":
-        "refuses 1 samples torch accepts (#2: forward raised RuntimeError: contracted dimensions need to match, but first has size 1 in dim 0 )",
-    "tensordot:fwd":
-        "refuses 8 samples torch accepts (torch.float64 #2: raised RuntimeError: contracted dimensions need to match, but first has size 1 in )",
     "topk:fwd":
         "wrong values (35 samples; first torch.int64 #0: output 1: values differ)",
     "nn.functional.binary_cross_entropy:fwd":

@@ -294,7 +294,12 @@ def tensordot(a, b, dims=2, out=None):
     da = [_args._dim(d, a.ndim) for d in da]
     db = [_args._dim(d, b.ndim) for d in db]
     for i, j in zip(da, db):
-        if a.shape[i] != b.shape[j]:
+        # a size-1 dim contracts with any size (torch): sum the other side over it first
+        if a.shape[i] != b.shape[j] and b.shape[j] == 1:
+            a = _reductions.sum(a, i, keepdim=True, dtype=a.dtype)
+        elif a.shape[i] != b.shape[j] and a.shape[i] == 1:
+            b = _reductions.sum(b, j, keepdim=True, dtype=b.dtype)
+        elif a.shape[i] != b.shape[j]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} "
                                f"in dim {j}")
