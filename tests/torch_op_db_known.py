@@ -47,8 +47,6 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "clamp_min:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "einsum:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples); result dtype differs (torch.int32 #0: output 0: dtype int32, torch int64)",
     "eq:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "exp2:fwd":
