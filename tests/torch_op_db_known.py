@@ -75,8 +75,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (11 samples)",
     "linalg.pinv.singular:bwd":
         "wrong values (15 samples; first #2: grad of input 0: output 0: values differ (max abs diff 0.083))",
-    "linalg.slogdet:bwd":
-        "refuses 9 samples torch accepts (#0: backward raised RuntimeError: element 0 of tensors does not require grad and does not have a gra)",
     "log_softmax:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (5 samples)",
     "logaddexp:fwd":

@@ -344,12 +344,12 @@ def det(input):
 def _slogdet(name, A, result):
     t = check_matrices(name, A, half=_LOW)
     logabs, saved = apply_saved(LS.logabsdet, t)
-    return result(like(t, saved["sign"].astype(t.dtype, copy=False)), logabs)
+    return result(apply(LS.slogdet_sign, t, sign=saved["sign"]), logabs)
 
 
 def linalg_slogdet(A):
-    """(sign, logabsdet): det(A) = sign * exp(logabsdet); only logabsdet has a
-    gradient (the sign of a real matrix is piecewise constant)."""
+    """(sign, logabsdet): det(A) = sign * exp(logabsdet); the sign's gradient is 0 (the
+    sign of a real matrix is piecewise constant)."""
     return _slogdet("linalg.slogdet", A, linalg_slogdet_result)
 
 
