@@ -223,8 +223,6 @@ KNOWN = {
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
     "quantile:bwd":
         "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
-    "scatter_reduce.prod:bwd":
-        "refuses 1 samples torch accepts (#21: forward raised RuntimeError: scatter_reduce(): the gradient of reduce='prod' with a zero in src)",
     "sinc:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "sort:fwd":

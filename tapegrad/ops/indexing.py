@@ -240,7 +240,7 @@ def _reduce_numpy(x, idx, s, d, reduce, include_self, tgt, hit, counts):
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """out = input, then each src element reduced into out[index] along dim (sum, prod,
     mean, amax, amin); include_self=False leaves input's own value out where something is
-    scattered. Gradients as torch's (prod: not with a zero in src; see the module docstring)."""
+    scattered. Gradients as torch's (prod with a zero in src: first order only)."""
     x, s = _args._tensor(input, "scatter_reduce"), _args._tensor(src, "scatter_reduce", "src", 4)
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
@@ -265,10 +265,12 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     counts = np.zeros(x.shape, np.int64)
     np.add.at(counts, tgt, 1)
     xa, sa = x._data, s._data[part]
-    if x._data.dtype.kind != "f" or (reduce == "prod" and (sa == 0).any()):
-        if reduce == "prod" and state.grad_enabled and (x._rg or s._rg):
-            raise RuntimeError("scatter_reduce(): the gradient of reduce='prod' with a zero "
-                               "in src is not implemented in tapegrad")
+    if reduce == "prod" and x._data.dtype.kind == "f" and state.grad_enabled and (
+            x._rg or s._rg) and (sa == 0).any():
+        out = _prod_zeros(x, s[part] if s._data.shape != idx.shape else s, include_self, tgt,
+                          hit, _reduce_numpy(xa, idx, sa, d, reduce, include_self, tgt, hit,
+                                             counts))
+    elif x._data.dtype.kind != "f" or (reduce == "prod" and (sa == 0).any()):
         out = like(x, _reduce_numpy(xa, idx, sa, d, reduce, include_self, tgt, hit, counts))
     elif reduce == "prod":
         out = _prod(x, s, d, index, include_self, idx, tgt, part, hit, counts)
@@ -288,6 +290,16 @@ def _prod(x, s, d, index, include_self, idx, tgt, part, hit, counts):
     np.multiply.at(sign, tgt, np.sign(s._data[part]))
     base = x if include_self else _pointwise.where(like(x, hit), like(x, np.ones((), x._data.dtype)), x)
     expr = _pointwise.mul(base, _pointwise.mul(_pointwise.exp(logs), like(x, sign)))
+    return _pointwise.add(_pointwise.sub(expr, like(x, expr._data)), like(x, exact))
+
+
+def _prod_zeros(x, s_part, include_self, tgt, hit, exact):
+    """prod with a zero in src: (self, or 1 where include_self=False drops it) times the
+    product of each target's src (its rule divides only by nonzero src); the value is
+    the sequential product."""
+    prods = apply(I.scatter_prod, s_part, shape=x.shape, targets=tgt)
+    base = x if include_self else _pointwise.where(like(x, hit), like(x, np.ones((), x._data.dtype)), x)
+    expr = _pointwise.mul(base, prods)
     return _pointwise.add(_pointwise.sub(expr, like(x, expr._data)), like(x, exact))
 
 

@@ -315,6 +315,38 @@ scatter = defop("scatter", _scatter_forward, linear=True, inputs=("x", "src"), v
     strict=scatter_writes_twice)
 
 
+# ---- scatter_reduce(prod) of a src holding zeros: the product per target ---------------
+def _scatter_prod_forward(src, shape, targets):
+    out = np.ones(shape, src.dtype)
+    np.multiply.at(out, targets, src)
+    return out
+
+
+def _scatter_prod_vjp(xp, g, ans, src, shape, targets):
+    """d P[t] / d src_j = the product of the other src elements of t (torch's formula:
+    P[t] / src_j, and for the only zero of its target the product of the rest)."""
+    if xp is not np:
+        raise NotImplementedError(
+            "scatter_reduce(reduce='prod'): the second derivative with a zero in src is not "
+            "supported (create_graph=True)")
+    zero = src == 0
+    zeros = np.zeros(shape, np.int64)
+    np.add.at(zeros, targets, zero)
+    rest = np.ones(shape, src.dtype)  # the product of the nonzero elements of each target
+    np.multiply.at(rest, targets, np.where(zero, 1, src))
+    with np.errstate(all="ignore"):
+        other = np.where(zero, np.where(zeros[targets] == 1, rest[targets], 0),
+                         ans[targets] / np.where(zero, 1, src))
+    return g[targets] * other
+
+
+scatter_prod = defop("scatter_prod", _scatter_prod_forward, inputs=("src",),
+                     vjp=[_scatter_prod_vjp], promote=False, reads=["ans src"],
+                     text="dsrc = g[target] * (product of the other src of the target)",
+                     hint=("the product of the other elements is finite for finite src; "
+                           "the rule divides only by nonzero src"))
+
+
 # ---- index_select / index_add: a 1-D index along one dim ----------------------------
 def _index_add_forward(x, src, axis, index, alpha=1):
     out = x.copy()
