@@ -103,8 +103,6 @@ KNOWN = {
         "wrong values (1 samples; first torch.float32 #13: output 0: values differ (max abs diff 3.05e-05))",
     "multinomial:err":
         "another exception type than torch (#2: raised TypeError, torch RuntimeError)",
-    "nanquantile:bwd":
-        "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
     "narrow:err":
         "accepts 1 inputs torch refuses (#8: did not raise (torch: RuntimeError))",
     "native_batch_norm:fwd":
@@ -221,8 +219,6 @@ KNOWN = {
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
     "polygamma.polygamma_n_4:fwd":
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
-    "quantile:bwd":
-        "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
     "sinc:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "sort:fwd":
