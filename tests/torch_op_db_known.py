@@ -29,10 +29,6 @@ KNOWN = {
         "another exception type than torch (#6: raised RuntimeError, torch ValueError: arange(0, 64, 0.5, out=<int64>) takes the dtype from out)",
     "argsort:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (3 samples; first torch.int8 #0: output 0: values differ)",
-    "as_strided.partial_views:bwd":
-        "wrong values (1 samples; first #1: grad of input 0: output 0: values differ (max abs diff 0.661)); refuses 1 samples torch accepts (#2: forward raised RuntimeError: setStorage: sizes [2, 2], strides [1, 2], storage offset 10, and it)",
-    "as_strided.partial_views:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (1 samples); wrong values (8 samples; first torch.float64 #1: output 0: values differ (max abs diff 4.18)); refuses 9 samples torch accepts (torch.float64 #2: raised RuntimeError: setStorage: sizes [2, 2], strides [1, 2], storage offset 10, )",
     "baddbmm:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (6 samples)",
     "bernoulli:err":

@@ -410,15 +410,15 @@ masked_fill = defop("masked_fill", _masked_fill_forward, linear=True, inputs=("x
 # ---- as_strided: a view of the input's storage ---------------------------------------
 def storage_of(a):
     """(the 1-D storage a lives in, a's offset in it, the storage position of each of a's
-    elements): a itself when it owns contiguous memory, else the contiguous array it is a
-    NumPy view of (a transpose, a slice), as torch's storage is the base's. When a lives
+    elements): a itself when it owns its memory, else the contiguous array it is a NumPy
+    view of (a transpose, a slice, also a contiguous one), as torch's storage is the base's. When a lives
     in no such array (a view of a view with gaps), a C-ordered copy of a."""
     item = a.dtype.itemsize
     base = a.base
     while isinstance(base, np.ndarray) and not base.flags.owndata and isinstance(
             base.base, np.ndarray):
         base = base.base
-    if (a.flags.c_contiguous or not isinstance(base, np.ndarray) or base.dtype != a.dtype
+    if (not isinstance(base, np.ndarray) or base.dtype != a.dtype
             or not base.flags.c_contiguous or any(st % item for st in a.strides)):
         return a.reshape(-1), 0, np.arange(a.size, dtype=np.int64).reshape(a.shape)
     off = (a.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // item
