@@ -59,12 +59,8 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
     "isclose:err":
         "accepts 3 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
-    "kthvalue:bwd":
-        "refuses 3 samples torch accepts (#7: forward raised IndexError: too many indices for array: array is 0-dimensional, but 1 were indexe)",
     "kthvalue:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
-    "kthvalue:fwd":
-        "wrong values (27 samples; first torch.int64 #0: output 1: values differ); refuses 24 samples torch accepts (torch.float64 #7: raised IndexError: too many indices for array: array is 0-dimensional, but 1 were )",
     "le:err":
         "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "lerp:fwd":
@@ -227,8 +223,6 @@ KNOWN = {
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
     "take:err":
         "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
-    "topk:fwd":
-        "wrong values (35 samples; first torch.int64 #0: output 1: values differ)",
     "nn.functional.binary_cross_entropy:fwd":
         "float16: one sample differs by one float16 ulp (0.00195) since float16 ops compute in float32 and round once (core/opmath.py); torch rounds this loss's intermediate log terms to float16 first",
     "nn.functional.hinge_embedding_loss:fwd":
