@@ -754,6 +754,10 @@ def index_add(input, dim, index, source, *, alpha=1):
         # 0-d self and source: one-element vectors (torch's slice shapes are both empty)
         out = index_add(_shape.reshape(x, (1,)), 0, index, _shape.reshape(s, (1,)), alpha=alpha)
         return _shape.reshape(out, ())
+    if x._data.ndim != s._data.ndim:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(x._data.shape)} "
+                           f"source.shape = {list(ss)}")
     want = x._data.shape[:d] + (idx.size,) + x._data.shape[d + 1:]
     if ss != want:
         raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice "
