@@ -203,11 +203,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
 def _max_min(t, dim, largest, keepdim=False):
     """amax / amin of the nonnegative sums or singular values over dim. Over an empty dim
     torch's max is 0 (a norm's identity; the sum of nothing does it, gradient included)
-    and its min raises."""
+    and its min raises IndexError."""
     if t.shape[dim] == 0:
         if largest:
             return _reductions.sum(t, dim, keepdim=keepdim)
-        raise RuntimeError(f"amin(): Expected reduction dim {dim} to have non-zero size.")
+        raise IndexError(f"amin(): Expected reduction dim {dim} to have non-zero size.")
     return _reductions.amax(t, dim, keepdim=keepdim) if largest else _reductions.amin(
         t, dim, keepdim=keepdim)
 
