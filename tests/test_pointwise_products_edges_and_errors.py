@@ -318,3 +318,15 @@ def test_scatter_reduce_prod_with_a_zero_in_src():
     y = tg.ones(1, 3).scatter_reduce(1, tg.tensor(idx), s, "prod")
     with pytest.raises(NotImplementedError, match="create_graph"):
         tg.autograd.grad(y.sum(), [s], create_graph=True)
+
+
+@pytest.mark.parametrize("src", [[2.0, 3.0, 4.0], [2.0, 0.0, 0.0]])
+def test_scatter_reduce_prod_of_an_infinite_self_is_infinite(src):
+    """Values as torch's (inf, not the nan of inf - inf) with a graph, zeros in src or not."""
+    res = []
+    for lib in (torch, tg):
+        x = lib.tensor([float("inf"), 2.0, -float("inf")], dtype=lib.float64,
+                       requires_grad=True)
+        s = lib.tensor(src, dtype=lib.float64, requires_grad=True)
+        res.append(x.scatter_reduce(0, lib.tensor([0, 1, 2]), s, "prod").detach().numpy())
+    np.testing.assert_array_equal(res[1], res[0])

@@ -280,6 +280,14 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return _shape.reshape(out, ()) if squeeze else out
 
 
+def _valued(expr, exact, x):
+    """expr's gradient with the value `exact` (the product in torch's order): expr - expr
+    + exact where both are finite; expr itself elsewhere (inf - inf would be nan)."""
+    out = _pointwise.add(_pointwise.sub(expr, like(x, expr._data)), like(x, exact))
+    fine = np.isfinite(expr._data) & np.isfinite(exact)
+    return out if fine.all() else _pointwise.where(like(x, fine), out, expr)
+
+
 def _prod(x, s, d, index, include_self, idx, tgt, part, hit, counts):
     exact = _reduce_numpy(x._data, idx, s._data[part], d, "prod", include_self, tgt, hit,
                           counts)
@@ -290,7 +298,7 @@ def _prod(x, s, d, index, include_self, idx, tgt, part, hit, counts):
     np.multiply.at(sign, tgt, np.sign(s._data[part]))
     base = x if include_self else _pointwise.where(like(x, hit), like(x, np.ones((), x._data.dtype)), x)
     expr = _pointwise.mul(base, _pointwise.mul(_pointwise.exp(logs), like(x, sign)))
-    return _pointwise.add(_pointwise.sub(expr, like(x, expr._data)), like(x, exact))
+    return _valued(expr, exact, x)
 
 
 def _prod_zeros(x, s_part, include_self, tgt, hit, exact):
@@ -300,7 +308,7 @@ def _prod_zeros(x, s_part, include_self, tgt, hit, exact):
     prods = apply(I.scatter_prod, s_part, shape=x.shape, targets=tgt)
     base = x if include_self else _pointwise.where(like(x, hit), like(x, np.ones((), x._data.dtype)), x)
     expr = _pointwise.mul(base, prods)
-    return _pointwise.add(_pointwise.sub(expr, like(x, expr._data)), like(x, exact))
+    return _valued(expr, exact, x)
 
 
 def _differentiable(x, s, d, index, reduce, include_self, total, idx, tgt, part, hit,
