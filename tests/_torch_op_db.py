@@ -137,6 +137,13 @@ def to_tg(obj, leaves):
         if obj.dtype not in DTYPES or obj.layout != torch.strided:
             raise Unsupported(f"dtype {obj.dtype} / layout {obj.layout}")
         arr = obj.detach().cpu().numpy().copy()
+        n_store = obj.untyped_storage().nbytes() // obj.element_size()
+        if obj.is_contiguous() and obj.numel() and n_store > obj.numel():
+            # a contiguous part of a larger storage (base[5:15]): the same part of a copy of
+            # the storage, so storage-reading ops (as_strided) see what torch's see
+            store = torch.as_strided(obj.detach(), (n_store,), (1,), 0).numpy().copy()
+            off = obj.storage_offset()
+            arr = store[off:off + obj.numel()].reshape(tuple(obj.shape))
         t = tg.from_numpy(arr)
         if obj.requires_grad:
             t.requires_grad_(True)

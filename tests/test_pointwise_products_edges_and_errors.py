@@ -300,12 +300,33 @@ def test_as_strided_of_views_values_and_gradients(name, fn):
 
 
 def test_scatter_reduce_prod_with_a_zero_in_src():
-    """Values as torch's; the gradient there (torch: the product of the others) is refused
-    rather than given wrong (0/0 in prod / src)."""
-    idx, src = [[0, 0, 1]], [[0.0, 2.0, 3.0]]
-    want = torch.ones(1, 3).scatter_reduce(1, torch.tensor(idx), torch.tensor(src), "prod")
-    got = tg.ones(1, 3).scatter_reduce(1, tg.tensor(idx), tg.tensor(src), "prod")
-    assert_same_result(got, want)
-    with pytest.raises(RuntimeError, match="zero in src"):
-        tg.ones(1, 3).scatter_reduce(1, tg.tensor(idx), tg.tensor(src, requires_grad=True),
-                                     "prod")
+    """Values and gradients as torch's: the gradient of a zero src element is the product
+    of the others of its target (not 0/0); create_graph there is refused (no second
+    derivative)."""
+    idx, src = [[0, 0, 1, 1, 1]], [[0.0, 2.0, 3.0, 0.0, 0.0]]
+    for include_self in (True, False):
+        res = []
+        for lib in (torch, tg):
+            x = lib.tensor([[0.0, 5.0, 7.0]], dtype=lib.float64, requires_grad=True)
+            s = lib.tensor(src, dtype=lib.float64, requires_grad=True)
+            y = x.scatter_reduce(1, lib.tensor(idx), s, "prod", include_self=include_self)
+            (y * lib.tensor([[2.0, 3.0, 4.0]], dtype=lib.float64)).sum().backward()
+            res.append((y.detach().numpy(), x.grad.numpy(), s.grad.numpy()))
+        for g, w in zip(*res):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+    s = tg.tensor(src, requires_grad=True)
+    y = tg.ones(1, 3).scatter_reduce(1, tg.tensor(idx), s, "prod")
+    with pytest.raises(NotImplementedError, match="create_graph"):
+        tg.autograd.grad(y.sum(), [s], create_graph=True)
+
+
+@pytest.mark.parametrize("src", [[2.0, 3.0, 4.0], [2.0, 0.0, 0.0]])
+def test_scatter_reduce_prod_of_an_infinite_self_is_infinite(src):
+    """Values as torch's (inf, not the nan of inf - inf) with a graph, zeros in src or not."""
+    res = []
+    for lib in (torch, tg):
+        x = lib.tensor([float("inf"), 2.0, -float("inf")], dtype=lib.float64,
+                       requires_grad=True)
+        s = lib.tensor(src, dtype=lib.float64, requires_grad=True)
+        res.append(x.scatter_reduce(0, lib.tensor([0, 1, 2]), s, "prod").detach().numpy())
+    np.testing.assert_array_equal(res[1], res[0])

@@ -240,7 +240,7 @@ def _reduce_numpy(x, idx, s, d, reduce, include_self, tgt, hit, counts):
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """out = input, then each src element reduced into out[index] along dim (sum, prod,
     mean, amax, amin); include_self=False leaves input's own value out where something is
-    scattered. Gradients as torch's (prod: not with a zero in src; see the module docstring)."""
+    scattered. Gradients as torch's (prod with a zero in src: first order only)."""
     x, s = _args._tensor(input, "scatter_reduce"), _args._tensor(src, "scatter_reduce", "src", 4)
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
@@ -265,10 +265,12 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     counts = np.zeros(x.shape, np.int64)
     np.add.at(counts, tgt, 1)
     xa, sa = x._data, s._data[part]
-    if x._data.dtype.kind != "f" or (reduce == "prod" and (sa == 0).any()):
-        if reduce == "prod" and state.grad_enabled and (x._rg or s._rg):
-            raise RuntimeError("scatter_reduce(): the gradient of reduce='prod' with a zero "
-                               "in src is not implemented in tapegrad")
+    if reduce == "prod" and x._data.dtype.kind == "f" and state.grad_enabled and (
+            x._rg or s._rg) and (sa == 0).any():
+        out = _prod_zeros(x, s[part] if s._data.shape != idx.shape else s, include_self, tgt,
+                          hit, _reduce_numpy(xa, idx, sa, d, reduce, include_self, tgt, hit,
+                                             counts))
+    elif x._data.dtype.kind != "f" or (reduce == "prod" and (sa == 0).any()):
         out = like(x, _reduce_numpy(xa, idx, sa, d, reduce, include_self, tgt, hit, counts))
     elif reduce == "prod":
         out = _prod(x, s, d, index, include_self, idx, tgt, part, hit, counts)
@@ -276,6 +278,14 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         out = _differentiable(x, s, d, index, reduce, include_self, total, idx, tgt, part,
                               hit, counts)
     return _shape.reshape(out, ()) if squeeze else out
+
+
+def _valued(expr, exact, x):
+    """expr's gradient with the value `exact` (the product in torch's order): expr - expr
+    + exact where both are finite; expr itself elsewhere (inf - inf would be nan)."""
+    out = _pointwise.add(_pointwise.sub(expr, like(x, expr._data)), like(x, exact))
+    fine = np.isfinite(expr._data) & np.isfinite(exact)
+    return out if fine.all() else _pointwise.where(like(x, fine), out, expr)
 
 
 def _prod(x, s, d, index, include_self, idx, tgt, part, hit, counts):
@@ -288,7 +298,17 @@ def _prod(x, s, d, index, include_self, idx, tgt, part, hit, counts):
     np.multiply.at(sign, tgt, np.sign(s._data[part]))
     base = x if include_self else _pointwise.where(like(x, hit), like(x, np.ones((), x._data.dtype)), x)
     expr = _pointwise.mul(base, _pointwise.mul(_pointwise.exp(logs), like(x, sign)))
-    return _pointwise.add(_pointwise.sub(expr, like(x, expr._data)), like(x, exact))
+    return _valued(expr, exact, x)
+
+
+def _prod_zeros(x, s_part, include_self, tgt, hit, exact):
+    """prod with a zero in src: (self, or 1 where include_self=False drops it) times the
+    product of each target's src (its rule divides only by nonzero src); the value is
+    the sequential product."""
+    prods = apply(I.scatter_prod, s_part, shape=x.shape, targets=tgt)
+    base = x if include_self else _pointwise.where(like(x, hit), like(x, np.ones((), x._data.dtype)), x)
+    expr = _pointwise.mul(base, prods)
+    return _valued(expr, exact, x)
 
 
 def _differentiable(x, s, d, index, reduce, include_self, total, idx, tgt, part, hit,
@@ -625,6 +645,11 @@ def gather(input, dim, index, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (dim 0); backward scatter-adds g."""
     x = _args._tensor(input)
     d = _args._dim(dim, x._data.ndim)
+    if isinstance(index, TensorBase) and index._data.size == 0:
+        # torch skips every check for an empty index (any dtype, any number of dims)
+        flat = _shape.reshape(x, (-1,))
+        empty = apply(I.gather, flat, axis=0, index=np.zeros(0, np.int64))
+        return _shape.reshape(empty, index._data.shape)
     idx = _check_index("gather", x, d, index)
     _check_corner("gather", x, d, idx, x._data.shape, "self")
     if x._data.ndim == 0 or idx.ndim == 0:
@@ -733,6 +758,14 @@ def index_add(input, dim, index, source, *, alpha=1):
                            f"({_dt.name(s._data.dtype)}) "
                            "must have the same scalar type")
     ss = s._data.shape
+    if x._data.ndim == 0 and s._data.ndim == 0 and idx.size == 1:
+        # 0-d self and source: one-element vectors (torch's slice shapes are both empty)
+        out = index_add(_shape.reshape(x, (1,)), 0, index, _shape.reshape(s, (1,)), alpha=alpha)
+        return _shape.reshape(out, ())
+    if x._data.ndim != s._data.ndim:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(x._data.shape)} "
+                           f"source.shape = {list(ss)}")
     want = x._data.shape[:d] + (idx.size,) + x._data.shape[d + 1:]
     if ss != want:
         raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice "

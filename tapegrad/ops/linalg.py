@@ -190,7 +190,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         if ord == "nuc":
             out = _reductions.sum(s, -1)
         else:
-            out = _reductions.amax(s, -1) if float(ord) > 0 else _reductions.amin(s, -1)
+            out = _max_min(s, -1, float(ord) > 0)
         return _keep(out, t.ndim, d0, d1) if keepdim else out
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
@@ -200,9 +200,21 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     # 1 / -1: column sums (over d0) then max / min over d1; inf / -inf: the other way
     inner, outer = (d0, d1) if builtins.abs(p) == 1 else (d1, d0)
     sums = _reductions.sum(_pointwise.abs(t), inner, keepdim=True)
-    out = _reductions.amax(sums, outer, keepdim=True) if p > 0 else _reductions.amin(sums, outer, keepdim=True)
+    out = _max_min(sums, outer, p > 0, keepdim=True)
     return out if keepdim else _shape.reshape(out, tuple(
         s for k, s in enumerate(t.shape) if k not in (d0, d1)))
+
+
+def _max_min(t, dim, largest, keepdim=False):
+    """amax / amin of the nonnegative sums or singular values over dim. Over an empty dim
+    torch's max is 0 (a norm's identity; the sum of nothing does it, gradient included)
+    and its min raises IndexError."""
+    if t.shape[dim] == 0:
+        if largest:
+            return _reductions.sum(t, dim, keepdim=keepdim)
+        raise IndexError(f"amin(): Expected reduction dim {dim} to have non-zero size.")
+    return _reductions.amax(t, dim, keepdim=keepdim) if largest else _reductions.amin(
+        t, dim, keepdim=keepdim)
 
 
 def _keep(out, nd, d0, d1):
@@ -337,12 +349,12 @@ def det(input):
 def _slogdet(name, A, result):
     t = check_matrices(name, A, half=_LOW)
     logabs, saved = apply_saved(LS.logabsdet, t)
-    return result(like(t, saved["sign"].astype(t.dtype, copy=False)), logabs)
+    return result(apply(LS.slogdet_sign, t, sign=saved["sign"]), logabs)
 
 
 def linalg_slogdet(A):
-    """(sign, logabsdet): det(A) = sign * exp(logabsdet); only logabsdet has a
-    gradient (the sign of a real matrix is piecewise constant)."""
+    """(sign, logabsdet): det(A) = sign * exp(logabsdet); the sign's gradient is 0 (the
+    sign of a real matrix is piecewise constant)."""
     return _slogdet("linalg.slogdet", A, linalg_slogdet_result)
 
 

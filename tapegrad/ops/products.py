@@ -120,7 +120,38 @@ def einsum(equation, *operands):
     if len(kinds) > 1:  # torch: operands must have one dtype
         raise RuntimeError("expected scalar type " + _args._tname(xs[0].dtype) + " but found "
                            + _args._tname(next(d for d in (x.dtype for x in xs) if d != xs[0].dtype)))
+    if xs[0].dtype.kind in "iub" and xs[0].dtype != np.int64 and _einsum_sums(
+            specs, eq.partition("->")[2], [tuple(x.shape) for x in xs]):
+        # torch sums such dims with Tensor.sum, which makes integers int64
+        xs = [x.to(_dt.int64) for x in xs]
     return apply(ES.einsum, *xs, eq=eq)
+
+
+def _einsum_sums(specs, out, shapes):
+    """Whether torch's einsum sums a dim out with Tensor.sum rather than in a product:
+    one operand with contracted labels, or (contracting left to right) a label that is
+    not 1 in only one of the two operands and in no later one (its dim_counts)."""
+    contracted = {c for s in specs for c in s} - set(out)
+    if len(specs) == 1:
+        return bool(contracted)
+    ops = [{c: n for c, n in zip(s, shape)} for s, shape in zip(specs, shapes)]
+    counts = {c: builtins.sum(op.get(c, 1) != 1 for op in ops) for c in contracted}
+    while len(ops) > 1:
+        a, b = ops.pop(0), ops.pop(0)
+        new = {}
+        for c in contracted:
+            sa, sb = a.get(c, 1), b.get(c, 1)
+            if sa != 1 and sb != 1:
+                counts[c] -= 1
+                if counts[c] == 1:
+                    counts[c] = 0
+                new[c] = 1 if counts[c] == 0 else sa
+            elif counts[c] == 1 and (sa != 1 or sb != 1):
+                return True
+            else:
+                new[c] = builtins.max(sa, sb)
+        ops.insert(0, new)
+    return False
 
 
 def _sublist_letters(sub):
@@ -313,7 +344,12 @@ def tensordot(a, b, dims=2, out=None):
     da = [_args._dim(d, a.ndim) for d in da]
     db = [_args._dim(d, b.ndim) for d in db]
     for i, j in zip(da, db):
-        if a.shape[i] != b.shape[j]:
+        # a size-1 dim contracts with any size (torch): sum the other side over it first
+        if a.shape[i] != b.shape[j] and b.shape[j] == 1:
+            a = _reductions.sum(a, i, keepdim=True, dtype=a.dtype)
+        elif a.shape[i] != b.shape[j] and a.shape[i] == 1:
+            b = _reductions.sum(b, j, keepdim=True, dtype=b.dtype)
+        elif a.shape[i] != b.shape[j]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} "
                                f"in dim {j}")

@@ -470,7 +470,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     n = v._data.shape[-1]
     count = (n - nan.sum(-1, keepdims=True)) if ignore_nan else np.full(nan.shape[:-1] + (1,), n)
     outs = []
-    for qv in qs:
+    for k, qv in enumerate(qs):
         pos = qv * (np.maximum(count, 1) - 1).astype(np.float64)
         if interpolation == "lower":
             pos = np.floor(pos)
@@ -486,6 +486,11 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
             r = a + (b - a) * 0.5 if (hi != lo).any() else a
         else:
             w = like(x, (pos - lo).astype(x._data.dtype))
+            if interpolation == "linear" and isinstance(q, TensorBase) and q._rg:
+                # torch's weight q * (count - 1) - lo is differentiable in q
+                qk = _shape.select(q, 0, k) if q_vector else q
+                w = qk * like(x, (np.maximum(count, 1) - 1).astype(x._data.dtype)) - like(
+                    x, lo.astype(x._data.dtype))
             r = a + w * (b - a)
         # a slice with a NaN gives NaN (quantile); a slice of NaNs only (nanquantile)
         bad = (count == 0) if ignore_nan else nan.any(-1, keepdims=True)

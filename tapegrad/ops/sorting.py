@@ -1,12 +1,13 @@
 """Sorting and searching: sort, argsort, topk, kthvalue, searchsorted, bucketize,
 unique, unique_consecutive."""
+import builtins
 import math
 
 import numpy as np
 
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
-from . import _args, shape as _shape
+from . import _args, _selection_order as _order, shape as _shape
 from .public import public
 from .return_types import structseq
 from .rules import indexing as I
@@ -149,6 +150,31 @@ def sort(input, dim=-1, descending=False, stable=False):
     return sort_result(apply(I.gather, x, axis=d, index=idx), _args._int64(x, idx))
 
 
+def _torch_ties(a, full, idx, d, k, positions, only_last=False):
+    """Where a row's selected values (the first k of the stable order `full`, or only the
+    k-th with only_last) have an equal elsewhere in it, torch's unstable selection picks
+    other indices than a stable sort: replay it on those rows (ops/_selection_order.py)
+    and write its indices into idx in place."""
+    n = a.shape[d]
+    rows = np.moveaxis(np.take_along_axis(a, full, d), d, -1).reshape(-1, n)
+    same = rows[:, 1:] == rows[:, :-1]
+    if rows.dtype.kind == "f":
+        same |= np.isnan(rows[:, 1:]) & np.isnan(rows[:, :-1])
+    if only_last:  # the k-th equal to a neighbour
+        tied = same[:, k - 1:k].any(1) | (same[:, k - 2:k - 1].any(1) if k > 1 else False)
+    else:
+        tied = same[:, :builtins.min(k, n - 1)].any(1)
+    if not tied.any():
+        return
+    values = np.moveaxis(a, d, -1).reshape(-1, n)
+    moved = np.moveaxis(idx, d, -1)
+    out = moved.reshape(-1, idx.shape[d]).copy()
+    for r in np.flatnonzero(tied):
+        ranks = np.unique(values[r], return_inverse=True)[1].reshape(-1).tolist()
+        out[r] = positions(ranks)
+    idx[...] = np.moveaxis(out.reshape(moved.shape), -1, d)
+
+
 @public(out=True)
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (or smallest) along dim, in order; values differentiable."""
@@ -161,8 +187,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     if nd == 0:
         return topk_result(_shape.reshape(x, ()), _args._int64(x, 0))
-    idx = _argsort(x._data, d, largest)
-    idx = idx[(slice(None),) * d + (slice(0, k),)].astype(np.int64, copy=False)
+    full = _argsort(x._data, d, largest)
+    idx = full[(slice(None),) * d + (slice(0, k),)].astype(np.int64)
+    if k:
+        _torch_ties(x._data, full, idx, d, k, lambda ranks: _order.topk_positions(
+            ranks, k, largest, sorted))
     return topk_result(apply(I.gather, x, axis=d, index=idx), _args._int64(x, idx))
 
 
@@ -173,7 +202,12 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     n = x._data.shape[d] if x._data.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    idx = _argsort(x._data, d, False)[(slice(None),) * d + (slice(k - 1, k),)]
+    if x._data.ndim == 0:
+        return kthvalue_result(_shape.reshape(x, ()), _args._int64(x, 0))
+    full = _argsort(x._data, d, False)
+    idx = full[(slice(None),) * d + (slice(k - 1, k),)].astype(np.int64)
+    _torch_ties(x._data, full, idx, d, k, lambda ranks: [_order.kth_position(ranks, k - 1)],
+                only_last=True)
     vals = apply(I.gather, x, axis=d, index=idx.astype(np.int64))
     if not keepdim:
         vals, idx = _shape.reshape(vals, np.squeeze(idx, d).shape), np.squeeze(idx, d)

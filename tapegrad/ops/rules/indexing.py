@@ -315,11 +315,46 @@ scatter = defop("scatter", _scatter_forward, linear=True, inputs=("x", "src"), v
     strict=scatter_writes_twice)
 
 
+# ---- scatter_reduce(prod) of a src holding zeros: the product per target ---------------
+def _scatter_prod_forward(src, shape, targets):
+    out = np.ones(shape, src.dtype)
+    np.multiply.at(out, targets, src)
+    return out
+
+
+def _scatter_prod_vjp(xp, g, ans, src, shape, targets):
+    """d P[t] / d src_j = the product of the other src elements of t (torch's formula:
+    P[t] / src_j, and for the only zero of its target the product of the rest)."""
+    if xp is not np:
+        raise NotImplementedError(
+            "scatter_reduce(reduce='prod'): the second derivative with a zero in src is not "
+            "supported (create_graph=True)")
+    zero = src == 0
+    zeros = np.zeros(shape, np.int64)
+    np.add.at(zeros, targets, zero)
+    rest = np.ones(shape, src.dtype)  # the product of the nonzero elements of each target
+    np.multiply.at(rest, targets, np.where(zero, 1, src))
+    with np.errstate(all="ignore"):
+        other = np.where(zero, np.where(zeros[targets] == 1, rest[targets], 0),
+                         ans[targets] / np.where(zero, 1, src))
+    return g[targets] * other
+
+
+scatter_prod = defop("scatter_prod", _scatter_prod_forward, inputs=("src",),
+                     vjp=[_scatter_prod_vjp], promote=False, reads=["ans src"],
+                     text="dsrc = g[target] * (product of the other src of the target)",
+                     hint=("the product of the other elements is finite for finite src; "
+                           "the rule divides only by nonzero src"))
+
+
 # ---- index_select / index_add: a 1-D index along one dim ----------------------------
 def _index_add_forward(x, src, axis, index, alpha=1):
     out = x.copy()
     s = np.moveaxis(src, axis, 0)
-    add_rows(np.moveaxis(out, axis, 0), index, s if alpha == 1 else s * alpha)
+    if alpha != 1:
+        # alpha in the source's dtype, wrapping as torch does (uint8 alpha=-1 is 255)
+        s = s * (np.asarray(alpha).astype(s.dtype) if s.dtype.kind in "iu" else alpha)
+    add_rows(np.moveaxis(out, axis, 0), index, s)
     return out
 
 
@@ -375,15 +410,15 @@ masked_fill = defop("masked_fill", _masked_fill_forward, linear=True, inputs=("x
 # ---- as_strided: a view of the input's storage ---------------------------------------
 def storage_of(a):
     """(the 1-D storage a lives in, a's offset in it, the storage position of each of a's
-    elements): a itself when it owns contiguous memory, else the contiguous array it is a
-    NumPy view of (a transpose, a slice), as torch's storage is the base's. When a lives
+    elements): a itself when it owns its memory, else the contiguous array it is a NumPy
+    view of (a transpose, a slice, also a contiguous one), as torch's storage is the base's. When a lives
     in no such array (a view of a view with gaps), a C-ordered copy of a."""
     item = a.dtype.itemsize
     base = a.base
     while isinstance(base, np.ndarray) and not base.flags.owndata and isinstance(
             base.base, np.ndarray):
         base = base.base
-    if (a.flags.c_contiguous or not isinstance(base, np.ndarray) or base.dtype != a.dtype
+    if (not isinstance(base, np.ndarray) or base.dtype != a.dtype
             or not base.flags.c_contiguous or any(st % item for st in a.strides)):
         return a.reshape(-1), 0, np.arange(a.size, dtype=np.int64).reshape(a.shape)
     off = (a.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // item

@@ -149,6 +149,15 @@ logabsdet = defop("logabsdet", _slogdet_forward, extra=True, vjp=[_logabsdet_vjp
                   hint="log|det A|'s derivative inv(A)^T is infinite for a singular A")
 
 
+# slogdet's sign output: torch gives it a node whose derivative is 0 (the sign of a real
+# determinant is piecewise constant), so a loss through it still backpropagates
+slogdet_sign = defop("slogdet_sign", lambda x, sign: sign.astype(x.dtype, copy=False),
+                     promote=False, vjp=[lambda xp, g, ans, x, sign: xp.zeros_like(x)],
+                     jvp=lambda xp, t, ans, x, sign: xp.zeros_like(ans), reads=["x"],
+                     text="dA = 0",
+                     hint="the sign of det(A) is piecewise constant: its derivative is 0")
+
+
 # ---- inverse, solve -------------------------------------------------------------------
 def _inv_vjp(xp, g, ans, x):
     it = _mT(xp, ans)
