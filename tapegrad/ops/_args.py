@@ -128,3 +128,42 @@ def _finish(arr, dtype, requires_grad):
 
 def _float_dtype(dtype):
     return _dt.as_dtype(dtype) or _dt.get_default_dtype()
+
+
+# ---- out= tensors that overlap (torch's assert_no_internal_overlap / assert_no_overlap) ----
+_CLONE = "Please clone() the tensor before performing the operation."
+
+
+def _check_out_internal_overlap(out):
+    """An `out=` whose elements share memory (an expanded tensor): torch refuses to write
+    it (its result would depend on the order of the writes)."""
+    a = out._data
+    if any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. " + _CLONE)
+
+
+def _check_out_disjoint(out, inputs):
+    """An `out=` that overlaps an input at all (out=input, out=input[1:]): refused by the
+    ops that read their inputs while writing (cat, gather, take, index_select,
+    masked_select, kthvalue ...); torch compares the memory ranges, as may_share_memory."""
+    a = out._data
+    for t in inputs:
+        if t is out or (a.size and np.may_share_memory(a, t._data)):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. "
+                               + _CLONE)
+
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool"}
+
+
+def _check_out_dtype(name, result, out):
+    """The `out=` of an op that does not cast (gather, index_select, kthvalue, aminmax ...)
+    must have its result's dtype; torch's message names the C types."""
+    if result != out:
+        r, o = (_C_NAMES.get(np.dtype(d).name, np.dtype(d).name) for d in (result, out))
+        raise RuntimeError(f"{name}(): Expected out tensor to have dtype {r}, but got {o} "
+                           "instead")

@@ -51,7 +51,7 @@ def unfold(input, dimension, size, step):
     return _shape.movedim(y, d + 1, -1)
 
 
-@public
+@public(out=("disjoint", "exact", "dense"))
 def take(input, index):
     """The elements at flat positions `index` (a tensor of any shape, of its shape):
     x.flatten()[index]; negative positions count from the end, as torch's."""
@@ -620,7 +620,7 @@ def _as_vector(t):
     return _shape.reshape(t, (1,)) if isinstance(t, TensorBase) and t._data.ndim == 0 else t
 
 
-@public(out=True)
+@public(out=("disjoint", "exact"))
 def gather(input, dim, index, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (dim 0); backward scatter-adds g."""
     x = _args._tensor(input)
@@ -704,7 +704,7 @@ def _index_1d(name, index):
     return idx.reshape(-1)
 
 
-@public(out=True)
+@public(out=("disjoint", "exact", "dense"))
 def index_select(input, dim, index):
     """Rows (along dim) picked by a 1-D index; backward adds g into the picked rows."""
     x = _args._tensor(input)
@@ -773,7 +773,7 @@ def masked_fill(input, mask, value):
     return apply(I.masked_fill, x, value, mask=m)
 
 
-@public(out=True)
+@public(out=("disjoint", "exact"))
 def masked_select(input, mask):
     """The elements where mask is True, as a 1-D tensor (input and mask broadcast)."""
     x = _args._tensor(input)

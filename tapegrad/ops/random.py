@@ -18,7 +18,7 @@ from .rules import pointwise as E, special as SP
 
 
 # ---- random sampling ------------------------------------------------------------------------
-@public
+@public(out=True)
 def bernoulli(input, p=None, *, generator=None):
     """0/1 draws with probabilities `input` (or the number `p`), input's dtype."""
     x = _args._tensor(input, "bernoulli")
@@ -47,7 +47,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return _pointwise.copy_(self, like(self, draws))
 
 
-@public
+@public(out=("exact",))
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     """Draw category indices from (rows of) non-negative weights, with tapegrad's RNG.
 

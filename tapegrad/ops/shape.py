@@ -442,8 +442,9 @@ moveaxis = movedim
 
 # ---- joining ---------------------------------------------------------------------
 def _tensor_list(name, tensors):
-    if isinstance(tensors, TensorBase):
-        tensors = list(tensors)  # a tensor is a sequence of its slices, as in PyTorch
+    if isinstance(tensors, TensorBase):  # (not read as the sequence of its slices)
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of "
+                        "Tensors, not Tensor")
     tensors = list(tensors)
     if not tensors:  # torch: cat's Python binding says ValueError, the others RuntimeError
         if name == "cat":
@@ -456,7 +457,7 @@ def _tensor_list(name, tensors):
     return tensors
 
 
-@public(out=True, method=False, aliases=('concat', 'concatenate'))
+@public(out=("disjoint",), method=False, aliases=('concat', 'concatenate'))
 def cat(tensors, dim=0, *, axis=None):
     """Join tensors along an existing dim: one node, each input gets its slice of g."""
     ts = _tensor_list("cat", tensors)
