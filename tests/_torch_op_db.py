@@ -131,6 +131,8 @@ def to_tg(obj, leaves, storages=None):
     if isinstance(obj, torch.Tensor):
         if obj.dtype not in DTYPES or obj.layout != torch.strided:
             raise Unsupported(f"dtype {obj.dtype} / layout {obj.layout}")
+        if obj.dim() > 64:
+            raise Unsupported("more than 64 dims (NumPy's limit)")
         if storages is not None and ("id", id(obj)) in storages:
             return storages["id", id(obj)][1]  # the same tensor twice (cat(..., out=x) of x)
         arr = obj.detach().cpu().numpy().copy() if storages is None or obj.requires_grad \

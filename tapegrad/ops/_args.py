@@ -155,15 +155,35 @@ def _check_out_disjoint(out, inputs):
                                + _CLONE)
 
 
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool"}
-
-
 def _check_out_dtype(name, result, out):
     """The `out=` of an op that does not cast (gather, index_select, kthvalue, aminmax ...)
     must have its result's dtype; torch's message names the C types."""
     if result != out:
-        r, o = (_C_NAMES.get(np.dtype(d).name, np.dtype(d).name) for d in (result, out))
-        raise RuntimeError(f"{name}(): Expected out tensor to have dtype {r}, but got {o} "
-                           "instead")
+        raise RuntimeError(f"{name}(): Expected out tensor to have dtype "
+                           f"{_dt.cpp_name(result)}, but got {_dt.cpp_name(out)} instead")
+
+
+# ---- reduction dims ------------------------------------------------------------------
+def _check_dim_list(name, dims, nd):
+    """A list of reduction dims: each in range, none twice (torch's messages)."""
+    seen = set()
+    for a in dims:
+        d = _dim(a, nd, name=name)
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+
+
+def _check_reducible(name, shape, dims):
+    """A reduction without an identity (amax, amin, max, min) over an empty tensor:
+    refused without dims (RuntimeError), or over a dim of size 0 (IndexError)."""
+    if dims is None:
+        if 0 in shape:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        return
+    for a in (dims if isinstance(dims, tuple) else (dims,)):
+        d = _dim(a, len(shape))
+        if shape and shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")

@@ -59,7 +59,13 @@ def div(input, other, *, rounding_mode=None):
 
 divide = div
 remainder = public(_binary(E.remainder, "remainder"), name="remainder", out=True)
-fmod = public(_binary(E.fmod, "fmod"), name="fmod", out=True)
+_fmod = _binary(E.fmod, "fmod")
+
+
+@public(out=True)
+def fmod(input, other):
+    """Elementwise C fmod (the sign of input); torch has no fmod(number, tensor)."""
+    return _fmod(_args._tensor(input, "fmod"), other)
 
 
 @public(out=True)
@@ -208,12 +214,12 @@ def where(condition, input=None, other=None):
     return apply(E.where, c, a, b)
 
 
-logical_and = public(_comparison._compare(np.logical_and, "logical_and", promote=False),
-                     name="logical_and")
-logical_or = public(_comparison._compare(np.logical_or, "logical_or", promote=False),
-                    name="logical_or")
-logical_xor = public(_comparison._compare(np.logical_xor, "logical_xor", promote=False),
-                     name="logical_xor")
+logical_and = public(_comparison._compare(np.logical_and, "logical_and", promote=False,
+                                          tensors_only=True), name="logical_and", out=True)
+logical_or = public(_comparison._compare(np.logical_or, "logical_or", promote=False,
+                                         tensors_only=True), name="logical_or", out=True)
+logical_xor = public(_comparison._compare(np.logical_xor, "logical_xor", promote=False,
+                                          tensors_only=True), name="logical_xor", out=True)
 
 
 def _bitwise(ufunc, name):
