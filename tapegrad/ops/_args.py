@@ -131,6 +131,7 @@ def _float_dtype(dtype):
 
 
 # ---- out= tensors that overlap (torch's assert_no_internal_overlap / assert_no_overlap) ----
+_byte_bounds = np.lib.array_utils.byte_bounds
 _CLONE = "Please clone() the tensor before performing the operation."
 
 
@@ -143,13 +144,28 @@ def _check_out_internal_overlap(out):
                            "tensor refers to a single memory location. " + _CLONE)
 
 
-def _check_out_disjoint(out, inputs):
+def _check_out_disjoint(out, inputs, shape):
     """An `out=` that overlaps an input at all (out=input, out=input[1:]): refused by the
     ops that read their inputs while writing (cat, gather, take, index_select,
-    masked_select, kthvalue ...); torch compares the memory ranges, as may_share_memory."""
+    masked_select, kthvalue ...); torch compares memory ranges. An `out` of another shape
+    than the result (`shape`) is resized, in place from its first element when its memory
+    has room (torch keeps the storage): the range after the resize is compared too (cat
+    checks before its resize, gather after)."""
     a = out._data
+    ranges = [_byte_bounds(a)]
+    if a.shape != tuple(shape):
+        root, b = a, a.base
+        while b is not None:  # (as_strided's arrays hold theirs through a plain object)
+            root = b if isinstance(b, np.ndarray) else root
+            b = getattr(b, "base", None)
+        lo = ranges[0][0]
+        need = lo + int(np.prod(shape)) * a.itemsize
+        if need <= _byte_bounds(root)[1]:
+            ranges.append((lo, need))
     for t in inputs:
-        if t is out or (a.size and np.may_share_memory(a, t._data)):
+        tlo, thi = _byte_bounds(t._data)
+        if t is out or any(lo < hi and tlo < thi and lo < thi and tlo < hi
+                           for lo, hi in ranges):
             raise RuntimeError("unsupported operation: some elements of the input tensor and "
                                "the written-to tensor refer to a single memory location. "
                                + _CLONE)
@@ -187,3 +203,27 @@ def _check_reducible(name, shape, dims):
         d = _dim(a, len(shape))
         if shape and shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+# ---- scalar fill values --------------------------------------------------------------
+_C_TYPES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+            "int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
+            "uint8": "uint8_t"}
+
+
+def _check_fill_value(value, dtype):
+    """A Python number written into a tensor of `dtype` (masked_fill): torch refuses one
+    its dtype cannot hold (a complex into a real tensor, 1e300 into float32, 256 into
+    uint8; an unsigned type takes down to -max, wrapped); bool takes anything."""
+    d = np.dtype(dtype)
+    if d.kind == "b" or not isinstance(value, (int, float, complex)):
+        return
+    bad = isinstance(value, complex) and d.kind != "c"
+    if not bad and d.kind in "iu":
+        info = np.iinfo(d)
+        bad = not (-info.max if d.kind == "u" else info.min) <= value <= info.max
+    elif not bad and d.kind == "f":
+        bad = np.isfinite(value) and abs(value) > np.finfo(d).max
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(d.name, d.name)} "
+                           "without overflow")

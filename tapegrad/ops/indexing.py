@@ -770,6 +770,7 @@ def masked_fill(input, mask, value):
                                "support integer results)")
     elif isinstance(value, np.generic):
         value = value.item()
+    _args._check_fill_value(value, x._data.dtype)
     return apply(I.masked_fill, x, value, mask=m)
 
 

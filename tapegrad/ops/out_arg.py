@@ -93,13 +93,15 @@ def with_out(fn, name=None, disjoint=False, exact=False, dense=False):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments requires "
                                "grad.")
-        for o in _tensors((out,)) if disjoint or dense else ():
-            if dense:
+        if dense:
+            for o in _tensors((out,)):
                 _args._check_out_internal_overlap(o)
-            if disjoint:
-                _args._check_out_disjoint(o, list(_tensors(args + tuple(kwargs.values()))))
         with grad_mode.no_grad():
             res = fn(*args, **kwargs)
+        if disjoint:
+            inputs = list(_tensors(args + tuple(kwargs.values())))
+            for o, r in zip(_tensors((out,)), _tensors((res,))):
+                _args._check_out_disjoint(o, inputs, r._data.shape)
         if isinstance(res, tuple):
             return _write_outs(name, out, res, exact)
         if isinstance(out, (tuple, list)):

@@ -229,6 +229,8 @@ def random_(self, *args, generator=None, **kwargs):
 # ---- random fills (no gradient w.r.t. anything: the old value gets zeros) -----------
 @public(function=False)
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     arr = _random.rng(generator).normal(mean, std, size=self._data.shape)
     return _random_fill(self, arr)
 

@@ -545,6 +545,8 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _args._dim(dim, x._data.ndim)
     n = x._data.shape[d]
+    if isinstance(start, TensorBase) and (start._data.ndim or start._data.dtype.kind not in "iu"):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     start, length = int(start), int(length)
     if not -n <= start <= n:
         raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "

@@ -7,6 +7,7 @@ where the forward and the fused backward rules live.
 """
 import numbers
 
+from ... import dtypes as _dt
 from ...core.record import apply
 from ...ops.rules import conv as K
 
@@ -43,6 +44,17 @@ def _conv_padding(padding, kernel, stride, dilation, name):
     return ((ph, ph), (pw, pw))
 
 
+def _check_dtypes(x, w, bias):
+    """torch's convolutions compute in one dtype: input, weight and bias must share it."""
+    xd = x._data.dtype
+    if w._data.dtype != xd:
+        raise RuntimeError(f"expected scalar type {_dt.torch_name(xd)} but found "
+                           f"{_dt.torch_name(w._data.dtype)}")
+    if bias is not None and _tensor(bias)._data.dtype != xd:
+        raise RuntimeError(f"Input type ({_dt.cpp_name(xd)}) and bias type "
+                           f"({_dt.cpp_name(bias._data.dtype)}) should be the same")
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D cross-correlation, as torch.nn.functional.conv2d.
 
@@ -62,6 +74,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if w.ndim != 4:
         raise RuntimeError(f"conv2d: expected a 4-D weight (O, C/groups, kh, kw), got weight "
                            f"of shape {tuple(w.shape)}")
+    _check_dtypes(x, w, bias)
     pads = _conv_padding(padding, w.shape[2:], stride, dilation, "conv2d")
     args = (x, w) if bias is None else (x, w, _tensor(bias))
     y = apply(K.conv2d, *args, stride=stride, padding=pads, dilation=dilation, groups=groups)
@@ -229,6 +242,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if groups <= 0:
         raise RuntimeError("conv3d: non-positive groups is not supported")
     _check_conv3d_channels(x, w, groups, False)
+    _check_dtypes(x, w, bias)
     if w.shape[0] % groups:
         raise RuntimeError(f"conv3d: out_channels ({w.shape[0]}) must be divisible by groups "
                            f"({groups})")
