@@ -26,6 +26,16 @@ def _arg(x):
     return to_array(x)
 
 
+def _tensor_first(name, input, other):
+    """A binary op with a tensor-or-number `other` but no number `input` (eq, fmod):
+    torch's argument parser's message for `eq(2, t)`."""
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__}), but expected one "
+                        f"of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                        f" * (Tensor input, Number other, *, Tensor out = None)")
+
+
 def _tensor(x, name="this function", arg="input", pos=1):
     """The tensor argument `arg` (position `pos`) of `name`: torch refuses anything else,
     with this message (the one check of the op families)."""
@@ -175,8 +185,8 @@ def _check_out_dtype(name, result, out):
     """The `out=` of an op that does not cast (gather, index_select, kthvalue, aminmax ...)
     must have its result's dtype; torch's message names the C types."""
     if result != out:
-        raise RuntimeError(f"{name}(): Expected out tensor to have dtype "
-                           f"{_dt.cpp_name(result)}, but got {_dt.cpp_name(out)} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {_dt.cpp_name(result)}, but "
+                           f"got {_dt.cpp_name(out)} instead ({name})")
 
 
 # ---- reduction dims ------------------------------------------------------------------

@@ -18,9 +18,11 @@ def _compare(ufunc, name, promote=True, tensors_only=False):
     """The comparison `name`: input a tensor (torch has no `eq(2, t)`), other a tensor or
     a number (a tensor only with tensors_only: the logical ops)."""
     def f(input, other):
-        _args._tensor(input, name)
         if tensors_only:
+            _args._tensor(input, name)
             _args._tensor(other, name, "other", 2)
+        else:
+            _args._tensor_first(name, input, other)
         a, b = input, other
         if promote and (isinstance(a, TensorBase) or isinstance(b, TensorBase)):
             # compared in the promoted dtype, as torch: float32 0.1 == 0-d float64 0.1

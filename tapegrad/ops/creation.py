@@ -145,7 +145,7 @@ def _arange_values(start, end, step, dtype):
     xs, xe, xst = int(start), int(end), int(step)  # C++'s conversion truncates toward 0
     if dtype == np.int64:
         if xst == 0:
-            raise ValueError("arange: step must be nonzero")
+            raise ValueError("step must be nonzero")
         num = xe - xs + xst - (1 if xst > 0 else -1)
         n = abs(num) // abs(xst) * (1 if (num >= 0) == (xst > 0) else -1)  # C++ division
     else:

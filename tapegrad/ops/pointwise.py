@@ -65,7 +65,8 @@ _fmod = _binary(E.fmod, "fmod")
 @public(out=True)
 def fmod(input, other):
     """Elementwise C fmod (the sign of input); torch has no fmod(number, tensor)."""
-    return _fmod(_args._tensor(input, "fmod"), other)
+    _args._tensor_first("fmod", input, other)
+    return _fmod(input, other)
 
 
 @public(out=True)

@@ -61,8 +61,8 @@ def _check_sizes(x, name, nd):
 
 
 def _check_output_size_2d(input, output_size, message):
-    """torch's F wrappers fill an output size's Nones from the input's last dims first
-    (a ValueError when the input has too few), then the kernel wants 2 sizes."""
+    """torch's F wrappers fill a tuple output size's Nones from the input's last dims
+    first (a ValueError when the input has too few), then the kernel wants 2 sizes."""
     if input.dim() <= len(output_size):
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     if len(output_size) != 2:
@@ -93,8 +93,9 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     input's size; indices count in the flattened H * W plane, as torch's."""
     if isinstance(output_size, int):
         output_size = (output_size, output_size)
-    _check_output_size_2d(input, output_size, "internal error: adaptive_max_pool2d "
-                          "expects an output_size of 2 ints")
+    else:
+        _check_output_size_2d(input, output_size, "adaptive_max_pool2d(): internal "
+                              "error: output_size.size() must be 2")
     if input.dim() not in (3, 4):
         raise RuntimeError("adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
                            f"{list(input.shape)}")
@@ -176,8 +177,9 @@ def adaptive_avg_pool2d(input, output_size):
     """Average over PyTorch's adaptive windows [floor(i*H/oh), ceil((i+1)*H/oh))."""
     if isinstance(output_size, numbers.Integral):
         output_size = (output_size, output_size)
-    _check_output_size_2d(_tensor(input), output_size, "adaptive_avg_pool2d: output_size "
-                          f"must be 2, but got {len(output_size)}")
+    else:
+        _check_output_size_2d(_tensor(input), output_size, "adaptive_avg_pool2d: "
+                              f"output_size must be 2, but got {len(output_size)}")
     x, was = _batched(_tensor(input), "adaptive_avg_pool2d", 4)
     oh, ow = output_size
     oh = x.shape[2] if oh is None else int(oh)
