@@ -1,6 +1,7 @@
 """Argument helpers shared by the op families: tensor-or-number conversion, the
 `input must be Tensor` check, dim wrapping with torch's errors."""
 import builtins
+import math
 
 import numpy as np
 
@@ -237,3 +238,47 @@ def _check_fill_value(value, dtype):
     if bad:
         raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(d.name, d.name)} "
                            "without overflow")
+
+
+# ---- view's rule (torch's computeStride) -----------------------------------------------
+def _view_strides(shape, strides, new):
+    """The strides a view of `new` shape can have over memory laid out as (shape, strides),
+    or None when one of its dims would span two separately strided chunks. Walks the old
+    dims from the last: runs of dims that are contiguous with each other form a chunk,
+    and the new dims must split each chunk exactly."""
+    if 0 in shape or not shape:
+        return ()  # no element or one: any shape views it
+    out = [0] * len(new)
+    v = len(new) - 1
+    base = strides[-1]
+    numel = view_numel = 1
+    for d in range(len(shape) - 1, -1, -1):
+        numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != numel * base):
+            while v >= 0 and (view_numel < numel or new[v] == 1):
+                out[v] = view_numel * base
+                view_numel *= new[v]
+                v -= 1
+            if view_numel != numel:
+                return None
+            if d > 0:
+                base, numel, view_numel = strides[d - 1], 1, 1
+    return tuple(out) if v == -1 else None
+
+
+def _check_viewable(a, shape):
+    """`x.view(shape)` of a non-contiguous array `a`: torch refuses a shape its strides
+    cannot express (no copy is made by a view)."""
+    shape = tuple(shape)
+    if shape.count(-1) == 1:
+        rest = math.prod(s for s in shape if s != -1)
+        if not rest or a.size % rest:
+            return  # reshape's own error says what is wrong
+        shape = tuple(a.size // rest if s == -1 else s for s in shape)
+    if math.prod(shape) != a.size:
+        return
+    item = a.itemsize
+    if _view_strides(a.shape, [s // item for s in a.strides], shape) is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride "
+                           "(at least one dimension spans across two contiguous subspaces). "
+                           "Use .reshape(...) instead.")

@@ -39,9 +39,13 @@ def reshape(input, *shape):
 
 @public(function=False)
 def view(input, *shape):
-    """x.view(*shape) is reshape; x.view(dtype) reads the same bytes as another dtype."""
+    """x.view(*shape): reshape where x's strides allow it without a copy (torch refuses
+    the others); x.view(dtype) reads the same bytes as another dtype."""
     if len(shape) == 1 and isinstance(shape[0], (_dt.dtype, np.dtype)):
         return _conversion._view_dtype(_args._tensor(input), shape[0])
+    a = _args._tensor(input)._data
+    if not a.flags.c_contiguous:
+        _args._check_viewable(a, _args._shape_arg(shape))
     return reshape(input, *shape)
 
 

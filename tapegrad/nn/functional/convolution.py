@@ -267,7 +267,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
               groups=groups)
     OH, OW = y.shape[2], y.shape[3]
     y = _shape.permute(_shape.reshape(y, (N, OD, O, OH, OW)), (0, 2, 1, 3, 4))
-    return _unbatch(y, was)
+    return _unbatch(y.contiguous(), was)  # contiguous, as torch's (programs `.view` it)
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
