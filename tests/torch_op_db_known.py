@@ -33,8 +33,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples); result dtype differs (torch.int32 #0: output 0: dtype int32, torch int64)",
     "exp2:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
-    "full_like:fwd":
-        "refuses 1 samples torch accepts (torch.uint8 #7: raised OverflowError: Python integer -9 out of bounds for uint8)",
     "gather:bwd":
         "refuses 1 samples torch accepts (#4: forward raised RuntimeError: Index tensor must have the same number of dimensions as input tenso)",
     "gather:fwd":
@@ -165,14 +163,6 @@ KNOWN = {
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
     "quantile:bwd":
         "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
-    "rand_like:fwd":
-        "refuses 9 samples torch accepts (torch.float64 #3: raised TypeError: randn_like() got an unexpected keyword argument 'device')",
-    "randint_like:fwd":
-        "refuses 48 samples torch accepts (torch.float64 #6: raised TypeError: randint_like() got an unexpected keyword argument 'device')",
-    "randn_like:fwd":
-        "refuses 9 samples torch accepts (torch.float64 #3: raised TypeError: randn_like() got an unexpected keyword argument 'device')",
-    "scalar_tensor:fwd":
-        "refuses 1 samples torch accepts (torch.uint8 #0: raised OverflowError: Python integer -5 out of bounds for uint8)",
     "scatter_reduce.prod:bwd":
         "refuses 1 samples torch accepts (#21: forward raised RuntimeError: scatter_reduce(): the gradient of reduce='prod' with a zero in src)",
     "searchsorted:fwd":

@@ -223,16 +223,18 @@ _C_TYPES = {"float16": "c10::Half", "float32": "float", "float64": "double",
 
 
 def _check_fill_value(value, dtype):
-    """A Python number written into a tensor of `dtype` (masked_fill): torch refuses one
-    its dtype cannot hold (a complex into a real tensor, 1e300 into float32, 256 into
-    uint8; an unsigned type takes down to -max, wrapped); bool takes anything."""
+    """A Python number written into a tensor of `dtype` (masked_fill, full_like,
+    scalar_tensor): torch refuses one its dtype cannot hold (a complex into a real
+    tensor, 1e300 into float32, 256 or -0.5 into uint8; an unsigned type takes ints down
+    to -max, wrapped); bool takes anything."""
     d = np.dtype(dtype)
     if d.kind == "b" or not isinstance(value, (int, float, complex)):
         return
     bad = isinstance(value, complex) and d.kind != "c"
     if not bad and d.kind in "iu":
         info = np.iinfo(d)
-        bad = not (-info.max if d.kind == "u" else info.min) <= value <= info.max
+        lo = -info.max if d.kind == "u" and not isinstance(value, float) else info.min
+        bad = not lo <= value <= info.max
     elif not bad and d.kind == "f":
         bad = np.isfinite(value) and abs(value) > np.finfo(d).max
     if bad:
@@ -282,3 +284,12 @@ def _check_viewable(a, shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride "
                            "(at least one dimension spans across two contiguous subspaces). "
                            "Use .reshape(...) instead.")
+
+
+def _number_as(value, dtype):
+    """A Python number as a 0-d array of `dtype`, wrapped as torch casts (-5 in uint8 is
+    251) where NumPy raises an OverflowError."""
+    try:
+        return np.array(value, dtype=dtype)
+    except OverflowError:
+        return np.array(value).astype(dtype)

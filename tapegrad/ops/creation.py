@@ -15,7 +15,7 @@ from .. import dtypes as _dt
 from .._device import check as _check_device
 from ..core import tape as _tape
 from ..core.tensor_base import TensorBase, new_tensor, to_array
-from ._args import _finish, _float_dtype, _size
+from ._args import _check_fill_value, _finish, _float_dtype, _number_as, _size
 from .out_arg import write_out
 from .public import public
 
@@ -100,8 +100,9 @@ empty_like = public(_like(np.empty), name="empty_like", method=False)
 @public(method=False)
 def full_like(input, fill_value, dtype=None, requires_grad=False, device=None):
     _check_device(device, "full_like()")
-    return _finish(np.full(input.shape, fill_value, _dt.as_dtype(dtype) or input.dtype), None,
-                   requires_grad)
+    d = _dt.as_dtype(dtype) or input.dtype
+    _check_fill_value(fill_value, d)
+    return _finish(np.full(input.shape, _number_as(fill_value, d), d), None, requires_grad)
 
 
 @public(method=False)
@@ -215,7 +216,8 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
                         f"{type(s).__name__}")
     _check_device(device, "scalar_tensor()")
     d = _dt.as_dtype(dtype) or _dt.get_default_dtype()
-    return new_tensor(np.array(s, dtype=d), requires_grad=requires_grad)
+    _check_fill_value(s, d)
+    return new_tensor(_number_as(s, d), requires_grad=requires_grad)
 
 
 _readonly_warned = {"once": False}

@@ -300,20 +300,27 @@ def randperm(n, generator=None, dtype=None, device=None):
 
 
 @public(method=False)
-def rand_like(input, dtype=None, requires_grad=False, generator=None):
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
+              requires_grad=False, memory_format=None):
+    _check_device(device, "rand_like()")
     return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
                 requires_grad=requires_grad)
 
 
 @public(method=False)
-def randn_like(input, dtype=None, requires_grad=False, generator=None):
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
+               requires_grad=False, memory_format=None):
+    _check_device(device, "randn_like()")
     return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
                  requires_grad=requires_grad)
 
 
 @public(method=False)
-def randint_like(input, low, high=None, dtype=None, generator=None):
-    return randint(low, high, size=input.shape, generator=generator, dtype=dtype or input.dtype)
+def randint_like(input, low, high=None, *, generator=None, dtype=None, layout=None,
+                 device=None, requires_grad=False, memory_format=None):
+    _check_device(device, "randint_like()")
+    return randint(low, high, size=input.shape, generator=generator, dtype=dtype or input.dtype,
+                   requires_grad=requires_grad)
 
 
 # ---- torch.normal ----------------------------------------------------------------------

@@ -92,7 +92,9 @@ def _forward(*arrays, eq):
         raise RuntimeError(f"einsum(): {e}") from None
     # a contraction's result is a new array: contiguous, as torch's mostly are (NumPy's
     # order follows the operands; `.view` of it would then be refused)
-    return np.ascontiguousarray(out) if len(arrays) > 1 and type(out) is np.ndarray else out
+    if len(arrays) > 1 and type(out) is np.ndarray and not out.flags.c_contiguous:
+        return out.copy()  # (C order; np.ascontiguousarray would make a 0-d result 1-d)
+    return out
 
 
 def _grad_equation(eq, i, shape, dtype):

@@ -53,7 +53,8 @@ def read(a, key):
 
 
 def _dense(out):
-    return np.ascontiguousarray(out) if type(out) is np.ndarray else out
+    # (a copy in C order; not np.ascontiguousarray, which makes a 0-d array 1-d)
+    return out.copy() if type(out) is np.ndarray and not out.flags.c_contiguous else out
 
 
 def write(a, key, v):

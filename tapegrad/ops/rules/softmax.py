@@ -13,7 +13,8 @@ from ..registry import defop
 
 def _dense(x):
     """torch's softmaxes compute on a contiguous input: their results are contiguous."""
-    return np.ascontiguousarray(x) if type(x) is np.ndarray else x
+    # (a copy in C order; not np.ascontiguousarray, which makes a 0-d array 1-d)
+    return x.copy() if type(x) is np.ndarray and not x.flags.c_contiguous else x
 
 
 def _softmax_forward(x, axis):
