@@ -310,3 +310,38 @@ def test_scatter_reduce_prod_with_a_zero_in_src():
     with pytest.raises(RuntimeError, match="zero in src"):
         tg.ones(1, 3).scatter_reduce(1, tg.tensor(idx), tg.tensor(src, requires_grad=True),
                                      "prod")
+
+
+# ---- tensordot: a size-1 dim contracts with any size (torch sums the other over it) ----
+@pytest.mark.parametrize("sa,sb,dims", [((1, 1, 1), (2, 1, 2), ([0, 1], [2, 0])),
+                                        ((1, 3, 4), (2, 3, 5), ([0, 1], [0, 1])),
+                                        ((3, 2), (3, 1), ([1], [1]))])
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_tensordot_size_one_dims(sa, sb, dims, dtype):
+    rng = np.random.default_rng(3)
+    a, b = (rng.integers(-3, 4, s).astype(dtype) for s in (sa, sb))
+    want = torch.tensordot(torch.tensor(a), torch.tensor(b), dims=dims)
+    got = tg.tensordot(tg.tensor(a), tg.tensor(b), dims=dims)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    if dtype == "float64":
+        ta, tb = (torch.tensor(v, requires_grad=True) for v in (a, b))
+        ga, gb = (tg.tensor(v, requires_grad=True) for v in (a, b))
+        torch.tensordot(ta, tb, dims=dims).pow(2).sum().backward()
+        tg.tensordot(ga, gb, dims=dims).pow(2).sum().backward()
+        np.testing.assert_allclose(ga.grad.numpy(), ta.grad.numpy())
+        np.testing.assert_allclose(gb.grad.numpy(), tb.grad.numpy())
+
+
+# ---- kthvalue of a 0-d tensor: the element, index 0 ---------------------------------------
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_kthvalue_0d(keepdim):
+    res = []
+    for L in (torch, tg):
+        x = L.tensor(2.5, dtype=L.float64, requires_grad=True)
+        v, i = L.kthvalue(x, 1, 0, keepdim)
+        (v * 3).backward()
+        res.append((tuple(v.shape), float(v), tuple(i.shape), int(i), float(x.grad)))
+    assert res[0] == res[1]
+    with pytest.raises(RuntimeError, match="out of range"):
+        tg.kthvalue(tg.tensor(2.5), 2)

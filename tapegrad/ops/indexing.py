@@ -625,6 +625,10 @@ def gather(input, dim, index, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (dim 0); backward scatter-adds g."""
     x = _args._tensor(input)
     d = _args._dim(dim, x._data.ndim)
+    if isinstance(index, TensorBase) and index._data.size == 0:
+        # an empty index reads nothing: torch checks no shapes, the result has its shape
+        idx = _check_index("gather", x, d, index, same_ndim=False)
+        return _shape.reshape(_shape.reshape(x, (-1,))[:0], idx.shape)
     idx = _check_index("gather", x, d, index)
     _check_corner("gather", x, d, idx, x._data.shape, "self")
     if x._data.ndim == 0 or idx.ndim == 0:
@@ -732,6 +736,9 @@ def index_add(input, dim, index, source, *, alpha=1):
         raise RuntimeError(f"index_add_(): self ({_dt.name(x._data.dtype)}) and source "
                            f"({_dt.name(s._data.dtype)}) "
                            "must have the same scalar type")
+    if x._data.ndim == 0:  # torch reads a 0-d self (and source) as one element
+        return _shape.reshape(index_add(_as_vector(x), 0, index, _as_vector(s), alpha=alpha),
+                              ())
     ss = s._data.shape
     want = x._data.shape[:d] + (idx.size,) + x._data.shape[d + 1:]
     if ss != want:
@@ -742,6 +749,8 @@ def index_add(input, dim, index, source, *, alpha=1):
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = int(idx.max()) if idx.max() >= n else int(idx.min())
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+    if x._data.dtype.kind in "iu" and type(alpha) is int:  # wrapped as torch casts it
+        alpha = _args._number_as(alpha, x._data.dtype)[()]
     return apply(I.index_add, x, s, axis=d, index=idx, alpha=alpha)
 
 

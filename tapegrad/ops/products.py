@@ -294,6 +294,11 @@ def tensordot(a, b, dims=2, out=None):
     da = [_args._dim(d, a.ndim) for d in da]
     db = [_args._dim(d, b.ndim) for d in db]
     for i, j in zip(da, db):
+        # a size-1 dim contracts with any size, as torch's: the other is summed over it
+        if a.shape[i] == 1 and b.shape[j] != 1:
+            b = b.sum(j, keepdim=True, dtype=b.dtype)
+        elif b.shape[j] == 1 and a.shape[i] != 1:
+            a = a.sum(i, keepdim=True, dtype=a.dtype)
         if a.shape[i] != b.shape[j]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} "

@@ -157,6 +157,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     n = x._data.shape[d] if x._data.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if x._data.ndim == 0:  # the element itself, at index 0 (keepdim changes nothing)
+        return kthvalue_result(_shape.reshape(x, ()), _args._int64(x, 0))
     idx = _argsort(x._data, d, False)[(slice(None),) * d + (slice(k - 1, k),)]
     vals = apply(I.gather, x, axis=d, index=idx.astype(np.int64))
     if not keepdim:
