@@ -155,8 +155,6 @@ KNOWN = {
         "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
     "scatter_reduce.prod:bwd":
         "refuses 1 samples torch accepts (#21: forward raised RuntimeError: scatter_reduce(): the gradient of reduce='prod' with a zero in src)",
-    "searchsorted:fwd":
-        "refuses 512 samples torch accepts (torch.float64 #128: raised ValueError: cannot reshape array of size 0 into shape (0))",
     "sinc:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "sort:fwd":
@@ -165,8 +163,6 @@ KNOWN = {
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
     "topk:fwd":
         "wrong values (35 samples; first torch.int64 #0: output 1: values differ)",
-    "unique_consecutive:fwd":
-        "refuses 108 samples torch accepts (torch.float64 #252: raised ValueError: cannot reshape array of size 0 into shape (0,newaxis))",
     "nn.functional.binary_cross_entropy:fwd":
         "float16: one sample differs by one float16 ulp (0.00195) since float16 ops compute in float32 and round once (core/opmath.py); torch rounds this loss's intermediate log terms to float16 first",
     "nn.functional.hinge_embedding_loss:fwd":

@@ -44,9 +44,12 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                f"or the first N-1 dimensions of boundaries tensor and input "
                                f"value tensor must match, but we got boundaries tensor "
                                f"{list(seq.shape)} and input value tensor {list(v.shape)}")
-        rows_s = seq.reshape(-1, seq.shape[-1])
-        rows_v = v.reshape(-1, v.shape[-1])
-        out = np.stack([np.searchsorted(s, r, side=how) for s, r in zip(rows_s, rows_v)])
+        n = int(np.prod(seq.shape[:-1]))  # (not -1: a row of size 0 says nothing)
+        rows_s = seq.reshape(n, seq.shape[-1])
+        rows_v = v.reshape(n, v.shape[-1])
+        out = np.zeros(rows_v.shape, dtype=np.int64)
+        for i, (s, r) in enumerate(zip(rows_s, rows_v)):
+            out[i] = np.searchsorted(s, r, side=how)
         out = out.reshape(v.shape)
     return _int_result(sorted_sequence, np.asarray(out), out_int32)
 
@@ -81,7 +84,11 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         inverse = run.reshape(a.shape)
     else:
         d = _args._dim(dim, a.ndim)
-        m = np.moveaxis(a, d, 0).reshape(a.shape[d] if a.ndim else 1, -1)
+        if a.size == 0 and a.shape[d] != 0:
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                               "unique cannot be applied")
+        n = a.shape[d] if a.ndim else 1
+        m = np.moveaxis(a, d, 0).reshape(n, a.size // n if n else 0)
         start = np.ones(m.shape[0], dtype=bool)
         start[1:] = (m[1:] != m[:-1]).any(axis=1)
         values = np.take(a, np.nonzero(start)[0], axis=d)
