@@ -37,10 +37,6 @@ KNOWN = {
         "indices of tied values differ (27 integer samples; first torch.int64 #0: output 1): torch's CPU quickselect returns another of the equal elements than the first in stable order, which tapegrad returns"
     "lerp:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (11 samples)",
-    "linalg.norm.subgradients_at_zero:fwd":
-        "refuses 36 samples torch accepts (torch.float64 #56: raised ValueError: zero-size array to reduction operation maximum which has no id)",
-    "linalg.norm:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (2 samples); refuses 36 samples torch accepts (torch.float64 #68: raised ValueError: zero-size array to reduction operation maximum which has no id)",
     "linalg.pinv.singular:bwd":
         "wrong values (15 samples; first #2: grad of input 0: output 0: values differ (max abs diff 0.083))",
     "linalg.slogdet:bwd":

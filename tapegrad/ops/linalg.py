@@ -185,7 +185,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         if ord == "nuc":
             out = _reductions.sum(s, -1)
         else:
-            out = _reductions.amax(s, -1) if float(ord) > 0 else _reductions.amin(s, -1)
+            # (the largest of no singular values is 0 for torch, without history)
+            out = _reductions.amin(s, -1) if float(ord) < 0 else \
+                _reductions.amax(s, -1) if s.shape[-1] else _reductions.sum(s, -1).detach()
         return _keep(out, t.ndim, d0, d1) if keepdim else out
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
@@ -195,7 +197,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     # 1 / -1: column sums (over d0) then max / min over d1; inf / -inf: the other way
     inner, outer = (d0, d1) if builtins.abs(p) == 1 else (d1, d0)
     sums = _reductions.sum(_pointwise.abs(t), inner, keepdim=True)
-    out = _reductions.amax(sums, outer, keepdim=True) if p > 0 else _reductions.amin(sums, outer, keepdim=True)
+    if p < 0:
+        out = _reductions.amin(sums, outer, keepdim=True)
+    elif sums.shape[outer]:
+        out = _reductions.amax(sums, outer, keepdim=True)
+    else:  # the largest of no sums is 0 for torch, a result without history
+        out = _reductions.sum(sums, outer, keepdim=True).detach()
     return out if keepdim else _shape.reshape(out, tuple(
         s for k, s in enumerate(t.shape) if k not in (d0, d1)))
 
