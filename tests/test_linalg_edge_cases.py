@@ -297,3 +297,20 @@ def test_matrix_norm_empty(shape, ord):
             y.sum().backward()
         return tuple(y.shape), y.tolist(), y.requires_grad, x.grad is None
     assert run(tg) == run(torch)
+
+
+# ---- slogdet's sign requires grad as torch's (a zero gradient) --------------------------
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+def test_slogdet_sign_in_the_graph(shape):
+    a = np.random.default_rng(5).standard_normal(shape)
+    res = []
+    for L in (torch, tg):
+        x = L.tensor(a, requires_grad=True)
+        s, la = L.linalg.slogdet(x)
+        (s * la * 3 + s).sum().backward()  # the sign as a factor: only la's gradient counts
+        res.append((s.requires_grad, s.detach().numpy(), x.grad.numpy()))
+    assert res[0][0] == res[1][0] is True
+    np.testing.assert_allclose(res[1][1], res[0][1])
+    np.testing.assert_allclose(res[1][2], res[0][2], rtol=1e-10)
+    with tg.no_grad():
+        assert tg.linalg.slogdet(tg.tensor(a, requires_grad=True))[0].requires_grad is False

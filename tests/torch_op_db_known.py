@@ -39,8 +39,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (11 samples)",
     "linalg.pinv.singular:bwd":
         "wrong values (15 samples; first #2: grad of input 0: output 0: values differ (max abs diff 0.083))",
-    "linalg.slogdet:bwd":
-        "refuses 9 samples torch accepts (#0: backward raised RuntimeError: element 0 of tensors does not require grad and does not have a gra)",
     "linspace.tensor_overload:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (15 samples); wrong values (59 samples; first torch.float64 #97: output 0: values differ (max abs diff 5.45e-07))",
     "linspace:fwd":

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..core.record import apply, apply_saved
+from ..core.state import state
 from ..core.tensor_base import like
 from . import (_args, conversion as _conversion, pointwise as _pointwise, products as _products,
                reductions as _reductions, shape as _shape)
@@ -339,7 +340,13 @@ def det(input):
 def _slogdet(name, A, result):
     t = check_matrices(name, A, half=_LOW)
     logabs, saved = apply_saved(LS.logabsdet, t)
-    return result(like(t, saved["sign"].astype(t.dtype, copy=False)), logabs)
+    sign = like(t, saved["sign"].astype(t.dtype, copy=False))
+    if t._rg and state.grad_enabled:
+        # torch's sign requires grad too (its gradient is 0): the constant, joined to A by
+        # a branch `where` never takes (sign(sum A): a zero gradient, never NaN)
+        sign = _pointwise.where(np.ones(sign.shape, dtype=bool), sign, _pointwise.sign(
+            _reductions.sum(t, (-2, -1))))
+    return result(sign, logabs)
 
 
 def linalg_slogdet(A):
