@@ -55,8 +55,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (10 samples); wrong values (351 samples; first torch.int64 #13: output 0: values differ)",
     "matmul:fwd":
         "float32 #13 ((10,) @ (5, 5, 10, 5)): one element differs by 3.05e-05, one float32 ulp at ~200, from the summation order of the 10-term dot products (NumPy's BLAS vs torch's); both are as close to the float64 product (max error 1.9e-05 here, torch 1.4e-05): no library is wrong, torch's elementwise tolerance is tighter than an ulp for this element"
-    "nanquantile:bwd":
-        "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
     "nn.functional.adaptive_avg_pool3d:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (7 samples)",
     "nn.functional.alpha_dropout:bwd":
@@ -145,8 +143,6 @@ KNOWN = {
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
     "polygamma.polygamma_n_4:fwd":
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
-    "quantile:bwd":
-        "wrong values (12 samples; first #37: grad of input 1: output 0: values differ (max abs diff 2.74))",
     "scatter_reduce.prod:bwd":
         "refuses 1 samples torch accepts (#21: forward raised RuntimeError: scatter_reduce(): the gradient of reduce='prod' with a zero in src)",
     "sinc:fwd":

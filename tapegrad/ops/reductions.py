@@ -456,7 +456,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     n = v._data.shape[-1]
     count = (n - nan.sum(-1, keepdims=True)) if ignore_nan else np.full(nan.shape[:-1] + (1,), n)
     outs = []
-    for qv in qs:
+    for i, qv in enumerate(qs):
         pos = qv * (np.maximum(count, 1) - 1).astype(np.float64)
         if interpolation == "lower":
             pos = np.floor(pos)
@@ -470,6 +470,13 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
         b = _indexing.gather(srt, -1, _args._int64(x, hi))
         if interpolation == "midpoint":
             r = a + (b - a) * 0.5 if (hi != lo).any() else a
+        elif interpolation == "linear" and isinstance(q, TensorBase) and q._rg:
+            # the weight q * (n - 1) - lo as torch's: differentiable in q (d/dq = (b - a)
+            # * (n - 1)); the rounded interpolations' positions are constant in q
+            dt = x._data.dtype
+            qi = _shape.reshape(q, (-1,))[i]
+            w = qi * like(x, (np.maximum(count, 1) - 1).astype(dt)) - like(x, lo.astype(dt))
+            r = a + w * (b - a)
         else:
             w = like(x, (pos - lo).astype(x._data.dtype))
             r = a + w * (b - a)
