@@ -34,7 +34,7 @@ KNOWN = {
     "exp2:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "kthvalue:fwd":
-        "indices of tied values differ (27 integer samples; first torch.int64 #0: output 1): torch's CPU quickselect returns another of the equal elements than the first in stable order, which tapegrad returns"
+        "indices of tied values differ (27 integer samples; first torch.int64 #0: output 1): torch's CPU quickselect returns another of the equal elements than the first in stable order, which tapegrad returns",
     "lerp:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (11 samples)",
     "linalg.pinv.singular:bwd":
@@ -54,7 +54,7 @@ KNOWN = {
     "logspace:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (10 samples); wrong values (351 samples; first torch.int64 #13: output 0: values differ)",
     "matmul:fwd":
-        "float32 #13 ((10,) @ (5, 5, 10, 5)): one element differs by 3.05e-05, one float32 ulp at ~200, from the summation order of the 10-term dot products (NumPy's BLAS vs torch's); both are as close to the float64 product (max error 1.9e-05 here, torch 1.4e-05): no library is wrong, torch's elementwise tolerance is tighter than an ulp for this element"
+        "float32 #13 ((10,) @ (5, 5, 10, 5)): one element differs by 3.05e-05, one float32 ulp at ~200, from the summation order of the 10-term dot products (NumPy's BLAS vs torch's); both are as close to the float64 product (max error 1.9e-05 here, torch 1.4e-05): no library is wrong, torch's elementwise tolerance is tighter than an ulp for this element",
     "nn.functional.adaptive_avg_pool3d:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (7 samples)",
     "nn.functional.alpha_dropout:bwd":
