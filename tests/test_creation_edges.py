@@ -109,3 +109,33 @@ def test_like_factories_take_torchs_keywords(name):
     assert tuple(getattr(tg, name)(tg.zeros(2, 3), **kw).shape) == (2, 3)
     y = tg.randint_like(tg.zeros(4), 0, 3, device="cpu", requires_grad=False, layout=None)
     assert y.shape == (4,) and torch.randint_like(torch.zeros(4), 0, 3, device="cpu").shape == (4,)
+
+
+# ---- numbers a dtype cannot hold: torch wraps ints down to -max into unsigned types and
+# refuses the others (full_like, scalar_tensor) ------------------------------------------
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16"])
+@pytest.mark.parametrize("value", [-9, -1, -255, 300, 2.7, -2.7, 127.9, 1e300])
+def test_fill_numbers_wrap_as_torch(dtype, value):
+    for f in (lambda L: L.full_like(L.zeros(2, 3, dtype=getattr(L, dtype)), value),
+              lambda L: L.scalar_tensor(value, dtype=getattr(L, dtype))):
+        assert _outcome(lambda: f(tg)) == _outcome(lambda: f(torch))
+
+
+# ---- the *_like random factories take torch's keywords ----------------------------------
+@pytest.mark.parametrize("name,args", [("rand_like", ()), ("randn_like", ()),
+                                       ("randint_like", (3, 9))])
+def test_random_like_keywords(name, args):
+    kw = dict(dtype=None, layout=None, device="cpu", requires_grad=False)
+    for L in (torch, tg):
+        x = L.zeros(2, 3, dtype=L.float64)
+        r = getattr(L, name)(x, *args, memory_format=L.preserve_format if L is torch else None,
+                             **kw)
+        assert tuple(r.shape) == (2, 3) and str(r.dtype).endswith("float64")
+        assert r.requires_grad is False
+    with pytest.raises(TypeError):  # keyword-only, as torch's
+        tg.rand_like(tg.zeros(2), tg.float32)
+    with pytest.raises(TypeError):
+        torch.rand_like(torch.zeros(2), torch.float32)
+    lo, hi = 3, 9
+    r = tg.randint_like(tg.zeros(1000), lo, hi)
+    assert lo <= float(r.min()) and float(r.max()) < hi

@@ -385,3 +385,45 @@ def test_where_with_one_argument_is_nonzero_as_tuple():
     assert len(ours) == len(theirs) == 2
     for o, t in zip(ours, theirs):
         np.testing.assert_array_equal(o.numpy(force=True), t.numpy())
+
+
+# ---- shapes torch accepts at the edges: empty gather indices, 0-d index_add ---------------
+def _both(fn, *arrays, grad=True):
+    """fn on torch and on tapegrad tensors of the same float64 values: (results, grads)."""
+    out = []
+    for L in (torch, tg):
+        xs = [L.tensor(a, requires_grad=grad and a.dtype == np.float64) for a in arrays]
+        y = fn(L, *xs)
+        if grad:
+            (y * L.arange(y.numel(), dtype=L.float64).view(y.shape)).sum().backward()
+        out.append((to_values(y), [to_values(x.grad) for x in xs if x.requires_grad]))
+    return out
+
+
+def to_values(t):
+    return None if t is None else (tuple(t.shape), str(t.dtype).split(".")[-1],
+                                   np.asarray(t.detach().numpy()).tolist())
+
+
+@pytest.mark.parametrize("xshape,ishape,dim", [((5,), (2, 0), 0), ((3, 4), (0,), 1),
+                                               ((3, 4), (5, 0, 2), 1), ((), (0,), 0)])
+def test_gather_empty_index(xshape, ishape, dim):
+    x = np.random.default_rng(0).standard_normal(xshape)
+    idx = np.zeros(ishape, dtype=np.int64)
+    want, got = _both(lambda L, a, i: L.gather(a, dim, i), x, idx)
+    assert got == want
+
+
+@pytest.mark.parametrize("alpha", [-1, 0, 2])
+def test_index_add_0d(alpha):
+    x, s = np.array(1.5), np.array(-2.0)
+    want, got = _both(lambda L, a, b: L.index_add(a, 0, L.tensor([0]), b, alpha=alpha), x, s)
+    assert got == want
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+def test_index_add_integer_alpha_wraps(dtype):
+    res = [L.index_add(L.tensor([5, 7, 9], dtype=getattr(L, dtype)), 0, L.tensor([2, 0]),
+                       L.tensor([1, 3], dtype=getattr(L, dtype)), alpha=-1).tolist()
+           for L in (torch, tg)]
+    assert res[0] == res[1]

@@ -280,3 +280,37 @@ def test_pinv_values_with_tolerances():
         np.testing.assert_allclose(tg.linalg.pinv(tg.tensor(a), **kw).numpy(),
                                    torch.linalg.pinv(torch.tensor(a), **kw).numpy(),
                                    atol=1e-12)
+
+
+# ---- matrix norms of empty matrices: 0 for the largest-of orders, torch's error for the
+# smallest-of ones ---------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0), (2, 0, 4)])
+@pytest.mark.parametrize("ord", [float("inf"), -float("inf"), 1, -1, 2, -2, "fro", "nuc"])
+def test_matrix_norm_empty(shape, ord):
+    def run(L):
+        x = L.zeros(shape, dtype=L.float64, requires_grad=True)
+        try:
+            y = L.linalg.matrix_norm(x, ord)
+        except (RuntimeError, IndexError) as e:
+            return type(e).__name__
+        if y.requires_grad:  # (torch's 0 of the largest-of orders has no history)
+            y.sum().backward()
+        return tuple(y.shape), y.tolist(), y.requires_grad, x.grad is None
+    assert run(tg) == run(torch)
+
+
+# ---- slogdet's sign requires grad as torch's (a zero gradient) --------------------------
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+def test_slogdet_sign_in_the_graph(shape):
+    a = np.random.default_rng(5).standard_normal(shape)
+    res = []
+    for L in (torch, tg):
+        x = L.tensor(a, requires_grad=True)
+        s, la = L.linalg.slogdet(x)
+        (s * la * 3 + s).sum().backward()  # the sign as a factor: only la's gradient counts
+        res.append((s.requires_grad, s.detach().numpy(), x.grad.numpy()))
+    assert res[0][0] == res[1][0] is True
+    np.testing.assert_allclose(res[1][1], res[0][1])
+    np.testing.assert_allclose(res[1][2], res[0][2], rtol=1e-10)
+    with tg.no_grad():
+        assert tg.linalg.slogdet(tg.tensor(a, requires_grad=True))[0].requires_grad is False

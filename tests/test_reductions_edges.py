@@ -169,3 +169,31 @@ def test_trapezoid_gradients(shape, dim):
         gt, = torch.autograd.grad((rt * torch.tensor(w)).sum(), t)
         gg, = tg.autograd.grad((rg * tg.tensor(w)).sum(), g)
         np.testing.assert_allclose(gg.numpy(), gt.numpy(), rtol=1e-12, atol=1e-14)
+
+
+# ---- quantile's gradient w.r.t. q (linear interpolation: (b - a) * (n - 1)) ------------
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "midpoint"])
+@pytest.mark.parametrize("qv,dim", [([0.3], None), ([0.1, 0.55, 0.9], 1), (0.7, 0)])
+def test_quantile_gradient_of_q(name, interpolation, qv, dim):
+    x0 = np.random.default_rng(7).standard_normal((4, 5))
+    x0[1, 2] = np.nan if name == "nanquantile" else x0[1, 2]
+    grads = []
+    for L in (torch, tg):
+        x = L.tensor(x0, requires_grad=True)
+        q = L.tensor(qv, dtype=L.float64, requires_grad=True)
+        y = getattr(L, name)(x, q, dim=dim, interpolation=interpolation)
+        L.nan_to_num(y * L.arange(1, y.numel() + 1, dtype=L.float64).view(y.shape)).sum() \
+            .backward()
+        grads.append((x.grad.numpy(), None if q.grad is None else q.grad.numpy()))
+    np.testing.assert_allclose(grads[1][0], grads[0][0], rtol=1e-10, atol=1e-12)
+    if grads[0][1] is None:  # the rounded interpolations: q is not in torch's graph
+        assert grads[1][1] is None
+    else:
+        np.testing.assert_allclose(grads[1][1], grads[0][1], rtol=1e-10, atol=1e-12)
+
+
+def test_quantile_gradcheck_q():
+    x = tg.tensor(np.random.default_rng(8).standard_normal((3, 6)))
+    q = tg.tensor([0.23, 0.65], dtype=tg.float64, requires_grad=True)  # (not at a kink)
+    assert tg.autograd.gradcheck(lambda q: tg.quantile(x, q, dim=1), (q,))

@@ -184,3 +184,27 @@ def test_unique_and_unique_consecutive_of_empty_tensors(shape, dim):
             assert_raises_as_torch(fn, tg)
             continue
         assert_same_result(fn(tg), want)
+
+
+# ---- empty inputs: searchsorted rows of size 0, unique_consecutive over an empty dim -------
+@pytest.mark.parametrize("seq_shape,val_shape", [((0, 0), (0, 0)), ((2, 0), (2, 3)),
+                                                 ((0, 4), (0, 2)), ((3, 4), (3, 0))])
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_empty(seq_shape, val_shape, right):
+    seq = np.sort(np.random.default_rng(0).standard_normal(seq_shape), -1)
+    val = np.random.default_rng(1).standard_normal(val_shape)
+    res = [L.searchsorted(L.tensor(seq), L.tensor(val), right=right) for L in (torch, tg)]
+    assert tuple(res[0].shape) == tuple(res[1].shape)
+    assert res[0].tolist() == res[1].tolist()
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1, 2])
+def test_unique_consecutive_empty_dim(dim):
+    def run(L):
+        try:
+            out = L.unique_consecutive(L.zeros(5, 0, 5), return_inverse=True,
+                                       return_counts=True, dim=dim)
+        except RuntimeError as e:
+            return "RuntimeError", str(e)
+        return [(tuple(t.shape), t.tolist()) for t in out]
+    assert run(tg) == run(torch)

@@ -9,86 +9,24 @@ defect to fix (issue "Correct wherever torch is correct"); none is a design deci
 KNOWN = {
     "__rmatmul__:fwd":
         "wrong values (1 samples; first torch.float32 #13: output 0: values differ (max abs diff 3.05e-05)): matmul's float32 summation order (see matmul:fwd)",
-    "amax:err":
-        "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
-    "amin:err":
-        "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
-    "aminmax:err":
-        "another exception type than torch (#1: raised ValueError, torch RuntimeError)",
-    "arange:err":
-        "another exception type than torch (#6: raised RuntimeError, torch ValueError: arange(0, 64, 0.5, out=<int64>) takes the dtype from out)",
     "argsort:fwd":
         "ties in the default unstable sort (4 samples: float16, int8, uint8, bool, whose samples hold equal values): torch's std::sort orders equal elements its own way, tapegrad's argsort is stable",
     "as_strided_scatter:bwd":
         "torch 2.13's gradient for input is wrong (g AT the scattered elements, 0 elsewhere: the complement of the derivative; torch.autograd.gradcheck fails on it); tapegrad gives the derivative (7 samples)",
-    "bernoulli:err":
-        "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
-    "cat:err":
-        "accepts 5 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
-    "clamp_max:err":
-        "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "clamp_min:err":
-        "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "eq:err":
-        "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "fmod:err":
-        "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "gather:err":
-        "accepts 4 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
-    "ge:err":
-        "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "gt:err":
-        "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "index_select:err":
-        "accepts 1 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
-    "isclose:err":
-        "accepts 3 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
-    "kthvalue:err":
-        "accepts 1 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
-    "le:err":
-        "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "linalg.pinv.hermitian:bwd":
         "pinv's gradient is the full-rank formula; torch's pinv_backward (constant-rank derivative) differs at the rank-deficient samples (a port of torch's formula broke pinv's second order and was reverted this session)",
     "linalg.pinv.singular:bwd":
         "wrong values (15 samples; first #2: grad of input 0: output 0: values differ (max abs diff 0.083))",
-    "logical_and:err":
-        "accepts 2 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "logical_or:err":
-        "accepts 2 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "logical_xor:err":
-        "accepts 2 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "lt:err":
-        "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
     "masked.logsumexp:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples: the sum of exponentials over two dims)",
-    "masked_fill:err":
-        "accepts 1 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
-    "masked_select:err":
-        "accepts 3 inputs torch refuses (#0: did not raise (torch: RuntimeError))",
     "matmul:fwd":
         "wrong values (1 samples; first torch.float32 #13: output 0: values differ (max abs diff 3.05e-05)): float32 rounding order, not a wrong formula: (10,) @ (5,5,10,5), element [2,1,3] sums 10 products of size up to 70 to 2.33; torch rounds each product then adds in order (2.3337784), tapegrad's BLAS fuses multiply-add (2.3337595); the float64 result is 2.3337647, so tapegrad's error there is 5.2e-6 and torch's 1.37e-5 (over the whole output the max errors are 1.9e-5 and 1.4e-5)",
     "matrix_exp:fwd":
         "float32 #1: tapegrad computes expm in float64 and rounds; torch's float32 kernel is 5e-7 relative off the float64 result on entries ~9e4 (beyond assert_close's 1.3e-6 + 1e-5 on the small entries); float16 #0/#1: the result overflows float16 (~9e4 > 65504): tapegrad gives inf where torch's half kernel gives NaN",
-    "multinomial:err":
-        "another exception type than torch (#2: raised TypeError, torch RuntimeError)",
-    "narrow:err":
-        "accepts 1 inputs torch refuses (#8: did not raise (torch: RuntimeError))",
     "native_batch_norm:fwd":
         "float16 values 1-2 ulp from torch's (4 samples; torch's CPU kernel folds weight, bias and the float16 statistics into one scale and shift; see nn.functional.batch_norm:fwd)",
     "native_layer_norm:fwd":
         "float16 one-element slices: torch gives x*rstd - mean*rstd rounding residue (-0.0008), tapegrad exact 0 (2 samples)",
-    "ne:err":
-        "accepts 1 inputs torch refuses (#0: did not raise (torch: Exception))",
-    "neg:err":
-        "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
-    "nn.functional.adaptive_avg_pool1d:err":
-        "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
-    "nn.functional.adaptive_avg_pool2d:err":
-        "another exception type than torch (#0: raised RuntimeError, torch ValueError)",
-    "nn.functional.adaptive_max_pool1d:err":
-        "accepts 1 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
-    "nn.functional.adaptive_max_pool2d:err":
-        "another exception type than torch (#0: raised RuntimeError, torch ValueError)",
     "nn.functional.alpha_dropout:bwd":
         "random masks: tapegrad's generator is not torch's, so the gradients (the masks) differ (3 samples), as dropout/dropout2d",
     "nn.functional.avg_pool1d:fwd":
@@ -103,12 +41,6 @@ KNOWN = {
         "refuses 6 samples torch accepts (torch.float64 #3: raised ValueError: expected 2D or higher input (got 1D input))",
     "nn.functional.binary_cross_entropy:fwd":
         "float16: one sample differs by one float16 ulp (0.00195) since float16 ops compute in float32 and round once (core/opmath.py); torch rounds this loss's intermediate log terms to float16 first",
-    "nn.functional.conv1d:err":
-        "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError)",
-    "nn.functional.conv2d:err":
-        "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError)",
-    "nn.functional.conv3d:err":
-        "another exception type than torch (#0: raised UFuncTypeError, torch RuntimeError), as conv2d (the same kernel)",
     "nn.functional.conv3d:fwd":
         "float32 summation order (2 samples: outputs ~440 differ by 6e-5; tapegrad's error vs a float64 reference is 4e-5, torch's 6.6e-5)",
     "nn.functional.conv_transpose3d:fwd":
@@ -119,8 +51,6 @@ KNOWN = {
         "random masks: tapegrad's generator is not torch's, so the gradients (the masks) differ (3 samples), as dropout/dropout2d",
     "nn.functional.dropout:bwd":
         "wrong values (3 samples; first #2: grad of input 0: output 0: values differ (max abs diff 4.01))",
-    "nn.functional.embedding:err":
-        "accepts 1 inputs torch refuses (#1: did not raise (torch: RuntimeError)); another exception type than torch (#0: raised IndexError, torch RuntimeError)",
     "nn.functional.embedding:fwd":
         "refuses 15 samples torch accepts (torch.float64 #5: raised NotImplementedError: embedding: max_norm is not supported by tapegrad)",
     "nn.functional.embedding_bag:fwd":
@@ -133,8 +63,6 @@ KNOWN = {
         "result shape differs (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0); refuses 12 samples torch accepts (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0)",
     "nn.functional.hinge_embedding_loss:fwd":
         "float16: one sample differs by one float16 ulp (0.0078) since float16 ops compute in float32 and round once (core/opmath.py); torch rounds an intermediate to float16 first",
-    "nn.functional.huber_loss:err":
-        "accepts 2 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
     "nn.functional.interpolate.area:bwd":
         "refuses 22 samples torch accepts (#0: forward raised NotImplementedError: interpolate: mode='area' is not supported by tapegrad (use F)",
     "nn.functional.interpolate.area:fwd":
@@ -147,8 +75,6 @@ KNOWN = {
         "wrong values (18 samples; first torch.uint8 #0: output 0: values differ)",
     "nn.functional.local_response_norm:fwd":
         "refuses integer samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from float64 to int64), as avg_pool2d, whose kernel it uses",
-    "nn.functional.max_pool1d:err":
-        "accepts 2 inputs torch refuses (#5: did not raise (torch: RuntimeError))",
     "nn.functional.multi_head_attention_forward:bwd":
         "one float64 gradient differs by 1.1e-5 (sample #0, outputs ~230: the forward matches exactly; the backward's summation order is not yet explained)",
     "nn.functional.multi_head_attention_forward:fwd":
@@ -161,8 +87,6 @@ KNOWN = {
         "wrong values (37 samples: the dropout_p > 0 ones in float64/32/16, whose masks come from another generator, and float32 #20 by 2.5e-5; first torch.float64 #2: output 0: values differ (max abs diff 17.4))",
     "nn.functional.upsample_bilinear:fwd":
         "wrong values (3 samples; first torch.uint8 #0: output 0: values differ)",
-    "normal.in_place:err":
-        "another exception type than torch (#0: raised ValueError, torch RuntimeError)",
     "polygamma.polygamma_n_0:fwd":
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
     "polygamma.polygamma_n_1:fwd":
@@ -183,6 +107,4 @@ KNOWN = {
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
     "svd_lowrank:fwd":
         "the samples with M (A - M of rank 3 > q = 2: float64 #8-#15 and most of float32 #8-#15, the count varies with the draw): the randomized range finder's result depends on its Gaussian sketch, drawn from tapegrad's generator where torch draws from torch's; the samples without M (rank <= q) are exact and match",
-    "take:err":
-        "another exception type than torch (#0: raised TypeError, torch RuntimeError)",
 }

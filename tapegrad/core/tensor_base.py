@@ -22,6 +22,8 @@ defined with `keep_type=False` (nn.Parameter) gives plain results instead.
 """
 import builtins
 
+import math
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -174,23 +176,38 @@ def _check_int_range(arr, dtype):
         raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 
+# C's names of the dtypes, as torch's overflow message gives them
+_C_TYPES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+            "int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
+            "uint8": "uint8_t"}
+
+
 def scalar_to(v, dtype):
     """A Python number as a value of `dtype`, as C++'s `Scalar::to<T>()` gives it (fill
-    values, range ends): toward zero for integer dtypes, refusing what does not fit (an
-    unsigned dtype takes a negative integer down to -max and wraps it, -9 -> 247 in
-    uint8, but not a negative float); rounded to nearest for floating dtypes."""
+    values, range ends): toward zero for integer dtypes, rounded to nearest for floating
+    ones, anything for bool. torch refuses what the dtype cannot hold: a complex into a
+    real dtype, 1e300 into float32, 256, NaN or -0.5 into uint8 (an unsigned dtype takes
+    a negative integer down to -max and wraps it: -9 -> 247 in uint8)."""
     if isinstance(v, TensorBase):
         v = v._data.item()
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        lo = info.min if dtype.kind == "i" else 0 if isinstance(v, float) else -int(info.max)
-        if not lo <= v <= info.max:     # (NaN fails both) C's type name, as torch's message
-            raise RuntimeError(f"value cannot be converted to type {dtype.name}_t without "
-                               "overflow")
-        return dtype.type(np.array(int(v)).astype(dtype))
-    if dtype.kind == "b":
+    elif isinstance(v, np.generic):
+        v = v.item()
+    d = np.dtype(dtype)
+    if d.kind == "b":
         return bool(v)
-    return dtype.type(v)
+    bad = isinstance(v, complex)
+    if not bad and d.kind in "iu":
+        info = np.iinfo(d)
+        lo = info.min if d.kind == "i" or isinstance(v, float) else -int(info.max)
+        bad = not lo <= v <= info.max      # (NaN fails both)
+    elif not bad:
+        bad = math.isfinite(v) and abs(v) > np.finfo(d).max
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(d.name, d.name)} "
+                           "without overflow")
+    if d.kind in "iu":
+        return d.type(np.array(int(v)).astype(d))
+    return d.type(v)
 
 
 def _has_numpy_float64(data):

@@ -14,8 +14,15 @@ minimum = public(_binary(E.minimum, tensors_only=True), name="minimum", out=True
 
 
 # ---- comparisons (no gradient) -------------------------------------------------------
-def _compare(ufunc, name, promote=True):
+def _compare(ufunc, name, promote=True, tensors_only=False):
+    """The comparison `name`: input a tensor (torch has no `eq(2, t)`), other a tensor or
+    a number (a tensor only with tensors_only: the logical ops)."""
     def f(input, other):
+        if tensors_only:
+            _args._tensor(input, name)
+            _args._tensor(other, name, "other", 2)
+        else:
+            _args._tensor_first(name, input, other)
         a, b = input, other
         if promote and (isinstance(a, TensorBase) or isinstance(b, TensorBase)):
             # compared in the promoted dtype, as torch: float32 0.1 == 0-d float64 0.1
@@ -27,18 +34,19 @@ def _compare(ufunc, name, promote=True):
         except ValueError:
             raise RuntimeError(f"{name}: the shapes {np.shape(a)} and {np.shape(b)} cannot be "
                                "broadcast together") from None
-        return like(input if isinstance(input, TensorBase) else _args._tensor(other, name), out)
+        return like(input, out)
     f.__name__ = name
     return f
 
 
-eq = public(_compare(np.equal, "eq"), name="eq")
-ne = public(_compare(np.not_equal, "ne"), name="ne")
-lt = less = public(_compare(np.less, "lt"), name="lt", aliases=('less',))
-le = less_equal = public(_compare(np.less_equal, "le"), name="le", aliases=('less_equal',))
-gt = greater = public(_compare(np.greater, "gt"), name="gt", aliases=('greater',))
+eq = public(_compare(np.equal, "eq"), name="eq", out=True)
+ne = public(_compare(np.not_equal, "ne"), name="ne", out=True)
+lt = less = public(_compare(np.less, "lt"), name="lt", aliases=('less',), out=True)
+le = less_equal = public(_compare(np.less_equal, "le"), name="le", aliases=('less_equal',),
+                         out=True)
+gt = greater = public(_compare(np.greater, "gt"), name="gt", aliases=('greater',), out=True)
 ge = greater_equal = public(_compare(np.greater_equal, "ge"),
-                            name="ge", aliases=('greater_equal',))
+                            name="ge", aliases=('greater_equal',), out=True)
 
 
 def _operator(f):
@@ -88,7 +96,13 @@ def equal(input, other):
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise |input - other| <= atol + rtol * |other| (bool tensor, no gradient)."""
     x = _args._tensor(input, "isclose")
-    o = other._data if isinstance(other, TensorBase) else other
+    o = _args._tensor(other, "isclose", "other", 2)._data
+    if x._data.dtype != o.dtype:
+        raise RuntimeError(f"{_args._tname(x._data.dtype)} did not match "
+                           f"{_args._tname(o.dtype)}")
+    for tol, v in (("rtol", rtol), ("atol", atol)):
+        if v < 0:
+            raise RuntimeError(f"{tol} must be greater than or equal to zero, but got {v}")
     return like(x, np.isclose(x._data, o, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 

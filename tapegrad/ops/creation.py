@@ -16,6 +16,7 @@ from .._device import check as _check_device
 from ..core import tape as _tape
 from ..core.tensor_base import TensorBase, new_tensor, scalar_to, to_array
 from ._args import _finish, _float_dtype, _size
+from .out_arg import write_out
 from .public import public
 
 
@@ -107,8 +108,15 @@ def full_like(input, fill_value, dtype=None, requires_grad=False, device=None, *
                    requires_grad)
 
 
-@public(out=True, method=False)
-def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):
+@public(method=False)
+def arange(start, end=None, step=1, *, out=None, dtype=None, requires_grad=False,
+           device=None):
+    """start, start + step, ... below end. With `out=`, its dtype is the result's (torch:
+    arange(0, 64, 0.5, out=<int64>) truncates the step to 0 and refuses it)."""
+    if out is not None:
+        if dtype is None:
+            dtype = out.dtype
+        return write_out("arange", out, arange(start, end, step, dtype=dtype, device=device))
     _check_device(device, "arange()")
     if end is None:
         start, end = 0, start
@@ -141,7 +149,7 @@ def _arange_values(start, end, step, dtype):
     xs, xe, xst = int(start), int(end), int(step)  # C++'s conversion truncates toward 0
     if dtype == np.int64:
         if xst == 0:
-            raise ValueError("arange: step must be nonzero")
+            raise ValueError("step must be nonzero")
         num = xe - xs + xst - (1 if xst > 0 else -1)
         n = abs(num) // abs(xst) * (1 if (num >= 0) == (xst > 0) else -1)  # C++ division
     else:

@@ -11,7 +11,7 @@ from .. import dtypes as _dt
 from ..core import tape as _tape
 from ..core.record import apply
 from ..core.state import state
-from ..core.tensor_base import TensorBase, like
+from ..core.tensor_base import TensorBase, like, scalar_to
 from . import _args, conversion as _conversion, pointwise as _pointwise, shape as _shape
 from .inplace import _inplace, _shape_error
 from .public import public, public_copy
@@ -51,7 +51,7 @@ def unfold(input, dimension, size, step):
     return _shape.movedim(y, d + 1, -1)
 
 
-@public
+@public(out=("disjoint", "exact", "dense"))
 def take(input, index):
     """The elements at flat positions `index` (a tensor of any shape, of its shape):
     x.flatten()[index]; negative positions count from the end, as torch's."""
@@ -640,7 +640,7 @@ def _as_vector(t):
     return _shape.reshape(t, (1,)) if isinstance(t, TensorBase) and t._data.ndim == 0 else t
 
 
-@public(out=True)
+@public(out=("disjoint", "exact"))
 def gather(input, dim, index, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (dim 0); backward scatter-adds g."""
     x = _args._tensor(input)
@@ -729,7 +729,7 @@ def _index_1d(name, index):
     return idx.reshape(-1)
 
 
-@public(out=True)
+@public(out=("disjoint", "exact", "dense"))
 def index_select(input, dim, index):
     """Rows (along dim) picked by a 1-D index; backward adds g into the picked rows."""
     x = _args._tensor(input)
@@ -775,6 +775,8 @@ def index_add(input, dim, index, source, *, alpha=1):
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = int(idx.max()) if idx.max() >= n else int(idx.min())
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+    if x._data.dtype.kind in "iu" and type(alpha) is int:  # wrapped as torch casts it
+        alpha = _args._number_as(alpha, x._data.dtype)[()]
     return apply(I.index_add, x, s, axis=d, index=idx, alpha=alpha)
 
 
@@ -803,10 +805,12 @@ def masked_fill(input, mask, value):
                                "support integer results)")
     elif isinstance(value, np.generic):
         value = value.item()
+    if not isinstance(value, TensorBase):
+        scalar_to(value, x._data.dtype)     # torch's refusal of a value the dtype cannot hold
     return apply(I.masked_fill, x, value, mask=m)
 
 
-@public(out=True)
+@public(out=("disjoint", "exact"))
 def masked_select(input, mask):
     """The elements where mask is True, as a 1-D tensor (input and mask broadcast)."""
     x = _args._tensor(input)

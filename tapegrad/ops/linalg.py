@@ -12,6 +12,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..core.grad_mode import no_grad
 from ..core.record import apply, apply_saved
+from ..core.state import state
 from ..core.tensor_base import like
 from . import (_args, conversion as _conversion, pointwise as _pointwise, products as _products,
                random as _sampling,
@@ -207,11 +208,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
 
 def _max_min(t, dim, largest, keepdim=False):
     """amax / amin of the nonnegative sums or singular values over dim. Over an empty dim
-    torch's max is 0 (a norm's identity; the sum of nothing does it, gradient included)
+    torch's max is 0 (a norm's identity: the sum of nothing), a result without history,
     and its min raises IndexError."""
     if t.shape[dim] == 0:
         if largest:
-            return _reductions.sum(t, dim, keepdim=keepdim)
+            return _reductions.sum(t, dim, keepdim=keepdim).detach()
         raise IndexError(f"amin(): Expected reduction dim {dim} to have non-zero size.")
     return _reductions.amax(t, dim, keepdim=keepdim) if largest else _reductions.amin(
         t, dim, keepdim=keepdim)

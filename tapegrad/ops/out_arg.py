@@ -20,6 +20,7 @@ import numpy as np
 from ..core import grad_mode
 from ..core.state import state
 from ..core.tensor_base import TensorBase
+from . import _args
 from .inplace import _cast_error
 from .return_types import out_type
 
@@ -52,14 +53,18 @@ def _set_array(t, arr):
     t._data = arr
 
 
-def write_out(name, out, res):
+def write_out(name, out, res, exact=False):
     """Write the result `res` into `out` (torch's rules) and return `out`."""
     if not isinstance(out, TensorBase):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     src = res._data
     dst = out._data
+    if exact:
+        _args._check_out_dtype(name, src.dtype, dst.dtype)
     if src.dtype != dst.dtype and not _can_cast(src.dtype, dst.dtype):
         raise _cast_error(src.dtype, dst.dtype)
+    if src.shape == dst.shape:  # (a resized out gets new memory)
+        _args._check_out_internal_overlap(out)
     if src.shape != dst.shape:
         if dst.size:
             warnings.warn(_RESIZE.format(old=list(dst.shape), new=list(src.shape)),
@@ -71,8 +76,12 @@ def write_out(name, out, res):
     return out
 
 
-def with_out(fn, name=None):
-    """`fn` with PyTorch's `out=` keyword (see the module docstring)."""
+def with_out(fn, name=None, disjoint=False, exact=False, dense=False):
+    """`fn` with PyTorch's `out=` keyword (see the module docstring). disjoint: `out` may
+    not overlap an input at all (torch's assert_no_overlap: cat, gather, take ...);
+    exact: `out` must have the result's dtype (no cast: gather, index_select, kthvalue);
+    dense: an expanded `out` is refused even when it would be resized (index_select,
+    take; the others refuse it only when written as it is)."""
     name = name or fn.__name__
 
     @functools.wraps(fn)
@@ -84,18 +93,25 @@ def with_out(fn, name=None):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments requires "
                                "grad.")
+        if dense:
+            for o in _tensors((out,)):
+                _args._check_out_internal_overlap(o)
         with grad_mode.no_grad():
             res = fn(*args, **kwargs)
+        if disjoint:
+            inputs = list(_tensors(args + tuple(kwargs.values())))
+            for o, r in zip(_tensors((out,)), _tensors((res,))):
+                _args._check_out_disjoint(o, inputs, r._data.shape)
         if isinstance(res, tuple):
-            return _write_outs(name, out, res)
+            return _write_outs(name, out, res, exact)
         if isinstance(out, (tuple, list)):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not "
                             f"{type(out).__name__}")
-        return write_out(name, out, res)
+        return write_out(name, out, res, exact)
     return f
 
 
-def _write_outs(name, out, res):
+def _write_outs(name, out, res, exact=False):
     """A function returning (values, indices) (max/min/sort/topk ... with a dim): `out`
     is a tuple of as many tensors; the result is the function's own namedtuple of them
     (torch's `torch.return_types.max_out`: its `_out` twin)."""
@@ -105,5 +121,5 @@ def _write_outs(name, out, res):
     if len(out) != len(res):
         raise TypeError(f"{name}(): argument 'out' must be tuple of {len(res)} Tensors, "
                         f"not {len(out)}")
-    written = [write_out(name, o, r) for o, r in zip(out, res)]
+    written = [write_out(name, o, r, exact) for o, r in zip(out, res)]
     return out_type(type(res))(*written) if hasattr(res, "_fields") else tuple(written)

@@ -62,7 +62,14 @@ def div(input, other, *, rounding_mode=None):
 
 divide = div
 remainder = public(_binary(E.remainder, "remainder"), name="remainder", out=True)
-fmod = public(_binary(E.fmod, "fmod"), name="fmod", out=True)
+_fmod = _binary(E.fmod, "fmod")
+
+
+@public(out=True)
+def fmod(input, other):
+    """Elementwise C fmod (the sign of input); torch has no fmod(number, tensor)."""
+    _args._tensor_first("fmod", input, other)
+    return _fmod(input, other)
 
 
 @public(out=True)
@@ -82,7 +89,22 @@ def pow(input, exponent):
         return apply(E.pow, *_wrapped_ints(a, b))
 
 
-neg = negative = public(_unary(E.neg), name="neg", out=True, aliases=('negative',))
+_NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are "
+             "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+@public(out=True, aliases=('negative',))
+def neg(input):
+    """-input, elementwise (torch refuses bools: NumPy's TypeError becomes its error)."""
+    try:
+        return apply(E.neg, _args._tensor(input, "neg"))
+    except TypeError:
+        if input._data.dtype == np.bool_:
+            raise RuntimeError(_NEG_BOOL) from None
+        raise
+
+
+negative = neg
 exp = public(_unary(E.exp), name="exp", out=True)
 log = public(_unary(E.log), name="log", out=True)
 sqrt = public(_unary(E.sqrt), name="sqrt", out=True)
@@ -211,12 +233,12 @@ def where(condition, input=None, other=None):
     return apply(E.where, c, a, b)
 
 
-logical_and = public(_comparison._compare(np.logical_and, "logical_and", promote=False),
-                     name="logical_and")
-logical_or = public(_comparison._compare(np.logical_or, "logical_or", promote=False),
-                    name="logical_or")
-logical_xor = public(_comparison._compare(np.logical_xor, "logical_xor", promote=False),
-                     name="logical_xor")
+logical_and = public(_comparison._compare(np.logical_and, "logical_and", promote=False,
+                                          tensors_only=True), name="logical_and", out=True)
+logical_or = public(_comparison._compare(np.logical_or, "logical_or", promote=False,
+                                         tensors_only=True), name="logical_or", out=True)
+logical_xor = public(_comparison._compare(np.logical_xor, "logical_xor", promote=False,
+                                          tensors_only=True), name="logical_xor", out=True)
 
 
 def _bitwise(ufunc, name):
@@ -695,7 +717,14 @@ cos_ = public(_unary_inplace(E.cos, "cos_"), name="cos_")
 tanh_ = public(_unary_inplace(E.tanh, "tanh_"), name="tanh_")
 sigmoid_ = public(_unary_inplace(E.sigmoid, "sigmoid_"), name="sigmoid_")
 relu_ = public(_unary_inplace(E.relu, "relu_"), name="relu_")
-neg_ = public(_unary_inplace(E.neg, "neg_"), name="neg_", aliases=('negative_',))
+_neg_ = _unary_inplace(E.neg, "neg_")
+
+
+@public(aliases=('negative_',))
+def neg_(self):
+    if self._data.dtype == np.bool_:
+        raise RuntimeError(_NEG_BOOL)
+    return _neg_(self)
 sign_ = public(_unary_inplace(E.sign, "sign_"), name="sign_", function=False)
 
 

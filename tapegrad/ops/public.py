@@ -60,7 +60,8 @@ def _register(fn, name, out, method, aliases, module, function=True):
         if n in FAMILIES:
             raise RuntimeError(f"ops: {n!r} is declared twice ({FAMILIES[n]} and {module})")
         if function:
-            EXPORTS[n] = with_out(fn, n) if out else fn
+            EXPORTS[n] = with_out(fn, n, **{f: True for f in out}) \
+                if isinstance(out, tuple) else with_out(fn, n) if out else fn
         FAMILIES[n] = module
         if method:
             METHODS[n] = fn
@@ -69,7 +70,9 @@ def _register(fn, name, out, method, aliases, module, function=True):
 def public(fn=None, *, name=None, out=False, method=True, function=True, aliases=()):
     """Declare `fn` as the public op `name` (default: fn's name); usable as a decorator
     with or without arguments. Returns `fn` itself, renamed. `function=False`: a Tensor
-    method only (`x.add_`, `x.view`: torch has no `torch.view`)."""
+    method only (`x.add_`, `x.view`: torch has no `torch.view`). `out=("disjoint",
+    "exact")`: the out= form with torch's stricter checks of some ops (out_arg.with_out:
+    no overlap with an input, no dtype cast)."""
     module = sys._getframe(1).f_globals.get("__name__")  # the family file declaring it
 
     def declare(f):

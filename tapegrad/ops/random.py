@@ -18,7 +18,7 @@ from .rules import pointwise as E, special as SP
 
 
 # ---- random sampling ------------------------------------------------------------------------
-@public
+@public(out=True)
 def bernoulli(input, p=None, *, generator=None):
     """0/1 draws with probabilities `input` (or the number `p`), input's dtype."""
     x = _args._tensor(input, "bernoulli")
@@ -47,7 +47,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return _pointwise.copy_(self, like(self, draws))
 
 
-@public
+@public(out=("exact",))
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     """Draw category indices from (rows of) non-negative weights, with tapegrad's RNG.
 
@@ -229,6 +229,8 @@ def random_(self, *args, generator=None, **kwargs):
 # ---- random fills (no gradient w.r.t. anything: the old value gets zeros) -----------
 @public(function=False)
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     arr = _random.rng(generator).normal(mean, std, size=self._data.shape)
     return _random_fill(self, arr)
 
@@ -312,27 +314,27 @@ def randperm(n, generator=None, dtype=None, device=None):
 
 
 @public(method=False)
-def rand_like(input, dtype=None, requires_grad=False, generator=None, *, layout=None,
-              device=None, memory_format=None):
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
+              requires_grad=False, memory_format=None):
     _check_device(device, "rand_like()")
     return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
                 requires_grad=requires_grad)
 
 
 @public(method=False)
-def randn_like(input, dtype=None, requires_grad=False, generator=None, *, layout=None,
-               device=None, memory_format=None):
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
+               requires_grad=False, memory_format=None):
     _check_device(device, "randn_like()")
     return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
                  requires_grad=requires_grad)
 
 
 @public(method=False)
-def randint_like(input, low, high=None, dtype=None, generator=None, *, layout=None,
+def randint_like(input, low, high=None, *, generator=None, dtype=None, layout=None,
                  device=None, requires_grad=False, memory_format=None):
     _check_device(device, "randint_like()")
-    return randint(low, high, size=input.shape, generator=generator,
-                   dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return randint(low, high, size=input.shape, generator=generator, dtype=dtype or input.dtype,
+                   requires_grad=requires_grad)
 
 
 # ---- torch.normal ----------------------------------------------------------------------

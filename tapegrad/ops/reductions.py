@@ -77,6 +77,8 @@ def _reduction(op):
         elif op is R.logsumexp and x._data.dtype.kind in "biu":
             x = x.to(_dt.get_default_dtype())  # torch: integers give the default float
         _check_dims(op.name, x, d)
+        if d is None and op in (R.amax, R.amin):
+            _args._check_reducible(op.name, x._data.shape, None)
         if x._data.ndim == 0:  # dim 0 / -1 of a 0-d tensor is the whole tensor (torch)
             d = None
         res = apply(op, x, axis=d, keepdims=bool(keepdim))
@@ -88,14 +90,15 @@ def _reduction(op):
 def _check_dims(name, x, d):
     if d is None:
         return
-    for a in (d if isinstance(d, tuple) else (d,)):
-        _args._dim(a, x._data.ndim, name=name)
+    _args._check_dim_list(name, d if isinstance(d, tuple) else (d,), x._data.ndim)
+    if name in ("amax", "amin"):  # no identity: nothing to give for an empty dim
+        _args._check_reducible(name, x._data.shape, d)
 
 
 sum = public(_reduction(R.sum), name="sum", out=True)
 mean = public(_reduction(R.mean), name="mean", out=True)
-amax = public(_reduction(R.amax), name="amax", out=True)
-amin = public(_reduction(R.amin), name="amin", out=True)
+amax = public(_reduction(R.amax), name="amax", out=("exact",))
+amin = public(_reduction(R.amin), name="amin", out=("exact",))
 logsumexp = public(_reduction(R.logsumexp), name="logsumexp", out=True)
 
 
@@ -640,7 +643,7 @@ cummax = public(_cum_extreme("cummax", cummax_result, lambda v, cur: v >= cur), 
 cummin = public(_cum_extreme("cummin", cummin_result, lambda v, cur: v <= cur), name="cummin")
 
 
-@public
+@public(out=("exact",))
 def aminmax(input, *, dim=None, keepdim=False):
     """(amin, amax) over dim (all dims when None); gradients as amin's and amax's."""
     x = _args._tensor(input, "aminmax")

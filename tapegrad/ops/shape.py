@@ -39,9 +39,13 @@ def reshape(input, *shape):
 
 @public(function=False)
 def view(input, *shape):
-    """x.view(*shape) is reshape; x.view(dtype) reads the same bytes as another dtype."""
+    """x.view(*shape): reshape where x's strides allow it without a copy (torch refuses
+    the others); x.view(dtype) reads the same bytes as another dtype."""
     if len(shape) == 1 and isinstance(shape[0], (_dt.dtype, np.dtype)):
         return _conversion._view_dtype(_args._tensor(input), shape[0])
+    a = _args._tensor(input)._data
+    if not a.flags.c_contiguous:
+        _args._check_viewable(a, _args._shape_arg(shape))
     return reshape(input, *shape)
 
 
@@ -442,8 +446,9 @@ moveaxis = movedim
 
 # ---- joining ---------------------------------------------------------------------
 def _tensor_list(name, tensors):
-    if isinstance(tensors, TensorBase):
-        tensors = list(tensors)  # a tensor is a sequence of its slices, as in PyTorch
+    if isinstance(tensors, TensorBase):  # (not read as the sequence of its slices)
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of "
+                        "Tensors, not Tensor")
     tensors = list(tensors)
     if not tensors:  # torch: cat's Python binding says ValueError, the others RuntimeError
         if name == "cat":
@@ -456,7 +461,7 @@ def _tensor_list(name, tensors):
     return tensors
 
 
-@public(out=True, method=False, aliases=('concat', 'concatenate'))
+@public(out=("disjoint",), method=False, aliases=('concat', 'concatenate'))
 def cat(tensors, dim=0, *, axis=None):
     """Join tensors along an existing dim: one node, each input gets its slice of g."""
     ts = _tensor_list("cat", tensors)
@@ -544,6 +549,8 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _args._dim(dim, x._data.ndim)
     n = x._data.shape[d]
+    if isinstance(start, TensorBase) and (start._data.ndim or start._data.dtype.kind not in "iu"):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     start, length = int(start), int(length)
     if not -n <= start <= n:
         raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "

@@ -195,7 +195,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return topk_result(apply(I.gather, x, axis=d, index=idx), _args._int64(x, idx))
 
 
-@public(out=True)
+@public(out=("disjoint", "exact"))
 def kthvalue(input, k, dim=-1, keepdim=False):
     x = _args._tensor(input)
     d = _args._dim(dim, x._data.ndim)

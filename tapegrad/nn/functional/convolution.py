@@ -9,6 +9,7 @@ import numbers
 
 import numpy as np
 
+from ... import dtypes as _dt
 from ...core.record import apply
 from ...ops.indexing import index_add as _index_add, index_select as _index_select
 from ...ops.rules import conv as K
@@ -47,6 +48,17 @@ def _conv_padding(padding, kernel, stride, dilation, name):
     return ((ph, ph), (pw, pw))
 
 
+def _check_dtypes(x, w, bias):
+    """torch's convolutions compute in one dtype: input, weight and bias must share it."""
+    xd = x._data.dtype
+    if w._data.dtype != xd:
+        raise RuntimeError(f"expected scalar type {_dt.torch_name(xd)} but found "
+                           f"{_dt.torch_name(w._data.dtype)}")
+    if bias is not None and _tensor(bias)._data.dtype != xd:
+        raise RuntimeError(f"Input type ({_dt.cpp_name(xd)}) and bias type "
+                           f"({_dt.cpp_name(bias._data.dtype)}) should be the same")
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D cross-correlation, as torch.nn.functional.conv2d.
 
@@ -66,6 +78,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if w.ndim != 4:
         raise RuntimeError(f"conv2d: expected a 4-D weight (O, C/groups, kh, kw), got weight "
                            f"of shape {tuple(w.shape)}")
+    _check_dtypes(x, w, bias)
     pads = _conv_padding(padding, w.shape[2:], stride, dilation, "conv2d")
     args = (x, w) if bias is None else (x, w, _tensor(bias))
     y = apply(K.conv2d, *args, stride=stride, padding=pads, dilation=dilation, groups=groups)
@@ -288,6 +301,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if groups <= 0:
         raise RuntimeError("conv3d: non-positive groups is not supported")
     _check_conv3d_channels(x, w, groups, False)
+    _check_dtypes(x, w, bias)
     if w.shape[0] % groups:
         raise RuntimeError(f"conv3d: out_channels ({w.shape[0]}) must be divisible by groups "
                            f"({groups})")
@@ -312,7 +326,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
               groups=groups)
     OH, OW = y.shape[2], y.shape[3]
     y = _shape.permute(_shape.reshape(y, (N, OD, O, OH, OW)), (0, 2, 1, 3, 4))
-    return _unbatch(y, was)
+    return _unbatch(y.contiguous(), was)  # contiguous, as torch's (programs `.view` it)
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,

@@ -258,6 +258,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| <= delta, delta (|d| - 0.5 delta) elsewhere."""
     reduction = _reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _check_same_size(input, target, "huber_loss")
     wide = _opmath.widened(input, target)  # float16: each element in float32, rounded once
     if wide is not None:  # (torch's kernel), then weighted and reduced as float16

@@ -60,6 +60,15 @@ def _check_sizes(x, name, nd):
                                f"dimension {d} being empty")
 
 
+def _check_output_size_2d(input, output_size, message):
+    """torch's F wrappers fill a tuple output size's Nones from the input's last dims
+    first (a ValueError when the input has too few), then the kernel wants 2 sizes."""
+    if input.dim() <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    if len(output_size) != 2:
+        raise RuntimeError(message)
+
+
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """Input (N, C, L) or (C, L) -> (..., output_size)."""
     if isinstance(output_size, (tuple, list)):
@@ -71,6 +80,9 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
                            "tensor for argument #1 'self' (while checking arguments for "
                            "adaptive_max_pool1d)")
+    if int(output_size) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {output_size}: "
+                           f"{list(input.shape[:-1]) + [int(output_size)]}")
     _check_sizes(input, "adaptive_max_pool1d", 1)
     vals, idx = _pool_last(input, -1, int(output_size))
     return (vals, _index_tensor(idx)) if return_indices else vals
@@ -79,13 +91,14 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Input (N, C, H, W) or (C, H, W) -> (..., oh, ow); an output size of None keeps the
     input's size; indices count in the flattened H * W plane, as torch's."""
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    else:
+        _check_output_size_2d(input, output_size, "adaptive_max_pool2d(): internal "
+                              "error: output_size.size() must be 2")
     if input.dim() not in (3, 4):
         raise RuntimeError("adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
                            f"{list(input.shape)}")
-    if isinstance(output_size, int):
-        output_size = (output_size, output_size)
-    if len(output_size) != 2:
-        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     H, W = input.shape[-2], input.shape[-1]
     oh = H if output_size[0] is None else int(output_size[0])
     ow = W if output_size[1] is None else int(output_size[1])
@@ -162,9 +175,12 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 def adaptive_avg_pool2d(input, output_size):
     """Average over PyTorch's adaptive windows [floor(i*H/oh), ceil((i+1)*H/oh))."""
-    x, was = _batched(_tensor(input), "adaptive_avg_pool2d", 4)
     if isinstance(output_size, numbers.Integral):
         output_size = (output_size, output_size)
+    else:
+        _check_output_size_2d(_tensor(input), output_size, "adaptive_avg_pool2d: "
+                              f"output_size must be 2, but got {len(output_size)}")
+    x, was = _batched(_tensor(input), "adaptive_avg_pool2d", 4)
     oh, ow = output_size
     oh = x.shape[2] if oh is None else int(oh)
     ow = x.shape[3] if ow is None else int(ow)
@@ -174,6 +190,14 @@ def adaptive_avg_pool2d(input, output_size):
     y = apply(K.adaptive_avg_pool2d, x, output_size=(oh, ow))
     return _unbatch(y, was)
 
+
+
+def _check_nonempty_1d(x, name):
+    """(C, L) or (N, C, L) with non-empty C and L (N may be 0), as torch's 1-d pools."""
+    x = _tensor(x)
+    if x.dim() in (2, 3) and 0 in x.shape[-2:]:
+        raise RuntimeError(f"{name}: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{list(x.shape)}")
 
 
 def _as4d_1d(x, name):
@@ -191,6 +215,7 @@ def _from4d_1d(y, was):
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Max over windows of (N, C, L) or (C, L); `return_indices` gives indices into L."""
+    _check_nonempty_1d(input, "max_pool1d")
     x4, was = _as4d_1d(input, "max_pool1d")
     stride = _single(kernel_size) if stride is None else _single(stride)
     y = max_pool2d(x4, (1, _single(kernel_size)), (1, stride), (0, _single(padding)),
@@ -212,6 +237,9 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def adaptive_avg_pool1d(input, output_size):
+    if isinstance(output_size, (tuple, list)) and len(output_size) != 1:
+        raise RuntimeError("adaptive_avg_pool1d() argument 'output_size' should contain one "
+                           f"int (got {len(output_size)})")
     x4, was = _as4d_1d(input, "adaptive_avg_pool1d")
     y = adaptive_avg_pool2d(x4, (1, _single(output_size)))
     return _from4d_1d(y, was)

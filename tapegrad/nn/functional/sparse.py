@@ -19,6 +19,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got {idx.dtype} instead")
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     V = weight.shape[0]
     if padding_idx is not None:
         if padding_idx > 0 and padding_idx >= V:

@@ -47,7 +47,10 @@ def _scale(q, scale):
 
 def _sdpa_forward(q, k, v, attn_mask=None, is_causal=False, scale=None, **_):
     p = _sdpa_scores_softmax(q, k, attn_mask, is_causal, scale)
-    return _matmul_heads_inner_forward(p, v), {"probs": p}
+    out = _matmul_heads_inner_forward(p, v)
+    if type(out) is np.ndarray and not out.flags.c_contiguous:
+        out = out.copy()  # C order, as torch's result (programs `.view` it)
+    return out, {"probs": p}
 
 
 def _probs_forward(q, k, attn_mask=None, is_causal=False, scale=None, probs=None):

@@ -87,9 +87,14 @@ def _forward(*arrays, eq):
         # optimize=True contracts through BLAS (3.5x faster on an 8x4x64x32 attention
         # product) but costs ~35 us of planning: only for 3+ operands or large arrays
         big = len(arrays) > 2 or sum(np.size(a) for a in arrays) > 4096
-        return np.einsum(eq, *arrays, optimize=big)
+        out = np.einsum(eq, *arrays, optimize=big)
     except ValueError as e:
         raise RuntimeError(f"einsum(): {e}") from None
+    # a contraction's result is a new array: contiguous, as torch's mostly are (NumPy's
+    # order follows the operands; `.view` of it would then be refused)
+    if len(arrays) > 1 and type(out) is np.ndarray and not out.flags.c_contiguous:
+        return out.copy()  # (C order; np.ascontiguousarray would make a 0-d result 1-d)
+    return out
 
 
 def _grad_equation(eq, i, shape, dtype):

@@ -36,15 +36,25 @@ class SplitKey(tuple):
 
 
 def read(a, key):
-    """a[key] for arrays and Tensors (a SplitKey in its two steps)."""
+    """a[key] for arrays and Tensors (a SplitKey in its two steps). An index array gives
+    a new contiguous array, as torch's (NumPy may lay its copy out otherwise, and `.view`
+    of it would then be refused)."""
     if type(key) is SplitKey:
-        return a[key[0]][key[1]]
+        out = a[key[0]][key[1]]
+        return _dense(out)
     out = a[key]
-    if type(out) is not np.ndarray and type(a) is np.ndarray:
+    if type(out) is np.ndarray:
+        return out if out.flags.c_contiguous or not is_advanced(key) else _dense(out)
+    if type(a) is np.ndarray:
         # every index an int: NumPy returns a copied scalar; torch a 0-d view (x[0].add_(1)
         # changes x), which NumPy gives for the same key with `...` appended
         return a[(key if type(key) is tuple else (key,)) + (Ellipsis,)]
     return out
+
+
+def _dense(out):
+    # (a copy in C order; not np.ascontiguousarray, which makes a 0-d array 1-d)
+    return out.copy() if type(out) is np.ndarray and not out.flags.c_contiguous else out
 
 
 def write(a, key, v):

@@ -11,7 +11,14 @@ import numpy as np
 from ..registry import defop
 
 
+def _dense(x):
+    """torch's softmaxes compute on a contiguous input: their results are contiguous."""
+    # (a copy in C order; not np.ascontiguousarray, which makes a 0-d array 1-d)
+    return x.copy() if type(x) is np.ndarray and not x.flags.c_contiguous else x
+
+
 def _softmax_forward(x, axis):
+    x = _dense(x)
     # initial=-inf: an empty axis has no maximum (NumPy raises); the result is empty
     z = x - np.amax(x, axis=axis, keepdims=True, initial=-np.inf)
     e = np.exp(z)
@@ -19,6 +26,7 @@ def _softmax_forward(x, axis):
 
 
 def _log_softmax_forward(x, axis):
+    x = _dense(x)
     z = x - np.amax(x, axis=axis, keepdims=True, initial=-np.inf)
     return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
 
