@@ -32,5 +32,6 @@ from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                    mse_loss, multi_margin_loss, multilabel_margin_loss,
                    multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss,
                    soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss)
+from .loss import ctc_loss, linear_cross_entropy
 from .vision import (channel_shuffle, interpolate, pad, pixel_shuffle, pixel_unshuffle,
                      upsample, upsample_bilinear, upsample_nearest)
