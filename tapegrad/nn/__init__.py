@@ -55,6 +55,7 @@ from .modules.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, Cros
                            MultiMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss,
                            SoftMarginLoss, TripletMarginLoss, MultiLabelMarginLoss,
                            TripletMarginWithDistanceLoss)
+from .modules.loss import CTCLoss, LinearCrossEntropyLoss
 # distances, vision, shape
 from .modules.distance import CosineSimilarity, PairwiseDistance
 from .modules.pixelshuffle import PixelShuffle, PixelUnshuffle

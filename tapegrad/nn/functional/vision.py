@@ -52,9 +52,6 @@ def _check_mode(mode, ndim, align_corners):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
                              "modes: linear | bilinear | bicubic | trilinear")
-        if mode == "area":
-            raise NotImplementedError("interpolate: mode='area' is not supported by tapegrad "
-                                      "(use F.adaptive_avg_pool2d)")
         if ndim not in (3, 4, 5):
             raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
                                       f"(got {ndim}D) for the modes: {_MODES} (got {mode})")
@@ -65,7 +62,11 @@ def _check_mode(mode, ndim, align_corners):
                                       f"{_LINEAR[mode]}D input")
         return
     if mode == "bicubic":
-        raise NotImplementedError("interpolate: mode='bicubic' is not supported by tapegrad")
+        if ndim != 4:
+            raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors "
+                                      f"supported (got {ndim}D) for the modes: {_MODES} "
+                                      f"(got {mode})")
+        return
     raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
                               f"(got {ndim}D) for the modes: {_MODES} (got {mode})")
 
@@ -106,6 +107,40 @@ def _linear_weights(n_in, n_out, scale, align_corners, dtype):
     return i0, i1, (src - i0).astype(dtype)
 
 
+def _cubic_weights(t, A=-0.75):
+    """The four weights of cubic convolution (Keys, A = -0.75 as torch) at fraction t:
+    for the neighbours at offsets -1, 0, 1, 2."""
+    def near(x):  # |x| <= 1
+        return ((A + 2) * x - (A + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _bicubic_axis(x, axis, n_out, scale, align_corners):
+    """Cubic convolution along one axis: out = sum_k w_k(t) in[clamp(floor(src) - 1 + k)]
+    with torch's source coordinate (not clamped at 0, unlike linear), in the input's
+    float precision (float32 for float32/float16 inputs, as ATen's opmath)."""
+    n_in = x.shape[axis]
+    ft = np.float64 if x.dtype == np.float64 else np.float32
+    if align_corners:
+        s = ft(n_in - 1) / ft(n_out - 1) if n_out > 1 else ft(0)
+        src = np.arange(n_out, dtype=ft) * s
+    else:
+        s = ft(1.0 / scale) if scale is not None and scale > 0 else ft(n_in) / ft(n_out)
+        src = (np.arange(n_out, dtype=ft) + ft(0.5)) * s - ft(0.5)
+    i0 = np.floor(src).astype(np.int64)
+    t = (src - i0).astype(ft)
+    out = None
+    for k, w in enumerate(_cubic_weights(t)):
+        idx = np.clip(i0 - 1 + k, 0, n_in - 1)
+        term = index_select(x, axis, Tensor._of(idx)) * \
+            Tensor._of(w.astype(x._data.dtype).reshape(_bshape(x.ndim, axis, n_out)))
+        out = term if out is None else out + term
+    return out
+
+
 def _bshape(ndim, axis, n):
     shape = [1] * ndim
     shape[axis] = n
@@ -125,7 +160,16 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if o <= 0:
             raise RuntimeError(f"interpolate: output size should be greater than 0, got "
                                f"{sizes} (input shape {tuple(input.shape)})")
+    if mode == "area":  # torch: the adaptive average pool to the (integer) output size
+        from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+        pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[input.ndim - 3]
+        return pool(input, sizes)
     x = input
+    # ATen computes bicubic in float32 (its opmath) and rounds to the input's dtype at the
+    # end; integer results are rounded to the nearest and saturated
+    low = mode == "bicubic" and input._data.dtype not in (np.float32, np.float64)
+    if low:
+        x = x.float()
     # last axis first: for bilinear this is torch's order (width weights inside)
     for k in reversed(range(len(sizes))):
         axis, n_in, n_out = 2 + k, x.shape[2 + k], sizes[k]
@@ -135,12 +179,26 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             idx = _nearest_index(n_in, n_out, scales[k], mode == "nearest-exact")
             x = index_select(x, axis, Tensor._of(idx))
             continue
+        if mode == "bicubic":
+            x = _bicubic_axis(x, axis, n_out, scales[k], bool(align_corners))
+            if low and input._data.dtype.kind in "iu" and not align_corners:
+                # ATen's uint8 kernel (align_corners=False) rounds after each pass
+                x = _round_to(x, input._data.dtype).float()
+            continue
         i0, i1, l1 = _linear_weights(n_in, n_out, scales[k], bool(align_corners), x.dtype)
         w1 = Tensor._of(l1.reshape(_bshape(x.ndim, axis, n_out)))
         w0 = Tensor._of((1 - l1).reshape(_bshape(x.ndim, axis, n_out)))
         x = (index_select(x, axis, Tensor._of(i0)) * w0
              + index_select(x, axis, Tensor._of(i1)) * w1)
-    return x
+    return _round_to(x, input._data.dtype) if low else x
+
+
+def _round_to(x, dtype):
+    """float32 x in `dtype`: integers rounded to the nearest and saturated."""
+    if dtype.kind in "iub":
+        info = np.iinfo(dtype)
+        x = x.round().clamp(float(info.min), float(info.max))
+    return x.to(Tensor._of(np.zeros((), dtype)).dtype)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

@@ -36,6 +36,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
                    MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
                    MultiLabelMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
                    TripletMarginLoss, TripletMarginWithDistanceLoss)
+from .loss import CTCLoss, LinearCrossEntropyLoss
 from .channelshuffle import ChannelShuffle
 from .distance import CosineSimilarity, PairwiseDistance
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
@@ -77,6 +78,7 @@ __all__ = [
     "MarginRankingLoss", "MSELoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss",
     "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
     "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "ChannelShuffle",
+    "CTCLoss", "LinearCrossEntropyLoss",
     "CosineSimilarity", "PairwiseDistance",
     "PixelShuffle", "PixelUnshuffle",
     "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
