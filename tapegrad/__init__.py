@@ -41,6 +41,7 @@ from .func import vmap  # torch.vmap is torch.func.vmap
 from . import sparse  # torch.sparse: a dense stand-in for COO tensors
 from .sparse import sparse_coo_tensor, spmm
 from .nn.functional.vision import pixel_shuffle, pixel_unshuffle
+from .nn.functional.vision import grid_sampler, grid_sampler_2d, grid_sampler_3d
 from .amp import autocast  # torch.autocast: the region's state (full precision)
 from .amp.autocast_mode import (autocast_decrement_nesting,
                                 autocast_increment_nesting, clear_autocast_cache,

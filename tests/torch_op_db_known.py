@@ -281,4 +281,10 @@ KNOWN = {
         "float16: 2 samples differ by a float16 ulp (torch's chunked kernel accumulates in its own order; tapegrad runs the reference path), as nn.functional.linear_cross_entropy",
     "nn.functional.linear_cross_entropy.chunked_none:fwd":
         "float16: 16 samples differ by one or two float16 ulps (torch's chunked kernel rounds its per-row losses in float16 at other points; tapegrad runs the reference path), as nn.functional.linear_cross_entropy",
+    "nn.functional.grid_sample:fwd":
+        "float16: 12 samples (bicubic/bilinear) differ by one or two float16 ulps (max 0.002): torch's CPU kernel computes float16 in float16 with its own formula order (the weights as products of differences), tapegrad's composition rounds each op at other points",
+    "grid_sampler_2d:fwd":
+        "float16: 6 samples differ by one or two float16 ulps (max 0.002), as nn.functional.grid_sample",
+    "grid_sampler_3d:fwd":
+        "float16: 24 samples differ by one to four float16 ulps (max 0.002; eight-corner trilinear sums), as nn.functional.grid_sample",
 }

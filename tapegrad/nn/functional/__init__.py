@@ -35,3 +35,4 @@ from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
 from .loss import ctc_loss, linear_cross_entropy
 from .vision import (channel_shuffle, interpolate, pad, pixel_shuffle, pixel_unshuffle,
                      upsample, upsample_bilinear, upsample_nearest)
+from .vision import affine_grid, grid_sample
