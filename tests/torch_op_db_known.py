@@ -139,8 +139,6 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
     "nn.functional.adaptive_max_pool2d:err":
         "another exception type than torch (#0: raised RuntimeError, torch ValueError)",
-    "nn.functional.alpha_dropout:bwd":
-        "random masks: tapegrad's generator is not torch's, so the gradients (the masks) differ (3 samples), as dropout/dropout2d",
     "nn.functional.avg_pool1d:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (5 samples); refuses 9 samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to dt)",
     "nn.functional.avg_pool2d:fwd":
@@ -167,20 +165,12 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (10 samples)",
     "nn.functional.conv_transpose3d:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (8 samples); float32 summation order (2 samples: outputs ~890 differ by 1.2e-4; tapegrad's error vs a float64 reference is 8.8e-5, torch's 9.9e-5)",
-    "nn.functional.dropout2d:bwd":
-        "wrong values (3 samples; first #2: grad of input 0: output 0: values differ (max abs diff 4.38))",
-    "nn.functional.dropout3d:bwd":
-        "random masks: tapegrad's generator is not torch's, so the gradients (the masks) differ (3 samples), as dropout/dropout2d",
-    "nn.functional.dropout:bwd":
-        "wrong values (3 samples; first #2: grad of input 0: output 0: values differ (max abs diff 4.01))",
     "nn.functional.embedding:err":
         "accepts 1 inputs torch refuses (#1: did not raise (torch: RuntimeError)); another exception type than torch (#0: raised IndexError, torch RuntimeError)",
     "nn.functional.embedding:fwd":
         "refuses 15 samples torch accepts (torch.float64 #5: raised NotImplementedError: embedding: max_norm is not supported by tapegrad)",
     "nn.functional.embedding_bag:fwd":
         "refuses 51 samples torch accepts: max_norm, scale_grad_by_freq and sparse=True (#8: raised NotImplementedError: embedding: max_norm is not supported by tapegrad), as F.embedding, which it calls",
-    "nn.functional.feature_alpha_dropout.with_train:bwd":
-        "random masks: tapegrad's generator is not torch's, so the gradients (the masks) differ (2 samples), as dropout/dropout2d",
     "nn.functional.group_norm:bwd":
         "result shape differs (#12: forward raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0); refuses 4 samples torch accepts (#12: forward raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0)",
     "nn.functional.group_norm:fwd":
@@ -213,8 +203,6 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.nll_loss:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (3 samples)",
-    "nn.functional.rrelu:bwd":
-        "wrong values (2 samples; first #0: grad of input 0: output 0: values differ (max abs diff 1.71))",
     "nn.functional.scaled_dot_product_attention:bwd":
         "wrong values (12 samples; first #2: grad of input 0: output 0: values differ (max abs diff 3.98))",
     "nn.functional.scaled_dot_product_attention:fwd":

@@ -25,6 +25,7 @@ from ..._tensor import Tensor
 from ._window_args import _batched, _pair, _single, _tensor, _unbatch
 from ...ops import shape as _shape
 from ...ops import pointwise as _pointwise
+from ...ops import random as _random
 
 
 def _windows(n, out):
@@ -491,3 +492,101 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     """The partial inverse of max_pool3d (indices into D_out * H_out * W_out)."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3,
                        "max_unpool3d")
+
+
+# ---- fractional max pooling ------------------------------------------------------------
+def _fractional_starts(sample, n_in, n_out, k, ft):
+    """torch's generate_intervals: window starts for each (N, C) sample u in [0, 1):
+    int((i + u) * alpha) - int(u * alpha), alpha = (n_in - k) / (n_out - 1), the last
+    window ending at the input's end. Arithmetic in the samples' float type."""
+    u = sample.astype(ft)[..., None]
+    starts = np.empty(sample.shape + (n_out,), dtype=np.int64)
+    if n_out > 1:
+        alpha = ft(n_in - k) / ft(n_out - 1)
+        i = np.arange(n_out - 1, dtype=ft)
+        starts[..., :-1] = ((i + u) * alpha).astype(np.int64) - (u * alpha).astype(np.int64)
+    starts[..., -1] = n_in - k
+    return starts
+
+
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices,
+                         _random_samples, nd):
+    """Max over windows of size kernel_size whose starts are pseudo-random increments
+    (Graham, 2014): the windows gathered from the flattened planes, then max(dim), so the
+    gradient goes to the first maximum of each window as torch's. Indices are flat within
+    each plane."""
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an "
+                         f"output_ratio")
+    x = _tensor(input)
+    if x.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
+                           f"{list(x.shape)}")
+    spatial = tuple(x.shape[-nd:])
+    k = _nuple(kernel_size, nd, "kernel_size")
+    if output_size is None:
+        ratio = output_ratio if isinstance(output_ratio, (tuple, list)) else \
+            (output_ratio,) * nd
+        if len(ratio) > nd:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or "
+                             f"tuple of Ints.")
+        output_size = tuple(int(s * r) for s, r in zip(spatial, ratio))
+    out = _nuple(output_size, nd, "output_size")
+    batched = x.ndim == nd + 2
+    if not batched:
+        x = x.unsqueeze(0)
+    N, C = x.shape[:2]
+    for j in range(nd):
+        if out[j] + k[j] - 1 > spatial[j]:
+            raise RuntimeError(f"{name}(): pool size {k[j]} too large relative to input "
+                               f"size {spatial[j]} and output size {out[j]}")
+    if _random_samples is None:
+        _random_samples = _random.rand(N, C, nd, dtype=x.dtype)
+    samples = np.asarray(_random_samples._data if isinstance(_random_samples, Tensor)
+                         else _random_samples)
+    # torch reads the first N rows (a module's fixed samples may cover a larger batch)
+    if samples.ndim != 3 or samples.shape[0] < N or samples.shape[1:] != (C, nd):
+        raise RuntimeError(f"{name}(): expected _random_samples of shape {(N, C, nd)}, got "
+                           f"{tuple(samples.shape)}")
+    samples = samples[:N]
+    ft = np.float64 if samples.dtype == np.float64 else np.float32
+    # torch's samples run (w, h) in 2-d and (t, h, w) in 3-d
+    order = (1, 0) if nd == 2 else (0, 1, 2)
+    starts = [_fractional_starts(samples[:, :, order[j]], spatial[j], out[j], k[j], ft)
+              for j in range(nd)]
+    strides = [int(np.prod(spatial[j + 1:], dtype=np.int64)) for j in range(nd)]
+    # flat source index of every (output position, window offset): (N, C, *out, *k)
+    lin = np.zeros((N, C) + out + k, dtype=np.int64)
+    for j in range(nd):
+        shape_s = (N, C) + tuple(out[i] if i == j else 1 for i in range(nd)) + (1,) * nd
+        shape_o = (1, 1) + (1,) * nd + tuple(k[i] if i == j else 1 for i in range(nd))
+        lin = lin + (starts[j].reshape(shape_s) + np.arange(k[j]).reshape(shape_o)) * strides[j]
+    Q, K = int(np.prod(out, dtype=np.int64)), int(np.prod(k, dtype=np.int64))
+    lin = lin.reshape(N, C, Q, K)
+    flat = x.reshape(N, C, int(np.prod(spatial, dtype=np.int64)))
+    win = flat.gather(2, Tensor._of(lin.reshape(N, C, Q * K))).reshape(N, C, Q, K)
+    vals, pos = win.max(dim=3)
+    y = vals.reshape((N, C) + out)
+    if not batched:
+        y = y.squeeze(0)
+    if not return_indices:
+        return y
+    idx = np.take_along_axis(lin, np.asarray(pos._data)[..., None], 3)[..., 0]
+    idx = Tensor._of(idx.reshape((N, C) + out if batched else (C,) + out))
+    return y, idx
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """2-d fractional max pooling of (N, C, H, W) or (C, H, W) input."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                return_indices, _random_samples, 2)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """3-d fractional max pooling of (N, C, T, H, W) or (C, T, H, W) input."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                return_indices, _random_samples, 3)
+
