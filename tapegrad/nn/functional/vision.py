@@ -182,8 +182,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             continue
         if mode == "bicubic":
             x = _bicubic_axis(x, axis, n_out, scales[k], bool(align_corners))
-            if low and input._data.dtype.kind in "iu" and not align_corners:
-                # ATen's uint8 kernel (align_corners=False) rounds after each pass
+            if low and input._data.dtype.kind in "iu":
+                # ATen's uint8 kernel rounds and saturates after each (separable) pass
                 x = _round_to(x, input._data.dtype).float()
             continue
         i0, i1, l1 = _linear_weights(n_in, n_out, scales[k], bool(align_corners), x.dtype)
