@@ -505,7 +505,7 @@ def affine_grid(theta, size, align_corners=None):
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     dt = theta._data.dtype
     axes = [_affine_base(n, align_corners, dt) for n in reversed(spatial)]  # x, y[, z]
-    mesh = np.meshgrid(*axes[::-1], indexing="ij")[::-1]  # each of shape spatial
+    mesh = list(np.meshgrid(*axes[::-1], indexing="ij"))[::-1]  # each of shape spatial
     base = np.stack(mesh + [np.ones(spatial, dtype=dt)], -1).reshape(-1, len(spatial) + 1)
     out = Tensor._of(base) @ theta.transpose(1, 2)  # (N, P, d)
     return out.reshape((size[0],) + tuple(spatial) + (len(spatial),))
