@@ -139,12 +139,6 @@ KNOWN = {
         "accepts 1 inputs torch refuses (#1: did not raise (torch: RuntimeError))",
     "nn.functional.adaptive_max_pool2d:err":
         "another exception type than torch (#0: raised RuntimeError, torch ValueError)",
-    "nn.functional.avg_pool1d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (5 samples); refuses 9 samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to dt)",
-    "nn.functional.avg_pool2d:fwd":
-        "float16 computed/accumulated in float16 where torch uses float32 (6 samples); refuses 7 samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to dt)",
-    "nn.functional.avg_pool3d:fwd":
-        "refuses integer samples torch accepts (8 samples: torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from dtype('float64') to int64), as avg_pool2d",
     "nn.functional.batch_norm:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (4 samples)",
     "nn.functional.bilinear:fwd":
@@ -187,14 +181,8 @@ KNOWN = {
         "float16 computed/accumulated in float16 where torch uses float32 (8 samples)",
     "nn.functional.interpolate.trilinear:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (22 samples)",
-    "nn.functional.local_response_norm:fwd":
-        "refuses integer samples torch accepts (torch.int64 #0: raised UFuncTypeError: Cannot cast ufunc 'divide' output from float64 to int64), as avg_pool2d, whose kernel it uses",
     "nn.functional.max_pool1d:err":
         "accepts 2 inputs torch refuses (#5: did not raise (torch: RuntimeError))",
-    "nn.functional.max_pool2d:fwd":
-        "wrong values (1452 samples; first torch.int16 #4: output 0: values differ)",
-    "nn.functional.max_pool3d:fwd":
-        "wrong values on integer inputs (338 samples; first torch.int16 #4: output 0: values differ), as max_pool2d (the same kernel)",
     "nn.functional.multilabel_soft_margin_loss:fwd":
         "float16 computed/accumulated in float16 where torch uses float32 (1 samples)",
     "nn.functional.nll_loss:fwd":

@@ -22,6 +22,7 @@ from ...ops.creation import tensor as _index_tensor
 from ...ops.rules import conv as K
 
 from ..._tensor import Tensor
+from ...dtypes import float64 as _dt_float64
 from ._window_args import _batched, _pair, _single, _tensor, _unbatch
 from ...ops import shape as _shape
 from ...ops import pointwise as _pointwise
@@ -307,6 +308,9 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     if divisor_override is not None and int(divisor_override) == 0:
         raise RuntimeError("avg_pool3d: divisor must be not zero")
     N, C, D, H, W = x.shape
+    if x._data.dtype.kind in "iu":
+        return _unbatch(_avg_pool3d_integer(x, kernel, stride, padding, ceil_mode,
+                                            count_include_pad, divisor_override), was)
     div = None if divisor_override is None else 1  # sums, divided once at the end
     a = avg_pool2d(_depth_first(x), kernel[1:], stride[1:], padding[1:], ceil_mode,
                    count_include_pad, div)
@@ -317,6 +321,25 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     if divisor_override is not None:
         y = _pointwise.div(y, float(int(divisor_override)))
     return _unbatch(y, was)
+
+
+def _avg_pool3d_integer(x, kernel, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override):
+    """Integer input: torch divides each window's int64 sum once, truncating toward zero;
+    the two-pass float path would truncate twice. The sums are two passes with divisor 1,
+    in float64, the divisors those of a float pool of ones (sum of ones / mean of ones)."""
+    def pool(t, div):
+        return avg_pool3d(t, kernel, stride, padding, ceil_mode, count_include_pad, div)
+    # float64 sums are exact below 2**53
+    sums = np.rint(np.asarray(pool(x.to(_dt_float64), 1)._data)).astype(np.int64)
+    if divisor_override is not None:
+        d = np.asarray(int(divisor_override), dtype=np.int64)
+    else:
+        ones = Tensor._of(np.ones(x._data.shape, dtype=np.float64))
+        d = np.rint(np.asarray(pool(ones, 1)._data) /
+                    np.asarray(pool(ones, None)._data)).astype(np.int64)
+    q = np.sign(sums) * np.sign(d) * (np.abs(sums) // np.abs(d))
+    return Tensor._of(q.astype(x._data.dtype))
 
 
 def _adaptive3d_size(output_size, x, name):
