@@ -143,10 +143,23 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 
+_SCALAR_NAMES = {np.dtype(np.int32): "Int", np.dtype(np.int16): "Short",
+                 np.dtype(np.int8): "Char", np.dtype(np.uint8): "Byte",
+                 np.dtype(np.bool_): "Bool"}
+
+
+def _refuse_small_integers(x, kernel):
+    """torch's average pools have integer kernels for int64 only."""
+    name = _SCALAR_NAMES.get(x._data.dtype)
+    if name is not None:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+
+
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """Mean over each window (zero padding counted unless count_include_pad=False)."""
     x, was = _batched(_tensor(input), "avg_pool2d", 4)
+    _refuse_small_integers(x, "avg_pool2d")
     kernel, stride, padding, _ = _pool_args("avg_pool2d", kernel_size, stride, padding)
     if divisor_override is not None and int(divisor_override) == 0:
         raise RuntimeError("avg_pool2d: divisor must be not zero")
@@ -304,6 +317,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     `divisor_override` divides each window's sum by that number instead)."""
     _check_non_batch_3d(_tensor(input), "avg_pool3d")
     x, was = _batched(_tensor(input), "avg_pool3d", 5)
+    _refuse_small_integers(x, "avg_pool3d_out_frame")
     kernel, stride, padding, _ = _pool3d_args("avg_pool3d", kernel_size, stride, padding)
     if divisor_override is not None and int(divisor_override) == 0:
         raise RuntimeError("avg_pool3d: divisor must be not zero")
