@@ -101,10 +101,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     xshape = x._data.shape
     ndim = len(xshape)
     if ndim < 2:
-        # torch: an empty 1-D input without weight/bias comes back empty (no channel axis
-        # is read); otherwise reading the channel axis 1 fails
-        if ndim == 1 and x._data.size == 0 and weight is None and bias is None:
+        # torch: an empty 1-D input comes back as it is (no channel axis is read); for
+        # another, the parameters are checked against 0 features, then reading the channel
+        # axis 1 fails
+        if ndim == 1 and x._data.size == 0:
             return x.clone()
+        for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                        ("running_var", running_var)):
+            if t is not None and t._data.size != 0:
+                raise RuntimeError(f"{name} should contain 0 elements not {t._data.size}")
         raise IndexError(f"Dimension out of range (expected to be in range of "
                          f"[-1, 0], but got 1) (batch_norm of a {ndim}-D input)")
     C = xshape[1]
