@@ -118,6 +118,9 @@ def to_tg(obj, leaves):
     if isinstance(obj, torch.Tensor):
         if obj.dtype not in DTYPES or obj.layout != torch.strided:
             raise Unsupported(f"dtype {obj.dtype} / layout {obj.layout}")
+        for seen, t in leaves:  # the same tensor passed twice is one leaf (its gradients add)
+            if seen is obj:
+                return t
         arr = obj.detach().cpu().numpy().copy()
         t = tg.from_numpy(arr)
         if obj.requires_grad:
