@@ -91,9 +91,14 @@ NO_VALUES = {"normal", "normal.in_place", "normal.number_mean", "randn", "randn_
 def _random_sample(op, s):
     """The sample's result is random: a NO_VALUES entry, or attention with dropout (its
     mask is drawn from the generator, which is not torch's)."""
-    return entry_id(op) in NO_VALUES or (
-        op.name == "nn.functional.scaled_dot_product_attention"
-        and s.kwargs.get("dropout_p", 0.0) > 0)
+    if entry_id(op) in NO_VALUES:
+        return True
+    if op.name == "nn.functional.scaled_dot_product_attention":
+        return s.kwargs.get("dropout_p", 0.0) > 0
+    if op.name == "nn.functional.multi_head_attention_forward":  # dropout_p: 10th argument
+        p = s.args[9] if len(s.args) > 9 else s.kwargs.get("dropout_p", 0.0)
+        return p > 0 and s.kwargs.get("training", True)
+    return False
 
 
 def tg_function(op):
