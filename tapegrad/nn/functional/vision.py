@@ -1,11 +1,13 @@
 """torch.nn.functional's vision functions: `pad` (ops/shape.py: constant,
 reflect, replicate, circular), `interpolate` / `upsample*`, `pixel_shuffle` /
-`pixel_unshuffle`.
+`pixel_unshuffle`, `grid_sample` (torch.grid_sampler*) and `affine_grid` (at the end).
 
 `interpolate`: resize the spatial dims of (N, C, *spatial) input, as torch does.
 
 Modes: nearest, nearest-exact (1-3 spatial dims), linear (3-D input), bilinear (4-D),
-trilinear (5-D); `size=` or `scale_factor=`, `align_corners`, `recompute_scale_factor`.
+trilinear (5-D), bicubic (4-D: cubic convolution with A = -0.75 over the 4 neighbours
+floor(src) - 1 .. floor(src) + 2, clamped to the edge), area (the adaptive average pool to
+the output size); `size=` or `scale_factor=`, `align_corners`, `recompute_scale_factor`.
 Each spatial axis is resized separately (the linear modes are separable), as a gather
 along that axis (index_select, whose backward is the scatter-add) and, for the linear
 modes, a weighted sum of the two neighbours. Source coordinates follow ATen:
