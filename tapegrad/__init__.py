@@ -45,6 +45,7 @@ from . import sparse  # torch.sparse: a dense stand-in for COO tensors
 from .sparse import sparse_coo_tensor, spmm
 from .nn.functional.vision import pixel_shuffle, pixel_unshuffle
 from ._native_norms import native_batch_norm, native_group_norm, native_layer_norm
+from .nn.functional.vision import grid_sampler, grid_sampler_2d, grid_sampler_3d
 from .amp import autocast  # torch.autocast: the region's state (full precision)
 from .amp.autocast_mode import (autocast_decrement_nesting,
                                 autocast_increment_nesting, clear_autocast_cache,

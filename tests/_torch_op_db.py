@@ -78,28 +78,30 @@ def _rebind(fn):
 
 
 # Entries whose outputs are random or uninitialized: the two libraries' generators
-# differ, so only shapes and dtypes are compared (their values are tested by properties
-# in the op database and the random-op tests).
+# differ, so only shapes and dtypes are compared, of the outputs and of the float64
+# gradients (whose values are the random masks/slopes/windows); their values are tested
+# by properties in the op database and the random-op tests, and the fractional max pools
+# against torch with the same `_random_samples` (tests/test_nn_fractional_max_pool.py).
 NO_VALUES = {"normal", "normal.in_place", "normal.number_mean", "randn", "randn_like",
              "rand_like", "randint", "randint_like", "multinomial", "bernoulli", "uniform",
              "cauchy", "exponential", "geometric", "log_normal", "nn.functional.dropout",
              "nn.functional.dropout2d", "nn.functional.dropout3d", "nn.functional.alpha_dropout",
              "nn.functional.feature_alpha_dropout.with_train", "nn.functional.rrelu",
+             "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d",
              "empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided",
              "empty_permuted"}
 
 
-
-def random_values(op, sample):
-    """Are this sample's outputs random (only shapes and dtypes comparable)? The entries
-    above always; F.multi_head_attention_forward when it drops attention weights
-    (training=True with dropout_p > 0, its 9th and 10th positional arguments... read from
-    the sample)."""
+def _random_sample(op, s):
+    """The sample's result is random: a NO_VALUES entry, or attention with dropout (its
+    mask is drawn from the generator, which is not torch's)."""
     if entry_id(op) in NO_VALUES:
         return True
-    if op.name == "nn.functional.multi_head_attention_forward":
-        a, kw = sample.args, sample.kwargs
-        return bool(kw.get("training", True)) and float(a[9] if len(a) > 9 else 0) > 0
+    if op.name == "nn.functional.scaled_dot_product_attention":
+        return s.kwargs.get("dropout_p", 0.0) > 0
+    if op.name == "nn.functional.multi_head_attention_forward":  # dropout_p: 10th argument
+        p = s.args[9] if len(s.args) > 9 else s.kwargs.get("dropout_p", 0.0)
+        return p > 0 and s.kwargs.get("training", True)
     return False
 
 
@@ -156,6 +158,9 @@ def to_tg(obj, leaves, storages=None):
             raise Unsupported("more than 64 dims (NumPy's limit)")
         if storages is not None and ("id", id(obj)) in storages:
             return storages["id", id(obj)][1]  # the same tensor twice (cat(..., out=x) of x)
+        for seen, t in leaves:  # the same tensor passed twice is one leaf (its gradients add)
+            if seen is obj:
+                return t
         if storages is None or obj.requires_grad:
             arr = obj.detach().cpu().numpy().copy()
             n_store = obj.untyped_storage().nbytes() // obj.element_size()
@@ -317,7 +322,7 @@ def run_forward(op, fn, dtype, limit=None):
             results.append((i, f"raised {type(e).__name__}: {str(e)[:120]}"))
             continue
         got, expected = _processed(s, got, expected)
-        results.append((i, compare(got, expected, dtype, not random_values(op, s))))
+        results.append((i, compare(got, expected, dtype, not _random_sample(op, s))))
     return results
 
 
@@ -383,7 +388,7 @@ def run_backward(op, fn, limit=None):
                 b = torch.zeros_like(t_inputs[k])
             if a is None:
                 a = tg.zeros(tuple(b.shape), dtype=tg.float64)
-            r = compare(a, b, torch.float64)
+            r = compare(a, b, torch.float64, not _random_sample(op, s))
             if r:
                 reason = f"grad of input {k}: {r}"
                 break

@@ -75,3 +75,24 @@ def test_second_order_matches_torch_non_unit_weight():
     (gxt * torch.tensor(v)).sum().backward()
     for a, t in zip(ours, theirs):
         np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_batch_norm_one_dimensional_inputs_as_torch():
+    """A 1-D input has no channel axis: torch returns an empty one as it is; a non-empty
+    one has its parameters checked against 0 features, then is refused (IndexError)."""
+    import torch.nn.functional as TF
+    from _helpers import assert_raises_as_torch
+    import tapegrad.nn.functional as F
+    for training in (False, True):
+        x = tg.zeros(0, requires_grad=True)
+        out = F.batch_norm(x, tg.zeros(0), tg.ones(0), training=training)
+        want = TF.batch_norm(torch.zeros(0), torch.zeros(0), torch.ones(0), training=training)
+        assert tuple(out.shape) == tuple(want.shape) == (0,)
+        out.sum().backward()
+        assert tuple(x.grad.shape) == (0,)
+        assert_raises_as_torch(lambda m: m.nn.functional.batch_norm(
+            m.ones(3), m.zeros(3), m.ones(3), training=training), tg)
+        assert_raises_as_torch(lambda m: m.nn.functional.batch_norm(
+            m.ones(3), m.zeros(0), m.ones(0), m.ones(2), training=training), tg)
+        assert_raises_as_torch(lambda m: m.nn.functional.batch_norm(
+            m.ones(3), None, None, training=True), tg, chars=30)

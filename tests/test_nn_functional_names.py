@@ -17,7 +17,7 @@ SECTIONS = {
                 "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
                 "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool1d", "lp_pool2d",
                 "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d",
-                "max_unpool2d", "max_unpool3d"],
+                "max_unpool2d", "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool3d"],
     "attention": ["multi_head_attention_forward", "scaled_dot_product_attention"],
     "activation": ["celu", "celu_", "elu", "elu_", "gelu", "glu", "gumbel_softmax",
                    "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
@@ -37,9 +37,10 @@ SECTIONS = {
              "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss", "margin_ranking_loss",
              "mse_loss", "multi_margin_loss", "multilabel_margin_loss",
              "multilabel_soft_margin_loss", "nll_loss", "poisson_nll_loss", "smooth_l1_loss",
-             "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss"],
+             "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+             "ctc_loss", "linear_cross_entropy"],
     "vision": ["channel_shuffle", "interpolate", "pad", "pixel_shuffle", "pixel_unshuffle",
-               "upsample", "upsample_bilinear", "upsample_nearest"],
+               "upsample", "upsample_bilinear", "upsample_nearest", "affine_grid", "grid_sample"],
 }
 # torch's own names whose section file has the same name as a function (F.linear is the
 # function; the file is reached as `tapegrad.nn.functional.linear` in sys.modules)

@@ -54,3 +54,17 @@ def test_group_norm_in_a_small_unet_style_block():
                              nn.Conv2d(8, 4, 3, padding=1))
     x = np.random.default_rng(2).standard_normal((2, 4, 5, 5))
     _module_pair(block(tg.nn), block(torch.nn), x, np.float64, "unet block")
+
+
+@pytest.mark.parametrize("shape", [(0, 4, 3), (0, 2), (2, 4, 0), (0, 6, 2, 2)])
+def test_group_norm_empty_inputs(shape):
+    """Empty batches or spatial sizes: an empty result of the input's shape, as torch
+    (no reshape with -1 over a zero-size batch)."""
+    C = shape[1]
+    x = tg.zeros(*shape, requires_grad=True)
+    w = tg.ones(C, requires_grad=True)
+    out = F.group_norm(x, 2, w)
+    want = TF.group_norm(torch.zeros(shape), 2, torch.ones(C))
+    assert tuple(out.shape) == tuple(want.shape)
+    out.sum().backward()
+    assert tuple(x.grad.shape) == shape and np.all(w.grad.numpy() == 0)

@@ -38,6 +38,16 @@ INTERP = [
     ((2, 3, 4, 5), "bilinear", dict(scale_factor=1.7, recompute_scale_factor=True)),
     ((1, 2, 3, 4, 2), "trilinear", dict(scale_factor=2)),
     ((1, 2, 3, 4, 2), "trilinear", dict(size=(2, 5, 3), align_corners=True)),
+    ((2, 3, 4, 5), "bicubic", dict(scale_factor=2)),
+    ((2, 3, 4, 5), "bicubic", dict(size=(7, 3), align_corners=True)),
+    ((2, 3, 4, 5), "bicubic", dict(size=(3, 9))),
+    ((2, 3, 6, 6), "bicubic", dict(scale_factor=0.5)),
+    ((1, 1, 1, 5), "bicubic", dict(size=(4, 1), align_corners=True)),
+    ((2, 3, 4, 5), "bicubic", dict(scale_factor=(1.3, 2.5))),
+    ((2, 3, 7), "area", dict(size=3)),
+    ((2, 3, 4, 5), "area", dict(size=(7, 3))),
+    ((2, 3, 6, 7), "area", dict(scale_factor=0.5)),
+    ((1, 2, 3, 4, 5), "area", dict(size=(2, 3, 2))),
 ]
 
 
@@ -74,6 +84,28 @@ def test_interpolate_errors():
     with pytest.raises(NotImplementedError, match="Got 3D input, but bilinear mode needs 4D"):
         F.interpolate(tg.randn(1, 2, 4), scale_factor=2, mode="bilinear")
     with pytest.raises(NotImplementedError, match="bicubic"):
-        F.interpolate(x, scale_factor=2, mode="bicubic")
+        F.interpolate(tg.randn(1, 2, 4), scale_factor=2, mode="bicubic")
+    with pytest.raises(ValueError, match="align_corners option can only be set"):
+        F.interpolate(x, size=2, mode="area", align_corners=False)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_interpolate_bicubic_uint8(align_corners):
+    """Integer images: rounded to the nearest and saturated (cubic overshoot), as torch."""
+    x = np.array([[[[0, 255, 0, 255], [255, 0, 255, 0], [0, 0, 255, 255],
+                    [255, 255, 0, 0]]]], dtype=np.uint8)
+    got = F.interpolate(tg.tensor(x), size=(7, 7), mode="bicubic", align_corners=align_corners)
+    want = TF.interpolate(torch.tensor(x), size=(7, 7), mode="bicubic",
+                          align_corners=align_corners)
+    assert got.dtype == tg.uint8
+    assert np.abs(got.numpy().astype(int) - want.numpy().astype(int)).max() <= 1
+
+
+def test_interpolate_bicubic_gradcheck():
+    x = tg.tensor(np.random.default_rng(5).standard_normal((1, 2, 3, 4)), requires_grad=True)
+    assert tg.autograd.gradcheck(
+        lambda a: F.interpolate(a, size=(5, 3), mode="bicubic", align_corners=False), (x,))
+    assert tg.autograd.gradgradcheck(
+        lambda a: F.interpolate(a, scale_factor=2, mode="bicubic", align_corners=True), (x,))
     with pytest.raises(ValueError, match="same number of spatial dimensions"):
         F.interpolate(x, size=(2, 3, 4))

@@ -24,6 +24,7 @@ from .modules.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgP
                               AvgPool1d, AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, LPPool3d,
                               MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d,
                               MaxUnpool3d)
+from .modules.pooling import FractionalMaxPool2d, FractionalMaxPool3d
 from .modules.padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
                               ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                               ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
@@ -55,6 +56,7 @@ from .modules.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, Cros
                            MultiMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss,
                            SoftMarginLoss, TripletMarginLoss, MultiLabelMarginLoss,
                            TripletMarginWithDistanceLoss)
+from .modules.loss import CTCLoss, LinearCrossEntropyLoss
 # distances, vision, shape
 from .modules.distance import CosineSimilarity, PairwiseDistance
 from .modules.pixelshuffle import PixelShuffle, PixelUnshuffle

@@ -13,6 +13,7 @@ from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_poo
                       avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
                       max_pool1d, max_pool2d, max_pool3d, max_unpool1d, max_unpool2d,
                       max_unpool3d)
+from .pooling import fractional_max_pool2d, fractional_max_pool3d
 from .attention import multi_head_attention_forward, scaled_dot_product_attention
 from .activation import (celu, celu_, elu, elu_, gelu, glu, gumbel_softmax, hardshrink,
                          hardsigmoid, hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_,
@@ -32,5 +33,7 @@ from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                    mse_loss, multi_margin_loss, multilabel_margin_loss,
                    multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss,
                    soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss)
+from .loss import ctc_loss, linear_cross_entropy
 from .vision import (channel_shuffle, interpolate, pad, pixel_shuffle, pixel_unshuffle,
                      upsample, upsample_bilinear, upsample_nearest)
+from .vision import affine_grid, grid_sample

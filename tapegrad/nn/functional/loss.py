@@ -581,3 +581,151 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         # torch: a 1-D input with a 0-dim target gives a 0-dim loss
         return per.reshape(()) if input.dim() < 2 and target.dim() == 0 else per
     return z.mean() if reduction == "mean" else z.sum() / c
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0,
+                         options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...), torch's
+    reference path. Input (in,) or (N, in); linear_weight (C, *out_features, in) gives
+    logits (*N, C, *out_features). `options` (torch's chunking strategy, a memory saving
+    that leaves the values unchanged) is accepted and ignored: the reference path runs."""
+    x = _t(input)
+    if x.ndim < 1 or x.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {x.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.ndim}")
+    batch, in_features = tuple(x.shape[:-1]), x.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(
+            "expected equal input and linear_weight last dimensions (in_features), "
+            f"got {in_features} and {linear_weight.shape[-1]}, respectively")
+    C, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (C, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(C, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batch:
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+            f"requires batched input, (N, {in_features}), got unbatched input with shape "
+            f"{tuple(x.shape)}")
+    logits_shape = (*batch, C, *out_features)
+    probs = tuple(target.shape) == logits_shape
+    if probs and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    w2 = _shape.reshape(linear_weight, (-1, in_features))
+    logits = _shape.reshape(x @ _shape.transpose(w2, 0, 1), logits_shape)
+    if linear_bias is not None:
+        logits = logits + linear_bias
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         label_smoothing=label_smoothing)
+
+
+def _ctc_lengths(v, n, name):
+    a = np.asarray(v._data if isinstance(v, Tensor) else v).reshape(-1).astype(np.int64)
+    if a.shape[0] != n:
+        raise RuntimeError(f"{name} must be of size batch_size")
+    return a
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """Connectionist Temporal Classification loss (Graves et al. 2006), torch's layout:
+    log_probs (T, N, C) or (T, C); targets (N, S) padded or the concatenated 1-D targets.
+
+    With l' the target of each sample with blanks around and between its labels
+    (length 2 S_n + 1), the forward variable in log space
+        alpha_0(s) = lp_0(l'_s) for s < 2,   alpha_t(s) = lp_t(l'_s) + logsumexp(
+            alpha_{t-1}(s), alpha_{t-1}(s-1), alpha_{t-1}(s-2) if l'_s != blank, l'_{s-2})
+    runs over t for the whole batch at once (a sample past its input length keeps its
+    alpha); the loss is -logsumexp of the last two alpha of the sample's l'. Composed from
+    differentiable ops (gather, logsumexp, where), so its gradient is the alpha-beta one,
+    plus torch's exp(log_probs) term (see below). Unreachable cells hold a large finite negative instead of
+    -inf, so no inf - inf reaches the gradient; a sample with no alignment (loss > 1e29
+    then) gets torch's inf (or 0 with zero_infinity, with a zero gradient).
+    mean: each loss divided by its target length (at least 1), then the batch mean."""
+    lp = _t(log_probs)
+    reduction = _reduction(reduction, None, None)
+    unbatched = lp.ndim == 2
+    if unbatched:
+        lp = _shape.unsqueeze(lp, 1)
+    if lp.ndim != 3:
+        raise RuntimeError(f"ctc_loss: expected log_probs of 2 or 3 dimensions, got {lp.ndim}")
+    T, N, C = lp.shape
+    if not 0 <= blank < C:
+        raise RuntimeError("blank must be in label range")
+    tg_arr = np.asarray(targets._data if isinstance(targets, Tensor) else targets)
+    if tg_arr.dtype.kind not in "iu":
+        raise RuntimeError(f"ctc_loss: targets must be integers, got {tg_arr.dtype}")
+    il = _ctc_lengths(input_lengths, N, "input_lengths")
+    tl = _ctc_lengths(target_lengths, N, "target_lengths")
+    if unbatched:
+        tg_arr = tg_arr.reshape(1, -1) if tg_arr.ndim <= 1 else tg_arr
+    if tg_arr.ndim == 1:  # concatenated targets
+        offs = np.concatenate([[0], np.cumsum(tl)[:-1]]).astype(np.int64)
+        get = lambda n: tg_arr[offs[n]:offs[n] + tl[n]]  # noqa: E731
+    else:
+        get = lambda n: tg_arr[n, :tl[n]]  # noqa: E731
+    for n in range(N):
+        if il[n] < 0 or il[n] > T:
+            raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got "
+                               f"value {il[n]} (while checking arguments for ctc_loss_cpu)")
+        if tl[n] < 0 or (tg_arr.ndim == 2 and tl[n] > tg_arr.shape[1]):
+            raise RuntimeError(f"Expected tensor to have size at least {tl[n]} at dimension "
+                               f"1, but got size {tg_arr.shape[1]} for argument #2 'targets'")
+    S = int(tl.max()) if N else 0
+    L = 2 * S + 1
+    ext = np.full((N, L), blank, dtype=np.int64)
+    for n in range(N):
+        ext[n, 1:2 * tl[n]:2] = get(n)
+    skip = np.zeros((N, L), dtype=bool)  # the s-2 transition allowed
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    dtype = lp._data.dtype
+    neg = -1e30 if dtype == np.float32 else -1e300
+    NEG = Tensor._of(np.full((N, 1), neg, dtype=dtype))
+    # emit[t, n, s] = lp[t, n, ext[n, s]]
+    emit = lp.gather(2, Tensor._of(np.ascontiguousarray(np.broadcast_to(ext, (T, N, L)))))
+    start = np.full((N, L), neg, dtype=dtype)
+    start[:, :2] = 0
+    alpha = emit[0] + Tensor._of(start) if T else None
+    skip_t, live = Tensor._of(skip), il[None, :] > np.arange(T)[:, None]
+    for t in range(1, T):
+        a1 = _shape.cat([NEG, alpha[:, :-1]], 1)
+        a2 = _pointwise.where(skip_t, _shape.cat([NEG, NEG, alpha[:, :-2]], 1)[:, :L],
+                              Tensor._of(np.asarray(neg, dtype=dtype)))
+        new = _reductions.logsumexp(_shape.stack([alpha, a1, a2]), 0) + emit[t]
+        alpha = _pointwise.where(Tensor._of(live[t][:, None]), new, alpha)
+    last = Tensor._of(2 * tl)
+    both = _shape.stack([_indexing_pick(alpha, last), _indexing_pick(alpha, np.maximum(
+        2 * tl - 1, 0), mask=tl > 0, fill=neg, dtype=dtype)])
+    loss = -_reductions.logsumexp(both, 0)
+    if lp.requires_grad:
+        # torch's ctc backward adds exp(log_probs) at every t < input length: its gradient
+        # is the one w.r.t. the logits behind a log_softmax (that term vanishes through
+        # log_softmax's backward), not d loss / d log_probs. The same term with value 0:
+        e = _pointwise.exp(lp)
+        zero = (e - e.detach()) * Tensor._of(live[:, :, None].astype(dtype))
+        loss = loss + _reductions.sum(zero, (0, 2))
+    bad = (np.asarray(loss._data) > 1e29) | (il == 0) & (tl > 0)
+    if bad.any():
+        fill = 0.0 if zero_infinity else np.inf
+        loss = _pointwise.where(Tensor._of(bad), Tensor._of(np.asarray(fill, dtype=dtype)),
+                                loss)
+    if unbatched:
+        loss = _shape.squeeze(loss, 0)
+    if reduction == "mean":
+        div = Tensor._of(np.maximum(tl, 1).astype(dtype).reshape(loss.shape))
+        return _reductions.mean(loss / div)
+    return _reduce(loss, reduction)
+
+
+def _indexing_pick(alpha, pos, mask=None, fill=None, dtype=None):
+    """alpha[n, pos[n]] for each row n (pos an int array); rows where `mask` is False get
+    `fill` (no gradient)."""
+    pos = np.asarray(pos._data if isinstance(pos, Tensor) else pos).astype(np.int64)
+    got = _shape.squeeze(alpha.gather(1, Tensor._of(pos.reshape(-1, 1))), 1)
+    if mask is None:
+        return got
+    return _pointwise.where(Tensor._of(mask), got, Tensor._of(np.asarray(fill, dtype=dtype)))

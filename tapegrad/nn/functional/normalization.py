@@ -101,7 +101,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     xshape = x._data.shape
     ndim = len(xshape)
     if ndim < 2:
-        raise ValueError(f"expected 2D or higher input (got {ndim}D input)")
+        # torch: an empty 1-D input comes back as it is (no channel axis is read); for
+        # another, the parameters are checked against 0 features, then reading the channel
+        # axis 1 fails
+        if ndim == 1 and x._data.size == 0:
+            return x.clone()
+        for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                        ("running_var", running_var)):
+            if t is not None and t._data.size != 0:
+                raise RuntimeError(f"{name} should contain 0 elements not {t._data.size}")
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[-1, 0], but got 1) (batch_norm of a {ndim}-D input)")
     C = xshape[1]
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
                     ("running_var", running_var)):
@@ -257,7 +267,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     w = _opmath.widened(input, weight, bias)  # float16: in float32, rounded once (torch)
     if w is not None:
         return _opmath.rounded(group_norm(w[0], num_groups, w[1], w[2], eps))
-    x = input.reshape(N, num_groups, -1)
+    per_group = (C // num_groups) * _prod(tuple(input.shape[2:]))  # not -1: N may be 0
+    x = input.reshape(N, num_groups, per_group)
     mean = x.mean(dim=-1, keepdim=True)
     xc = x - mean
     var = (xc * xc).mean(dim=-1, keepdim=True)

@@ -22,9 +22,11 @@ from ...ops.creation import tensor as _index_tensor
 from ...ops.rules import conv as K
 
 from ..._tensor import Tensor
+from ...dtypes import float64 as _dt_float64
 from ._window_args import _batched, _pair, _single, _tensor, _unbatch
 from ...ops import shape as _shape
 from ...ops import pointwise as _pointwise
+from ...ops import random as _random
 
 
 def _windows(n, out):
@@ -154,10 +156,23 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 
+_SCALAR_NAMES = {np.dtype(np.int32): "Int", np.dtype(np.int16): "Short",
+                 np.dtype(np.int8): "Char", np.dtype(np.uint8): "Byte",
+                 np.dtype(np.bool_): "Bool"}
+
+
+def _refuse_small_integers(x, kernel):
+    """torch's average pools have integer kernels for int64 only."""
+    name = _SCALAR_NAMES.get(x._data.dtype)
+    if name is not None:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+
+
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """Mean over each window (zero padding counted unless count_include_pad=False)."""
     x, was = _batched(_tensor(input), "avg_pool2d", 4)
+    _refuse_small_integers(x, "avg_pool2d")
     kernel, stride, padding, _ = _pool_args("avg_pool2d", kernel_size, stride, padding)
     if divisor_override is not None and int(divisor_override) == 0:
         raise RuntimeError("avg_pool2d: divisor must be not zero")
@@ -330,10 +345,14 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     `divisor_override` divides each window's sum by that number instead)."""
     _check_non_batch_3d(_tensor(input), "avg_pool3d")
     x, was = _batched(_tensor(input), "avg_pool3d", 5)
+    _refuse_small_integers(x, "avg_pool3d_out_frame")
     kernel, stride, padding, _ = _pool3d_args("avg_pool3d", kernel_size, stride, padding)
     if divisor_override is not None and int(divisor_override) == 0:
         raise RuntimeError("avg_pool3d: divisor must be not zero")
     N, C, D, H, W = x.shape
+    if x._data.dtype.kind in "iu":
+        return _unbatch(_avg_pool3d_integer(x, kernel, stride, padding, ceil_mode,
+                                            count_include_pad, divisor_override), was)
     div = None if divisor_override is None else 1  # sums, divided once at the end
     a = avg_pool2d(_depth_first(x), kernel[1:], stride[1:], padding[1:], ceil_mode,
                    count_include_pad, div)
@@ -344,6 +363,25 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     if divisor_override is not None:
         y = _pointwise.div(y, float(int(divisor_override)))
     return _unbatch(y, was)
+
+
+def _avg_pool3d_integer(x, kernel, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override):
+    """Integer input: torch divides each window's int64 sum once, truncating toward zero;
+    the two-pass float path would truncate twice. The sums are two passes with divisor 1,
+    in float64, the divisors those of a float pool of ones (sum of ones / mean of ones)."""
+    def pool(t, div):
+        return avg_pool3d(t, kernel, stride, padding, ceil_mode, count_include_pad, div)
+    # float64 sums are exact below 2**53
+    sums = np.rint(np.asarray(pool(x.to(_dt_float64), 1)._data)).astype(np.int64)
+    if divisor_override is not None:
+        d = np.asarray(int(divisor_override), dtype=np.int64)
+    else:
+        ones = Tensor._of(np.ones(x._data.shape, dtype=np.float64))
+        d = np.rint(np.asarray(pool(ones, 1)._data) /
+                    np.asarray(pool(ones, None)._data)).astype(np.int64)
+    q = np.sign(sums) * np.sign(d) * (np.abs(sums) // np.abs(d))
+    return Tensor._of(q.astype(x._data.dtype))
 
 
 def _adaptive3d_size(output_size, x, name):
@@ -555,3 +593,101 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     """The partial inverse of max_pool3d (indices into D_out * H_out * W_out)."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3,
                        "max_unpool3d")
+
+
+# ---- fractional max pooling ------------------------------------------------------------
+def _fractional_starts(sample, n_in, n_out, k, ft):
+    """torch's generate_intervals: window starts for each (N, C) sample u in [0, 1):
+    int((i + u) * alpha) - int(u * alpha), alpha = (n_in - k) / (n_out - 1), the last
+    window ending at the input's end. Arithmetic in the samples' float type."""
+    u = sample.astype(ft)[..., None]
+    starts = np.empty(sample.shape + (n_out,), dtype=np.int64)
+    if n_out > 1:
+        alpha = ft(n_in - k) / ft(n_out - 1)
+        i = np.arange(n_out - 1, dtype=ft)
+        starts[..., :-1] = ((i + u) * alpha).astype(np.int64) - (u * alpha).astype(np.int64)
+    starts[..., -1] = n_in - k
+    return starts
+
+
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices,
+                         _random_samples, nd):
+    """Max over windows of size kernel_size whose starts are pseudo-random increments
+    (Graham, 2014): the windows gathered from the flattened planes, then max(dim), so the
+    gradient goes to the first maximum of each window as torch's. Indices are flat within
+    each plane."""
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an "
+                         f"output_ratio")
+    x = _tensor(input)
+    if x.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
+                           f"{list(x.shape)}")
+    spatial = tuple(x.shape[-nd:])
+    k = _nuple(kernel_size, nd, "kernel_size")
+    if output_size is None:
+        ratio = output_ratio if isinstance(output_ratio, (tuple, list)) else \
+            (output_ratio,) * nd
+        if len(ratio) > nd:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or "
+                             f"tuple of Ints.")
+        output_size = tuple(int(s * r) for s, r in zip(spatial, ratio))
+    out = _nuple(output_size, nd, "output_size")
+    batched = x.ndim == nd + 2
+    if not batched:
+        x = x.unsqueeze(0)
+    N, C = x.shape[:2]
+    for j in range(nd):
+        if out[j] + k[j] - 1 > spatial[j]:
+            raise RuntimeError(f"{name}(): pool size {k[j]} too large relative to input "
+                               f"size {spatial[j]} and output size {out[j]}")
+    if _random_samples is None:
+        _random_samples = _random.rand(N, C, nd, dtype=x.dtype)
+    samples = np.asarray(_random_samples._data if isinstance(_random_samples, Tensor)
+                         else _random_samples)
+    # torch reads the first N rows (a module's fixed samples may cover a larger batch)
+    if samples.ndim != 3 or samples.shape[0] < N or samples.shape[1:] != (C, nd):
+        raise RuntimeError(f"{name}(): expected _random_samples of shape {(N, C, nd)}, got "
+                           f"{tuple(samples.shape)}")
+    samples = samples[:N]
+    ft = np.float64 if samples.dtype == np.float64 else np.float32
+    # torch's samples run (w, h) in 2-d and (t, h, w) in 3-d
+    order = (1, 0) if nd == 2 else (0, 1, 2)
+    starts = [_fractional_starts(samples[:, :, order[j]], spatial[j], out[j], k[j], ft)
+              for j in range(nd)]
+    strides = [int(np.prod(spatial[j + 1:], dtype=np.int64)) for j in range(nd)]
+    # flat source index of every (output position, window offset): (N, C, *out, *k)
+    lin = np.zeros((N, C) + out + k, dtype=np.int64)
+    for j in range(nd):
+        shape_s = (N, C) + tuple(out[i] if i == j else 1 for i in range(nd)) + (1,) * nd
+        shape_o = (1, 1) + (1,) * nd + tuple(k[i] if i == j else 1 for i in range(nd))
+        lin = lin + (starts[j].reshape(shape_s) + np.arange(k[j]).reshape(shape_o)) * strides[j]
+    Q, K = int(np.prod(out, dtype=np.int64)), int(np.prod(k, dtype=np.int64))
+    lin = lin.reshape(N, C, Q, K)
+    flat = x.reshape(N, C, int(np.prod(spatial, dtype=np.int64)))
+    win = flat.gather(2, Tensor._of(lin.reshape(N, C, Q * K))).reshape(N, C, Q, K)
+    vals, pos = win.max(dim=3)
+    y = vals.reshape((N, C) + out)
+    if not batched:
+        y = y.squeeze(0)
+    if not return_indices:
+        return y
+    idx = np.take_along_axis(lin, np.asarray(pos._data)[..., None], 3)[..., 0]
+    idx = Tensor._of(idx.reshape((N, C) + out if batched else (C,) + out))
+    return y, idx
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """2-d fractional max pooling of (N, C, H, W) or (C, H, W) input."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                return_indices, _random_samples, 2)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """3-d fractional max pooling of (N, C, T, H, W) or (C, T, H, W) input."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                return_indices, _random_samples, 3)
+

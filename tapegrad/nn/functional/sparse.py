@@ -29,17 +29,47 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             if padding_idx < -V:
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = V + padding_idx
-    if max_norm is not None:
-        raise NotImplementedError("embedding: max_norm is not supported by tapegrad")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq / sparse are not supported")
     if idx.size:
         # signed indices viewed as unsigned: a negative one is >= V, so ONE reduction
         # checks both ends (~1 us less than min and max on a (32, 3) batch, measured)
         if _K.index_top(idx) >= V:
             raise IndexError("index out of range in self")
-    return apply(_K.embedding, weight, idx,
-                 padding_idx=-1 if padding_idx is None else int(padding_idx))
+    if max_norm is not None:
+        _embedding_renorm_(weight, idx, float(max_norm), float(norm_type))
+    out = apply(_K.embedding, weight, idx,
+                padding_idx=-1 if padding_idx is None else int(padding_idx))
+    if scale_grad_by_freq and out.requires_grad and idx.size:
+        # each row's gradient divided by its count in this batch (torch's
+        # scale_grad_by_freq): out + (out * s - the same detached) has out's exact value
+        # (x - x = 0) and the gradient g * s
+        _, inverse, counts = np.unique(idx.reshape(-1), return_inverse=True,
+                                       return_counts=True)
+        s = (1.0 / counts[inverse]).astype(out._data.dtype).reshape(idx.shape + (1,))
+        scaled = out * Tensor._of(s)
+        out = out.detach() + (scaled - scaled.detach())
+    # sparse=True: torch's gradient is a sparse COO tensor; tapegrad's is dense (the same
+    # values)
+    return out
+
+
+def _embedding_renorm_(weight, idx, max_norm, norm_type):
+    """torch's embedding_renorm_: every row looked up whose norm exceeds max_norm is scaled
+    in place (no gradient) to max_norm / (norm + 1e-7) times itself."""
+    w = weight._data
+    rows = np.unique(idx.reshape(-1))
+    # torch: the row's norm in its dtype's opmath (float32 for float16), read as a double;
+    # the double scale multiplies the row in opmath and rounds once
+    op = np.float64 if w.dtype == np.float64 else np.float32
+    sel = w[rows].astype(op)
+    if norm_type == float("inf"):
+        norms = np.abs(sel).max(axis=1) if sel.shape[1] else np.zeros(len(rows), op)
+    else:
+        norms = (np.abs(sel) ** op(norm_type)).sum(axis=1) ** op(1.0 / norm_type)
+    norms = norms.astype(w.dtype).astype(np.float64)
+    big = norms > max_norm
+    if big.any():
+        scale = max_norm / (norms[big] + 1e-7)
+        w[rows[big]] = (sel[big] * scale.astype(op)[:, None]).astype(w.dtype)
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,

@@ -11,6 +11,7 @@ from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
                       AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d,
                       AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool1d,
                       MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
+from .pooling import FractionalMaxPool2d, FractionalMaxPool3d
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
                       ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
@@ -36,6 +37,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
                    MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
                    MultiLabelMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
                    TripletMarginLoss, TripletMarginWithDistanceLoss)
+from .loss import CTCLoss, LinearCrossEntropyLoss
 from .channelshuffle import ChannelShuffle
 from .distance import CosineSimilarity, PairwiseDistance
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
@@ -77,6 +79,7 @@ __all__ = [
     "MarginRankingLoss", "MSELoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss",
     "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
     "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "ChannelShuffle",
+    "CTCLoss", "LinearCrossEntropyLoss", "FractionalMaxPool2d", "FractionalMaxPool3d",
     "CosineSimilarity", "PairwiseDistance",
     "PixelShuffle", "PixelUnshuffle",
     "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",

@@ -1,15 +1,19 @@
 """torch.nn.modules.loss: every loss module (wrappers over `tapegrad.nn.functional`,
 PyTorch's arguments and reprs) and their bases `_Loss`, `_WeightedLoss`.
 Class weights and `pos_weight` are registered as buffers, as in PyTorch."""
+import math
+
 from .. import functional as F
 from .._reduction import _reduction
+from .linear import Linear
 from .module import Module
 
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
            "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
            "MSELoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
            "MultiLabelMarginLoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss",
-           "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
+           "TripletMarginLoss", "TripletMarginWithDistanceLoss", "LinearCrossEntropyLoss",
+           "CTCLoss"]
 
 
 class _Loss(Module):
@@ -227,3 +231,55 @@ class MultiMarginLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
                                    weight=self.weight, reduction=self.reduction)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A Linear layer (in_features -> num_classes * prod(out_features), stored flat as
+    torch stores it) followed by cross entropy: F.linear_cross_entropy."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None,
+                 label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = tuple(out_features)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(self.out_features, start=num_classes),
+                             bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        w = self.linear.weight.reshape((self.num_classes, *self.out_features,
+                                        self.linear.in_features))
+        b = None if self.linear.bias is None else \
+            self.linear.bias.reshape((self.num_classes, *self.out_features))
+        return F.linear_cross_entropy(input, w, target, linear_bias=b, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing,
+                                      options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
+
+
+class CTCLoss(_Loss):
+    """The Connectionist Temporal Classification loss: F.ctc_loss."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)

@@ -340,7 +340,8 @@ def _max_pool2d_forward(x, *, kernel, stride, padding, dilation, ceil_mode, indi
     eh = max(0, (oh - 1) * sh + dh * (kh - 1) + 1 - (H + 2 * ph))
     ew = max(0, (ow - 1) * sw + dw * (kw - 1) + 1 - (W + 2 * pw))
     if ph or pw or eh or ew:
-        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        # padded cells never win: -inf, or the type's minimum for integers
+        low = np.iinfo(x.dtype).min if x.dtype.kind in "iub" and x.dtype != bool else -np.inf
         xpad = np.full((N, C, H + 2 * ph + eh, W + 2 * pw + ew), low, dtype=x.dtype)
         xpad[:, :, ph:ph + H, pw:pw + W] = x
     else:
@@ -498,10 +499,15 @@ def _avg_pool2d_forward(x, *, kernel, stride, padding, ceil_mode, count_include_
     oh, ow, div, pads = _avg_setup(x.shape, kernel, stride, padding, ceil_mode,
                                    count_include_pad, divisor_override)
     xpad = _zero_pad(x, pads)
-    out = np.zeros((N, C, oh, ow), dtype=x.dtype)
+    integer = x.dtype.kind in "iu"
+    # integers: torch sums in int64 and divides truncating toward zero
+    out = np.zeros((N, C, oh, ow), dtype=np.int64 if integer else x.dtype)
     for a in range(kh):
         for b in range(kw):
             out += xpad[:, :, a:a + sh * (oh - 1) + 1:sh, b:b + sw * (ow - 1) + 1:sw]
+    if integer:
+        d = div.astype(np.int64)
+        return (np.sign(out) * np.sign(d) * (np.abs(out) // np.abs(d))).astype(x.dtype)
     out /= div.astype(x.dtype)
     return out
 
