@@ -297,3 +297,43 @@ def test_mean_and_permute_and_their_rules():
     assert run._runner.replays == 2
     assert ".transpose((2, 0, 1))" in code and ".transpose((1, 2, 0))" in code
     assert ".mean(axis=None" in code and "/ 24" in code
+
+
+def test_adam_and_adamw_updates_are_written_out(monkeypatch):
+    # adam_flat's arithmetic in the replay (optim/_flat.py's packs), lr changed between
+    # steps (read at replay time); amsgrad, maximize and Adam's L2 decay take the step
+    from tapegrad.optim import adam as adam_mod
+    calls = []
+    flat = adam_mod.adam_flat
+    monkeypatch.setattr(adam_mod, "adam_flat", lambda *a, **k: calls.append(1) or flat(*a, **k))
+
+    def lr_drop(k, opt):
+        for grp in opt.param_groups:
+            grp["lr"] = 1e-2 / (k + 1)
+    for make in (lambda p: tg.optim.Adam(p, lr=1e-2),
+                 lambda p: tg.optim.AdamW(p, lr=1e-2, weight_decay=0.1),
+                 lambda p: tg.optim.AdamW(p, lr=1e-2, betas=(0.8, 0.95))):
+        calls.clear()
+        code = _check(lambda: _MLP(), make, _mlp_batches(6), ["P = adam_plan(O"],
+                      between=lr_drop)
+        assert "np.multiply(m, -(lr / (1 - b1 ** t)), out=upd)" in code
+        assert len(calls) == 6 + 1  # eager's six steps, the capture's: no replay calls it
+    for make in (lambda p: tg.optim.Adam(p, lr=1e-2, amsgrad=True),
+                 lambda p: tg.optim.Adam(p, lr=1e-2, maximize=True),
+                 lambda p: tg.optim.Adam(p, lr=1e-2, weight_decay=0.1),
+                 lambda p: tg.optim.AdamW(p, lr=1e-2, betas=(0.1, 0.9)),
+                 lambda p: tg.optim.AdamW(p, lr=1e-2, foreach=False)):
+        _check(lambda: _MLP(), make, _mlp_batches(4), ["P = adam_plan(O"])
+
+
+def test_adam_settings_changed_between_replays_take_the_optimizer_step():
+    # amsgrad / maximize switched on after the flat steps: the plan refuses, eager's step
+    # runs (its per-parameter path on the same state), as eager would
+    def switch(k, opt):
+        if k == 3:
+            opt.param_groups[0]["maximize"] = True
+        if k == 4:
+            opt.param_groups[0]["maximize"] = False
+            opt.param_groups[0]["betas"] = (0.2, 0.9)
+    _check(lambda: _MLP(), lambda p: tg.optim.AdamW(p, lr=1e-2), _mlp_batches(6),
+           ["P = adam_plan(O"], between=switch)
