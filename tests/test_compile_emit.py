@@ -6,6 +6,8 @@ compiled, compares every loss, gradient, parameter and buffer with np.array_equa
 that the compiled run replayed, and that the printed replay holds the written-out line
 (a test whose path fell back to the generic call would prove nothing about it).
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -221,8 +223,29 @@ def test_layer_norm_gelu_block_replays_bit_for_bit():
     r = np.random.default_rng(3)
     batches = [(r.standard_normal((4, 6, 16)).astype(np.float32), r.integers(0, 5, 24))
                for _ in range(6)]
-    _check(Block, lambda p: tg.optim.AdamW(p, lr=1e-2), batches,
-           [".reshape(-1, 16), v", "matmul(", "sum_trailing(", "ng_fwd(", "out=t"])
+    code = _check(Block, lambda p: tg.optim.AdamW(p, lr=1e-2), batches,
+                  [".reshape(-1, 16), v", "matmul(", "sum_trailing(", "ng_fwd(", "out=t",
+                   "= gelu_f32(v", "P = adam_plan(O"])
+    # gelu's rule: g times the forward's saved gelu'(x)
+    assert re.search(r"d\d+_0 = \w+ \* v\d+\n", code), code
+
+
+def test_gelu_float64_and_tanh_forms_take_the_entry_call():
+    # float64 saves Phi(x), the tanh form nothing: both keep the generic call (bit for bit)
+    for dtype, approximate in ((np.float64, "none"), (np.float32, "tanh")):
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8, dtype=dtype)
+
+            def forward(self, x):
+                return F.gelu(self.fc(x), approximate=approximate)
+
+        r = np.random.default_rng(4)
+        batches = [(r.standard_normal((5, 8)).astype(dtype), r.integers(0, 8, 5))
+                   for _ in range(4)]
+        code = _check(Net, _sgd(), batches, ["gelu_"])
+        assert "gelu_f32(" not in code
 
 
 def test_float16_model_replays_as_eager_computes_it():
