@@ -360,3 +360,40 @@ def test_adam_settings_changed_between_replays_take_the_optimizer_step():
             opt.param_groups[0]["betas"] = (0.2, 0.9)
     _check(lambda: _MLP(), lambda p: tg.optim.AdamW(p, lr=1e-2), _mlp_batches(6),
            ["P = adam_plan(O"], between=switch)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_clip_grad_norm_is_written_out(monkeypatch, dtype):
+    # a small max_norm scales every gradient, a large one none (coef 1: no pass); float16
+    # gradients take the function (its float32 accumulation)
+    from tapegrad.nn.utils import clip_grad
+    calls = []
+    total_norm = clip_grad.get_total_norm
+    monkeypatch.setattr(clip_grad, "get_total_norm",
+                        lambda *a, **k: calls.append(1) or total_norm(*a, **k))
+    for max_norm in (0.05, 1e6):
+        runs = []
+        for compiled in (False, True):
+            tg.manual_seed(0)
+            model = _MLP(dtype)
+            opt = tg.optim.SGD(model.parameters(), lr=0.1)
+
+            def step(x, y):
+                opt.zero_grad()
+                loss = F.cross_entropy(model(x), y)
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                opt.step()
+                return loss
+            run = tg.compile(step) if compiled else step
+            calls.clear()
+            rec = []
+            for x, y in _mlp_batches(5, dtype):
+                rec.append(np.asarray(run(tg.tensor(x), tg.tensor(y))._data).copy())
+                rec += _state(model)
+            runs.append((run, rec, len(calls)))
+        (_, eager, n_eager), (run, comp, n_comp) = runs
+        _same(eager, comp)
+        assert run._runner.replays == 4, run._runner.why
+        assert "ars = clip_arrays(gs)" in run.explain()
+        assert n_eager == 5 and n_comp == (5 if dtype == np.float16 else 1)

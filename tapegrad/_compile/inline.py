@@ -19,7 +19,9 @@ takes the optimizer's own step. Adam and AdamW steps are written out the same wa
 `adam_flat`'s operations on each group's flat state (optim/_flat.py), in its order (the
 same bits), when every group takes that path (`adam_plan`); amsgrad, maximize, Adam's
 L2 weight decay, a lerp weight >= 0.5 or state the flat path cannot use take the
-optimizer's own step. Every other call step is called as it is (codegen.py).
+optimizer's own step. `clip_grad_norm_` of a parameter list (the 2-norm, float32 or
+float64 gradients of one dtype) is written out as its common path. Every other call
+step is called as it is (codegen.py).
 """
 from ..optim.adam import Adam
 from ..optim.optimizer import Optimizer
@@ -64,7 +66,19 @@ def adam_plan(opt):
     return plan
 
 
-NS = {"plain_sgd": plain_sgd, "adam_plan": adam_plan}
+def clip_arrays(grads):
+    """The gradients' arrays when clip_grad_norm_'s 2-norm takes its one-dtype path
+    (float32 or float64; float16 and mixed dtypes take the function), else None."""
+    if not grads:
+        return None
+    arrays = [g._data for g in grads]
+    dt = arrays[0].dtype
+    if dt.kind != "f" or dt.itemsize < 4 or any(a.dtype != dt for a in arrays):
+        return None
+    return arrays
+
+
+NS = {"plain_sgd": plain_sgd, "adam_plan": adam_plan, "clip_arrays": clip_arrays}
 
 # adam_flat's common path (maximize, amsgrad, L2 decay and the other lerp branch are
 # adam_plan's fallbacks), its operations in its order
@@ -139,5 +153,29 @@ def call(w, j, st):
         w.emit(f"    {o}._opt_called = True")
         for line in _ADAM.split("\n"):
             w.emit(line)
+        return True
+    from ..nn.utils.clip_grad import clip_grad_norm_
+    if (fn is clip_grad_norm_ and not kw and len(ins) == 5 and type(ins[0]) is list
+            and type(ins[1]) in (int, float) and ins[2] == 2.0 and ins[3] is False):
+        ps = w.bind(f"PL{j}", ins[0])
+        name = w.bind(f"clip_{j}", fn)
+        a = w.bind(f"A{j}", ins)
+        w.emit(f"# clip_grad_norm_(max_norm={float(ins[1])!r}): the gradients' total 2-norm "
+               "(a dot product each); above max_norm, each scaled by max_norm / (norm + 1e-6)")
+        w.emit(f"gs = [p.grad for p in {ps} if p.grad is not None]")
+        w.emit("ars = clip_arrays(gs)")
+        w.emit("if ars is None:")
+        w.emit(f"    {name}(*{a})")
+        w.emit("else:")
+        w.emit("    total = np.sqrt(np.asarray(sum(float(np.dot(ar.ravel(), ar.ravel())) "
+               "for ar in ars), dtype=ars[0].dtype))")
+        w.emit(f"    coef = np.minimum({float(ins[1])!r} / (total + 1e-6), 1.0)")
+        w.emit("    if not coef == 1.0:  # (x * 1.0 is x: no pass)")
+        w.emit("        c = coef.astype(ars[0].dtype)")
+        w.emit("        with np.errstate(invalid=\"ignore\"):")
+        w.emit("            for ar in ars:")
+        w.emit("                ar *= c")
+        w.emit("    for g in gs:")
+        w.emit("        g._version_counter[0] += 1")
         return True
     return False
