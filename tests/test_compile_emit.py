@@ -6,6 +6,8 @@ compiled, compares every loss, gradient, parameter and buffer with np.array_equa
 that the compiled run replayed, and that the printed replay holds the written-out line
 (a test whose path fell back to the generic call would prove nothing about it).
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -221,8 +223,29 @@ def test_layer_norm_gelu_block_replays_bit_for_bit():
     r = np.random.default_rng(3)
     batches = [(r.standard_normal((4, 6, 16)).astype(np.float32), r.integers(0, 5, 24))
                for _ in range(6)]
-    _check(Block, lambda p: tg.optim.AdamW(p, lr=1e-2), batches,
-           [".reshape(-1, 16), v", "matmul(", "sum_trailing(", "ng_fwd(", "out=t"])
+    code = _check(Block, lambda p: tg.optim.AdamW(p, lr=1e-2), batches,
+                  [".reshape(-1, 16), v", "matmul(", "sum_trailing(", "ng_fwd(", "out=t",
+                   "= gelu_f32(v", "P = adam_plan(O"])
+    # gelu's rule: g times the forward's saved gelu'(x)
+    assert re.search(r"d\d+_0 = \w+ \* v\d+\n", code), code
+
+
+def test_gelu_float64_and_tanh_forms_take_the_entry_call():
+    # float64 saves Phi(x), the tanh form nothing: both keep the generic call (bit for bit)
+    for dtype, approximate in ((np.float64, "none"), (np.float32, "tanh")):
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8, dtype=dtype)
+
+            def forward(self, x):
+                return F.gelu(self.fc(x), approximate=approximate)
+
+        r = np.random.default_rng(4)
+        batches = [(r.standard_normal((5, 8)).astype(dtype), r.integers(0, 8, 5))
+                   for _ in range(4)]
+        code = _check(Net, _sgd(), batches, ["gelu_"])
+        assert "gelu_f32(" not in code
 
 
 def test_float16_model_replays_as_eager_computes_it():
@@ -297,3 +320,80 @@ def test_mean_and_permute_and_their_rules():
     assert run._runner.replays == 2
     assert ".transpose((2, 0, 1))" in code and ".transpose((1, 2, 0))" in code
     assert ".mean(axis=None" in code and "/ 24" in code
+
+
+def test_adam_and_adamw_updates_are_written_out(monkeypatch):
+    # adam_flat's arithmetic in the replay (optim/_flat.py's packs), lr changed between
+    # steps (read at replay time); amsgrad, maximize and Adam's L2 decay take the step
+    from tapegrad.optim import adam as adam_mod
+    calls = []
+    flat = adam_mod.adam_flat
+    monkeypatch.setattr(adam_mod, "adam_flat", lambda *a, **k: calls.append(1) or flat(*a, **k))
+
+    def lr_drop(k, opt):
+        for grp in opt.param_groups:
+            grp["lr"] = 1e-2 / (k + 1)
+    for make in (lambda p: tg.optim.Adam(p, lr=1e-2),
+                 lambda p: tg.optim.AdamW(p, lr=1e-2, weight_decay=0.1),
+                 lambda p: tg.optim.AdamW(p, lr=1e-2, betas=(0.8, 0.95))):
+        calls.clear()
+        code = _check(lambda: _MLP(), make, _mlp_batches(6), ["P = adam_plan(O"],
+                      between=lr_drop)
+        assert "np.multiply(m, -(lr / (1 - b1 ** t)), out=upd)" in code
+        assert len(calls) == 6 + 1  # eager's six steps, the capture's: no replay calls it
+    for make in (lambda p: tg.optim.Adam(p, lr=1e-2, amsgrad=True),
+                 lambda p: tg.optim.Adam(p, lr=1e-2, maximize=True),
+                 lambda p: tg.optim.Adam(p, lr=1e-2, weight_decay=0.1),
+                 lambda p: tg.optim.AdamW(p, lr=1e-2, betas=(0.1, 0.9)),
+                 lambda p: tg.optim.AdamW(p, lr=1e-2, foreach=False)):
+        _check(lambda: _MLP(), make, _mlp_batches(4), ["P = adam_plan(O"])
+
+
+def test_adam_settings_changed_between_replays_take_the_optimizer_step():
+    # amsgrad / maximize switched on after the flat steps: the plan refuses, eager's step
+    # runs (its per-parameter path on the same state), as eager would
+    def switch(k, opt):
+        if k == 3:
+            opt.param_groups[0]["maximize"] = True
+        if k == 4:
+            opt.param_groups[0]["maximize"] = False
+            opt.param_groups[0]["betas"] = (0.2, 0.9)
+    _check(lambda: _MLP(), lambda p: tg.optim.AdamW(p, lr=1e-2), _mlp_batches(6),
+           ["P = adam_plan(O"], between=switch)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_clip_grad_norm_is_written_out(monkeypatch, dtype):
+    # a small max_norm scales every gradient, a large one none (coef 1: no pass); float16
+    # gradients take the function (its float32 accumulation)
+    from tapegrad.nn.utils import clip_grad
+    calls = []
+    total_norm = clip_grad.get_total_norm
+    monkeypatch.setattr(clip_grad, "get_total_norm",
+                        lambda *a, **k: calls.append(1) or total_norm(*a, **k))
+    for max_norm in (0.05, 1e6):
+        runs = []
+        for compiled in (False, True):
+            tg.manual_seed(0)
+            model = _MLP(dtype)
+            opt = tg.optim.SGD(model.parameters(), lr=0.1)
+
+            def step(x, y):
+                opt.zero_grad()
+                loss = F.cross_entropy(model(x), y)
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                opt.step()
+                return loss
+            run = tg.compile(step) if compiled else step
+            calls.clear()
+            rec = []
+            for x, y in _mlp_batches(5, dtype):
+                rec.append(np.asarray(run(tg.tensor(x), tg.tensor(y))._data).copy())
+                rec += _state(model)
+            runs.append((run, rec, len(calls)))
+        (_, eager, n_eager), (run, comp, n_comp) = runs
+        _same(eager, comp)
+        assert run._runner.replays == 4, run._runner.why
+        assert "ars = clip_arrays(gs)" in run.explain()
+        assert n_eager == 5 and n_comp == (5 if dtype == np.float16 else 1)

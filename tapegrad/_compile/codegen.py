@@ -355,6 +355,11 @@ def _rules(w, j, s, evs, gj):
                     emit(line.format(d=f"d{j}_{i}"))
                 names[i] = (f"d{j}_{i}", meta)
         return names
+    if fast is not None and op.name == "gelu":
+        metas, kw, saved = fast[:3]
+        for line in _emit.gelu_rule(gj, saved):
+            emit(line.format(d=f"d{j}_0"))
+        return {0: (f"d{j}_0", metas[0] + (True,))}
     if fast is not None and op.name == "batch_norm":  # its fused rule, all three at once
         metas, kw, saved = fast[:3]
         ns = {"t": f"t{j}", "dx": f"d{j}_0", "dw": f"d{j}_1", "db": f"d{j}_2"}

@@ -230,14 +230,30 @@ def _permute(ins, kw, metas):
     return [f"{{o}} = {ins[0]}.transpose({tuple(kw['dims'])!r})"]
 
 
+def _gelu(ins, kw, metas):
+    """gelu (the erf form) of a float32 array: the entry's kernel (`_gelu_f32`), which
+    returns gelu'(x) as well, saved for the rule as {dgelu} (float64 saves Phi(x): the
+    generic call)."""
+    if len(ins) != 1 or kw != {"approximate": "none"} or not metas[0] or \
+            metas[0][1] != _F[0]:
+        return None
+    return [f"{{o}}, {{dgelu}} = gelu_f32({ins[0]})"]
+
+
+def gelu_rule(g, saved):
+    """gelu's rule from the forward's gelu'(x): g * gelu'(x) (the partial's product)."""
+    return [f"{{d}} = {g} * {saved['dgelu']}"]
+
+
 FORWARD = {"add": _binary("+"), "sub": _binary("-"), "mul": _binary("*"),
            "div": _binary("/"), "tanh": _unary("tanh"), "exp": _unary("exp"),
            "log": _unary("log"), "relu": _relu, "sum": _sum, "linear": _linear,
            "reshape": _reshape, "matmul": _matmul, "batch_norm": _bn,
            "cross_entropy": _ce, "layer_norm": _ln, "embedding": _embedding,
-           "mean": _mean, "permute": _permute}
+           "mean": _mean, "permute": _permute, "gelu": _gelu}
 # the ops whose forward also names saved values ({key} in its lines)
-SAVES = {"batch_norm": ("mean", "var", "invstd", "xhat"),
+SAVES = {"gelu": ("dgelu",),
+         "batch_norm": ("mean", "var", "invstd", "xhat"),
          "cross_entropy": ("lsm", "wy", "keep", "safe", "denom"),
          "layer_norm": ("invstd", "xhat")}
 # ops whose inputs are not all of one float dtype: how many leading inputs must be
@@ -381,11 +397,12 @@ def _update_running(ins):
 def kernels():
     """The entries' own kernels the written-out lines fall back to (ops import late)."""
     from ..ops.registry import OPS
-    from ..ops.rules.nn import index_top
+    from ..ops.rules.nn import index_top, _gelu_f32
     from ..ops.rules._rowsum import sum_trailing
     ce = OPS["cross_entropy"]
     return {"ce_fwd": ce.forward, "ce_dx": ce.vjps[0], "index_top": index_top,
-            "sum_trailing": sum_trailing, "ng_fwd": OPS["normalized_grad"].forward}
+            "sum_trailing": sum_trailing, "ng_fwd": OPS["normalized_grad"].forward,
+            "gelu_f32": _gelu_f32}
 
 
 def host_table():

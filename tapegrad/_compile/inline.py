@@ -15,8 +15,15 @@ SGD step, as the lines they run, so that the printed step shows the update itsel
 
 The same arithmetic as `SGD._update_fast` (hyperparameters and the parameter lists read
 at each replay, as eager reads them); a group with momentum, weight decay or maximize
-takes the optimizer's own step. Every other call step is called as it is (codegen.py).
+takes the optimizer's own step. Adam and AdamW steps are written out the same way:
+`adam_flat`'s operations on each group's flat state (optim/_flat.py), in its order (the
+same bits), when every group takes that path (`adam_plan`); amsgrad, maximize, Adam's
+L2 weight decay, a lerp weight >= 0.5 or state the flat path cannot use take the
+optimizer's own step. `clip_grad_norm_` of a parameter list (the 2-norm, float32 or
+float64 gradients of one dtype) is written out as its common path. Every other call
+step is called as it is (codegen.py).
 """
+from ..optim.adam import Adam
 from ..optim.optimizer import Optimizer
 from ..optim.sgd import SGD
 
@@ -29,7 +36,80 @@ def plain_sgd(opt):
     return True
 
 
-NS = {"plain_sgd": plain_sgd}
+_NUM = (int, float)
+
+
+def adam_plan(opt):
+    """[(group, pack, params, their arrays, their gradients' arrays)] for the groups with
+    gradients when each takes `adam_flat`'s common path at this step (what eager's
+    `Adam._update_fast` would run, decided from the same values), else None."""
+    if "_none_grads_checked" not in opt.__dict__:  # the first step's warning: eager's
+        return None
+    plan = []
+    for gi, grp in enumerate(opt.param_groups):
+        b1, b2 = grp["betas"]
+        lr, wd, eps = grp["lr"], grp["weight_decay"], grp["eps"]
+        if (grp["amsgrad"] or grp["maximize"] or grp.get("foreach") is False
+                or not (type(b1) in _NUM and type(b2) in _NUM and type(lr) in _NUM
+                        and type(wd) in _NUM and type(eps) in _NUM)
+                or (wd != 0 and not grp.get("decoupled_weight_decay", False))
+                or not abs(1 - b1) < 0.5):
+            return None
+        params = [p for p in grp["params"] if p.grad is not None]
+        if not params:
+            continue  # eager's update of no parameters: nothing
+        pack = opt._pack(gi, grp, params)
+        if pack is None:
+            return None
+        plan.append((grp, pack, params, [p._data for p in params],
+                     [p.grad._data for p in params]))
+    return plan
+
+
+def clip_arrays(grads):
+    """The gradients' arrays when clip_grad_norm_'s 2-norm takes its one-dtype path
+    (float32 or float64; float16 and mixed dtypes take the function), else None."""
+    if not grads:
+        return None
+    arrays = [g._data for g in grads]
+    dt = arrays[0].dtype
+    if dt.kind != "f" or dt.itemsize < 4 or any(a.dtype != dt for a in arrays):
+        return None
+    return arrays
+
+
+NS = {"plain_sgd": plain_sgd, "adam_plan": adam_plan, "clip_arrays": clip_arrays}
+
+# adam_flat's common path (maximize, amsgrad, L2 decay and the other lerp branch are
+# adam_plan's fallbacks), its operations in its order
+_ADAM = """\
+    for grp, pk, ts, ps, gs in P:
+        b1, b2 = grp["betas"]
+        lr, wd = grp["lr"], grp["weight_decay"]
+        g, tmp, upd = pk.grad, pk.tmp, pk.upd
+        m, v, steps = pk.flat["exp_avg"], pk.flat["exp_avg_sq"], pk.flat["step"]
+        np.concatenate(gs, axis=None, out=g)
+        steps += 1
+        if wd != 0:  # AdamW's decay: p *= 1 - lr wd
+            for p in ps:
+                p *= 1 - lr * wd
+        np.subtract(g, m, out=tmp)  # m += (1 - b1) (g - m)
+        tmp *= 1 - b1
+        m += tmp
+        v *= b2  # v = b2 v + (1 - b2) g g
+        np.multiply(g, 1 - b2, out=tmp)
+        tmp *= g
+        v += tmp
+        t = float(steps[0])
+        np.sqrt(v, out=tmp)  # denominator: sqrt(v) / sqrt(1 - b2^t) + eps
+        tmp /= (1 - b2 ** t) ** 0.5
+        tmp += grp["eps"]
+        np.multiply(m, -(lr / (1 - b1 ** t)), out=upd)  # p -= lr / (1 - b1^t) m / denom
+        upd /= tmp
+        for p, u in zip(ps, pk.upd_views):
+            p += u
+        for p in ts:
+            p._version_counter[0] += 1"""
 
 
 def call(w, j, st):
@@ -58,5 +138,44 @@ def call(w, j, st):
         w.emit("                p._version_counter[0] += 1")
         w.emit("else:")
         w.emit(f"    {name}({o})")
+        return True
+    if (len(ins) == 1 and not kw and isinstance(ins[0], Adam) and fn is Adam.step
+            and type(ins[0]).step is Adam.step
+            and type(ins[0])._update_fast is Adam._update_fast):
+        o = w.bind(f"O{j}", ins[0])
+        name = w.bind(f"step_{j}", fn)
+        w.emit(f"# {type(ins[0]).__name__}.step: adam_flat's update of each group's flat "
+               "state, hyperparameters and steps read now")
+        w.emit(f"P = adam_plan({o})")
+        w.emit("if P is None:")
+        w.emit(f"    {name}({o})")
+        w.emit("else:")
+        w.emit(f"    {o}._opt_called = True")
+        for line in _ADAM.split("\n"):
+            w.emit(line)
+        return True
+    from ..nn.utils.clip_grad import clip_grad_norm_
+    if (fn is clip_grad_norm_ and not kw and len(ins) == 5 and type(ins[0]) is list
+            and type(ins[1]) in (int, float) and ins[2] == 2.0 and ins[3] is False):
+        ps = w.bind(f"PL{j}", ins[0])
+        name = w.bind(f"clip_{j}", fn)
+        a = w.bind(f"A{j}", ins)
+        w.emit(f"# clip_grad_norm_(max_norm={float(ins[1])!r}): the gradients' total 2-norm "
+               "(a dot product each); above max_norm, each scaled by max_norm / (norm + 1e-6)")
+        w.emit(f"gs = [p.grad for p in {ps} if p.grad is not None]")
+        w.emit("ars = clip_arrays(gs)")
+        w.emit("if ars is None:")
+        w.emit(f"    {name}(*{a})")
+        w.emit("else:")
+        w.emit("    total = np.sqrt(np.asarray(sum(float(np.dot(ar.ravel(), ar.ravel())) "
+               "for ar in ars), dtype=ars[0].dtype))")
+        w.emit(f"    coef = np.minimum({float(ins[1])!r} / (total + 1e-6), 1.0)")
+        w.emit("    if not coef == 1.0:  # (x * 1.0 is x: no pass)")
+        w.emit("        c = coef.astype(ars[0].dtype)")
+        w.emit("        with np.errstate(invalid=\"ignore\"):")
+        w.emit("            for ar in ars:")
+        w.emit("                ar *= c")
+        w.emit("    for g in gs:")
+        w.emit("        g._version_counter[0] += 1")
         return True
     return False

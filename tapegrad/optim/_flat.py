@@ -44,11 +44,12 @@ class FlatPack:
                 views = [flat[a:b].reshape(s) for a, b, s in zip(offsets, offsets[1:], shapes)]
             self.flat[name] = flat
             self.views[name] = views
-        # scratch: the gathered gradients, two temporaries (reused: no fresh pages each
-        # step), and per-parameter views of the last one (the update, added to each p)
+        # scratch: the gathered gradients, a temporary (reused: no fresh pages each step),
+        # and per-parameter views of the update (added to each p), written over the
+        # gathered gradients once the update has read them (one buffer less to touch)
         self.grad = np.empty(total, dtype)
         self.tmp = np.empty(total, dtype)
-        self.upd = np.empty(total, dtype)
+        self.upd = self.grad
         self.upd_views = [self.upd[a:b].reshape(s)
                           for a, b, s in zip(offsets, offsets[1:], shapes)]
 

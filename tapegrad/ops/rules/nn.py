@@ -865,9 +865,16 @@ def _gelu_forward_saving(x, *, approximate="none", **_saved):
 _AS_P = 0.3275911
 _AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 # The kernel evaluates -Phi(-|x|) / exp(-x^2/2) = -0.5 t (a1 + ... + t a5): -0.5 folded
-# into the coefficients. (Rescaling t so that t^5's coefficient is 1 saves a pass but
-# measured less accurate: max |error| in Phi 3.4e-7 vs 2.8e-7.)
+# into the coefficients (_AS_B). Two passes fewer than that written as it stands: t is
+# computed as K / (|x| + K), K = 1 / (p sqrt(1/2)), and scaled by S, S^5 = the t^5
+# coefficient, so that the polynomial in u = S t is monic, u (C0 + u (C1 + ... + u)),
+# Ck = b_k / S^(k+1); S folded into K's numerator (no pass). Max |error| in Phi on
+# [-12, 12]: 2.63e-7, the unscaled form's 2.62e-7 (measured, vs float64 erf).
 _AS_B = tuple(-0.5 * a for a in _AS_A)
+_AS_K = 1.0 / (_AS_P * _SQRT_HALF)
+_AS_S = -((-_AS_B[4]) ** 0.2)                    # the real fifth root (b_5 < 0)
+_AS_SK = _AS_S * _AS_K
+_AS_C = tuple(_AS_B[k] / _AS_S ** (k + 1) for k in range(4))
 _SIGN_BIT = np.uint32(0x80000000)
 
 
@@ -882,16 +889,16 @@ def _normal_cdf_exp_f32(x):
     float64 erf: ~3e-7 in Phi (tests/test_gelu_f32.py, against torch).
     Branch-free on purpose: np.where and masked ufuncs are slow on mixed-sign data."""
     u = np.abs(x)
-    u *= _AS_P * _SQRT_HALF
-    u += 1.0
-    t = np.divide(1.0, u, out=u)                     # t = 1 / (1 + p |x| / sqrt 2)
+    u += _AS_K
+    t = np.divide(_AS_SK, u, out=u)                  # S t, t = 1 / (1 + p |x| / sqrt 2)
     with np.errstate(over="ignore"):                 # |x| > 1.8e19: x^2 = inf, exp -> 0
         e = np.square(x)
     e *= -0.5
     np.exp(e, out=e)                                 # exp(-x^2 / 2)
-    q = t * _AS_B[4]
-    for b in _AS_B[3::-1]:                           # Horner
-        q += b
+    q = t + _AS_C[3]
+    q *= t
+    for c in _AS_C[2::-1]:                           # Horner, monic in S t
+        q += c
         q *= t
     q *= e                                           # -h, h = Phi(-|x|)
     q += 0.5                                         # 0.5 - h >= 0 (or nan)
