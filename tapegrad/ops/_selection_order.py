@@ -1,12 +1,13 @@
-"""Which of several equal elements torch's CPU kthvalue and topk return.
+"""Which of several equal elements torch's CPU kthvalue, topk and mode return.
 
-Both are unstable selections: kthvalue runs torch's own quickselect (median of three,
-Sedgewick's partition), topk runs the C++ standard library's nth_element + sort, or
-partial_sort when k * 64 <= n (libstdc++'s introselect, introsort and heap algorithms).
-Where a row holds equal values, the index each returns depends on the order those
-algorithms move elements in. They are replayed here on the ranks of a row's values (NaN
-ranks highest, as torch orders it), so tapegrad returns the same indices; rows without
-ties in the selected values never get here (ops/sorting.py checks).
+All three are unstable: kthvalue runs torch's own quickselect (median of three,
+Sedgewick's partition); topk runs the C++ standard library's nth_element + sort, or
+partial_sort when k * 64 <= n (libstdc++'s introselect, introsort and heap algorithms);
+mode sorts (value, index) pairs by value with std::sort and reports the index at the end
+of the mode's run. Where a row holds equal values, the index each returns depends on the
+order those algorithms move elements in. They are replayed here on the ranks of a row's
+values (NaN ranks highest, as torch orders it), so tapegrad returns the same indices;
+rows without ties in the selected values never get here (ops/sorting.py and mode check).
 """
 
 
@@ -198,3 +199,11 @@ def topk_positions(ranks, k, largest, sorted):
         if sorted:
             _sort(a, 0, k - 1)
     return [j for _, j in a[:k]]
+
+
+def std_sort_order(keys):
+    """The permutation std::sort of (key, position) pairs by key leaves: `order[i]` is the
+    original position of the i-th element after sorting (mode's tie index)."""
+    a = [(key, j) for j, key in enumerate(keys)]
+    _sort(a, 0, len(a))
+    return [j for _, j in a]

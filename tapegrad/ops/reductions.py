@@ -12,7 +12,7 @@ from ..core.tensor_base import TensorBase, like
 from . import (_args, comparison as _comparison, conversion as _conversion, indexing as _indexing,
                pointwise as _pointwise, shape as _shape, sorting as _sorting)
 from .public import public, public_inplace
-from ._stdsort import std_sort_order
+from ._selection_order import std_sort_order
 from .return_types import structseq
 from .rules import indexing as IX, products as PR, reductions as R, softmax as SM
 
@@ -800,7 +800,7 @@ def _mode_rows(a):
     """(value, index) per row of a 2-d array: the most frequent value (ties: the smallest)
     and torch's CPU kernel's index: the last of the value's run after std::sort, which
     is the last occurrence for rows of up to 16 (insertion sort, stable) and follows
-    introsort's steps beyond (ops/_stdsort.py)."""
+    introsort's steps beyond (ops/_selection_order.py)."""
     n = a.shape[1]
     order = np.argsort(a, axis=1, kind="stable")
     s = np.take_along_axis(a, order, 1)
