@@ -56,3 +56,13 @@ def assert_same_result(got, want, rtol=1e-6):
     else:
         assert got == want
 
+
+def grads_of(L, fn, *arrays):
+    """The float64 gradients of fn(L, *tensors of `arrays`) in library L (torch or
+    tapegrad), each output weighted by a fixed ramp cotangent (the same in both)."""
+    xs = [L.tensor(a, dtype=L.float64, requires_grad=True) for a in arrays]
+    out = fn(L, *xs)
+    outs = out if isinstance(out, tuple) else (out,)
+    gs = [L.tensor(np.linspace(-1.0, 2.0, int(np.prod(o.shape))).reshape(tuple(o.shape)))
+          for o in outs]
+    return L.autograd.grad(outs, xs, gs, allow_unused=True)

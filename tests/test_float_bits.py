@@ -2,12 +2,11 @@
 exponent), ldexp, nextafter, float_power (computed in float64): values, dtypes, out= and
 in-place forms, refusals, gradients (ldexp's checked against the derivative 2**other,
 where torch's is 0 for negative integer exponents)."""
-import numpy as np
 import pytest
 import torch
 
 import tapegrad as tg
-from _helpers import assert_raises_as_torch, assert_same_result
+from _helpers import assert_raises_as_torch, assert_same_result, grads_of
 
 # torch's ldexp writes a broadcast result through an out= of the input's shape and warns
 pytestmark = pytest.mark.filterwarnings("ignore:An output with one or more elements")
@@ -73,11 +72,6 @@ def test_refusals_as_torch(case):
     assert_raises_as_torch(REFUSALS[case], tg, chars=0)
 
 
-def _grads(L, fn, *arrays):
-    xs = [L.tensor(a, dtype=L.float64, requires_grad=True) for a in arrays]
-    out = fn(L, *xs)
-    g = np.linspace(-1.0, 2.0, int(np.prod(out.shape))).reshape(tuple(out.shape))
-    return L.autograd.grad(out, xs, L.tensor(g), allow_unused=True)
 
 
 GRADS = {
@@ -93,7 +87,7 @@ GRADS = {
 @pytest.mark.parametrize("case", list(GRADS))
 def test_gradients_as_torch(case):
     fn, *arrays = GRADS[case]
-    for g, w in zip(_grads(tg, fn, *arrays), _grads(torch, fn, *arrays)):
+    for g, w in zip(grads_of(tg, fn, *arrays), grads_of(torch, fn, *arrays)):
         assert_same_result(g, w, rtol=1e-12)
 
 

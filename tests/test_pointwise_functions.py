@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import tapegrad as tg
-from _helpers import assert_raises_as_torch, assert_same_result
+from _helpers import assert_raises_as_torch, assert_same_result, grads_of
 
 I8 = [-128, -7, 0, 12, 100]
 
@@ -88,11 +88,6 @@ def test_refusals_as_torch(case):
     assert_raises_as_torch(REFUSALS[case], tg, chars=0)
 
 
-def _grads(L, fn, *arrays):
-    xs = [L.tensor(a, dtype=L.float64, requires_grad=True) for a in arrays]
-    out = fn(L, *xs)
-    g = np.linspace(-1.0, 2.0, int(np.prod(out.shape))).reshape(tuple(out.shape))
-    return L.autograd.grad(out, xs, L.tensor(g), allow_unused=True)
 
 
 GRADS = {
@@ -107,7 +102,7 @@ GRADS = {
 @pytest.mark.parametrize("case", list(GRADS))
 def test_gradients_as_torch(case):
     fn, *arrays = GRADS[case]
-    got, want = _grads(tg, fn, *arrays), _grads(torch, fn, *arrays)
+    got, want = grads_of(tg, fn, *arrays), grads_of(torch, fn, *arrays)
     for g, w in zip(got, want):
         assert_same_result(g, w, rtol=1e-12)
 

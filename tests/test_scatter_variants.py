@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import tapegrad as tg
-from _helpers import assert_raises_as_torch, assert_same_result
+from _helpers import assert_raises_as_torch, assert_same_result, grads_of
 
 pytestmark = pytest.mark.filterwarnings("ignore:index_reduce.. is in beta")  # torch's warning
 
@@ -128,13 +128,6 @@ def test_refusals_as_torch(case):
     assert_raises_as_torch(REFUSALS[case], tg, chars=0)
 
 
-def _grads(L, fn, *arrays):
-    xs = [L.tensor(a, dtype=L.float64, requires_grad=True) for a in arrays]
-    out = fn(L, *xs)
-    outs = out if isinstance(out, tuple) else (out,)
-    gs = [L.tensor(np.linspace(-1.0, 2.0, int(np.prod(o.shape))).reshape(tuple(o.shape)))
-          for o in outs]
-    return L.autograd.grad(outs, xs, gs, allow_unused=True)
 
 
 GRADS = {
@@ -171,7 +164,7 @@ GRADS = {
 @pytest.mark.parametrize("case", list(GRADS))
 def test_gradients_as_torch(case):
     fn, *arrays = GRADS[case]
-    for g, w in zip(_grads(tg, fn, *arrays), _grads(torch, fn, *arrays)):
+    for g, w in zip(grads_of(tg, fn, *arrays), grads_of(torch, fn, *arrays)):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, atol=1e-14)
 
 
