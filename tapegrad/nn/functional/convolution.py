@@ -127,13 +127,8 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """
     wide = _opmath.widened(input, weight, bias)  # float16: in float32, rounded once (torch)
     if wide is not None:
-        if _output_padding_big(output_padding, stride, 2):
-            conv_transpose2d(*(None if t is None else t.detach() for t in wide), stride, padding,
-                             output_padding, groups, dilation)  # torch's argument checks
-            return _conv_transpose_half_slow(input, weight, bias, stride, padding,
-                                             output_padding, groups, dilation, 2)
-        return _opmath.rounded(conv_transpose2d(*wide, stride, padding, output_padding, groups,
-                                              dilation))
+        return _conv_transpose_half(conv_transpose2d, 2, wide, input, weight, bias, stride,
+                                    padding, output_padding, groups, dilation)
     x, was = _batched(_tensor(input), "conv_transpose2d", 4)
     w = _tensor(weight)
     if w.ndim != 4:
@@ -170,6 +165,18 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     if bias is not None:
         y = _pointwise.add(y, _shape.reshape(_tensor(bias), (1, -1, 1, 1)))
     return _unbatch(y, was)
+
+
+def _conv_transpose_half(conv, nd, wide, input, weight, bias, stride, padding,
+                         output_padding, groups, dilation):
+    """float16 conv_transpose{2,3}d as torch's CPU: computed in float32 and rounded once
+    (oneDNN), except where an output_padding is >= its stride (torch's slow kernel)."""
+    if _output_padding_big(output_padding, stride, nd):
+        conv(*(None if t is None else t.detach() for t in wide), stride, padding,
+             output_padding, groups, dilation)  # torch's argument checks
+        return _conv_transpose_half_slow(input, weight, bias, stride, padding, output_padding,
+                                         groups, dilation, nd)
+    return _opmath.rounded(conv(*wide, stride, padding, output_padding, groups, dilation))
 
 
 def _output_padding_big(output_padding, stride, nd):
@@ -335,13 +342,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     -> (N, C_out, (D-1)s - 2p + d(kd-1) + output_padding + 1, ...)."""
     wide = _opmath.widened(input, weight, bias)  # float16: in float32, rounded once (torch)
     if wide is not None:
-        if _output_padding_big(output_padding, stride, 3):
-            conv_transpose3d(*(None if t is None else t.detach() for t in wide), stride, padding,
-                             output_padding, groups, dilation)  # torch's argument checks
-            return _conv_transpose_half_slow(input, weight, bias, stride, padding,
-                                             output_padding, groups, dilation, 3)
-        return _opmath.rounded(conv_transpose3d(*wide, stride, padding, output_padding, groups,
-                                              dilation))
+        return _conv_transpose_half(conv_transpose3d, 3, wide, input, weight, bias, stride,
+                                    padding, output_padding, groups, dilation)
     x, was = _batched(_tensor(input), "conv_transpose3d", 5)
     w = _tensor(weight)
     if w.ndim != 5:
