@@ -457,6 +457,17 @@ def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners
     return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
+def _default_align_corners(align_corners):
+    """grid_sample's and affine_grid's align_corners: None is False, with torch's warning."""
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                      "align_corners=False since 1.3.0. Please specify align_corners=True "
+                      "if the old behavior is desired. See the documentation of grid_sample "
+                      "for details.")
+        return False
+    return align_corners
+
+
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample input (N, C, H, W) / (N, C, D, H, W) at the normalized [-1, 1] locations of
     grid (N, H_out, W_out, 2) / (N, D_out, H_out, W_out, 3): torch.grid_sampler."""
@@ -466,12 +477,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if padding_mode not in _GRID_PADDINGS:
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
-    if align_corners is None:
-        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
-                      "align_corners=False since 1.3.0. Please specify align_corners=True "
-                      "if the old behavior is desired. See the documentation of grid_sample "
-                      "for details.")
-        align_corners = False
+    align_corners = _default_align_corners(align_corners)
     return grid_sampler(input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode],
                         bool(align_corners))
 
@@ -489,12 +495,7 @@ def affine_grid(theta, size, align_corners=None):
     """The sampling grid of the affine maps theta (N, 2, 3) for size (N, C, H, W) ->
     (N, H, W, 2), or theta (N, 3, 4) for (N, C, D, H, W) -> (N, D, H, W, 3): the base
     grid of normalized (x, y[, z], 1) coordinates times theta^T."""
-    if align_corners is None:
-        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
-                      "align_corners=False since 1.3.0. Please specify align_corners=True "
-                      "if the old behavior is desired. See the documentation of grid_sample "
-                      "for details.")
-        align_corners = False
+    align_corners = _default_align_corners(align_corners)
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     size = tuple(int(s) for s in size)
