@@ -12,7 +12,6 @@ import numpy as np
 from .. import dtypes as _dt
 from ..core.grad_mode import no_grad
 from ..core.record import apply, apply_saved
-from ..core.state import state
 from ..core.tensor_base import like
 from . import (_args, conversion as _conversion, pointwise as _pointwise, products as _products,
                random as _sampling,
@@ -269,6 +268,15 @@ linalg_slogdet_result = structseq("linalg_slogdet", ["sign", "logabsdet"])
 slogdet_result = structseq("slogdet", ["sign", "logabsdet"])
 
 
+def _same_dtype(prefix, a, a_name, b, b_name, end=""):
+    """torch's refusal of two operands of different dtypes (the message names them in the
+    op's own order)."""
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{prefix}Expected {a_name} and {b_name} to have the same dtype, but "
+                           f"found {a_name} of type {_args._tname(a.dtype)} and {b_name} of type "
+                           f"{_args._tname(b.dtype)} instead{end}")
+
+
 def check_matrices(name, A, *, square=True, half=None):
     """torch's checks of a (batch of) matrices: 2+ dims, floating point, (square).
     `half`: the error torch gives for float16 (its kernel's, or a sentence)."""
@@ -402,10 +410,7 @@ def solve(A, B, *, left=True):
     when it is 1-D or A's shape without its last dim; batch dims broadcast."""
     a = check_matrices("linalg.solve", A, square=False, half='"lu_cpu"')
     b = _args._tensor(B, "linalg.solve")
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
-                           f"A of type {_args._tname(a.dtype)} and B of type {_args._tname(b.dtype)} "
-                           "instead")
+    _same_dtype("linalg.solve: ", a, "A", b, "B")
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"linalg.solve: A must be batches of square matrices, but they "
                            f"are {a.shape[-2]} by {a.shape[-1]} matrices")
@@ -676,10 +681,7 @@ def vecdot(x, y, *, dim=-1):
         bad = a if a.dtype.kind != "f" else b
         raise RuntimeError("linalg.vecdot: Expected a floating point or complex tensor as "
                            f"input. Got {_args._tname(bad.dtype)}")
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
-                           f"x of type {_args._tname(a.dtype)} and y of type "
-                           f"{_args._tname(b.dtype)} instead")
+    _same_dtype("linalg.vecdot: ", a, "x", b, "y")
     return _reductions.sum(_pointwise.mul(a, b), dim)
 
 
@@ -870,10 +872,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
                                f"torch.triangular_solve: Expected A to have at least 2 "
                                f"dimensions, but it has {t.ndim} dimensions instead")
     check_matrices("triangular_solve", a, half='"triangular_solve_cpu"')
-    if b.dtype != a.dtype:
-        raise RuntimeError(f"triangular_solve: Expected b and A to have the same dtype, but "
-                           f"found b of type {_args._tname(b.dtype)} and A of type "
-                           f"{_args._tname(a.dtype)} instead.")
+    _same_dtype("triangular_solve: ", b, "b", a, "A", ".")
     if b.shape[-2] != a.shape[-1]:
         raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
                            f"{a.shape[-1]} by {a.shape[-1]} but each b matrix is {b.shape[-2]} "
@@ -904,10 +903,7 @@ def cholesky_solve(input, input2, upper=False):
                            "instead" if b.ndim < 2 else
                            f"u should have at least 2 dimensions, but has {L.ndim} dimensions "
                            "instead")
-    if b.dtype != L.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{_args._tname(b.dtype)} and A of type {_args._tname(L.dtype)} "
-                           "instead.")
+    _same_dtype("", b, "b", L, "A", ".")
     L = check_matrices("cholesky_solve", L, half='"cholesky_solve_cpu"')
     if b.shape[-2] != L.shape[-1]:
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
@@ -1034,10 +1030,7 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     if p.dtype != np.int32:
         raise RuntimeError("linalg.lu_solve: Expected pivots to be of type int32. Got "
                            f"{_args._tname(p.dtype)}")
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but "
-                           f"found LU of type {_args._tname(a.dtype)} and B of type "
-                           f"{_args._tname(b.dtype)} instead")
+    _same_dtype("linalg.lu_solve: ", a, "LU", b, "B")
     n = a.shape[-1]
     if (b.shape[-2] if left else b.shape[-1]) != n:
         eq = "AX = B" if left else "XA = B"
