@@ -31,8 +31,6 @@ KNOWN = {
         "float16 values 1-2 ulp from torch's (4 samples; torch's CPU kernel folds weight, bias and the float16 statistics into one scale and shift; see nn.functional.batch_norm:fwd)",
     "native_layer_norm:fwd":
         "float16 one-element slices: torch gives x*rstd - mean*rstd rounding residue (-0.0008), tapegrad exact 0 (2 samples)",
-    "nn.functional.batch_norm:fwd":
-        "refuses 6 samples torch accepts (torch.float64 #3: raised ValueError: expected 2D or higher input (got 1D input))",
     "nn.functional.binary_cross_entropy:fwd":
         "float16: one sample differs by one float16 ulp (0.00195) since float16 ops compute in float32 and round once (core/opmath.py); torch rounds this loss's intermediate log terms to float16 first",
     "nn.functional.conv3d:fwd":
@@ -43,12 +41,8 @@ KNOWN = {
         "float16: one sample (max_norm=1 with per_sample_weights, mode='sum') differs by one float16 ulp (0.0039): the renormalized rows or the weighted bag sum round at another point than torch's",
     "nn.functional.grid_sample:fwd":
         "float16: 12 samples (bicubic/bilinear) differ by one or two float16 ulps (max 0.002): torch's CPU kernel computes float16 in float16 with its own formula order (the weights as products of differences), tapegrad's composition rounds each op at other points",
-    "nn.functional.group_norm:fwd":
-        "result shape differs (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0); refuses 12 samples torch accepts (torch.float64 #12: raised RuntimeError: shape '[0, 1, -1]' is invalid for input of size 0)",
     "nn.functional.hinge_embedding_loss:fwd":
         "float16: one sample differs by one float16 ulp (0.0078) since float16 ops compute in float32 and round once (core/opmath.py); torch rounds an intermediate to float16 first",
-    "nn.functional.interpolate.area:fwd":
-        "float16: 8 samples differ by one float16 ulp (0.0039): adaptive_avg_pool's float16 mean rounds at other points than torch's, as adaptive_avg_pool3d",
     "nn.functional.interpolate.bicubic:fwd":
         "float16: 18 samples differ by one or two float16 ulps (tapegrad computes in float32 and rounds once; torch's float16 kernel rounds elsewhere); uint8: 12 samples differ by 1 (torch's uint8 kernel uses fixed-point weights; tapegrad rounds float32 results after each pass as torch does, so only the last bit differs)",
     "nn.functional.interpolate.bilinear:fwd":

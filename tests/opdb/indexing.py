@@ -22,6 +22,15 @@ def _scatter(reduce, include_self):
                                               include_self=include_self)
 
 
+def _src_with_zeros(rng, info):
+    """(self (3, 4), src (2, 4)) with zeros in src: one target gets one zero, another two."""
+    x = NONZERO.sample(rng, (3, 4))
+    src = NONZERO.sample(rng, (2, 4))
+    src[0, 1] = 0.0                 # target (0, 1): one zero
+    src[0, 2] = src[1, 2] = 0.0     # target (2, 2): two zeros
+    return [Sample((x, src), nograd=(), gradcheck=True)]
+
+
 # ---- median -----------------------------------------------------------------------------
 def _median_samples(rng, info):
     d = SEPARATED
@@ -260,6 +269,11 @@ ENTRIES = [
       for r in ("sum", "mean", "amax", "amin") for inc in (True, False)],
     *[op("scatter_reduce", _scatter("prod", inc), _shapes((((3, 4), (2, 4)), {})),
          domain=NONZERO, variant=f"prod{'' if inc else '_exclude_self'}") for inc in (True, False)],
+    # a zero in src: the product's gradient is the product of the others (scatter_prod's
+    # rule; first order only: its double backward is not written)
+    *[op("scatter_reduce", _scatter("prod", inc), _src_with_zeros, domain=NONZERO,
+         covers=("scatter_prod",), gradgrad=False,
+         variant=f"prod_zero_src{'' if inc else '_exclude_self'}") for inc in (True, False)],
     op("scatter_reduce", lambda lib, x, s: lib.scatter_reduce(
         x, 1, lib.tensor([[1, 1], [0, 1]]), s, "amax"), _shapes((((2, 3), (2, 2)), {})),
        domain=SEPARATED, variant="dim1"),

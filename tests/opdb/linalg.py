@@ -116,7 +116,8 @@ ENTRIES = [
     op("det", lambda lib, a: (lib.det(a), a.det()), _matrices(_dominant, [((3, 3),)]),
        variant="torch.det"),
     op("logabsdet", lambda lib, a: (lambda r: (r.logabsdet, r.sign * r.logabsdet))(
-        lib.linalg.slogdet(a)), _matrices(_dominant, SQUARE)),
+        lib.linalg.slogdet(a)), _matrices(_dominant, SQUARE),
+       covers=("slogdet_sign",)),
     op("logabsdet", lambda lib, a: (lib.slogdet(a)[1], a.slogdet().logabsdet,
                                     lib.logdet(a @ a.mT)),
        _matrices(_dominant, [((3, 3),), ((2, 2, 2),)]), variant="slogdet logdet"),
