@@ -109,3 +109,36 @@ def test_interpolate_bicubic_gradcheck():
         lambda a: F.interpolate(a, scale_factor=2, mode="bicubic", align_corners=True), (x,))
     with pytest.raises(ValueError, match="same number of spatial dimensions"):
         F.interpolate(x, size=(2, 3, 4))
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("size", [(9, 4), (3, 13), (10, 14)])
+def test_uint8_bilinear_within_one_of_torch(size, align_corners):
+    # computed in float32 and rounded (it was computed in uint8: weights 0 or 1, off by
+    # up to 170); torch's uint8 kernel uses fixed-point weights, so a value may differ by 1
+    x = torch.randint(0, 256, (2, 3, 5, 7), dtype=torch.uint8,
+                      generator=torch.Generator().manual_seed(1))
+    want = torch.nn.functional.interpolate(x, size=size, mode="bilinear",
+                                           align_corners=align_corners)
+    got = tg.nn.functional.interpolate(tg.tensor(x.numpy()), size=size, mode="bilinear",
+                                       align_corners=align_corners)
+    assert got.dtype == tg.uint8
+    assert np.abs(got.numpy().astype(int) - want.numpy().astype(int)).max() <= 1
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int16", "int8", "uint8"])
+@pytest.mark.parametrize("mode,nd", [("linear", 3), ("bilinear", 4), ("trilinear", 5),
+                                     ("bicubic", 4)])
+def test_integer_interpolation_refused_as_torch(dtype, mode, nd):
+    # torch interpolates integers only for uint8 images (bilinear, bicubic)
+    shape = (1,) * (nd - 1) + (3,)
+    def run(L):
+        return L.nn.functional.interpolate(L.ones(shape, dtype=getattr(L, dtype)),
+                                           scale_factor=2, mode=mode)
+    try:
+        want = run(torch)
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            run(tg)
+        return
+    assert tuple(run(tg).shape) == tuple(want.shape)

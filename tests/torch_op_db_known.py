@@ -46,7 +46,7 @@ KNOWN = {
     "nn.functional.interpolate.bicubic:fwd":
         "float16: 18 samples differ by one or two float16 ulps (tapegrad computes in float32 and rounds once; torch's float16 kernel rounds elsewhere); uint8: 12 samples differ by 1 (torch's uint8 kernel uses fixed-point weights; tapegrad rounds float32 results after each pass as torch does, so only the last bit differs)",
     "nn.functional.interpolate.bilinear:fwd":
-        "wrong values (18 samples; first torch.uint8 #0: output 0: values differ)",
+        "uint8: 18 samples differ by 1 on some elements: torch\'s uint8 kernel interpolates with fixed-point weights, tapegrad in float32 rounded once (the samples were off by up to 170 before: computed in uint8)",
     "nn.functional.linear_cross_entropy.chunked:fwd":
         "float16: 2 samples differ by a float16 ulp (torch's chunked kernel accumulates in its own order; tapegrad runs the reference path), as nn.functional.linear_cross_entropy",
     "nn.functional.linear_cross_entropy.chunked_none:fwd":
@@ -56,9 +56,9 @@ KNOWN = {
     "nn.functional.multi_head_attention_forward:fwd":
         "float16 computed in float16 where torch uses float32 (12 samples) and float32 summation order (1 sample: outputs ~700 from projections of magnitude ~10^2, max abs diff 1.2e-4; float64 matches to 1e-13); the samples that drop attention weights are random and compared by shape only",
     "nn.functional.scaled_dot_product_attention:fwd":
-        "wrong values (37 samples: the dropout_p > 0 ones in float64/32/16, whose masks come from another generator, and float32 #20 by 2.5e-5; first torch.float64 #2: output 0: values differ (max abs diff 17.4))",
+        "float32 summation order (1 sample, #20: max abs diff 2.5e-5); the dropout_p > 0 samples are random and compared by shape",
     "nn.functional.upsample_bilinear:fwd":
-        "wrong values (3 samples; first torch.uint8 #0: output 0: values differ)",
+        "uint8: 3 samples differ by 1 on some elements: torch\'s uint8 kernel interpolates with fixed-point weights, tapegrad in float32 rounded once (the samples were off by up to 170 before: computed in uint8)",
     "polygamma.polygamma_n_0:fwd":
         "torch's own kernel is less accurate than SciPy's (tapegrad's): float32 trigamma(-3.973) = 1377.0603 in torch, 1377.0507 in SciPy computed in float64 (5 samples); at the poles x = 0, -1, -2, ... of integer inputs torch gives finite values (polygamma(1, -1) = 1.29e15) where SciPy gives inf",
     "polygamma.polygamma_n_1:fwd":

@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 
+from ... import dtypes as _dt
 from ...ops.indexing import index_select
 from ...ops.shape import pad  # noqa: F401  (F.pad: one implementation, in ops)
 from ..._tensor import Tensor
@@ -163,6 +164,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if o <= 0:
             raise RuntimeError(f"interpolate: output size should be greater than 0, got "
                                f"{sizes} (input shape {tuple(input.shape)})")
+    kind = input._data.dtype.kind
+    if kind in "biu" and mode not in ("nearest", "nearest-exact", "area") and not (
+            input._data.dtype == np.uint8 and mode in ("bilinear", "bicubic")):
+        # torch's CPU kernels interpolate integers only for uint8 images (bilinear, bicubic)
+        kernel = "compute_indices_weights_" + ("cubic" if mode == "bicubic" else "linear")
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_dt.torch_name(input._data.dtype)}'")
     if mode == "area":  # torch: the adaptive average pool to the (integer) output size
         from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
         pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[input.ndim - 3]
@@ -172,9 +180,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         # (its generic N-d kernel) store their weights in float16 first, bilinear not
         weights = np.float16 if mode != "bilinear" else np.float32
         return _resize(input.float(), sizes, scales, mode, align_corners, weights).half()
-    # ATen computes bicubic in float32 (its opmath) and rounds to the input's dtype at the
-    # end; integer results are rounded to the nearest and saturated
-    if mode == "bicubic" and input._data.dtype not in (np.float32, np.float64):
+    # ATen computes bicubic (and uint8 bilinear) in float32 and rounds to the input's
+    # dtype at the end; integer results are rounded to the nearest and saturated
+    if (mode == "bicubic" and input._data.dtype not in (np.float32, np.float64)) or (
+            mode == "bilinear" and kind == "u"):
         x = _resize(input.float(), sizes, scales, mode, align_corners, np.float32,
                     input._data.dtype)
         return _round_to(x, input._data.dtype)
