@@ -27,6 +27,7 @@ import numpy as np
 
 _F = (np.dtype("float32"), np.dtype("float64"))
 NS = {"matmul": np.matmul, "add_reduce": np.add.reduce, "maximum": np.maximum,
+      "max_reduce": np.maximum.reduce,
       "empty": np.empty, "float32": _F[0], "float64": _F[1]}
 
 
@@ -140,7 +141,8 @@ def _ce(ins, kw, metas):
     consts = {"AR": np.arange(n), "DN": dt.type(n)}
     consts["AR"].flags.writeable = False
     return [f"if index_top({y}) < {c}:",
-            f"    {{lsm}} = {x} - max_last({x})",  # the entry's row max
+            f"    {{lsm}} = {x} - max_last({x})" if n >= 32 else  # the entry's row max
+            f"    {{lsm}} = {x} - max_reduce({x}, axis=1, keepdims=True)",
             "    {lsm} -= np.log(add_reduce(np.exp({lsm}), axis=1, keepdims=True))",
             "    {wy} = {keep} = None",
             f"    {{safe}} = {y}.copy()",
