@@ -78,3 +78,21 @@ def test_matmul_heads_inner_rules_gradcheck():
     f = lambda x, y: apply(A.matmul_heads_inner, x, y, scale=0.5)  # noqa: E731
     assert tg.autograd.gradcheck(f, [a, b])
     assert tg.autograd.gradgradcheck(f, [a, b])
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-5), (np.float64, 1e-12)])
+def test_causal_mask_cache_matches_torch_across_shapes_and_dtypes(dtype, tol):
+    # the causal mask is made once per (T, S, dtype) and kept read-only: repeated calls,
+    # other sequence lengths (T != S too) and the other dtype give torch's attention
+    r = np.random.default_rng(3)
+    for t, s in [(5, 5), (7, 7), (5, 5), (4, 6), (6, 4)]:
+        q, k, v = (r.standard_normal(shape).astype(dtype)
+                   for shape in [(2, 3, t, 8), (2, 3, s, 8), (2, 3, s, 8)])
+        ours = tg.nn.functional.scaled_dot_product_attention(
+            tg.tensor(q), tg.tensor(k), tg.tensor(v), is_causal=True)
+        theirs = torch.nn.functional.scaled_dot_product_attention(
+            torch.tensor(q), torch.tensor(k), torch.tensor(v), is_causal=True)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=tol, atol=tol)
+        add = A._causal(t, s, np.dtype(dtype))
+        assert add.dtype == dtype and not add.flags.writeable
+        assert add is A._causal(t, s, np.dtype(dtype))

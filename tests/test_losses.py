@@ -300,3 +300,25 @@ def test_cross_entropy_all_rows_ignored_matches_torch():
     tloss.backward()
     assert np.isnan(loss.item()) and np.isnan(tloss.item())
     np.testing.assert_array_equal(ours.grad.data, theirs.grad.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows", [31, 32, 512])
+def test_cross_entropy_many_rows_matches_torch(dtype, rows):
+    """From 32 rows the log-softmax's row max takes `_rowsum.max_last` (a transposed
+    copy): values and gradients as torch's, on both sides of the threshold, with a row of
+    large logits and a row holding -inf."""
+    r = np.random.default_rng(rows)
+    x = (r.standard_normal((rows, 27)) * 3).astype(dtype)
+    x[1] += 80.0
+    x[2, 5] = -np.inf
+    y = r.integers(0, 27, rows)
+    y[2] = 0
+    ours = tg.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    F.cross_entropy(ours, tg.tensor(y)).backward()
+    tloss = TF.cross_entropy(theirs, torch.tensor(y))
+    tloss.backward()
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(F.cross_entropy(ours, tg.tensor(y)).item(), tloss.item(), **tol)
+    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), **tol)

@@ -141,6 +141,7 @@ def _ce(ins, kw, metas):
     consts = {"AR": np.arange(n), "DN": dt.type(n)}
     consts["AR"].flags.writeable = False
     return [f"if index_top({y}) < {c}:",
+            f"    {{lsm}} = {x} - max_last({x})" if n >= 32 else  # the entry's row max
             f"    {{lsm}} = {x} - max_reduce({x}, axis=1, keepdims=True)",
             "    {lsm} -= np.log(add_reduce(np.exp({lsm}), axis=1, keepdims=True))",
             "    {wy} = {keep} = None",
@@ -398,11 +399,11 @@ def kernels():
     """The entries' own kernels the written-out lines fall back to (ops import late)."""
     from ..ops.registry import OPS
     from ..ops.rules.nn import index_top, _gelu_f32
-    from ..ops.rules._rowsum import sum_trailing
+    from ..ops.rules._rowsum import max_last, sum_trailing
     ce = OPS["cross_entropy"]
     return {"ce_fwd": ce.forward, "ce_dx": ce.vjps[0], "index_top": index_top,
             "sum_trailing": sum_trailing, "ng_fwd": OPS["normalized_grad"].forward,
-            "gelu_f32": _gelu_f32}
+            "gelu_f32": _gelu_f32, "max_last": max_last}
 
 
 def host_table():

@@ -29,12 +29,32 @@ from ._rowsum import max_last, sum_trailing
 from ..registry import defop
 
 
-def _mask(t, s, is_causal, attn_mask):
-    """Additive float mask of shape broadcastable to (..., T, S), or None."""
+_CAUSAL = {}
+
+
+def _causal(t, s, dtype):
+    """The (t, s) additive causal mask (0 on and below the diagonal, -inf above) in
+    `dtype`, made once per shape and dtype and kept read-only: building it (np.tril,
+    np.where, a float64 -> float32 copy) took ~40 us of each tiny-GPT attention forward
+    inside the step (1 thread, measured), more than the q k^T product."""
+    key = (t, s, dtype)
+    add = _CAUSAL.get(key)
+    if add is None:
+        if len(_CAUSAL) > 64:  # many sequence lengths: keep the cache small
+            _CAUSAL.clear()
+        keep = np.tril(np.ones((t, s), dtype=bool))
+        add = np.where(keep, 0.0, -np.inf).astype(dtype)
+        add.flags.writeable = False
+        _CAUSAL[key] = add
+    return add
+
+
+def _mask(t, s, is_causal, attn_mask, dtype=np.float64):
+    """Additive float mask of shape broadcastable to (..., T, S), or None (a causal
+    mask alone comes in `dtype`, read-only, from `_causal`'s cache)."""
     add = None
     if is_causal:
-        keep = np.tril(np.ones((t, s), dtype=bool))
-        add = np.where(keep, 0.0, -np.inf)
+        add = _causal(t, s, np.dtype(dtype) if attn_mask is None else np.dtype(np.float64))
     if attn_mask is not None:
         m = attn_mask if attn_mask.dtype != np.bool_ else np.where(attn_mask, 0.0, -np.inf)
         add = m if add is None else add + m
@@ -63,7 +83,7 @@ def _sdpa_scores_softmax(q, k, attn_mask, is_causal, scale):
     sc = _scale(q, scale)
     s = np.matmul(q, np.swapaxes(k, -1, -2))
     s *= sc  # NOTE: in place on the fresh scores (as `s * sc`, one array fewer)
-    add = _mask(q.shape[-2], k.shape[-2], is_causal, attn_mask)
+    add = _mask(q.shape[-2], k.shape[-2], is_causal, attn_mask, s.dtype)
     if add is not None:
         if np.broadcast_shapes(add.shape, s.shape) == s.shape:
             s += add.astype(s.dtype, copy=False)
