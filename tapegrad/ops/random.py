@@ -64,6 +64,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     one = p.ndim == 1
     p = np.atleast_2d(p).astype(np.float64)
     rows, n = p.shape
+    if n > 2 ** 24:  # torch's limit (its sampler keeps category indices in float32)
+        raise RuntimeError("number of categories cannot exceed 2^24")
     k = int(num_samples)
     if k <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
