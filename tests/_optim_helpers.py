@@ -1,11 +1,47 @@
-"""Helpers the optimizer tests share: state dicts as plain nested NumPy, their comparison,
-torch's state dict converted to tapegrad tensors, parameters compared with torch's.
+"""Helpers the optimizer tests share: the parameters and the loss both libraries train
+(`SHAPES`, `_init`, `_tensor_pair`, `_loss`, `_train`), state dicts as plain nested
+NumPy, their comparison, torch's state dict converted to tapegrad tensors, parameters
+compared with torch's.
 """
 import numpy as np
 import pytest
 import torch
 
 import tapegrad as tg
+
+
+SHAPES = [(3, 4), (5,), ()]
+
+
+def _init(dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(dtype) for s in SHAPES]
+
+
+def _tensor_pair(dtype=np.float64):
+    """The same initial parameters as tapegrad and as torch leaf tensors."""
+    init = _init(dtype)
+    return ([tg.tensor(a, requires_grad=True) for a in init],
+            [torch.tensor(a, requires_grad=True) for a in init])
+
+
+def _loss(lib, params, k):
+    # A loss whose gradient depends on the current weights and on the step k, so the
+    # optimizer's state (momentum, moments) is exercised with changing gradients (both
+    # signs).
+    total = 0
+    for i, p in enumerate(params):
+        c = 0.3 + 0.1 * i + 0.05 * k
+        total = total + (lib.sin(p * c) * (1.0 + i) + p * p * 0.5).sum()
+    return total
+
+
+def _train(lib, params, opt, steps):
+    """One optimizer step per k in `steps` on _loss(lib, params, k) (lib: tg or torch)."""
+    for k in steps:
+        opt.zero_grad()
+        _loss(lib, params, k).backward()
+        opt.step()
 
 
 def _close(ours, theirs, dtype):

@@ -11,36 +11,10 @@ import torch
 import tapegrad as tg
 from tapegrad.nn.utils import clip_grad_norm_, clip_grad_value_
 
-SHAPES = [(3, 4), (5,), ()]
-
-
-def _init(dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(s).astype(dtype) for s in SHAPES]
-
-
-def _loss(lib, params, k):
-    # A loss whose gradient depends on the current weights and on the step k, so the
-    # optimizer's state (momentum, moments) is exercised with changing gradients.
-    total = 0
-    for i, p in enumerate(params):
-        c = 0.3 + 0.1 * i + 0.05 * k
-        total = total + (lib.sin(p * c) * (1.0 + i) + p * p * 0.5).sum()
-    return total
-
-
-def _train(lib, params, opt, steps):
-    """One optimizer step per k in `steps` on _loss(lib, params, k) (lib: tg or torch)."""
-    for k in steps:
-        opt.zero_grad()
-        _loss(lib, params, k).backward()
-        opt.step()
-
+from _optim_helpers import _close, _init, _tensor_pair, _train
 
 def _run(cls_tg, cls_torch, kwargs, dtype=np.float64, steps=6, groups=None):
-    init = _init(dtype)
-    ours = [tg.tensor(a, requires_grad=True) for a in init]
-    theirs = [torch.tensor(a, requires_grad=True) for a in init]
+    ours, theirs = _tensor_pair(dtype)
     if groups:
         opt_a = cls_tg([{"params": ours[:1], **groups}, {"params": ours[1:]}], **kwargs)
         opt_b = cls_torch([{"params": theirs[:1], **groups}, {"params": theirs[1:]}], **kwargs)
@@ -51,11 +25,7 @@ def _run(cls_tg, cls_torch, kwargs, dtype=np.float64, steps=6, groups=None):
     return ours, theirs, opt_a, opt_b
 
 
-def _close(ours, theirs, dtype):
-    tol = dict(rtol=1e-10, atol=1e-12) if dtype == np.float64 else dict(rtol=2e-5, atol=2e-6)
-    for a, b in zip(ours, theirs):
-        assert a.data.dtype == b.detach().numpy().dtype
-        np.testing.assert_allclose(a.data, b.detach().numpy(), **tol)
+
 
 
 def _combos(**options):

@@ -12,45 +12,15 @@ import torch
 
 import tapegrad as tg
 
-from _optim_helpers import _assert_same_tree, _close, _plain, _to_tg_state
-
-
-SHAPES = [(3, 4), (5,), ()]
+from _optim_helpers import (_assert_same_tree, _close, _plain, _tensor_pair, _to_tg_state,
+                            _train)
 
 
 NEW = ["Adadelta", "Adagrad", "Adamax", "NAdam", "RAdam"]
 
 
-def _init(dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(s).astype(dtype) for s in SHAPES]
-
-
-def _loss(lib, params, k):
-    # The gradient depends on the weights and on the step k, so moments see changing
-    # gradients (and both signs).
-    total = 0
-    for i, p in enumerate(params):
-        c = 0.3 + 0.1 * i + 0.05 * k
-        total = total + (lib.sin(p * c) * (1.0 + i) + p * p * 0.5).sum()
-    return total
-
-
-def _train(lib, params, opt, steps):
-    for k in steps:
-        opt.zero_grad()
-        _loss(lib, params, k).backward()
-        opt.step()
-
-
-def _pair(dtype=np.float64):
-    init = _init(dtype)
-    return ([tg.tensor(a, requires_grad=True) for a in init],
-            [torch.tensor(a, requires_grad=True) for a in init])
-
-
 def _run(name, kwargs, dtype=np.float64, steps=10, groups=None):
-    ours, theirs = _pair(dtype)
+    ours, theirs = _tensor_pair(dtype)
     if groups:
         opt_a = getattr(tg.optim, name)([{"params": ours[:1], **groups},
                                          {"params": ours[1:]}], **kwargs)
@@ -200,7 +170,7 @@ def test_state_dict_matches_torch(name, kwargs):
 
 
 def test_adagrad_state_exists_before_the_first_step():
-    ours, theirs = _pair()
+    ours, theirs = _tensor_pair()
     a = tg.optim.Adagrad(ours, initial_accumulator_value=0.3)
     b = torch.optim.Adagrad(theirs, initial_accumulator_value=0.3)
     _assert_same_tree(_plain(a.state_dict()), _plain(b.state_dict()))
@@ -242,7 +212,7 @@ def test_state_dict_resume_through_save_load(name, kwargs, tmp_path):
     ("Adadelta", dict(lr=0.5)), ("Adagrad", dict(lr=0.1)), ("Adamax", dict(lr=0.01)),
     ("NAdam", dict(lr=0.01)), ("RAdam", dict(lr=0.05, betas=(0.9, 0.9)))])
 def test_torch_state_dict_loads_and_continues(name, kwargs):
-    ours, theirs = _pair()
+    ours, theirs = _tensor_pair()
     ob = getattr(torch.optim, name)(theirs, **kwargs)
     _train(torch, theirs, ob, range(4))
     for p, q in zip(ours, theirs):

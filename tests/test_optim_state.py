@@ -10,7 +10,8 @@ import torch
 
 import tapegrad as tg
 
-SHAPES = [(3, 4), (5,), ()]
+from _optim_helpers import _tensor_pair, _train
+
 
 CASES = [
     ("SGD", dict(lr=0.1)),
@@ -52,27 +53,8 @@ def default_dtype(request):
     torch.set_default_dtype(old_torch)
 
 
-def _loss(lib, params, k):
-    # the gradient depends on the weights and on k, so the state sees changing gradients
-    total = 0
-    for i, p in enumerate(params):
-        c = 0.3 + 0.1 * i + 0.05 * k
-        total = total + (lib.sin(p * c) * (1.0 + i) + p * p * 0.5).sum()
-    return total
-
-
-def _train(lib, params, opt, steps):
-    for k in steps:
-        opt.zero_grad()
-        _loss(lib, params, k).backward()
-        opt.step()
-
-
 def _pair(name, kwargs, dtype):
-    rng = np.random.default_rng(0)
-    init = [rng.standard_normal(s).astype(dtype) for s in SHAPES]
-    ours = [tg.tensor(a, requires_grad=True) for a in init]
-    theirs = [torch.tensor(a, requires_grad=True) for a in init]
+    ours, theirs = _tensor_pair(dtype)
     return (ours, getattr(tg.optim, name)(ours, **kwargs),
             theirs, getattr(torch.optim, name)(theirs, **kwargs))
 
