@@ -11,6 +11,7 @@ import torch
 import tapegrad as tg
 
 from _compare_exact import _same
+from _helpers import assert_raises_as_torch
 
 
 def _grads(build, *arrays):
@@ -73,6 +74,15 @@ def test_index_add_integer_negative_alpha_wraps_as_torch(dtype):
     want = torch.tensor(x).index_add(1, torch.tensor([2, 0, 1]), torch.tensor(s), alpha=-1)
     _same(got, want, 0, 0)
 
+
+
+@pytest.mark.parametrize("alpha", [300, -300])
+def test_index_add_integer_alpha_out_of_range_refused_as_torch(alpha):
+    # torch converts alpha with Scalar::to<uint8_t>: -1 wraps, 300 and -300 are refused
+    def run(L):
+        return L.zeros(3, dtype=L.uint8).index_add(0, L.tensor([0]), L.ones(1, dtype=L.uint8),
+                                                   alpha=alpha)
+    assert_raises_as_torch(run, tg)
 
 # ---- tensordot ----------------------------------------------------------------------------
 @pytest.mark.parametrize("a_shape,b_shape,dims", [

@@ -259,12 +259,3 @@ def _check_viewable(a, shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride "
                            "(at least one dimension spans across two contiguous subspaces). "
                            "Use .reshape(...) instead.")
-
-
-def _number_as(value, dtype):
-    """A Python number as a 0-d array of `dtype`, wrapped as torch casts (-5 in uint8 is
-    251) where NumPy raises an OverflowError."""
-    try:
-        return np.array(value, dtype=dtype)
-    except OverflowError:
-        return np.array(value).astype(dtype)

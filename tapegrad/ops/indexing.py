@@ -775,8 +775,8 @@ def index_add(input, dim, index, source, *, alpha=1):
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = int(idx.max()) if idx.max() >= n else int(idx.min())
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
-    if x._data.dtype.kind in "iu" and type(alpha) is int:  # wrapped as torch casts it
-        alpha = _args._number_as(alpha, x._data.dtype)[()]
+    if x._data.dtype.kind in "iu" and type(alpha) is int:  # wrapped or refused as torch
+        alpha = scalar_to(alpha, x._data.dtype)
     return apply(I.index_add, x, s, axis=d, index=idx, alpha=alpha)
 
 
