@@ -29,6 +29,7 @@ from ..core.record import in_compute_dtype, keep_default_dtype
 from ..ops.registry import OPS
 from . import emit as _emit
 from . import inline as _inline
+from . import inplace as _inplace
 from .capture import BACKWARD, CALL, CONST, EXT, HOST, OP, Const
 
 _ndarray = np.ndarray
@@ -66,6 +67,16 @@ class _Writer:
         self.exprs = {}  # step j -> (args expression, kw expression) for its rules
         self.meta = plan.meta  # slot -> (shape, dtype) as captured (None: no array)
         self.fast = {}  # step j -> the metas of its inputs: emitted by emit.py
+        # variable -> (shape, dtype) when known: the slots' as captured, the gradients'
+        # (a rule's result, fitted to its input's): inplace.py's shape and dtype test
+        self.names = {f"v{k}": m for k, m in enumerate(plan.meta) if m is not None}
+
+    def known(self, name, shape, dtype):
+        """`name` holds (shape, dtype) wherever it is bound (two bindings that differ:
+        not known)."""
+        if _NAME.fullmatch(name):
+            m = (tuple(shape), dtype)
+            self.names[name] = m if self.names.get(name, m) == m else None
 
     def bind(self, name, value):
         self.ns[name] = value
@@ -163,7 +174,7 @@ def generate(plan, keep=()):
     outs = sorted({s for s in plan.outputs if type(s) is int})
     emit("return {" + ", ".join(f"{s}: v{s}" for s in outs) + "}, "
          + ("kept" if keep else "{}"))
-    src = "def replay(ext):\n" + "\n".join(_free(w.lines)) + "\n"
+    src = "def replay(ext):\n" + "\n".join(_free(_inplace.rewrite(w.lines, w.names))) + "\n"
     code = compile(src, "<tg.compile replay>", "exec")
     exec(code, w.ns)
     return src, w.ns["replay"]
@@ -322,13 +333,16 @@ def _fitted(w, n, x, meta, shape, dtype):
     cast itself when known and wrong, the check at run time when not known."""
     if meta is not None:
         if tuple(meta[0]) == tuple(shape) and meta[1] == dtype:
+            w.known(x, shape, dtype)
             return x
         w.emit(f"x{n} = fit({x}, {w.bind(f'sh{n}', tuple(shape))}, {w.bind(f'dt{n}', dtype)})")
+        w.known(f"x{n}", shape, dtype)
         return f"x{n}"
     sh = w.bind(f"sh{n}", tuple(shape))
     dt = w.bind(f"dt{n}", dtype)
     w.emit(f"x{n} = {x}")
     w.emit(f"if x{n}.shape != {sh} or x{n}.dtype != {dt}: x{n} = fit(x{n}, {sh}, {dt})")
+    w.known(f"x{n}", shape, dtype)
     return f"x{n}"
 
 
@@ -445,6 +459,8 @@ def _backward(w, st):
         for i, tgt in evs:
             n += 1
             x, meta = names[i]
+            if meta is not None:
+                w.known(x, meta[0], meta[1])
             if tgt[0] == "e":
                 k = sch.entries[tgt[1]]
                 if k >= plan.n_ext:
@@ -471,6 +487,7 @@ def _backward(w, st):
                         emit(f"l{n} = {x}")
                 else:
                     var = leaves[k][1]
+                    w.known(var, shape, dtype)
                     emit(f"{var} = {var} + {x}")
                     leaves[k][2] = True  # a sum: a new array
                 continue
@@ -485,6 +502,7 @@ def _backward(w, st):
                     f"g{jj}_{piece}"
                 emit(f"{var} = {x}")
             else:
+                w.known(var, shape, dtype)
                 emit(f"{var} = {var} + {x}")
     if plan.dup_ext:
         if leaves:
