@@ -199,7 +199,6 @@ def ln_rule(i, g, ins, kw, metas, saved):
     shape = metas[0][0]
     lead = tuple(range(len(shape) - len(metas[1][0])))
     if i == 0:
-        n = math.prod(metas[1][0])
         return [f"{{d}} = ln_dx({g}, {w}, {saved['xhat']}, {saved['invstd']}, "
                 f"{tuple(kw['axes'])!r})"], metas[0] + (True,)
     a = f"{g} * {saved['xhat']}" if i == 1 else g
