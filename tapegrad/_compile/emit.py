@@ -164,7 +164,7 @@ def ce_rule(g, ans, ins, saved):
     return [f"if {saved['wy']} is None:",
             f"    {{d}} = np.exp({saved['lsm']})",
             f"    {{d}}[{{AR}}, {saved['safe']}] -= 1.0",
-            f"    {{d}} = {{d}} * ({g} / {saved['denom']})",
+            f"    {{d}} *= {g} / {saved['denom']}",  # (in place on the fresh exp)
             "else:",
             f"    {{d}} = ce_dx(np, {g}, {ans}, {x}, {y}, None, **{{K}}, {sv})"]
 
