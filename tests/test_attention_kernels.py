@@ -96,3 +96,47 @@ def test_causal_mask_cache_matches_torch_across_shapes_and_dtypes(dtype, tol):
         add = A._causal(t, s, np.dtype(dtype))
         assert add.dtype == dtype and not add.flags.writeable
         assert add is A._causal(t, s, np.dtype(dtype))
+
+
+# ---- attention's dq, dk, dv side by side: split's backward without a copy ---------------
+def _qkv_attention(lib, x, order, B, T, H, D):
+    """nanoGPT's attention input: q, k, v the three pieces of one projection, given to
+    the attention in `order`; the loss reads every output."""
+    pieces = x.split(H * D, dim=2)
+    q, k, v = (pieces[i].view(B, T, H, D).transpose(1, 2) for i in order)
+    y = lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return (y.transpose(1, 2).reshape(B, T, H * D) ** 2).sum()
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2), (1, 0, 2), (2, 1, 0)])
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-12), (np.float32, 2e-5)])
+def test_split_qkv_gradient_is_attentions_buffer_and_matches_torch(monkeypatch, order,
+                                                                   dtype, tol):
+    from tapegrad.ops.rules import shape as S
+    B, T, H, D = 3, 5, 2, 4
+    x0 = np.random.default_rng(0).standard_normal((B, T, 3 * H * D)).astype(dtype)
+    found = []
+    adjacent = S._adjacent
+    monkeypatch.setattr(S, "_adjacent", lambda *a: found.append(adjacent(*a)) or found[-1])
+    x = tg.tensor(x0, requires_grad=True)
+    _qkv_attention(tg, x, order, B, T, H, D).backward()
+    xt = torch.tensor(x0, requires_grad=True)
+    _qkv_attention(torch, xt, order, B, T, H, D).backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=tol, atol=tol)
+    # in q, k, v order the pieces' gradients already lie side by side: no concatenation;
+    # in another order they do not, and the copy is made
+    assert len(found) == 1 and (found[0] is not None) == (order == (0, 1, 2))
+
+
+def test_split_backward_concatenates_pieces_of_other_arrays():
+    # views of one base in the wrong places, or of different bases: concatenated
+    from tapegrad.ops.rules import shape as S
+    x = np.zeros((2, 6))
+    base = np.arange(12.0).reshape(2, 6)
+    kw = dict(axis=1, sizes=(3, 3), squeeze=False)
+    assert S._adjacent(np, [base[:, :3], base[:, 3:]], x, 1, (3, 3), False) is not None
+    assert S._adjacent(np, [base[:, 3:], base[:, :3]], x, 1, (3, 3), False) is None
+    assert S._adjacent(np, [base[:, :3], base.copy()[:, 3:]], x, 1, (3, 3), False) is None
+    assert S._adjacent(np, [base[:1, :3], base[:1, 3:]], np.zeros((1, 6)), 1, (3, 3), False) is None
+    got = S._pieces_backward(np, [base[:, 3:], base[:, :3]], None, x, **kw)[0]
+    assert np.array_equal(got, np.concatenate([base[:, 3:], base[:, :3]], axis=1))
