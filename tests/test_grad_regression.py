@@ -5,7 +5,9 @@ running main's code at da57af1, before the engine-overhead work (issue 15): the 
 become faster but must compute the same bits. The gpt workload's gradients were written
 again (same states, one BLAS thread, as under pytest) when GELU's float32 kernel changed
 its formula on purpose (issue 30: two passes fewer; the gradients moved by <= 1.1e-7 and
-still match PyTorch's within the tolerance below); mnist_mlp and makemore are da57af1's. Each workload runs two backward passes (the
+still match PyTorch's within the tolerance below), and again when attention's short-row
+softmax summed its rows in another order (<= 1.1e-7; regenerate under pytest: the bits of
+a plain script's run differ); mnist_mlp and makemore are da57af1's. Each workload runs two backward passes (the
 second accumulates into the existing `.grad`), so both the fresh-gradient path (the
 steal) and the in-place accumulation are covered. PyTorch is the oracle for the values
 themselves (a tolerance: float32 sums in a different order).
