@@ -217,3 +217,38 @@ def test_a_capture_under_a_profiler_runs_eagerly():
         prof.disable()
     assert f._runner.replays == 0
     assert "profiler" in next(iter(f._runner.why.values()))
+
+
+# ---- functions nested in the step: their free variables are the step's own -----------------
+def test_comprehensions_and_lambdas_over_the_steps_locals_replay():
+    # Python 3.11 runs a comprehension or generator expression as a function whose free
+    # variables are the step's locals (a new list, new tensors per call): no guards (each
+    # call would fail them and the guard would hold the call's tensors)
+    w = tg.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
+    k = 2.0
+
+    def step(x):
+        hs = [x * w, (x * w).tanh(), x + w]
+        picked = [hs[i] for i in (2, 0)]
+        scale = (lambda t: t * k)
+        loss = sum(scale(h).sum() for h in picked) + sum((h * h).sum() for h in hs)
+        return loss
+
+    f = tg.compile(step)
+    wt = torch.tensor(w.detach().numpy())
+    for v in (1.0, 2.0, 3.0, 4.0):
+        x = np.full((3, 4), v, dtype=np.float32)
+        xt = torch.tensor(x)
+        hs = [xt * wt, (xt * wt).tanh(), xt + wt]
+        want = sum((h * k).sum() for h in (hs[2], hs[0])) + sum((h * h).sum() for h in hs)
+        np.testing.assert_allclose(f(tg.tensor(x)).item(), want.item(), rtol=1e-6)
+    assert f._runner.replays == 3, f._runner.why
+    assert f._runner.captures == 1
+    k = 5.0  # the step's own closure variable is still a guard, read by the lambda
+    x = np.ones((3, 4), dtype=np.float32)
+    got = f(tg.tensor(x)).item()
+    xt = torch.tensor(x)
+    hs = [xt * wt, (xt * wt).tanh(), xt + wt]
+    want = sum((h * 5.0).sum() for h in (hs[2], hs[0])) + sum((h * h).sum() for h in hs)
+    np.testing.assert_allclose(got, want.item(), rtol=1e-6)
+    assert f._runner.captures == 2

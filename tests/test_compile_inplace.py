@@ -184,3 +184,61 @@ def test_gradients_that_meet_replay_bit_for_bit(shape_kind, dtype):
     # each leaf's .grad owns its memory, as eager's does
     for t in (P, Q, R):
         assert t.grad._data.base is None and t.grad._data.flags.writeable
+
+
+# ---- random graphs: whatever the rewrite takes, the replay is eager's ----------------------
+_UNARY_OPS = [lambda t: t.tanh(), lambda t: t.relu(), lambda t: (t * 0.5).exp(),
+              lambda t: t * t, lambda t: -t]
+_BINARY_OPS = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b,
+               lambda a, b: a / (b * b + 1.0),
+               # (a view of a parameter when b is one: W.T changes with the SGD step)
+               lambda a, b: a @ b.T @ b / 8 if a.ndim == b.ndim == 2 else a * b]
+
+
+def _random_step(seed, P, x):
+    """A random DAG over the parameters and the input: values read once or many times
+    (the rewrite's liveness), broadcast and 2-d operands, one loss over several ends."""
+    r = np.random.default_rng(seed)
+    vals = [x] + list(P)
+    for _ in range(10):
+        if r.random() < 0.4:
+            v = _UNARY_OPS[r.integers(len(_UNARY_OPS))](vals[r.integers(len(vals))])
+        else:
+            a, b = (vals[i] for i in r.integers(len(vals), size=2))
+            v = _BINARY_OPS[r.integers(len(_BINARY_OPS))](a, b)
+        vals.append(v)
+    a, b, c = vals[-1], vals[-2], vals[r.integers(len(P) + 1, len(vals))]
+    return (a * a).sum() + (b * b).sum() + (c * c).sum()
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_graphs_replay_bit_for_bit(seed):
+    r = np.random.default_rng(100 + seed)
+    shapes = [(6, 5), (6, 5), (5,), (1, 5)]  # (broadcast operands: their sums in the rules)
+    init = [(r.standard_normal(s) / 2).astype(np.float32) for s in shapes]
+    xs = [r.standard_normal((6, 5)).astype(np.float32) / 2 for _ in range(4)]
+
+    def train(compiled):
+        P = [tg.tensor(a.copy(), requires_grad=True) for a in init]
+        opt = tg.optim.SGD(P, lr=0.01)
+
+        def step(x):
+            opt.zero_grad()
+            loss = _random_step(seed, P, x)
+            loss.backward()
+            opt.step()
+            return loss
+        run = tg.compile(step) if compiled else step
+        rec = []
+        for x in xs:
+            rec.append(run(tg.tensor(x))._data.copy())
+            rec += [p.grad._data.copy() if p.grad is not None else None for p in P]
+            rec += [p._data.copy() for p in P]
+        return run, rec
+    _, want = train(False)
+    run, got = train(True)
+    assert run._runner.replays == len(xs) - 1, run._runner.why
+    for k, (a, b) in enumerate(zip(want, got)):
+        assert (a is None) == (b is None), k
+        if a is not None:
+            assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), k

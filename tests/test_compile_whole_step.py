@@ -356,3 +356,79 @@ def test_grad_scaler_on_a_float64_loss_and_a_list_of_outputs():
     f = tg.compile(lambda: scaler.scale([(w * 2).sum()])[0])
     assert [f().item() for _ in range(3)] == [24.0] * 3
     assert f._runner.replays == 0 and "GradScaler.scale" in next(iter(f._runner.why.values()))
+
+
+class TiedLM(nn.Module):
+    """Weight tying written out: the logits are `h @ wte.weight.T`, a view of a
+    parameter the optimizer then changes in place (as GPT-2 style models do)."""
+
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(V, 16)
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, idx):
+        h = tg.tanh(self.fc(self.wte(idx)))
+        return (h @ self.wte.weight.T).reshape(-1, V)
+
+
+@pytest.mark.parametrize("opt_name", ["sgd", "adamw"])
+def test_a_view_of_a_parameter_in_the_forward_replays(opt_name):
+    # W.T's array changes with W when the step's optimizer updates W: still the step the
+    # replay repeats (it makes the view again where the forward made it)
+    batches = [(b[0], b[1][:32]) for b in _batches("gpt", 6)]
+
+    def train(compiled):
+        tg.manual_seed(0)
+        model = TiedLM()
+        opt = _opt(opt_name, model.parameters())
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        run = tg.compile(step) if compiled else step
+        rec = []
+        for x, y in batches:
+            rec.append(run(tg.tensor(x), tg.tensor(y))._data.copy())
+            rec += [p._data.copy() for p in model.parameters()]
+            rec += [p.grad._data.copy() for p in model.parameters()]
+        return run, rec
+    _, want = train(False)
+    run, got = train(True)
+    assert run._runner.replays == len(batches) - 1, run._runner.why
+    for k, (a, b) in enumerate(zip(want, got)):
+        assert np.array_equal(a, b), k
+
+
+@pytest.mark.parametrize("view", [True, False])
+def test_changing_a_parameter_between_call_steps_runs_eagerly(view):
+    # the step writes into W (through W.T or directly) between zero_grad and the SGD
+    # step, outside the ops the tape records: a replay would not repeat it
+    W = tg.tensor(np.ones((3, 4), dtype=np.float32), requires_grad=True)
+    opt = tg.optim.SGD([W], lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        with tg.no_grad():
+            if view:
+                W.T[0, 0] += 1.0
+            else:
+                W[0, 0] += 1.0
+        loss = (x @ W.T).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    f = tg.compile(step)
+    W0 = W.detach().numpy().copy()
+    for _ in range(3):
+        f(tg.ones(2, 4))
+    Wt = W0.copy()
+    for _ in range(3):  # eager's arithmetic, by hand: +1 at [0, 0], then the SGD step
+        Wt[0, 0] += 1.0
+        Wt -= np.float32(0.1) * np.full((3, 4), 2.0, dtype=np.float32)
+    np.testing.assert_allclose(W.detach().numpy(), Wt, rtol=1e-6)
+    assert f._runner.replays == 0
+    assert "changed in place" in next(iter(f._runner.why.values()))

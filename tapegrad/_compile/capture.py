@@ -105,7 +105,9 @@ class Capture:
         self.before = None     # copies of the externals' arrays (set by the runner)
         self.late = []         # the tensors of ext steps (also appended to externals)
         self.unresolved = []   # slots of ext steps of host arrays (their tensor: resolve)
-        self.called = False    # a call step ran: the externals were checked then
+        # a call step ran (the optimizer's may change the externals in place: each call
+        # step checks that nothing else changed them since the last, then marks them)
+        self.called = False
         self.backwards = 0
 
     # ---- the hook (core/tape.py) ------------------------------------------------------
@@ -209,9 +211,8 @@ class Capture:
     def call(self, fn, args, kwargs):
         """A Python call a replay repeats (core/tape.py `call`), run with the tape off."""
         if self.broken is None:
-            if not self.called:
-                self.called = True
-                self._check_externals()
+            self.called = True
+            self._check_externals()
             self._add_step(Step(CALL, fn, args, kwargs, 0), [])
         prev, state.tape = state.tape, None
         try:
@@ -221,6 +222,7 @@ class Capture:
             for t, a in zip(self.externals, self.ext_arrays):
                 if t._data is not a:  # a replay's later steps would read the old array
                     self.brk(f"{getattr(fn, '__qualname__', fn)} replaced a tensor's array")
+            self._mark_externals()
 
     def backward(self, run, args):
         """`backward()` in the call: run it with the walk watched; a backward step."""
@@ -256,8 +258,15 @@ class Capture:
         self._add_step(Step(BACKWARD, sch, (root,), {}, 0, (), (a.shape, a.dtype)), [])
         return out
 
+    def _mark_externals(self):
+        """The externals as a call step left them: what the next check compares with."""
+        self.ext_versions = [t._version_counter[0] for t in self.externals]
+        if self.before is not None:
+            self.before = [a.copy() for a in self.ext_arrays]
+
     def _check_externals(self):
-        """The externals as the forward left them: unchanged but by host steps."""
+        """The externals unchanged since the call began or the last call step ended, but
+        by host steps."""
         for t, v, a in zip(self.externals, self.ext_versions, self.ext_arrays):
             if t._version_counter[0] != v or t._data is not a:
                 return self.brk("an input, parameter or buffer changed in place")
@@ -265,6 +274,18 @@ class Capture:
             for a, b in zip(self.ext_arrays, self.before):
                 if id(a) not in self.host_args and not _same(a, b):
                     return self.brk("an input, parameter or buffer changed outside the ops")
+
+    def _views_external(self, a):
+        """Is `a` a view of an input, parameter or buffer? (`x @ W.T`: W.T's slot changes
+        with W when the call's optimizer step updates W in place, after the forward read
+        it; a replay makes the view again at the same point of the step, as eager did.)"""
+        base = a.base
+        if base is None:
+            return False
+        for e in self.ext_arrays:
+            if base is e or base is e.base:
+                return True
+        return False
 
     # ---- slots -----------------------------------------------------------------------
     def _add(self, arr):
@@ -341,10 +362,9 @@ class Capture:
         """After the forward: the output slots, or None (broken: the reason says why)."""
         if self.broken is not None:
             return None
-        if not self.called:
-            self._check_externals()
-            if self.broken is not None:
-                return None
+        self._check_externals()
+        if self.broken is not None:
+            return None
         outputs = []
         by_id = {id(t): s for t, s in self.results}
         for x in out_leaves:
@@ -367,11 +387,16 @@ class Capture:
         for s in range(self.n_ext, len(self.arrays)):
             # a change the tape did not see (`h.data[...] = 0`, a mutated constant): the
             # recorded step would not make what the forward went on with
-            if self.sums[s] is not None and _crc(self.arrays[s]) != self.sums[s]:
+            if (self.sums[s] is not None and _crc(self.arrays[s]) != self.sums[s]
+                    and not (self.called and self._views_external(self.arrays[s]))):
                 return self.brk("an array of the forward changed outside the ops")
         outs = {id(x) for x in out_leaves}
         for t, s in self.results:
-            if t._version_counter[0] != 0 or t._data is not self.arrays[s]:
+            if t._data is not self.arrays[s] or (
+                    t._version_counter[0] != 0
+                    and not (self.called and self._views_external(t._data))):
+                # (a view of a parameter shares its counter: the optimizer's step, after
+                # the externals were checked unchanged, moves it)
                 return self.brk("an in-place change in the forward")
             # held by: self.results' tuple, `t`, getrefcount's argument, the nodes that
             # read it. One more reference: something outside the graph keeps it (a

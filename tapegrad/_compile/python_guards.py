@@ -25,7 +25,10 @@ library's own effects are steps of the tape (host steps, call steps).
 Limits: what is read through an object is not guarded (`cfg.scale` of a global `cfg`
 is guarded as the object `cfg`, not its attribute; a module's plain attributes are,
 by guards.py); a closure cell of a function made anew per call is guarded through the
-functions found holding that code (gc), by identity of their cell contents.
+functions found holding that code (gc), by identity of their cell contents. A function
+nested in one the call ran (a comprehension or generator expression, a lambda or inner
+function of the step) has no guards of its own closure: its free variables are that
+run's variables, computed by the call or guarded where that function read them.
 """
 import builtins
 import dis
@@ -222,7 +225,7 @@ class watch:
         for name in _global_reads(code):
             if name in g:
                 self.guards.add(g, name, g[name], f"global {name}")
-        if code.co_freevars:
+        if code.co_freevars and not self._made_here(code):
             for fn in self._functions(code, frame):
                 for name, cell in zip(code.co_freevars, fn.__closure__):
                     try:
@@ -230,6 +233,16 @@ class watch:
                     except ValueError:
                         v = _MISSING
                     self.guards.add(cell, None, v, f"closure variable {name}")
+
+    def _made_here(self, code):
+        """Is `code` a function nested in one this capture ran (a comprehension or a
+        generator expression, which Python 3.11 runs as a function of its own, a lambda
+        or an inner function of the step)? Its free variables are then that run's own
+        variables: values the call computes (a list of tensors, an intermediate), which
+        are no guard, or its closure variables, guarded where that function read them.
+        Guarding them by identity would fail on every call (a new list each time) and
+        would hold the call's tensors (a capture that cannot replay)."""
+        return any(code in c.co_consts for c in self.seen if c is not code)
 
     def _functions(self, code, frame):
         """The function objects running `code` in `frame`: the compiled one, or those gc
