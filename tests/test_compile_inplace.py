@@ -195,20 +195,21 @@ _BINARY_OPS = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b,
                lambda a, b: a @ b.T @ b / 8 if a.ndim == b.ndim == 2 else a * b]
 
 
-def _random_step(seed, P, x):
+def _random_graph(seed, P, x):
     """A random DAG over the parameters and the input: values read once or many times
-    (the rewrite's liveness), broadcast and 2-d operands, one loss over several ends."""
+    (the rewrite's liveness), broadcast and 2-d operands, views of parameters, one loss
+    over several ends (P[0] always among them: the loss needs a gradient)."""
     r = np.random.default_rng(seed)
     vals = [x] + list(P)
     for _ in range(10):
         if r.random() < 0.4:
             v = _UNARY_OPS[r.integers(len(_UNARY_OPS))](vals[r.integers(len(vals))])
         else:
-            a, b = (vals[i] for i in r.integers(len(vals), size=2))
-            v = _BINARY_OPS[r.integers(len(_BINARY_OPS))](a, b)
+            i, j = r.integers(len(vals), size=2)
+            v = _BINARY_OPS[r.integers(len(_BINARY_OPS))](vals[i], vals[j])
         vals.append(v)
     a, b, c = vals[-1], vals[-2], vals[r.integers(len(P) + 1, len(vals))]
-    return (a * a).sum() + (b * b).sum() + (c * c).sum()
+    return (a * a).sum() + (b * b).sum() + (c * c).sum() + (P[0] * P[0]).sum()
 
 
 @pytest.mark.parametrize("seed", range(24))
@@ -224,7 +225,7 @@ def test_random_graphs_replay_bit_for_bit(seed):
 
         def step(x):
             opt.zero_grad()
-            loss = _random_step(seed, P, x)
+            loss = _random_graph(seed, P, x)
             loss.backward()
             opt.step()
             return loss
@@ -238,6 +239,47 @@ def test_random_graphs_replay_bit_for_bit(seed):
     _, want = train(False)
     run, got = train(True)
     assert run._runner.replays == len(xs) - 1, run._runner.why
+    for k, (a, b) in enumerate(zip(want, got)):
+        assert (a is None) == (b is None), k
+        if a is not None:
+            assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), k
+
+
+class _RandomNet(tg.nn.Module):
+    def __init__(self, seed, init):
+        super().__init__()
+        self.seed = seed
+        self.P = tg.nn.ParameterList([tg.nn.Parameter(tg.tensor(a.copy())) for a in init])
+
+    def forward(self, x):
+        return _random_graph(self.seed, list(self.P), x)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_graphs_compiled_model_with_the_backward_outside(seed):
+    # nanoGPT's `model = torch.compile(model)`: the forward replayed, its backward the
+    # compiled node's rules (the arrays they read kept), the optimizer outside
+    r = np.random.default_rng(200 + seed)
+    init = [(r.standard_normal(s) / 2).astype(np.float32) for s in [(6, 5), (6, 5), (5,)]]
+    xs = [r.standard_normal((6, 5)).astype(np.float32) / 2 for _ in range(4)]
+
+    def train(compiled):
+        net = _RandomNet(seed, init)
+        model = tg.compile(net) if compiled else net
+        opt = tg.optim.AdamW(net.parameters(), lr=0.01)
+        rec = []
+        for x in xs:
+            opt.zero_grad()
+            loss = model(tg.tensor(x))
+            loss.backward()
+            opt.step()
+            rec.append(loss._data.copy())
+            rec += [p.grad._data.copy() if p.grad is not None else None for p in net.P]
+            rec += [p._data.copy() for p in net.P]
+        return model, rec
+    _, want = train(False)
+    model, got = train(True)
+    assert model._runner.replays == len(xs) - 1, model._runner.why
     for k, (a, b) in enumerate(zip(want, got)):
         assert (a is None) == (b is None), k
         if a is not None:
