@@ -432,3 +432,42 @@ def test_changing_a_parameter_between_call_steps_runs_eagerly(view):
     np.testing.assert_allclose(W.detach().numpy(), Wt, rtol=1e-6)
     assert f._runner.replays == 0
     assert "changed in place" in next(iter(f._runner.why.values()))
+
+
+def test_micro_steps_accumulated_inside_one_compiled_step():
+    # nanoGPT's gradient accumulation inside the compiled step: two backward() calls
+    # (the second's watch meets the first's freed nodes), clip, AdamW, a StepLR
+    r = np.random.default_rng(5)
+    batches = [(r.standard_normal((4, 6)).astype(np.float32), r.integers(0, V, 4))
+               for _ in range(6)]
+
+    def train(compiled):
+        tg.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 16), nn.GELU(), nn.Linear(16, V))
+        opt = tg.optim.AdamW(model.parameters(), lr=1e-2)
+        sched = tg.optim.lr_scheduler.StepLR(opt, 2, 0.5)
+
+        def step(x, y):
+            for micro in range(2):
+                loss = F.cross_entropy(model(x[2 * micro:2 * micro + 2]),
+                                       y[2 * micro:2 * micro + 2]) / 2
+                loss.backward()
+            tg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            sched.step()
+            return loss
+        run = tg.compile(step) if compiled else step
+        rec = []
+        for x, y in batches:
+            rec.append(run(tg.tensor(x), tg.tensor(y))._data.copy())
+            rec += [p._data.copy() for p in model.parameters()]
+            rec += [v._data.copy() for st in opt.state.values() for v in st.values()
+                    if isinstance(v, tg.Tensor)]
+        return run, rec
+    _, want = train(False)
+    run, got = train(True)
+    assert run._runner.replays == len(batches) - 1, run._runner.why
+    assert len(want) == len(got)
+    for k, (a, b) in enumerate(zip(want, got)):
+        assert np.array_equal(a, b), k

@@ -33,7 +33,8 @@ class Watch:
         self.on = True
         self.observers = state.observers  # this thread's (stop() may run in another)
         events = self.events
-        left = [sum(1 for n in nodes for t in n.inputs
+        # (a node an earlier backward of the call freed has no inputs left: None)
+        left = [sum(1 for n in nodes for t in (n.inputs or ())
                     if isinstance(t, TensorBase) and t._rg)]
 
         def observe(node, i, g, gi):
