@@ -252,3 +252,63 @@ def test_comprehensions_and_lambdas_over_the_steps_locals_replay():
     want = sum((h * 5.0).sum() for h in (hs[2], hs[0])) + sum((h * h).sum() for h in hs)
     np.testing.assert_allclose(got, want.item(), rtol=1e-6)
     assert f._runner.captures == 2
+
+
+# ---- values read THROUGH an object: a dict's items, a list's, a config's attributes -------
+CFG = {"scale": 2.0, "inner": {"shift": 1.0}}
+
+
+def test_values_read_through_dicts_lists_and_config_objects_are_read_afresh():
+    import argparse
+    import types
+    args = argparse.Namespace(scale=2.0)
+    ns = types.SimpleNamespace(scale=2.0)
+    lst = [2.0]
+
+    class Config:
+        def __init__(self):
+            self.scale = 2.0
+    cfg = Config()
+    fs = {"dict": tg.compile(lambda x: x * CFG["scale"] + CFG["inner"]["shift"]),
+          "argparse": tg.compile(lambda x: x * args.scale + 1.0),
+          "namespace": tg.compile(lambda x: x * ns.scale + 1.0),
+          "list": tg.compile(lambda x: x * lst[0] + 1.0),
+          "object": tg.compile(lambda x: x * cfg.scale + 1.0)}
+    for v in (2.0, 2.0, 3.0, 3.0, 5.0):
+        CFG["scale"] = args.scale = ns.scale = lst[0] = cfg.scale = v
+        for name, f in fs.items():
+            _check(f(tg.ones(3)), torch.ones(3) * v + 1.0)
+    for name, f in fs.items():
+        assert f._runner.replays == 2, name  # the repeated values replayed
+    CFG["inner"]["shift"] = 4.0  # one level deeper
+    _check(fs["dict"](tg.ones(3)), torch.ones(3) * 5.0 + 4.0)
+
+
+def test_a_step_whose_python_changes_what_it_reads_runs_eagerly():
+    # the step itself counts in a list and sets its optimizer's lr from the count: a
+    # replay runs no Python, so it would repeat neither (torch.compile's graph would
+    # not either: its guards would fail)
+    def train(compiled):
+        W = tg.tensor(np.ones((3, 4), dtype=np.float32), requires_grad=True)
+        opt = tg.optim.SGD([W], lr=0.1)
+        it = [0]
+
+        def step(x):
+            lr = 0.1 * 0.5 ** (it[0] // 2)
+            for g in opt.param_groups:
+                g["lr"] = lr
+            it[0] += 1
+            opt.zero_grad()
+            loss = (x * W).sum()
+            loss.backward()
+            opt.step()
+            return loss
+        run = tg.compile(step) if compiled else step
+        for _ in range(6):
+            run(tg.ones(3, 4))
+        return run, W.detach().numpy().copy()
+    _, want = train(False)
+    run, got = train(True)
+    np.testing.assert_array_equal(got, want)
+    assert run._runner.replays == 0
+    assert "changed" in next(iter(run._runner.why.values()))

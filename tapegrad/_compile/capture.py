@@ -108,6 +108,7 @@ class Capture:
         # a call step ran (the optimizer's may change the externals in place: each call
         # step checks that nothing else changed them since the last, then marks them)
         self.called = False
+        self.python = None  # the guards of the Python values the call reads (runner.py)
         self.backwards = 0
 
     # ---- the hook (core/tape.py) ------------------------------------------------------
@@ -213,6 +214,7 @@ class Capture:
         if self.broken is None:
             self.called = True
             self._check_externals()
+            self._check_python()
             self._add_step(Step(CALL, fn, args, kwargs, 0), [])
         prev, state.tape = state.tape, None
         try:
@@ -223,6 +225,8 @@ class Capture:
                 if t._data is not a:  # a replay's later steps would read the old array
                     self.brk(f"{getattr(fn, '__qualname__', fn)} replaced a tensor's array")
             self._mark_externals()
+            if self.python is not None:
+                self.python.refresh()
 
     def backward(self, run, args):
         """`backward()` in the call: run it with the walk watched; a backward step."""
@@ -263,6 +267,14 @@ class Capture:
         self.ext_versions = [t._version_counter[0] for t in self.externals]
         if self.before is not None:
             self.before = [a.copy() for a in self.ext_arrays]
+
+    def _check_python(self):
+        """The dicts, lists, user objects and optimizers the call reads, unchanged by its
+        own Python since it began or the last call step ended (`g['lr'] = lr`,
+        `count[0] += 1`: a replay runs no Python, so it would not repeat that)."""
+        what = self.python.changed() if self.python is not None else None
+        if what is not None:
+            self.brk(f"the call's Python changed {what} (a replay would not)")
 
     def _check_externals(self):
         """The externals unchanged since the call began or the last call step ended, but
@@ -363,6 +375,7 @@ class Capture:
         if self.broken is not None:
             return None
         self._check_externals()
+        self._check_python()
         if self.broken is not None:
             return None
         outputs = []

@@ -15,16 +15,22 @@ None, a tuple of those) must be equal (same type), anything else the same object
 A module among those values is guarded by its state too (guards.py's key of it: each
 submodule's `training` and plain attributes, its parameters' identity, shape, dtype,
 requires_grad): a compiled training step that reads `model` as a global replays only
-while the model is as captured.
+while the model is as captured. A dict, a list or an object of the user's classes
+(a config, an argparse Namespace) is guarded by its contents too (`_fingerprint`: its
+items or attributes, plain values by value, others by identity, nested dicts and lists
+one level deeper): `cfg["lr"]`, `args.scale`, `counts[0]` are read afresh, as torch's
+guards on them do.
 
 A side effect in the user's code the replay would not repeat ends the capture (the key
 runs eagerly): storing a global, a closure variable or an attribute (STORE_GLOBAL,
-STORE_DEREF, STORE_ATTR, found in the code of each frame that ran), `print`. The
+STORE_DEREF, STORE_ATTR, found in the code of each frame that ran), `print`, and a
+change the call's own Python makes to such a dict, list or object, or to an optimizer's
+param groups (`g["lr"] = lr`), between its call steps (capture.py checks at each call
+step and at the end; an optimizer's or scheduler's own step may change them). The
 library's own effects are steps of the tape (host steps, call steps).
 
-Limits: what is read through an object is not guarded (`cfg.scale` of a global `cfg`
-is guarded as the object `cfg`, not its attribute; a module's plain attributes are,
-by guards.py); a closure cell of a function made anew per call is guarded through the
+Limits: deeper than one level of nesting, and through the library's objects (an
+optimizer's state, a generator), values are guarded by identity only; a closure cell of a function made anew per call is guarded through the
 functions found holding that code (gc), by identity of their cell contents. A function
 nested in one the call ran (a comprehension or generator expression, a lambda or inner
 function of the step) has no guards of its own closure: its free variables are that
@@ -32,15 +38,18 @@ run's variables, computed by the call or guarded where that function read them.
 """
 import builtins
 import dis
+import functools
 import gc
 import os
 import sys
 import sysconfig
+import types
 
 from ..core import tape as _tape
 from ..core.state import state
 from ..core.tensor_base import TensorBase
 from ..nn.modules.module import Module
+from ..optim.optimizer import Optimizer
 from . import guards as _guards
 
 _MISSING = object()
@@ -52,15 +61,18 @@ _LIBS = tuple({os.path.realpath(p) + os.sep for p in (
     sysconfig.get_paths().get("platlib")) if p}) + (_HERE + os.sep,)
 
 
-def _user_code(code, cache={}):
-    """True for code the user wrote (not tapegrad's, the standard library's or an
+def _user_file(f, cache={}):
+    """True for a file the user wrote (not tapegrad's, the standard library's or an
     installed package's; `<stdin>`, notebooks and scripts are the user's)."""
-    got = cache.get(code.co_filename)
+    got = cache.get(f)
     if got is None:
-        f = code.co_filename
         real = os.path.realpath(f) if not f.startswith("<") else f
         got = cache[f] = not (real.startswith(_LIBS) or f.startswith("<frozen"))
     return got
+
+
+def _user_code(code):
+    return _user_file(code.co_filename)
 
 
 def _plain(v):
@@ -70,12 +82,70 @@ def _plain(v):
     return t is tuple and all(_plain(x) for x in v)
 
 
+def _atom(v):
+    """An item as a fingerprint sees it: a plain value as itself, anything else by
+    identity (a tensor, a module, a nested object)."""
+    t = type(v)
+    if t in _PLAIN or (t is tuple and _plain(v)):
+        return v
+    return ("id", id(v))
+
+
+def _item(x, depth):
+    """An item of a container: a nested dict or list by its own items (`depth` levels
+    more), anything else as `_atom`."""
+    if depth > 0 and type(x) in (dict, list):
+        return _fingerprint(x, depth - 1)
+    return _atom(x)
+
+
+def _fingerprint(v, depth=1):
+    """What a compiled call may read THROUGH a value: a dict's or list's items, a user
+    object's attributes (a config, an argparse Namespace, a dataclass), nested
+    containers `depth` levels deeper; None when there is nothing such (a plain value,
+    a tensor, a module: guarded otherwise; a function, a class, a Python module; the
+    library's own objects, which change as their call steps run)."""
+    t = type(v)
+    if t is list or (t is tuple and not _plain(v)):
+        return (t, tuple([_item(x, depth) for x in v]))
+    if t is dict:
+        d = v
+    elif (isinstance(v, (Module, TensorBase)) or not hasattr(v, "__dict__")
+          or isinstance(v, (type, types.ModuleType, types.FunctionType, types.MethodType,
+                            types.BuiltinFunctionType, functools.partial))
+          or not _user_class(t)):
+        return None
+    else:
+        d = vars(v)
+    return (t, tuple([(k, _item(x, depth)) for k, x in d.items()]))
+
+
+def _user_class(t, cache={}):
+    """A class the user wrote (a script's, a notebook's; dataclasses are) or the standard
+    library's SimpleNamespace / argparse Namespace: not tapegrad's, NumPy's or an
+    installed package's, whose objects change as the library runs."""
+    got = cache.get(t)
+    if got is None:
+        mod = t.__module__
+        f = getattr(sys.modules.get(mod), "__file__", None)
+        got = cache[t] = (mod in ("types", "argparse") or (
+            mod != "builtins" and (_user_file(f) if f is not None else mod == "__main__")))
+    return got
+
+
+def _groups(opt):
+    """An optimizer's hyperparameters as its param groups hold them (the parameters by
+    identity): what the step reads, which the user's code may set (`g['lr'] = lr`)."""
+    return tuple(tuple((k, _atom(x) if k != "params" else tuple(map(id, x)))
+                       for k, x in g.items()) for g in opt.param_groups)
+
+
 class Guards:
     """The Python values one capture read. `items`: (namespace dict or cell, name or
     None, value, plain); `modules`: (module, its guards.py key) of the modules among
     the values."""
 
-    __slots__ = ("items", "where", "modules", "epoch", "fixed")
+    __slots__ = ("items", "where", "modules", "epoch", "fixed", "contents", "watched")
 
     def __init__(self):
         self.fixed = []  # the compiled function's default argument values (held as is)
@@ -83,6 +153,13 @@ class Guards:
         self.where = []  # for messages: "global scale", "closure variable c"
         self.modules = []
         self.epoch = None  # core/tape.py's structure epoch when the module keys held
+        # (index into items, fingerprint): the contents of the dicts, lists and user
+        # objects among the values, checked at every replay (`cfg["lr"]`, `obj.scale`)
+        self.contents = []
+        # [value, how to read it, what it read, where] of every such value and every
+        # optimizer: while capturing, what the call's own Python changes in them (the
+        # replay would not repeat it) is found at each call step and at the end
+        self.watched = []
 
     def add_fixed(self, value):
         """A default argument value of the compiled function: the same object on every
@@ -94,6 +171,27 @@ class Guards:
         self.items.append((box, name, value, _plain(value)))
         self.where.append(where)
         self._module(value)
+        fp = None if self.items[-1][3] else _fingerprint(value)
+        if fp is not None:
+            self.contents.append((len(self.items) - 1, fp))
+            self.watched.append([value, _fingerprint, fp, f"the contents of {where}"])
+        elif isinstance(value, Optimizer):
+            self.watched.append([value, _groups, _groups(value),
+                                 f"the param groups of {where}"])
+
+    def changed(self):
+        """While capturing: the first watched value the call's own Python changed since
+        the capture began or the last call step (its description), or None."""
+        for value, read, seen, where in self.watched:
+            if read(value) != seen:
+                return where
+        return None
+
+    def refresh(self):
+        """After a call step (an optimizer's or a scheduler's step changes what they
+        own): what the watched values hold now."""
+        for w in self.watched:
+            w[2] = w[1](w[0])
 
     def _module(self, value):
         if isinstance(value, Module) and all(m is not value for m, _ in self.modules):
@@ -114,6 +212,9 @@ class Guards:
             if v is not want and (not plain or type(v) is not type(want) or v != want):
                 return self.where[k]
             k += 1
+        for k, fp in self.contents:
+            if _fingerprint(self.items[k][2]) != fp:
+                return f"the contents of {self.where[k]}"
         if self.modules and self.epoch != _tape.epoch[0]:
             for m, key in self.modules:
                 if _module_key(m) != key:

@@ -177,6 +177,7 @@ class Runner:
         _tape.begin(cap)
         try:
             with python_guards.watch(self.fn, cap.brk) as pyg:
+                cap.python = pyg  # (what the call's Python changes: capture.py)
                 out = self.fn(*args, **kwargs)
         finally:
             _tape.end()
