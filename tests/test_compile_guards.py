@@ -312,3 +312,38 @@ def test_a_step_whose_python_changes_what_it_reads_runs_eagerly():
     np.testing.assert_array_equal(got, want)
     assert run._runner.replays == 0
     assert "changed" in next(iter(run._runner.why.values()))
+
+
+# ---- values that change by themselves: random numbers and clocks read in Python ----------
+_RNG = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("draw", ["random", "numpy_global", "numpy_generator", "clock"])
+def test_python_random_numbers_and_clocks_are_not_frozen_into_the_replay(draw):
+    # a replay runs no Python: a number drawn (or read off a clock) while capturing
+    # would be the same on every replay; such calls run eagerly, each drawing anew
+    import random
+    import time
+    fns = {"random": lambda: random.random(),
+           "numpy_global": lambda: float(np.random.rand()),
+           "numpy_generator": lambda: float(_RNG.normal()),
+           "clock": lambda: time.perf_counter_ns() % 100003 + 1.0}  # (float32 sees it)
+    read = fns[draw]
+    f = tg.compile(lambda x: x * read())
+    got = [f(tg.ones(1)).item() for _ in range(4)]
+    assert len(set(got)) == 4, got
+    assert f._runner.replays == 0
+    (why,) = f._runner.why.values()
+    assert "replay would" in why
+
+
+def test_the_librarys_own_random_ops_still_replay():
+    # dropout draws from tapegrad's generator in a host step the replay repeats
+    f = tg.compile(lambda x: tg.nn.functional.dropout(x, 0.5, training=True))
+    tg.manual_seed(3)
+    got = [f(tg.ones(64)).numpy().copy() for _ in range(4)]
+    tg.manual_seed(3)
+    want = [tg.nn.functional.dropout(tg.ones(64), 0.5, training=True).numpy() for _ in range(4)]
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    assert f._runner.replays == 3

@@ -26,8 +26,11 @@ runs eagerly): storing a global, a closure variable or an attribute (STORE_GLOBA
 STORE_DEREF, STORE_ATTR, found in the code of each frame that ran), `print`, and a
 change the call's own Python makes to such a dict, list or object, or to an optimizer's
 param groups (`g["lr"] = lr`), between its call steps (capture.py checks at each call
-step and at the end; an optimizer's or scheduler's own step may change them). The
-library's own effects are steps of the tape (host steps, call steps).
+step and at the end; an optimizer's or scheduler's own step may change them). So does a
+value that changes by itself, read in Python: random.random() and the `random` module's
+draws, NumPy's (np.random.rand's global generator, a Generator the call reads), a clock
+(a replay would reuse the captured number; the library's random ops draw anew in their
+host steps). The library's own effects are steps of the tape (host steps, call steps).
 
 Limits: deeper than one level of nesting, and through the library's objects (an
 optimizer's state, a generator), values are guarded by identity only; a closure cell of a function made anew per call is guarded through the
@@ -41,9 +44,13 @@ import dis
 import functools
 import gc
 import os
+import random
 import sys
 import sysconfig
+import time
 import types
+
+import numpy as np
 
 from ..core import tape as _tape
 from ..core.state import state
@@ -178,6 +185,11 @@ class Guards:
         elif isinstance(value, Optimizer):
             self.watched.append([value, _groups, _groups(value),
                                  f"the param groups of {where}"])
+        elif isinstance(value, (np.random.Generator, np.random.RandomState)):
+            # (NumPy's methods run without a Python frame or a C-call event: a draw
+            # shows as the generator's state moving)
+            self.watched.append([value, _rng_state, _rng_state(value),
+                                 f"the state of NumPy generator {where} (a draw)"])
 
     def changed(self):
         """While capturing: the first watched value the call's own Python changed since
@@ -245,6 +257,39 @@ def _module_key(m):
     return tuple(parts)
 
 
+_CLOCKS = frozenset(getattr(time, n) for n in (
+    "time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
+    "process_time", "process_time_ns", "thread_time", "thread_time_ns")) | {os.urandom}
+
+
+def _changing(fn):
+    """A C function whose value changes from call to call: Python's and NumPy's random
+    numbers (a method of a random.Random, a NumPy RandomState or Generator: np.random.rand,
+    random.random, and what random.uniform/gauss/choice call), clocks, os.urandom."""
+    if fn in _CLOCKS:
+        return True
+    owner = getattr(fn, "__self__", None)
+    return isinstance(owner, (random.Random, np.random.RandomState, np.random.Generator))
+
+
+def _rng_state(g):
+    """A NumPy generator's state, comparable (its bit generator's, arrays as bytes)."""
+    bg = g.bit_generator if isinstance(g, np.random.Generator) else g._bit_generator
+    return repr(bg.state)
+
+
+_NP_GLOBAL = np.random.mtrand._rand  # np.random.rand & co. draw from it
+
+
+def _name(fn):
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, random.Random):
+        return f"random.{fn.__name__}"
+    if isinstance(owner, (np.random.RandomState, np.random.Generator)):
+        return f"numpy.random {type(owner).__name__}.{fn.__name__}"
+    return f"{getattr(fn, '__module__', None) or 'os'}.{fn.__name__}"
+
+
 def _global_reads(code, cache={}):
     """The names `code` reads as globals (LOAD_GLOBAL/LOAD_NAME: not the attribute and
     method names co_names also holds: `opt.step()` reads no global `step`)."""
@@ -310,15 +355,23 @@ class watch:
                         effect = _side_effect(code)
                         if effect is not None and brk is not None:
                             brk("a Python side effect the replay would not repeat: " + effect)
-            elif event == "c_call" and arg is _print and brk is not None:
-                if _user_code(frame.f_code):
-                    brk("print() in the compiled call (a replay would not print)")
+            elif event == "c_call" and brk is not None:
+                if arg is _print:
+                    if _user_code(frame.f_code):
+                        brk("print() in the compiled call (a replay would not print)")
+                elif _changing(arg) and not frame.f_code.co_filename.startswith(_HERE):
+                    brk(f"{_name(arg)}() in the compiled call: a replay would use the "
+                        f"captured call's value (the library's random ops draw anew)")
+        self.np_state = _rng_state(_NP_GLOBAL)
         sys.setprofile(profile)
         return self.guards
 
     def __exit__(self, *exc):
         if self.prev is None:
             sys.setprofile(None)
+            if self.brk is not None and _rng_state(_NP_GLOBAL) != self.np_state:
+                self.brk("numpy.random's global generator drew in the compiled call (np."
+                         "random.rand, ...): a replay would use the captured numbers")
         return False
 
     def _frame(self, frame, code):
