@@ -347,3 +347,50 @@ def test_the_librarys_own_random_ops_still_replay():
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
     assert f._runner.replays == 3
+
+
+def test_a_modules_list_dict_and_config_attributes_are_read_afresh():
+    class Config:
+        def __init__(self):
+            self.shift = 1.0
+
+    class M(tg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scales = [2.0]
+            self.opts = {"power": 1}
+            self.config = Config()
+            self.lin = tg.nn.Linear(2, 2)
+            self.lin.extra = {"bias_scale": 1.0}  # (a submodule's too)
+
+        def forward(self, x):
+            y = x * self.scales[0] + self.config.shift
+            return y ** self.opts["power"] + self.lin.extra["bias_scale"]
+
+    m = M()
+    cm = tg.compile(m)
+    x = tg.ones(3)
+    with tg.no_grad():
+        for k, v in enumerate((2.0, 2.0, 3.0, 3.0)):
+            m.scales[0] = m.config.shift = m.lin.extra["bias_scale"] = v
+            m.opts["power"] = 1 + k // 3
+            np.testing.assert_array_equal(cm(x).numpy(), m(x).numpy())
+    assert cm._runner.replays == 1  # the one call whose values were all as captured
+
+
+def test_a_forward_that_appends_to_a_modules_list_runs_eagerly():
+    class M(tg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def forward(self, x):
+            self.seen.append(x.shape[0])
+            return x * 2
+
+    m = M()
+    cm = tg.compile(m)
+    with tg.no_grad():
+        for _ in range(3):
+            cm(tg.ones(4))
+    assert m.seen == [4, 4, 4] and cm._runner.replays == 0

@@ -209,6 +209,24 @@ class Guards:
         if isinstance(value, Module) and all(m is not value for m, _ in self.modules):
             self.modules.append((value, _module_key(value)))
             self.epoch = _tape.epoch[0]
+            self.module_contents(value)
+
+    def module_contents(self, module):
+        """Each submodule's public attributes that hold a dict, a list or a user object
+        (`self.scales[0]`, `self.config.dropout`): guards by their contents (guards.py's
+        key of a module has its plain attributes only, and changing a list's item moves
+        no epoch)."""
+        seen, stack = set(), [module]
+        while stack:
+            m = stack.pop()
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            d = m.__dict__
+            for name, v in d.items():
+                if name[0] != "_" and not _plain(v) and _fingerprint(v) is not None:
+                    self.add(d, name, v, f"attribute {name} of {type(m).__name__}")
+            stack.extend(c for c in d["_modules"].values() if c is not None)
 
     def check(self):
         """The first guard that fails (its description), or None: all hold."""
@@ -324,6 +342,7 @@ class watch:
     """`with watch(fn) as guards:` collects the guards of the Python the block runs."""
 
     def __init__(self, fn, brk=None):
+        self.module = getattr(fn, "__self__", None)
         self.fn = getattr(fn, "__func__", fn)
         self.brk = brk
         self.guards = Guards()
@@ -333,6 +352,8 @@ class watch:
         for v in (getattr(self.fn, "__defaults__", None) or ()) + tuple(
                 (getattr(self.fn, "__kwdefaults__", None) or {}).values()):
             self.guards.add_fixed(v)
+        if isinstance(self.module, Module):  # tg.compile(model): model.__call__
+            self.guards.module_contents(self.module)
         self.prev = sys.getprofile()
         if self.prev is not None:
             # a profiler (cProfile) holds the hook: without it the values the call reads
