@@ -394,3 +394,28 @@ def test_a_forward_that_appends_to_a_modules_list_runs_eagerly():
         for _ in range(3):
             cm(tg.ones(4))
     assert m.seen == [4, 4, 4] and cm._runner.replays == 0
+
+
+def test_parameters_held_in_a_dict_or_list_replay_and_a_replaced_one_is_seen():
+    # functional code: the parameters live in a global dict / a list the step reads
+    r = np.random.default_rng(0)
+    params = {"W": tg.tensor(r.standard_normal((3, 2)).astype(np.float32), requires_grad=True),
+              "b": tg.zeros(2, requires_grad=True)}
+    layers = [tg.tensor(r.standard_normal((2, 2)).astype(np.float32), requires_grad=True)]
+
+    def loss_fn(x):
+        return ((x @ params["W"] + params["b"]).tanh() @ layers[0]).sum()
+    f = tg.compile(loss_fn)
+    x = tg.tensor(r.standard_normal((4, 3)).astype(np.float32))
+    for _ in range(3):
+        f(x).backward()
+    got = [params["W"].grad.numpy().copy(), layers[0].grad.numpy().copy()]
+    for t in (params["W"], params["b"], layers[0]):
+        t.grad = None
+    for _ in range(3):
+        loss_fn(x).backward()
+    np.testing.assert_array_equal(got[0], params["W"].grad.numpy())
+    np.testing.assert_array_equal(got[1], layers[0].grad.numpy())
+    assert f._runner.replays == 2
+    layers[0] = tg.ones(2, 2, requires_grad=True)  # a new tensor in the list: read afresh
+    np.testing.assert_array_equal(f(x).detach().numpy(), loss_fn(x).detach().numpy())

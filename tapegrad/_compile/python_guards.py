@@ -253,8 +253,9 @@ class Guards:
         return None
 
     def tensors(self):
-        """The tensors these guards hold: the values, the modules' parameters and
-        buffers, the optimizers' parameters."""
+        """The tensors these guards hold: the values, the items of the dicts, lists and
+        user objects among them (guarded by identity: `params["W"]`), the modules'
+        parameters and buffers, the optimizers' parameters."""
         out = []
         for v in [item[2] for item in self.items] + self.fixed:
             if isinstance(v, TensorBase):
@@ -263,6 +264,11 @@ class Guards:
             if type(groups) is list:
                 for g in groups:
                     out.extend(g.get("params", ()))
+        for k, _ in self.contents:
+            v = self.items[k][2]
+            inner = (v.values() if type(v) is dict else v if type(v) in (list, tuple)
+                     else vars(v).values())
+            out.extend(x for x in inner if isinstance(x, TensorBase))
         for m, _ in self.modules:
             _guards._module_part(m, [], out)
         return out
