@@ -514,8 +514,26 @@ class MutatesAConstant(Small):
 
 
 @pytest.mark.parametrize("cls", [ChangesThroughData, MutatesAConstant])
-def test_changes_the_tape_did_not_see_run_eagerly(cls):
+def test_writes_outside_the_graph_are_replayed(cls):
+    # an in-place write autograd does not record (through .data, into a constant) is a
+    # step of the tape: the replay writes again, as eager does
     eager, comp = _pair(cls)
+    r = np.random.default_rng(2)
+    _check_calls(eager, comp, [(r.standard_normal((3, 4)).astype(np.float32), _nothing)
+                               for _ in range(4)])
+    assert comp._runner.replays == 3, comp._runner.why
+    assert "write_into" in comp.explain()
+
+
+class WritesThroughNumPy(Small):
+    def forward(self, x):
+        h = self.l1(x)
+        h.detach().numpy()[0] = 0.0  # a write no op of the library made: the tape is blind
+        return self.l2(h)
+
+
+def test_a_change_the_tape_did_not_see_runs_eagerly():
+    eager, comp = _pair(WritesThroughNumPy)
     r = np.random.default_rng(2)
     _check_calls(eager, comp, [(r.standard_normal((3, 4)).astype(np.float32), _nothing)
                                for _ in range(4)])

@@ -33,6 +33,7 @@ import numpy as np
 from .._device import device as _Device
 from .. import dtypes as _dt
 from ..core import opmath as _opmath
+from ..core.grad_attribute import SLOT
 from ..core.state import state
 from ..core.tensor_base import TensorBase
 from . import schedule as _schedule
@@ -42,12 +43,48 @@ OP, HOST, CONST, EXT, CALL, BACKWARD = 0, 1, 2, 3, 4, 5
 _ndarray = np.ndarray
 _float16 = np.dtype("float16")
 _getrefcount = sys.getrefcount
+_grad_get, _grad_set = SLOT.__get__, SLOT.__set__  # (no tape hook, no non-leaf warning)
 # arguments taken as constants: anything else may hold arrays the tape cannot see
 _PLAIN = frozenset((int, float, bool, complex, str, bytes, type(None), type(Ellipsis)))
 _CONSTANT = (np.generic, np.dtype, type, _dt.dtype, _Device)
 # objects a host step may take as they are: a generator (dropout's mask), a GradScaler
-# (its current scale)
-_HOST_OBJECTS = ("Generator", "GradScaler")
+# (its current scale), a parameter whose .grad the user's code reads or sets
+_HOST_OBJECTS = ("Generator", "GradScaler", "TensorRef")
+
+
+class TensorRef:
+    """A parameter as a host step's argument (its `.grad`, not its array)."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+
+def _owner(a):
+    """The array owning `a`'s memory (NumPy's base of a view is the owner)."""
+    return a if a.base is None else a.base
+
+
+def write_into(dst, src, counter):
+    """An in-place write outside the graph (`p.data -= lr * p.grad`, a no_grad update):
+    the copy, and the version count the eager write made."""
+    np.copyto(dst, src, casting="unsafe")
+    counter[0] += 1
+
+
+def grad_of(ref):
+    """The array of a parameter's `.grad` (the user's code reads it after backward)."""
+    g = _grad_get(ref.t)
+    if g is None:
+        raise RuntimeError("tg.compile: a replayed step reads a .grad that is None (the "
+                           "captured call's was not); compile with disable=True")
+    return g._data
+
+
+def grad_to_none(ref):
+    """`p.grad = None` in the user's code (nn-zero-to-hero's loop)."""
+    _grad_set(ref.t, None)
 
 
 class Step:
@@ -298,6 +335,56 @@ class Capture:
             if base is e or base is e.base:
                 return True
         return False
+
+    # ---- the user's writes outside the graph and .grad reads (core/tape.py) ----------
+    def write(self, t, res):
+        """`t`'s array := `res`'s (an in-place op outside the graph): done, and recorded
+        as a host step when both arrays are the tape's (checked unchanged before: only
+        recorded writes may change the externals)."""
+        if self.broken is None:
+            self._check_externals()
+            owner = _owner(t._data)
+            if any(_owner(a) is owner for a in self.ext_arrays[:self.n_ext]):
+                # (a replay would write into the call's new argument, but could not count
+                # the write on that tensor's version as eager does)
+                self.brk("an argument of the call changed in place")
+        write_into(t._data, res._data, t._version_counter)
+        if self.broken is not None:
+            return
+        self.host(write_into, (t._data, res._data, t._version_counter), None)
+        owner = _owner(t._data)
+        for s, a in enumerate(self.arrays):  # (the slots on that memory hold new values:
+            if self.sums[s] is not None and _owner(a) is owner:  # a recorded change)
+                self.sums[s] = _crc(a)
+        self._mark_externals()
+
+    def _parameter(self, t, what):
+        """A TensorRef of `t` when it is a tensor a replay finds again (one the call reads
+        that is no argument: a parameter), else None (broken)."""
+        if any(x is t for x in self.externals[:self.n_ext]):
+            return self.brk(f"{what} of an argument of the call (a replay gets new ones)")
+        if t.grad_fn is not None or id(t._data) in self.slot and not any(
+                x is t for x in self.externals):
+            return self.brk(f"{what} of a tensor the call made")
+        if not any(x is t for x in self.externals):
+            self._late(t)
+        return TensorRef(t)
+
+    def grad_read(self, t, g):
+        if self.broken is not None:
+            return
+        ref = self._parameter(t, "the .grad")
+        if ref is not None:
+            self._add_step(Step(HOST, grad_of, (Const(ref),), {}, 1, (), (), ()), [g._data])
+
+    def grad_set(self, t, value):
+        if self.broken is not None:
+            return
+        if value is not None:
+            return self.brk("a .grad set to a tensor in the call")
+        ref = self._parameter(t, "setting the .grad")
+        if ref is not None:
+            self._add_step(Step(HOST, grad_to_none, (Const(ref),), {}, 0, (), (), ()), [])
 
     # ---- slots -----------------------------------------------------------------------
     def _add(self, arr):

@@ -327,6 +327,10 @@ def _global_reads(code, cache={}):
 
 _EFFECTS = frozenset(("STORE_GLOBAL", "STORE_ATTR", "DELETE_GLOBAL", "DELETE_ATTR",
                       "DELETE_DEREF"))
+# a tensor's attributes whose stores the tape sees: `p.grad = None` (recorded as a step),
+# `p.data += u` (the in-place write recorded; storing p's own array back changes
+# nothing), `p.data = other` (a structural change: the capture breaks)
+_TENSOR_ATTRS = frozenset(("grad", "data"))
 
 
 def _side_effect(code, cache={}):
@@ -335,6 +339,8 @@ def _side_effect(code, cache={}):
     if got == 0:
         got = None
         for ins in dis.get_instructions(code):
+            if ins.opname in ("STORE_ATTR", "DELETE_ATTR") and ins.argval in _TENSOR_ATTRS:
+                continue  # (a tensor's: the tape records it, or the capture breaks)
             if ins.opname in _EFFECTS or (ins.opname == "STORE_DEREF"
                                           and ins.argval in code.co_freevars):
                 got = (f"{ins.opname} {ins.argval} in {code.co_name} "

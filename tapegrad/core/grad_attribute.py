@@ -9,7 +9,9 @@ writes without the check.
 """
 import warnings
 
+from . import tape as _tape
 from .hooks import retains_grad
+from .state import anywhere
 from .tensor_base import TensorBase
 
 __all__ = ["grad", "SLOT", "NON_LEAF_GRAD_WARNING"]
@@ -28,17 +30,22 @@ NON_LEAF_GRAD_WARNING = (
 
 def _grad_get(self):
     g = _get(self)
-    if g is None and self.grad_fn is not None and not retains_grad(self):
-        warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+    if g is None:
+        if self.grad_fn is not None and not retains_grad(self):
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+    elif anywhere.tapes:  # tg.compile capturing: the user's read is a step (core/tape.py)
+        _tape.grad_read(self, g)
     return g
 
 
 def _grad_set(self, value):
+    if anywhere.tapes:
+        _tape.grad_set(self, value)
     _set(self, value)
 
 
 def _grad_del(self):
-    _set(self, None)
+    _grad_set(self, None)
 
 
 grad = property(_grad_get, _grad_set, _grad_del,

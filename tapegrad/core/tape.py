@@ -14,6 +14,10 @@ this thread, the library reports what it computes, so one forward can be replaye
                       recorded)
     backward(run, *a) `backward()` inside a captured call: the tape watches the walk
                       (whole-step capture), then `run(*a)` has run
+    write(t, res)     an in-place write outside the graph (under no_grad, through
+                      `.data`): a replay copies `res` into `t`'s array again
+    grad_read(t, g)   the user's `t.grad` (`p.data -= lr * p.grad` after backward): a
+    grad_set(t, v)    replay reads it again; `t.grad = None`: a replay sets it again
 
 Everything is a no-op unless some thread captures: the functions test the process-wide
 count `anywhere.tapes` first (a plain attribute), as apply() does for forward AD.
@@ -86,3 +90,24 @@ def backward(run, *args):
     if tape is None:
         return run(*args)
     return tape.backward(run, args)
+
+
+def write(t, res):
+    """Copy `res` into `t`'s array (an in-place op outside the graph); an active tape
+    records the write (the caller has checked shapes and casting). Returns False when no
+    tape is active: the caller writes as it does otherwise."""
+    tape = state.tape if anywhere.tapes else None
+    if tape is None:
+        return False
+    tape.write(t, res)
+    return True
+
+
+def grad_read(t, g):
+    if anywhere.tapes and state.tape is not None:
+        state.tape.grad_read(t, g)
+
+
+def grad_set(t, value):
+    if anywhere.tapes and state.tape is not None:
+        state.tape.grad_set(t, value)

@@ -46,7 +46,7 @@ class TensorBase:
 
     def __init__(self, data, requires_grad=False, dtype=None):
         self._data = to_array(data, dtype)
-        self.grad = None
+        _grad_init(self, None)
         self.grad_fn = None
         self._out = 0
         self._version_counter = [0]
@@ -99,6 +99,8 @@ class TensorBase:
         # identity, history flags and version counter.
         if not isinstance(value, TensorBase):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if value._data is self._data:
+            return  # (`p.data += u` stores p.data back: its own array, no change)
         self._data = value._data
         _tape.changed()  # tg.compile's guards: a structural change
 
@@ -107,12 +109,17 @@ class TensorBase:
         return self.grad_fn is None
 
 
+# the `grad` slot itself: a subclass's `grad` property (core/grad_attribute.py) is the
+# user's, whose setter tells tg.compile's tape; a new tensor's empty slot is not a set
+_grad_init = TensorBase.__dict__["grad"].__set__
+
+
 def make(cls, data, requires_grad=False, grad_fn=None):
     """Fast constructor for results: `data` is already an ndarray; no checks."""
     t = _new(cls)
     t._data = data
     t._rg = requires_grad
-    t.grad = None
+    _grad_init(t, None)
     t.grad_fn = grad_fn
     t._out = 0
     t._version_counter = [0]

@@ -36,6 +36,7 @@ from .rules import indexing as I, pointwise as E
 from .xp import namespace as _xp
 from .. import dtypes as _dt
 from ..core import grad_mode, rebase
+from ..core import tape as _tape
 from ..core.engine import sum_to
 from ..core.hooks import RetainGrad
 from ..core.record import apply
@@ -93,7 +94,8 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
         self._rg or any(isinstance(o, TensorBase) and o._rg for o in others))
     if not tracked:
         _check_writable(self)
-        if fast is not None and not _has_tangent(self, others):
+        capturing = _tape.current() is not None  # (tg.compile: the write is a step)
+        if fast is not None and not capturing and not _has_tangent(self, others):
             try:
                 fast(self._data)
             except (TypeError, ValueError) as e:  # NumPy's casting / broadcasting errors
@@ -102,6 +104,10 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
             return self
         with grad_mode.recording_off():
             res = compute(self)
+        if capturing:
+            _check_store(self, res, casting)
+            _tape.write(self, res)  # the copy and the count, recorded for a replay
+            return self
         _store(self, res, casting)
         self._version_counter[0] += 1
         if state.dual is not None:
@@ -320,13 +326,17 @@ def _rebase_plain_base(view, base, old, res):
     _rebase(view, old, fresh.grad_fn, fresh)
 
 
-def _store(self, res, casting):
+def _check_store(self, res, casting):
     out = res._data
     if out.shape != self._data.shape:
         raise _shape_error(self._data.shape, out.shape)
     if out.dtype != self._data.dtype and not np.can_cast(out.dtype, self._data.dtype, casting):
         raise _cast_error(out.dtype, self._data.dtype)
-    np.copyto(self._data, out, casting="unsafe")
+
+
+def _store(self, res, casting):
+    _check_store(self, res, casting)
+    np.copyto(self._data, res._data, casting="unsafe")
 
 
 def _fast_error(self, others, e):

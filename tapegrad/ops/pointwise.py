@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
+from ..core import tape as _tape
 from ..core.record import apply
 from ..core.state import anywhere, state
 from ..core.tensor_base import TensorBase, like, scalar_to, to_array
@@ -610,7 +611,7 @@ def _table_method(method, op, fname):
 def _binary_inplace(op, ufunc, fname, mode=P.ARITH):
     def method(self, other, *, alpha=None):
         if (alpha is None and isinstance(other, TensorBase)
-                and not (anywhere.duals and state.dual is not None)
+                and not (anywhere.duals and state.dual is not None) and not anywhere.tapes
                 and not (state.grad_enabled and (self._rg or other._rg))):
             # the update loop's `p.data -= lr * p.grad` (float, same dtype and shape,
             # nothing recorded): the general path's own no-graph branch below, one ufunc
@@ -798,7 +799,9 @@ def fill_(self, value):
         return _replace(self, value, (value,))
     v = value.item() if isinstance(value, np.generic) else value
     v = scalar_to(v, self._data.dtype)      # truncated, wrapped or refused as torch
-    return _inplace(self, lambda x: apply(E.where, np.ones(x._data.shape, bool), v, x),
+    # (the all-true mask through the tape's const: a tg.compile replay remakes it)
+    return _inplace(self, lambda x: apply(E.where, _tape.const(np.ones(x._data.shape, bool)),
+                                          v, x),
                     (), needs_old=False, casting="unsafe",
                     fast=lambda out: out.fill(v))
 
