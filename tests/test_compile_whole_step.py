@@ -568,3 +568,31 @@ def test_the_learners_update_loops_replay_bit_for_bit(make_step):
         assert np.array_equal(a, b), k
     code = run.explain()
     assert "write_into" in code  # the update, written out as the step it is
+
+
+def test_a_branch_on_whether_a_grad_is_none_is_a_guard():
+    # a hand-written zero_grad that tests for None: the first call finds no .grad (and
+    # skips the zeroing), the next ones find one; a replay of the first capture would
+    # skip it every time (the gradients would add up)
+    def train(compiled):
+        W = tg.tensor(np.ones((3, 4), dtype=np.float32), requires_grad=True)
+        params = [W]
+
+        def step(x):
+            for p in params:
+                if p.grad is not None:
+                    p.grad.zero_()
+            loss = (x @ params[0].T).sum()
+            loss.backward()
+            with tg.no_grad():
+                params[0] -= 0.1 * params[0].grad
+            return loss
+        run = tg.compile(step) if compiled else step
+        rec = [run(tg.ones(2, 4)).item() for _ in range(5)]
+        return run, rec, W.detach().numpy().copy(), W.grad.numpy().copy()
+    _, *want = train(False)
+    run, *got = train(True)
+    for a, b in zip(want, got):
+        np.testing.assert_array_equal(a, b)
+    assert run._runner.captures == 2 and run._runner.replays == 3, run._runner.why
+    assert "is None) ==" in run.explain()

@@ -146,6 +146,11 @@ class Capture:
         # step checks that nothing else changed them since the last, then marks them)
         self.called = False
         self.python = None  # the guards of the Python values the call reads (runner.py)
+        # the .grad the user's code read before the step itself set it: (tensor, present)
+        # as the call found it, a guard of the replay (a branch on `p.grad is None`)
+        self.grads_found = {}
+        self.grads_made = set()  # ids of the tensors whose .grad the step set (backward)
+        self.moved = False  # a call step or a recorded write may have changed externals
         self.backwards = 0
 
     # ---- the hook (core/tape.py) ------------------------------------------------------
@@ -295,12 +300,21 @@ class Capture:
             self.brk("a backward() one replay cannot reproduce")
             return out
         self.backwards += 1
+        self.grads_made.update(id(self.externals[k]) for k in sch.entries)
+        # a .grad the step read before (a slot) may have been added into in place by the
+        # hand-off (the replay's hand-off does the same): its slots hold what it holds now
+        for k in sch.entries:
+            g = _grad_get(self.externals[k])
+            if g is not None:
+                self._resum(g._data)
         a = tensors._data
         self._add_step(Step(BACKWARD, sch, (root,), {}, 0, (), (a.shape, a.dtype)), [])
         return out
 
     def _mark_externals(self):
-        """The externals as a call step left them: what the next check compares with."""
+        """The externals as a call step or a recorded write left them: what the next
+        check compares with."""
+        self.moved = True  # (views of them may have moved with them since the forward)
         self.ext_versions = [t._version_counter[0] for t in self.externals]
         if self.before is not None:
             self.before = [a.copy() for a in self.ext_arrays]
@@ -352,11 +366,15 @@ class Capture:
         if self.broken is not None:
             return
         self.host(write_into, (t._data, res._data, t._version_counter), None)
-        owner = _owner(t._data)
-        for s, a in enumerate(self.arrays):  # (the slots on that memory hold new values:
-            if self.sums[s] is not None and _owner(a) is owner:  # a recorded change)
-                self.sums[s] = _crc(a)
+        self._resum(t._data)
         self._mark_externals()
+
+    def _resum(self, arr):
+        """The slots on `arr`'s memory hold new values (a recorded change): their sums."""
+        owner = _owner(arr)
+        for s, a in enumerate(self.arrays):
+            if self.sums[s] is not None and _owner(a) is owner:
+                self.sums[s] = _crc(a)
 
     def _parameter(self, t, what):
         """A TensorRef of `t` when it is a tensor a replay finds again (one the call reads
@@ -371,10 +389,16 @@ class Capture:
         return TensorRef(t)
 
     def grad_read(self, t, g):
+        """The user's `t.grad` (g: its value, None or a tensor): a guard when the call
+        found it so (not set by the step), and a step reading the array."""
         if self.broken is not None:
             return
         ref = self._parameter(t, "the .grad")
-        if ref is not None:
+        if ref is None:
+            return
+        if id(t) not in self.grads_made and id(t) not in self.grads_found:
+            self.grads_found[id(t)] = (t, g is not None)
+        if g is not None:
             self._add_step(Step(HOST, grad_of, (Const(ref),), {}, 1, (), (), ()), [g._data])
 
     def grad_set(self, t, value):
@@ -384,6 +408,7 @@ class Capture:
             return self.brk("a .grad set to a tensor in the call")
         ref = self._parameter(t, "setting the .grad")
         if ref is not None:
+            self.grads_made.add(id(t))
             self._add_step(Step(HOST, grad_to_none, (Const(ref),), {}, 0, (), (), ()), [])
 
     # ---- slots -----------------------------------------------------------------------
@@ -488,13 +513,13 @@ class Capture:
             # a change the tape did not see (`h.data[...] = 0`, a mutated constant): the
             # recorded step would not make what the forward went on with
             if (self.sums[s] is not None and _crc(self.arrays[s]) != self.sums[s]
-                    and not (self.called and self._views_external(self.arrays[s]))):
+                    and not (self.moved and self._views_external(self.arrays[s]))):
                 return self.brk("an array of the forward changed outside the ops")
         outs = {id(x) for x in out_leaves}
         for t, s in self.results:
             if t._data is not self.arrays[s] or (
                     t._version_counter[0] != 0
-                    and not (self.called and self._views_external(t._data))):
+                    and not (self.moved and self._views_external(t._data))):
                 # (a view of a parameter shares its counter: the optimizer's step, after
                 # the externals were checked unchanged, moves it)
                 return self.brk("an in-place change in the forward")

@@ -133,6 +133,8 @@ def generate(plan, keep=()):
             emit(f"v{k} = {tn}._data")
         emit(f"if {a}.shape != {w.bind(f'LS{n}', shape)} or {a}.dtype != "
              f"{w.bind(f'LD{n}', dtype)} or {tn}._rg != {rg}: return None, None")
+    for n, (t, present) in enumerate(plan.grads_found):  # (.grad as the call found it)
+        emit(f"if (gget({w.bind(f'GF{n}', t)}) is None) == {present}: return None, None")
     for k in range(plan.n_ext):
         emit(f"v{k} = ext[{k}]._data")
     if keep:

@@ -37,6 +37,7 @@ class Plan:
 
     __slots__ = ("steps", "n_ext", "outputs", "out_types", "out_rg", "schedule", "op",
                  "keep", "spec", "late", "late_meta", "code", "run", "trial", "meta",
+                 "grads_found",
                  "dup_ext", "const_out")
 
     def __init__(self, cap, outputs, out_tensors, schedule, spec):
@@ -51,6 +52,9 @@ class Plan:
         self.late = tuple(cap.late)
         self.trial = None  # the runner's eager-vs-replay timings while it compares them
         self.late_meta = tuple((t._data.shape, t._data.dtype, t._rg) for t in cap.late)
+        # (tensor, had a .grad): what the user's code read of a .grad as the call found
+        # it (a branch on `p.grad is None`): the generated code checks it first
+        self.grads_found = tuple(cap.grads_found.values())
         # every slot's (shape, dtype) as captured: what the generated code may fold in
         # (the guards and late_ok hold the externals' to it; the steps then repeat)
         self.meta = [(a.shape, a.dtype) if type(a) is np.ndarray else None

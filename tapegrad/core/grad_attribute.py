@@ -30,10 +30,9 @@ NON_LEAF_GRAD_WARNING = (
 
 def _grad_get(self):
     g = _get(self)
-    if g is None:
-        if self.grad_fn is not None and not retains_grad(self):
-            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
-    elif anywhere.tapes:  # tg.compile capturing: the user's read is a step (core/tape.py)
+    if g is None and self.grad_fn is not None and not retains_grad(self):
+        warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+    if anywhere.tapes:  # tg.compile capturing: the user's read is a step (core/tape.py)
         _tape.grad_read(self, g)
     return g
 
