@@ -224,7 +224,7 @@ def test_layer_norm_gelu_block_replays_bit_for_bit():
     batches = [(r.standard_normal((4, 6, 16)).astype(np.float32), r.integers(0, 5, 24))
                for _ in range(6)]
     code = _check(Block, lambda p: tg.optim.AdamW(p, lr=1e-2), batches,
-                  [".reshape(-1, 16), v", "matmul(", "sum_trailing(", "ln_dx(", "out=t",
+                  [".reshape(-1, 16), v", "matmul(", "sum_trailing(", "ng_fwd(", "out=t",
                    "= gelu_f32(v", "P = adam_plan(O"])
     # gelu's rule: g times the forward's saved gelu'(x) (into g's buffer: inplace.py)
     assert re.search(r"d\d+_0 = (\w+ \* v\d+|np\.multiply\(\w+, v\d+, out=\w+\))\n",

@@ -199,8 +199,9 @@ def ln_rule(i, g, ins, kw, metas, saved):
     shape = metas[0][0]
     lead = tuple(range(len(shape) - len(metas[1][0])))
     if i == 0:
-        return [f"{{d}} = ln_dx({g}, {w}, {saved['xhat']}, {saved['invstd']}, "
-                f"{tuple(kw['axes'])!r})"], metas[0] + (True,)
+        n = math.prod(metas[1][0])
+        return [f"{{d}} = ng_fwd({g} * {w}, {saved['xhat']}, {saved['invstd']}, "
+                f"axes={tuple(kw['axes'])!r}, n={n}, correction=0)"], metas[0] + (True,)
     a = f"{g} * {saved['xhat']}" if i == 1 else g
     if not lead:
         return [f"{{d}} = {a}"], metas[i] + (False,)
@@ -397,12 +398,12 @@ def _update_running(ins):
 def kernels():
     """The entries' own kernels the written-out lines fall back to (ops import late)."""
     from ..ops.registry import OPS
-    from ..ops.rules.nn import index_top, ln_dx_kernel, _gelu_f32
+    from ..ops.rules.nn import index_top, _gelu_f32
     from ..ops.rules._rowsum import max_last, sum_trailing
     ce = OPS["cross_entropy"]
     return {"ce_fwd": ce.forward, "ce_dx": ce.vjps[0], "index_top": index_top,
-            "sum_trailing": sum_trailing,
-            "gelu_f32": _gelu_f32, "max_last": max_last, "ln_dx": ln_dx_kernel}
+            "sum_trailing": sum_trailing, "ng_fwd": OPS["normalized_grad"].forward,
+            "gelu_f32": _gelu_f32, "max_last": max_last}
 
 
 def host_table():

@@ -30,10 +30,10 @@ _BINARY = {ast.Add: "np.add", ast.Sub: "np.subtract", ast.Mult: "np.multiply",
            ast.Div: "np.divide"}
 _UNARY = {"exp", "log", "tanh", "sqrt", "square", "abs", "negative"}
 # functions of the replay's namespace that return a new array and keep no argument
-# (sum_to_fwd: a sum over axes, a new array even over none; ln_dx: layer norm's dx
+# (sum_to_fwd: a sum over axes, a new array even over none; ng_fwd: the norms' dx
 # kernel, a new array it updates in place)
 _FRESH_CALLS = {"matmul", "maximum", "add_reduce", "max_reduce", "max_last",
-                "sum_trailing", "sum_to_fwd", "ln_dx", "empty"}
+                "sum_trailing", "sum_to_fwd", "ng_fwd", "empty"}
 _FRESH_NP = _UNARY | {"add", "subtract", "multiply", "divide", "where", "minimum",
                       "maximum", "isfinite"}
 _META_ATTRS = {"shape", "dtype", "ndim", "size", "flags", "base"}

@@ -268,33 +268,8 @@ def _sdpa_backward(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=N
     p = _probs(xp, q, k, attn_mask, is_causal, scale, probs)
     ds = _ds_of(xp, xp.matmul(g, xp.swapaxes(v, -1, -2)), p)
     sc = _scale(q, scale)
-    if xp is np and _one_buffer(q, k, v, g, ds):
-        return _grads_side_by_side(ds, p, q, k, g, sc)
     return (_mm(xp, ds, k, sc), _mm(xp, xp.swapaxes(ds, -1, -2), q, sc),
             _mm(xp, xp.swapaxes(p, -1, -2), g))
-
-
-def _one_buffer(q, k, v, g, ds):
-    return (q.ndim == 4 and q.shape == k.shape == v.shape == g.shape
-            and q.dtype == k.dtype == v.dtype == g.dtype == ds.dtype and q.dtype.kind == "f")
-
-
-def _grads_side_by_side(ds, p, q, k, g, sc):
-    """(dq, dk, dv), each (B, H, T, D), written into ONE array laid out as (B, T, 3, H, D):
-    the memory of dq, dk, dv with heads inner (`matmul_heads_inner`'s layout) side by
-    side. Multi-head code makes q, k, v as the three pieces of one projection, `qkv.split(C,
-    dim=2)`, so split's backward finds its pieces' gradients already concatenated and
-    makes no copy (ops/rules/shape.py `_adjacent`); the values are `_mm`'s (the same
-    products, the same scaling in place)."""
-    B, H, T, D = q.shape
-    buf = np.empty((B, T, 3, H, D), dtype=q.dtype)
-    dq, dk, dv = (buf[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
-    np.matmul(ds, k, out=dq)
-    dq *= sc
-    np.matmul(np.swapaxes(ds, -1, -2), q, out=dk)
-    dk *= sc
-    np.matmul(np.swapaxes(p, -1, -2), g, out=dv)
-    return dq, dk, dv
 
 
 def _sdpa_node(node):

@@ -694,34 +694,8 @@ def _ln_forward(x, w=None, b=None, *, axes, eps, **_saved):
 
 def _ln_dx(xp, g, ans, x, w=None, b=None, *, axes, eps, **kw):
     xhat, invstd = _norm_stats(xp, x, axes, eps, 0, kw)
-    if xp is np and w is not None:
-        return ln_dx_kernel(g, w, xhat, invstd, axes)
     gx = g if w is None else g * w
     return _normalized_grad(xp, gx, xhat, invstd, axes, _count(x, axes), 0)
-
-
-def ln_dx_kernel(g, w, xhat, invstd, axes):
-    """Layer norm's dx with a weight, from g = dL/dy (y = xhat w + b): the rule's formula
-        dx = invstd * (g w - mean(g w) - xhat * mean(g w xhat))
-    with both means over the trailing features as matrix-vector products with w,
-    mean(g w) = (g @ w) / n and mean(g w xhat) = ((g xhat) @ w) / n: four full-size
-    passes where `_normalized_grad_forward` of g w takes six (GPT's (32, 16, 64) float32:
-    ~85 -> ~66 us with the weight's sums, 1 thread, measured). The compiled replay calls
-    it too (the same bits). Other dtypes and layouts: normalized_grad of g w."""
-    n = w.size
-    dt = g.dtype
-    if not (dt.kind == "f" and dt.itemsize >= 4 and w.dtype == dt and xhat.dtype == dt
-            and invstd.dtype == dt and g.shape == xhat.shape and n > 0 and g.size
-            and g.flags.c_contiguous and xhat.flags.c_contiguous):
-        return _normalized_grad_forward(g * w, xhat, invstd, axes=axes, n=n)
-    rows_g, rows_xhat, w1 = g.reshape(-1, n), xhat.reshape(-1, n), w.reshape(-1)
-    u = rows_g * rows_xhat
-    s = np.matmul(u, w1) / n                       # mean(g w xhat), one per row
-    d = rows_g * w1
-    d -= (np.matmul(rows_g, w1) / n)[:, None]      # - mean(g w)
-    d -= np.multiply(rows_xhat, s[:, None], out=u)  # - xhat mean(g w xhat)
-    d *= invstd.reshape(-1, 1)
-    return d.reshape(g.shape)
 
 
 def _ln_dw(xp, g, ans, x, w=None, b=None, *, axes, eps, **kw):

@@ -311,11 +311,7 @@ def _pieces_forward(x, axis, sizes, squeeze):
 
 def _pieces_backward(xp, g, ans, x, *, axis, sizes, squeeze):
     """The input's gradient: the pieces' gradients concatenated, a run of pieces that
-    got none filled by one block of zeros; no copy when they already lie side by side
-    in one array (`_adjacent`)."""
-    whole = _adjacent(xp, g, x, axis, sizes, squeeze)
-    if whole is not None:
-        return [whole]
+    got none filled by one block of zeros."""
     parts, gap = [], 0
     for gk, s in zip(g, sizes):
         if gk is None:
@@ -328,29 +324,6 @@ def _pieces_backward(xp, g, ans, x, *, axis, sizes, squeeze):
     if gap:
         parts.append(_zeros_block(x, axis, gap))
     return [parts[0] if len(parts) == 1 else run(xp, cat, *parts, axis=axis)]
-
-
-def _adjacent(xp, g, x, axis, sizes, squeeze):
-    """The concatenation of the pieces' gradients when it is already there: each piece a
-    view of one C-contiguous array of x's shape and dtype, at the place its piece of x
-    has in x (attention's backward writes dq, dk, dv so, for the split of a fused q/k/v
-    projection: ops/rules/attention.py `_sdpa_backward`). That array, else None."""
-    if xp is not np or squeeze or any(type(gk) is not np.ndarray for gk in g):
-        return None
-    base = g[0].base
-    if (type(base) is not np.ndarray or not base.flags.c_contiguous
-            or base.size != x.size or base.dtype != x.dtype):
-        return None
-    whole = base.reshape(x.shape)
-    lead = (slice(None),) * axis
-    start = 0
-    for gk, n in zip(g, sizes):
-        want = whole[lead + (slice(start, start + n),)]
-        if (gk.base is not base or gk.shape != want.shape or gk.strides != want.strides
-                or gk.__array_interface__["data"][0] != want.__array_interface__["data"][0]):
-            return None
-        start += n
-    return whole
 
 
 def _zeros_block(x, axis, n):
