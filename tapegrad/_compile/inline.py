@@ -171,9 +171,10 @@ _ADAM = """\
         m, v, steps = pk.flat["exp_avg"], pk.flat["exp_avg_sq"], pk.flat["step"]
         np.concatenate(gs, axis=None, out=g)
         steps += 1
-        if wd != 0:  # AdamW's decay: p *= 1 - lr wd
+        if wd != 0:  # AdamW's decay: p *= 1 - lr wd (the same float for each)
+            decay = 1 - lr * wd
             for p in ps:
-                p *= 1 - lr * wd
+                p *= decay
         np.subtract(g, m, out=tmp)  # m += (1 - b1) (g - m)
         tmp *= 1 - b1
         m += tmp
@@ -244,7 +245,10 @@ def call(w, j, st):
         a = w.bind(f"A{j}", ins)
         w.emit(f"# clip_grad_norm_(max_norm={float(ins[1])!r}): the gradients' total 2-norm "
                "(a dot product each); above max_norm, each scaled by max_norm / (norm + 1e-6)")
-        w.emit(f"gs = [p.grad for p in {ps} if p.grad is not None]")
+        w.emit(f"gs = [g for g in map(gget, {ps}) if g is not None]")
+        w.emit(f"if len(gs) != len({ps}):")
+        w.emit(f"    gs = [p.grad for p in {ps} if p.grad is not None]  # (as eager reads "
+               "them: its warning on a non-leaf)")
         w.emit("ars = clip_arrays(gs)")
         w.emit("if ars is None:")
         w.emit(f"    {name}(*{a})")
