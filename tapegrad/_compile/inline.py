@@ -248,7 +248,7 @@ def call(w, j, st):
         w.emit(f"gs = [g for g in map(gget, {ps}) if g is not None]")
         w.emit(f"if len(gs) != len({ps}):")
         w.emit(f"    gs = [p.grad for p in {ps} if p.grad is not None]  # (as eager reads "
-               "them: its warning on a non-leaf)")
+               "them, warning on each non-leaf)")
         w.emit("ars = clip_arrays(gs)")
         w.emit("if ars is None:")
         w.emit(f"    {name}(*{a})")
