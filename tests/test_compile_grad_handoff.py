@@ -98,3 +98,27 @@ def test_retain_graph_gradients_match_torch_and_do_not_alias():
 def test_the_engine_does_not_decide_by_reference_counts():
     # the hand-off must not depend on how the interpreter counts references
     assert "getrefcount" not in inspect.getsource(engine)
+
+
+def test_a_compiled_replay_hands_one_array_two_leaves_received_to_one_only(monkeypatch):
+    # clone's rule returns the gradient itself, and add's passes it on to both clones: in
+    # the generated hand-off, two leaves' totals are one array under two names (the
+    # replay's identity check sends them through the engine, which copies); c's is its own
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", False)  # (replays only)
+    a, b, c = (tg.tensor(v, requires_grad=True) for v in ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0]))
+    at, bt, ct = (torch.tensor(v, requires_grad=True)
+                  for v in ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0]))
+
+    @tg.compile
+    def step():
+        loss = (a.clone() + b.clone() + c * 2.0).sum()
+        loss.backward()
+        return loss
+    (at.clone() + bt.clone() + ct * 2.0).sum().backward()
+    for _ in range(4):
+        a.grad = b.grad = c.grad = None
+        step()
+        assert not _shares(a.grad, b.grad)
+        for x, xt in ((a, at), (b, bt), (c, ct)):
+            np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+    assert step._runner.replays == 3  # (the first call captures)

@@ -504,13 +504,16 @@ def _hand_off(w, leaves):
     emit("# each leaf's total into its .grad (the engine's hand-off: a fresh array "
          "becomes .grad)")
     pad = ""
-    # fresh totals (an emitted rule's new array, a sum) are distinct arrays of their own:
-    # no check of identity or ownership is needed for them
-    known = all(f for _, _, f in leaves) and len({v for _, v, _ in leaves}) == len(leaves)
-    if len(leaves) > 1 and not known:
+    # fresh totals (an emitted rule's new array, a sum) are distinct arrays of their own,
+    # held by their variable only (each input's gradient goes to one target): no check
+    # of identity or ownership is needed for them; the others may be one array twice
+    check = [v for _, v, f in leaves if not f]
+    if len({v for _, v, _ in leaves}) != len(leaves):
+        check = [v for _, v, _ in leaves]  # (one variable for two leaves: the engine's)
+    if len(check) > 1:
         pad = "    "
-        ids = ", ".join(f"id({v})" for _, v, _ in leaves)
-        emit(f"if len({{{ids}}}) == {len(leaves)}:")
+        ids = ", ".join(f"id({v})" for v in check)
+        emit(f"if len({{{ids}}}) == {len(check)}:")
     for tv, v, fresh in leaves:
         own = "" if fresh else f" and {v}.base is None and {v}.flags.writeable"
         emit(f"{pad}if gget({tv}) is None and {tv}._hooks is None and {tv}._post_hooks is "
