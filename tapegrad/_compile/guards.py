@@ -194,7 +194,8 @@ def quick(last, args, cache):
         arrays.extend([t._data for t in cache[2]])
     if len(arrays) > 1:
         if last.distinct:
-            if len(set(map(id, arrays))) != len(arrays):
+            if (arrays[0] is arrays[1] if len(arrays) == 2
+                    else len(set(map(id, arrays))) != len(arrays)):
                 return None
         else:
             first = {}
