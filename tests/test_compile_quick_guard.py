@@ -109,6 +109,22 @@ def test_arguments_that_share_an_array():
     assert f._runner.captures == 2
 
 
+def test_three_arguments_two_of_which_share_an_array():
+    f = tg.compile(lambda a, b, c: (a * b * c).sum())
+    a, ta = _pair(rg=True)
+    b, tb = _pair(X + 1, rg=True)
+    c, tc = _pair(X - 1, rg=True)
+    for _ in range(3):
+        f(a, b, c).backward()
+        a.grad = b.grad = c.grad = None
+    _ = f._runner.hot is not None or pytest.fail("the quick guard is not armed")
+    f(a, b, a).backward()
+    (ta * tb * ta).sum().backward()
+    for x, xt in ((a, ta), (b, tb)):
+        np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+    assert f._runner.captures == 2
+
+
 def test_a_global_read_changes():
     global SCALE
     SCALE = 2.0
