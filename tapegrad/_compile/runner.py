@@ -32,6 +32,12 @@ _LATE = "a parameter's shape, dtype or requires_grad"
 _CLOSE, _LONGEST = 1.1, 4  # a trial this close goes on, up to this many times as long
 
 
+def _failed(pyg):
+    """The first of a variant's Python guards that fails (python_guards.py), or None (the
+    one test of them, for the quick path and the lookup alike)."""
+    return pyg.check() if pyg.items or pyg.modules else None
+
+
 class Runner:
     def __init__(self, fn, module=None, fullgraph=False):
         self.fn = fn            # the eager call: module.__call__ or the function
@@ -66,8 +72,8 @@ class Runner:
             # that variant was the first of its key, so the lookup below would take it
             ext = guards.quick(hot, args, self.mcache)
             if ext is not None:
-                entry, pyg = hot.entry, hot.pyg
-                if not (pyg.items or pyg.modules) or pyg.check() is None:
+                entry = hot.entry
+                if _failed(hot.pyg) is None:
                     values, kept = entry.run(ext)
                     if values is not None:
                         return self._result(entry, values, kept, ext)
@@ -78,11 +84,10 @@ class Runner:
         variants = self.cache.get(key)
         if variants is not None:
             for k, (pyg, entry) in enumerate(variants):
-                if pyg.items or pyg.modules:
-                    failed = pyg.check()
-                    if failed is not None:
-                        self.failed = failed
-                        continue
+                failed = _failed(pyg)
+                if failed is not None:
+                    self.failed = failed
+                    continue
                 if entry is EAGER:
                     return self.fn(*args, **kwargs)
                 if entry.trial is not None:
