@@ -122,3 +122,34 @@ def test_a_compiled_replay_hands_one_array_two_leaves_received_to_one_only(monke
         for x, xt in ((a, at), (b, bt), (c, ct)):
             np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
     assert step._runner.replays == 3  # (the first call captures)
+
+
+def test_every_grad_a_compiled_step_hands_off_owns_its_memory(monkeypatch):
+    # as the engine's: a gradient becomes .grad as it is only when it owns its memory
+    # (the sums of a linear's bias and a 1-D layer norm's weight), a view is copied (the
+    # (4, 5) layer norm's weight sum reshaped); the values are eager's
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", False)
+    x = tg.tensor(np.linspace(-1, 1, 3 * 2 * 4 * 5, dtype=np.float32).reshape(3, 2, 4, 5))
+
+    def make():
+        tg.manual_seed(0)
+        return tg.nn.Sequential(tg.nn.LayerNorm((4, 5)), tg.nn.Linear(5, 5),
+                                tg.nn.LayerNorm(5))
+
+    def step_of(model, opt):
+        def step():
+            opt.zero_grad()
+            loss = model(x).square().sum()
+            loss.backward()
+            return loss
+        return step
+    models = [make(), make()]
+    opts = [tg.optim.SGD(m.parameters(), lr=0.0) for m in models]
+    eager, compiled = step_of(models[0], opts[0]), tg.compile(step_of(models[1], opts[1]))
+    for _ in range(4):
+        eager()
+        compiled()
+    assert compiled._runner.replays == 3
+    for p, q in zip(models[0].parameters(), models[1].parameters()):
+        assert q.grad._data.base is None and p.grad._data.base is None
+        np.testing.assert_array_equal(q.grad.numpy(), p.grad.numpy())
