@@ -153,3 +153,31 @@ def test_every_grad_a_compiled_step_hands_off_owns_its_memory(monkeypatch):
     for p, q in zip(models[0].parameters(), models[1].parameters()):
         assert q.grad._data.base is None and p.grad._data.base is None
         np.testing.assert_array_equal(q.grad.numpy(), p.grad.numpy())
+
+
+def test_a_broadcast_bias_gradient_summed_is_handed_off_as_the_engine_does(monkeypatch):
+    # `x @ w + b` with b of shape (5,) (axes added) and (1, 5) (an axis stretched): the
+    # fitted sums are new arrays, stolen into .grad; a (2, 5) c reaches its grad as is
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", False)
+    r = np.random.default_rng(0)
+    x = tg.tensor(r.standard_normal((2, 3, 4)).astype(np.float32))
+    init = [r.standard_normal(s).astype(np.float32) for s in ((4, 5), (5,), (1, 5), (2, 1, 5))]
+
+    def step_of(w, b, b2, c):
+        def step():  # (the tensors as closure variables: guarded, as a list's are not)
+            loss = ((x @ w + b + b2) * c).sum()
+            loss.backward()
+            return loss
+        return step
+    sides = [[tg.tensor(a, requires_grad=True) for a in init] for _ in range(2)]
+    eager, compiled = step_of(*sides[0]), tg.compile(step_of(*sides[1]))
+    for _ in range(4):
+        for ps in sides:
+            for p in ps:
+                p.grad = None
+        eager()
+        compiled()
+    assert compiled._runner.replays == 3
+    for p, q in zip(*sides):
+        assert q.grad._data.base is None and p.grad._data.base is None
+        np.testing.assert_array_equal(q.grad.numpy(), p.grad.numpy())

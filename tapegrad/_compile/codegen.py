@@ -463,7 +463,8 @@ def _backward(w, st):
                 elif k not in leaves:
                     tv = w.bind(f"E{k}", late[k - plan.n_ext]) if k >= plan.n_ext \
                         else f"ext[{k}]"
-                    fresh = meta is not None and meta[2] and x == names[i][0]
+                    fresh = meta is not None and (meta[2] and x == names[i][0]
+                                                  or _fit_is_new(x, meta, shape, dtype))
                     if _NAME.fullmatch(x):
                         leaves[k] = [tv, x, fresh]  # (a variable: no copy of the name)
                     else:
@@ -492,6 +493,19 @@ def _backward(w, st):
             emit("L = None")
         return
     _hand_off(w, list(leaves.values()))
+
+
+def _fit_is_new(x, meta, shape, dtype):
+    """`x` is _fitted's `fit` of a gradient of known (shape, dtype) `meta` to (shape,
+    dtype) that makes a new array: engine.sum_to's reduction (axes added or stretched by
+    broadcasting) or the cast (a bias's gradient summed over the batch); not a reshape."""
+    if not x.startswith("x") or meta is None:
+        return False
+    gs, shape = tuple(meta[0]), tuple(shape)
+    if gs == shape:
+        return meta[1] != dtype  # (astype: a copy)
+    lead = len(gs) - len(shape)
+    return lead > 0 or (lead == 0 and any(s == 1 and gs[q] != 1 for q, s in enumerate(shape)))
 
 
 def _hand_off(w, leaves):
