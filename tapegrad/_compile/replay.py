@@ -35,9 +35,9 @@ class Plan:
     it is a step of the call: whole-step capture), the ext steps' tensors (`late`) and
     their (shape, dtype, requires_grad) as captured (`late_meta`, checked per call)."""
 
-    __slots__ = ("steps", "n_ext", "outputs", "out_types", "out_rg", "schedule", "op",
+    __slots__ = ("one", "steps", "n_ext", "outputs", "out_types", "out_rg", "schedule", "op",
                  "keep", "spec", "late", "late_meta", "code", "run", "trial", "meta",
-                 "dup_ext", "const_out", "one")
+                 "dup_ext", "const_out")
 
     def __init__(self, cap, outputs, out_tensors, schedule, spec):
         self.steps = cap.steps
