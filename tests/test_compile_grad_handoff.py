@@ -98,3 +98,86 @@ def test_retain_graph_gradients_match_torch_and_do_not_alias():
 def test_the_engine_does_not_decide_by_reference_counts():
     # the hand-off must not depend on how the interpreter counts references
     assert "getrefcount" not in inspect.getsource(engine)
+
+
+def test_a_compiled_replay_hands_one_array_two_leaves_received_to_one_only(monkeypatch):
+    # clone's rule returns the gradient itself, and add's passes it on to both clones: in
+    # the generated hand-off, two leaves' totals are one array under two names (the
+    # replay's identity check sends them through the engine, which copies); c's is its own
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", False)  # (replays only)
+    a, b, c = (tg.tensor(v, requires_grad=True) for v in ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0]))
+    at, bt, ct = (torch.tensor(v, requires_grad=True)
+                  for v in ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0]))
+
+    @tg.compile
+    def step():
+        loss = (a.clone() + b.clone() + c * 2.0).sum()
+        loss.backward()
+        return loss
+    (at.clone() + bt.clone() + ct * 2.0).sum().backward()
+    for _ in range(4):
+        a.grad = b.grad = c.grad = None
+        step()
+        assert not _shares(a.grad, b.grad)
+        for x, xt in ((a, at), (b, bt), (c, ct)):
+            np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+    assert step._runner.replays == 3  # (the first call captures)
+
+
+def test_every_grad_a_compiled_step_hands_off_owns_its_memory(monkeypatch):
+    # as the engine's: a gradient becomes .grad as it is only when it owns its memory
+    # (the sums of a linear's bias and a 1-D layer norm's weight), a view is copied (the
+    # (4, 5) layer norm's weight sum reshaped); the values are eager's
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", False)
+    x = tg.tensor(np.linspace(-1, 1, 3 * 2 * 4 * 5, dtype=np.float32).reshape(3, 2, 4, 5))
+
+    def make():
+        tg.manual_seed(0)
+        return tg.nn.Sequential(tg.nn.LayerNorm((4, 5)), tg.nn.Linear(5, 5),
+                                tg.nn.LayerNorm(5))
+
+    def step_of(model, opt):
+        def step():
+            opt.zero_grad()
+            loss = model(x).square().sum()
+            loss.backward()
+            return loss
+        return step
+    models = [make(), make()]
+    opts = [tg.optim.SGD(m.parameters(), lr=0.0) for m in models]
+    eager, compiled = step_of(models[0], opts[0]), tg.compile(step_of(models[1], opts[1]))
+    for _ in range(4):
+        eager()
+        compiled()
+    assert compiled._runner.replays == 3
+    for p, q in zip(models[0].parameters(), models[1].parameters()):
+        assert q.grad._data.base is None and p.grad._data.base is None
+        np.testing.assert_array_equal(q.grad.numpy(), p.grad.numpy())
+
+
+def test_a_broadcast_bias_gradient_summed_is_handed_off_as_the_engine_does(monkeypatch):
+    # `x @ w + b` with b of shape (5,) (axes added) and (1, 5) (an axis stretched): the
+    # fitted sums are new arrays, stolen into .grad; a (2, 5) c reaches its grad as is
+    monkeypatch.setattr(tg._dynamo.config, "fallback_if_slower", False)
+    r = np.random.default_rng(0)
+    x = tg.tensor(r.standard_normal((2, 3, 4)).astype(np.float32))
+    init = [r.standard_normal(s).astype(np.float32) for s in ((4, 5), (5,), (1, 5), (2, 1, 5))]
+
+    def step_of(w, b, b2, c):
+        def step():  # (the tensors as closure variables: guarded, as a list's are not)
+            loss = ((x @ w + b + b2) * c).sum()
+            loss.backward()
+            return loss
+        return step
+    sides = [[tg.tensor(a, requires_grad=True) for a in init] for _ in range(2)]
+    eager, compiled = step_of(*sides[0]), tg.compile(step_of(*sides[1]))
+    for _ in range(4):
+        for ps in sides:
+            for p in ps:
+                p.grad = None
+        eager()
+        compiled()
+    assert compiled._runner.replays == 3
+    for p, q in zip(*sides):
+        assert q.grad._data.base is None and p.grad._data.base is None
+        np.testing.assert_array_equal(q.grad.numpy(), p.grad.numpy())

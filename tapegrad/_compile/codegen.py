@@ -481,7 +481,8 @@ def _backward(w, st):
                 elif k not in leaves:
                     tv = w.bind(f"E{k}", late[k - plan.n_ext]) if k >= plan.n_ext \
                         else f"ext[{k}]"
-                    fresh = meta is not None and meta[2] and x == names[i][0]
+                    fresh = meta is not None and (meta[2] and x == names[i][0]
+                                                  or _fit_is_new(x, meta, shape, dtype))
                     if _NAME.fullmatch(x):
                         leaves[k] = [tv, x, fresh]  # (a variable: no copy of the name)
                     else:
@@ -514,6 +515,19 @@ def _backward(w, st):
     _hand_off(w, list(leaves.values()))
 
 
+def _fit_is_new(x, meta, shape, dtype):
+    """`x` is _fitted's `fit` of a gradient of known (shape, dtype) `meta` to (shape,
+    dtype) that makes a new array: engine.sum_to's reduction (axes added or stretched by
+    broadcasting) or the cast (a bias's gradient summed over the batch); not a reshape."""
+    if not x.startswith("x") or meta is None:
+        return False
+    gs, shape = tuple(meta[0]), tuple(shape)
+    if gs == shape:
+        return meta[1] != dtype  # (astype: a copy)
+    lead = len(gs) - len(shape)
+    return lead > 0 or (lead == 0 and any(s == 1 and gs[q] != 1 for q, s in enumerate(shape)))
+
+
 def _hand_off(w, leaves):
     """accumulate_all written out: a fresh total becomes the leaf's `.grad` (stolen),
     anything else goes through the engine's `accumulate`. An array that reached two
@@ -524,13 +538,16 @@ def _hand_off(w, leaves):
     emit("# each leaf's total into its .grad (the engine's hand-off: a fresh array "
          "becomes .grad)")
     pad = ""
-    # fresh totals (an emitted rule's new array, a sum) are distinct arrays of their own:
-    # no check of identity or ownership is needed for them
-    known = all(f for _, _, f in leaves) and len({v for _, v, _ in leaves}) == len(leaves)
-    if len(leaves) > 1 and not known:
+    # fresh totals (an emitted rule's new array, a sum) are distinct arrays of their own,
+    # held by their variable only (each input's gradient goes to one target): no check
+    # of identity or ownership is needed for them; the others may be one array twice
+    check = [v for _, v, f in leaves if not f]
+    if len({v for _, v, _ in leaves}) != len(leaves):
+        check = [v for _, v, _ in leaves]  # (one variable for two leaves: the engine's)
+    if len(check) > 1:
         pad = "    "
-        ids = ", ".join(f"id({v})" for _, v, _ in leaves)
-        emit(f"if len({{{ids}}}) == {len(leaves)}:")
+        ids = ", ".join(f"id({v})" for v in check)
+        emit(f"if len({{{ids}}}) == {len(check)}:")
     for tv, v, fresh in leaves:
         own = "" if fresh else f" and {v}.base is None and {v}.flags.writeable"
         emit(f"{pad}if gget({tv}) is None and {tv}._hooks is None and {tv}._post_hooks is "

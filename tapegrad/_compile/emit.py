@@ -206,7 +206,7 @@ def ln_rule(i, g, ins, kw, metas, saved):
     if not lead:
         return [f"{{d}} = {a}"], metas[i] + (False,)
     return [f"{{d}} = sum_to_fwd({a}, axes={lead!r}, shape={tuple(metas[i][0])!r})"], \
-        metas[i] + (False,)
+        metas[i] + (len(metas[i][0]) == 1,)  # (a 1-D sum is a new array: _rowsum.py)
 
 
 def _embedding(ins, kw, metas):
@@ -329,7 +329,7 @@ def _linear_vjp(i, g, ans, ins, kw, metas, om):
         if not lead:
             return [f"{{o}} = {g}"], metas[2] + (False,)
         return [f"{{o}} = sum_to_fwd({g}, axes={lead!r}, shape={tuple(gs[len(lead):])!r})"], \
-            metas[2] + (False,)
+            metas[2] + (len(metas[2][0]) == 1,)  # (a 1-D sum is a new array: _rowsum.py)
     return None
 
 

@@ -17,12 +17,16 @@ The same arithmetic as `SGD._update_fast` (hyperparameters and the parameter lis
 at each replay, as eager reads them); a group with momentum, weight decay or maximize
 takes the optimizer's own step. Adam and AdamW steps are written out the same way:
 `adam_flat`'s operations on each group's flat state (optim/_flat.py), in its order (the
-same bits), when every group takes that path (`adam_plan`); amsgrad, maximize, Adam's
+same bits), when every group takes that path (`adam_plan`, its groups, packs and views
+kept between replays while they hold: `_Kept`); amsgrad, maximize, Adam's
 L2 weight decay, a lerp weight >= 0.5 or state the flat path cannot use take the
 optimizer's own step. `clip_grad_norm_` of a parameter list (the 2-norm, float32 or
 float64 gradients of one dtype) is written out as its common path. Every other call
 step is called as it is (codegen.py).
 """
+from operator import is_
+
+from ..core.grad_attribute import SLOT
 from ..optim.adam import Adam
 from ..optim.optimizer import Optimizer
 from ..optim.sgd import SGD
@@ -39,21 +43,24 @@ def plain_sgd(opt):
 _NUM = (int, float)
 
 
-def adam_plan(opt):
+def adam_plan(opt, memo=None):
     """[(group, pack, params, their arrays, their gradients' arrays)] for the groups with
     gradients when each takes `adam_flat`'s common path at this step (what eager's
-    `Adam._update_fast` would run, decided from the same values), else None."""
+    `Adam._update_fast` would run, decided from the same values), else None.
+
+    `memo` (a one-item list, the replay's own) keeps the last plan's parts that change
+    only with the optimizer's structure (`_Kept`): while they hold (checked each call),
+    the plan is rebuilt from them without `_pack` and its bookkeeping."""
     if "_none_grads_checked" not in opt.__dict__:  # the first step's warning: eager's
         return None
+    kept = memo[0] if memo is not None else None
+    if kept is not None:
+        plan = kept.plan(opt)
+        if plan is not None:
+            return plan
     plan = []
     for gi, grp in enumerate(opt.param_groups):
-        b1, b2 = grp["betas"]
-        lr, wd, eps = grp["lr"], grp["weight_decay"], grp["eps"]
-        if (grp["amsgrad"] or grp["maximize"] or grp.get("foreach") is False
-                or not (type(b1) in _NUM and type(b2) in _NUM and type(lr) in _NUM
-                        and type(wd) in _NUM and type(eps) in _NUM)
-                or (wd != 0 and not grp.get("decoupled_weight_decay", False))
-                or not abs(1 - b1) < 0.5):
+        if not _adam_common(grp):
             return None
         params = [p for p in grp["params"] if p.grad is not None]
         if not params:
@@ -63,7 +70,81 @@ def adam_plan(opt):
             return None
         plan.append((grp, pack, params, [p._data for p in params],
                      [p.grad._data for p in params]))
+    if memo is not None:
+        memo[0] = _Kept(opt, plan)
     return plan
+
+
+def _adam_common(grp):
+    """The group's hyperparameters take adam_flat's common path (read now, each step)."""
+    b1, b2 = grp["betas"]
+    lr, wd, eps = grp["lr"], grp["weight_decay"], grp["eps"]
+    return not (grp["amsgrad"] or grp["maximize"] or grp.get("foreach") is False
+                or not (type(b1) in _NUM and type(b2) in _NUM and type(lr) in _NUM
+                        and type(wd) in _NUM and type(eps) in _NUM)
+                or (wd != 0 and not grp.get("decoupled_weight_decay", False))
+                or not abs(1 - b1) < 0.5)
+
+
+_gget = SLOT.__get__
+
+
+class _Kept:
+    """The parts of an Adam plan fixed by the optimizer's structure: the groups (the same
+    dicts, the same parameter lists holding the same parameters), every parameter with a
+    gradient, each group's pack (still the optimizer's, holding the parameters' state:
+    `FlatPack.holds`, written out) and its steps equal. `plan()` checks them all and
+    returns the plan with this step's arrays, or None (then adam_plan decides afresh:
+    also when a parameter has no gradient, which eager's reads would warn about)."""
+
+    def __init__(self, opt, plan):
+        self.groups = opt.param_groups
+        self.packs = opt.__dict__.get("_packs")
+        used = {id(grp): pack for grp, pack, _, _, _ in plan}
+        self.each = []  # per group: (group, its list, its parameters, pack, the views)
+        for gi, grp in enumerate(self.groups):
+            pack = used.get(id(grp))
+            params = tuple(grp["params"])
+            if pack is None or pack.params != params:
+                self.each = None  # (a group without gradients: decided afresh)
+                return
+            views = list(zip(*(pack.views[n] for n in ("exp_avg", "exp_avg_sq", "step"))))
+            self.each.append((grp, grp["params"], params, gi, pack, views))
+
+    def plan(self, opt):
+        each = self.each
+        groups = opt.param_groups
+        if (each is None or groups is not self.groups or len(groups) != len(each)
+                or opt.__dict__.get("_packs") is not self.packs):
+            return None
+        state = opt.state
+        plan = []
+        for group, (grp, lst, params, gi, pack, views) in zip(groups, each):
+            if (group is not grp or grp["params"] is not lst or len(lst) != len(params)
+                    or not all(map(is_, lst, params)) or not _adam_common(grp)
+                    or self.packs.get(gi) is not pack or len(pack.views) != 3):
+                return None
+            grads = list(map(_gget, params))
+            for g in grads:
+                if g is None:
+                    return None
+            try:  # FlatPack.holds: each parameter's state is still the pack's views
+                for p, (m, v, s) in zip(params, views):
+                    st = state.get(p)
+                    if (st["exp_avg"]._data is not m or st["exp_avg_sq"]._data is not v
+                            or st["step"]._data is not s):
+                        return None
+            except (TypeError, KeyError, AttributeError):
+                return None  # (no state, a buffer missing or replaced by something else)
+            # every parameter at the same step (one bias correction: _pack's test); the
+            # values as a list (the comparison NumPy's min and max would make)
+            steps = pack.flat["step"].tolist()
+            s = steps[0]
+            if s != s or steps.count(s) != len(steps):
+                return None
+            plan.append((grp, pack, list(params), [p._data for p in params],
+                         [g._data for g in grads]))
+        return plan
 
 
 def clip_arrays(grads):
@@ -90,9 +171,10 @@ _ADAM = """\
         m, v, steps = pk.flat["exp_avg"], pk.flat["exp_avg_sq"], pk.flat["step"]
         np.concatenate(gs, axis=None, out=g)
         steps += 1
-        if wd != 0:  # AdamW's decay: p *= 1 - lr wd
+        if wd != 0:  # AdamW's decay: p *= 1 - lr wd (the same float for each)
+            decay = 1 - lr * wd
             for p in ps:
-                p *= 1 - lr * wd
+                p *= decay
         np.subtract(g, m, out=tmp)  # m += (1 - b1) (g - m)
         tmp *= 1 - b1
         m += tmp
@@ -146,7 +228,8 @@ def call(w, j, st):
         name = w.bind(f"step_{j}", fn)
         w.emit(f"# {type(ins[0]).__name__}.step: adam_flat's update of each group's flat "
                "state, hyperparameters and steps read now")
-        w.emit(f"P = adam_plan({o})")
+        memo = w.bind(f"AP{j}", [None])
+        w.emit(f"P = adam_plan({o}, {memo})")
         w.emit("if P is None:")
         w.emit(f"    {name}({o})")
         w.emit("else:")
@@ -162,7 +245,10 @@ def call(w, j, st):
         a = w.bind(f"A{j}", ins)
         w.emit(f"# clip_grad_norm_(max_norm={float(ins[1])!r}): the gradients' total 2-norm "
                "(a dot product each); above max_norm, each scaled by max_norm / (norm + 1e-6)")
-        w.emit(f"gs = [p.grad for p in {ps} if p.grad is not None]")
+        w.emit(f"gs = [g for g in map(gget, {ps}) if g is not None]")
+        w.emit(f"if len(gs) != len({ps}):")
+        w.emit(f"    gs = [p.grad for p in {ps} if p.grad is not None]  # (as eager reads "
+               "them, warning on each non-leaf)")
         w.emit("ars = clip_arrays(gs)")
         w.emit("if ars is None:")
         w.emit(f"    {name}(*{a})")

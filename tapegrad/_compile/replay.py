@@ -35,7 +35,7 @@ class Plan:
     it is a step of the call: whole-step capture), the ext steps' tensors (`late`) and
     their (shape, dtype, requires_grad) as captured (`late_meta`, checked per call)."""
 
-    __slots__ = ("steps", "n_ext", "outputs", "out_types", "out_rg", "schedule", "op",
+    __slots__ = ("one", "steps", "n_ext", "outputs", "out_types", "out_rg", "schedule", "op",
                  "keep", "spec", "late", "late_meta", "code", "run", "trial", "meta",
                  "grads_found",
                  "dup_ext", "const_out")
@@ -67,6 +67,12 @@ class Plan:
             v = unflatten([s.value for s in outputs], spec)
             if v is None or type(v) in (bool, int, float, str):
                 self.const_out = (v,)
+        # a call that returns one tensor: (its slot, its class, requires grad): the runner
+        # makes it without outputs() and unflatten when it needs no node
+        self.one = None
+        if (len(outputs) == 1 and type(outputs[0]) is int and spec.is_leaf()
+                and self.out_types[0] is not None):
+            self.one = (outputs[0], self.out_types[0]._result_type, self.out_rg[0])
         # the steps whose arrays the backward reads
         keep = set(j for j, _ in schedule.order) if schedule else set()
         for st in cap.steps:

@@ -21,7 +21,7 @@ from .._dynamo.reset import runners
 from .._func.pytree import flatten, unflatten
 from ..core import tape as _tape
 from ..core.state import state
-from ..core.tensor_base import TensorBase
+from ..core.tensor_base import TensorBase, make
 from . import guards, python_guards, replay, schedule
 from .capture import Capture
 
@@ -30,6 +30,12 @@ _clock = time.thread_time
 TRIES = 2
 _LATE = "a parameter's shape, dtype or requires_grad"
 _CLOSE, _LONGEST = 1.1, 4  # a trial this close goes on, up to this many times as long
+
+
+def _failed(pyg):
+    """The first of a variant's Python guards that fails (python_guards.py), or None (the
+    one test of them, for the quick path and the lookup alike)."""
+    return pyg.check() if pyg.items or pyg.modules else None
 
 
 class Runner:
@@ -53,23 +59,35 @@ class Runner:
         self.mcache = [None, None, None]  # guards.key's module part, per structure epoch
         self.last = None  # (plan, 0 eager / 1 replay, time) of a trial call (_trial)
         self.slow = False  # a trial found the replay slower: eager from then on
+        self.hot = None  # guards.Last of the variant that replayed last: tested first
 
     def __call__(self, *args, **kwargs):
         if self.slow:  # a replay lost to eager: this callable runs eagerly, guards and all
             return self.fn(*args, **kwargs)
         if self.pending is not None:
             self._settle()
+        hot = self.hot
+        if hot is not None and not kwargs:
+            # the same key as the last replayed call, tested directly (guards.quick):
+            # that variant was the first of its key, so the lookup below would take it
+            ext = guards.quick(hot, args, self.mcache)
+            if ext is not None:
+                entry = hot.entry
+                if _failed(hot.pyg) is None:
+                    values, kept = entry.run(ext)
+                    if values is not None:
+                        return self._result(entry, values, kept, ext)
+                self.hot = None  # (then the lookup below says why, as it always did)
         key, ext = guards.key(self.module, args, kwargs, self.mcache)
         if key is None:
             return self.fn(*args, **kwargs)
         variants = self.cache.get(key)
         if variants is not None:
-            for pyg, entry in variants:
-                if pyg.items or pyg.modules:
-                    failed = pyg.check()
-                    if failed is not None:
-                        self.failed = failed
-                        continue
+            for k, (pyg, entry) in enumerate(variants):
+                failed = _failed(pyg)
+                if failed is not None:
+                    self.failed = failed
+                    continue
                 if entry is EAGER:
                     return self.fn(*args, **kwargs)
                 if entry.trial is not None:
@@ -78,21 +96,32 @@ class Runner:
                         continue
                     if self._trial(key, entry):
                         return self.fn(*args, **kwargs)  # (a timed eager call)
+                hot = (guards.remember(entry, pyg, self.module, args, kwargs, key,
+                                       self.mcache)
+                       if k == 0 and entry.trial is None else None)
                 values, kept = entry.run(ext)  # (it checks the tensors read as globals)
                 if values is None:
                     self.failed = _LATE
                     continue
-                self.replays += 1
-                if entry.const_out is not None:
-                    return entry.const_out[0]
-                if entry.late:
-                    ext = list(ext) + list(entry.late)
-                leaves = replay.outputs(entry, values, kept, ext, state.grad_enabled)
-                return unflatten(leaves, entry.spec)
+                self.hot = hot
+                return self._result(entry, values, kept, ext)
         if self.captures >= config.recompile_limit:
             self._warn()
             return self.fn(*args, **kwargs)
         return self._capture(key, ext, args, kwargs)
+
+    def _result(self, plan, values, kept, ext):
+        """The replayed call's return value."""
+        self.replays += 1
+        if plan.const_out is not None:
+            return plan.const_out[0]
+        one = plan.one
+        if one is not None and not (one[2] and state.grad_enabled):
+            return make(one[1], values[one[0]])  # one tensor, no graph: as outputs() makes it
+        if plan.late:
+            ext = list(ext) + list(plan.late)
+        leaves = replay.outputs(plan, values, kept, ext, state.grad_enabled)
+        return unflatten(leaves, plan.spec)
 
     def _trial(self, key, plan):
         """Is the replay faster than eager? The first calls of a new plan alternate
