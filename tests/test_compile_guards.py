@@ -419,3 +419,17 @@ def test_parameters_held_in_a_dict_or_list_replay_and_a_replaced_one_is_seen():
     assert f._runner.replays == 2
     layers[0] = tg.ones(2, 2, requires_grad=True)  # a new tensor in the list: read afresh
     np.testing.assert_array_equal(f(x).detach().numpy(), loss_fn(x).detach().numpy())
+
+
+def test_an_input_of_other_strides_is_another_key():
+    # `x.view(-1)` of a transposed input raises in eager (torch's stride rule): a replay
+    # captured on a contiguous input must not reshape (copy) it silently
+    f = tg.compile(lambda x: x.view(-1) * 2)
+    a = tg.ones(3, 4)
+    for _ in range(3):
+        assert f(a).shape == (12,)
+    assert f._runner.replays == 2
+    with pytest.raises(RuntimeError):
+        f(tg.ones(4, 3).T)
+    with pytest.raises(RuntimeError):
+        torch.ones(4, 3).T.view(-1)

@@ -1,6 +1,6 @@
 """Guards: when may a call replay a capture? The key of everything a replay takes as given.
 
-    the call's structure (pytree spec), every input tensor's class, shape, dtype and
+    the call's structure (pytree spec), every input tensor's class, shape, strides, dtype and
     requires_grad, every other argument's value (hashable, or no key: eager), which
     arguments share an array (with each other or with a parameter), grad mode, the
     default dtype, each submodule's `training` and its attributes of plain types (bool,
@@ -65,10 +65,11 @@ def key(module, args, kwargs, cache=None):
 
 def _tensor_part(parts, which, t):
     """What a guard sees of a tensor: `which` (its type for an argument, its identity for a
-    parameter or buffer), shape, dtype and requires_grad."""
+    parameter or buffer), shape, strides, dtype and requires_grad."""
     a = t._data
     parts.append(which)
     parts.append(a.shape)
+    parts.append(a.strides)  # (a view of a transposed input: `x.view(-1)` refuses it)
     parts.append(a.dtype)
     parts.append(t._rg)
 
@@ -127,7 +128,7 @@ class Last:
 
     def __init__(self, entry, pyg, args, grad, dtype, epoch, mparts, shared):
         self.entry, self.pyg = entry, pyg
-        self.args = args      # per argument: (type, shape, dtype, requires_grad) of a
+        self.args = args      # per argument: (type, shape, dtype, requires_grad, strides) of a
         self.grad = grad      # tensor, (type, value) of a plain value
         self.dtype = dtype    # the default dtype as dtypes.py keeps it (a NumPy dtype)
         self.epoch = epoch    # the structure epoch: the module part as it was
@@ -146,7 +147,7 @@ def remember(entry, pyg, module, args, kwargs, key, cache):
     for x in args:
         if isinstance(x, TensorBase):
             a = x._data
-            metas.append((type(x), a.shape, a.dtype, x._rg))
+            metas.append((type(x), a.shape, a.dtype, x._rg, a.strides))
         elif type(x) in _PLAIN:
             metas.append((type(x), x))
         else:
@@ -179,9 +180,9 @@ def quick(last, args, cache):
     for x, m in zip(args, metas):
         if type(x) is not m[0]:
             return None
-        if len(m) == 4:
+        if len(m) == 5:
             a = x._data
-            if a.shape != m[1] or a.dtype != m[2] or x._rg != m[3]:
+            if a.shape != m[1] or a.dtype != m[2] or x._rg != m[3] or a.strides != m[4]:
                 return None
             ext.append(x)
             arrays.append(a)
