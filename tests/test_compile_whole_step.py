@@ -114,6 +114,27 @@ def _assert_same(a, b):
                 f"step {step}, array {k} differs"
 
 
+def _eager_and_compiled(build, batches):
+    """`build()` -> (step, the arrays to compare after each step): the step run eagerly
+    and compiled on the same batches from the same seed; every array equal, and the
+    compiled one replayed after its capture. The compiled callable."""
+    recs = []
+    for compiled in (False, True):
+        tg.manual_seed(0)
+        step, state = build()
+        run = tg.compile(step) if compiled else step
+        rec = []
+        for x, y in batches:
+            rec.append(np.asarray(run(tg.tensor(x), tg.tensor(y))._data).copy())
+            rec += [np.asarray(a).copy() for a in state()]
+        recs.append(rec)
+    assert run._runner.replays == len(batches) - 1, run._runner.why
+    assert len(recs[0]) == len(recs[1])
+    for k, (a, b) in enumerate(zip(*recs)):
+        assert a.dtype == b.dtype and np.array_equal(a, b), k
+    return run
+
+
 @pytest.mark.parametrize("kind", ["mlp", "drop", "gpt"])
 @pytest.mark.parametrize("opt_name", ["sgd", "adam", "adamw"])
 def test_whole_step_equals_eager_bit_for_bit(kind, opt_name):
@@ -161,18 +182,22 @@ def test_gradient_accumulation_without_zero_grad():
     assert run._runner.replays == 7
 
 
-def test_eval_mode_and_a_replaced_parameter_are_seen():
-    tg.manual_seed(0)
-    model = DropMLP()
-    opt = tg.optim.SGD(model.parameters(), lr=0.1)
-
+def _plain_step(model, opt):
+    """The usual step: zero_grad, the loss, backward, the optimizer's step."""
     def step(x, y):
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         return loss
-    run = tg.compile(step)
+    return step
+
+
+def test_eval_mode_and_a_replaced_parameter_are_seen():
+    tg.manual_seed(0)
+    model = DropMLP()
+    opt = tg.optim.SGD(model.parameters(), lr=0.1)
+    run = tg.compile(_plain_step(model, opt))
     (x, y), = _batches("drop", 1)
     x, y = tg.tensor(x), tg.tensor(y)
     for _ in range(3):
@@ -376,31 +401,12 @@ class TiedLM(nn.Module):
 def test_a_view_of_a_parameter_in_the_forward_replays(opt_name):
     # W.T's array changes with W when the step's optimizer updates W: still the step the
     # replay repeats (it makes the view again where the forward made it)
-    batches = [(b[0], b[1][:32]) for b in _batches("gpt", 6)]
-
-    def train(compiled):
-        tg.manual_seed(0)
+    def build():
         model = TiedLM()
         opt = _opt(opt_name, model.parameters())
-
-        def step(x, y):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-        run = tg.compile(step) if compiled else step
-        rec = []
-        for x, y in batches:
-            rec.append(run(tg.tensor(x), tg.tensor(y))._data.copy())
-            rec += [p._data.copy() for p in model.parameters()]
-            rec += [p.grad._data.copy() for p in model.parameters()]
-        return run, rec
-    _, want = train(False)
-    run, got = train(True)
-    assert run._runner.replays == len(batches) - 1, run._runner.why
-    for k, (a, b) in enumerate(zip(want, got)):
-        assert np.array_equal(a, b), k
+        return _plain_step(model, opt), lambda: [p._data for p in model.parameters()] + [
+            p.grad._data for p in model.parameters()]
+    _eager_and_compiled(build, [(b[0], b[1][:32]) for b in _batches("gpt", 6)])
 
 
 @pytest.mark.parametrize("view", [True, False])
@@ -463,8 +469,7 @@ def test_micro_steps_accumulated_inside_one_compiled_step():
     batches = [(r.standard_normal((4, 6)).astype(np.float32), r.integers(0, V, 4))
                for _ in range(6)]
 
-    def train(compiled):
-        tg.manual_seed(0)
+    def build():
         model = nn.Sequential(nn.Linear(6, 16), nn.GELU(), nn.Linear(16, V))
         opt = tg.optim.AdamW(model.parameters(), lr=1e-2)
         sched = tg.optim.lr_scheduler.StepLR(opt, 2, 0.5)
@@ -479,20 +484,10 @@ def test_micro_steps_accumulated_inside_one_compiled_step():
             opt.zero_grad(set_to_none=True)
             sched.step()
             return loss
-        run = tg.compile(step) if compiled else step
-        rec = []
-        for x, y in batches:
-            rec.append(run(tg.tensor(x), tg.tensor(y))._data.copy())
-            rec += [p._data.copy() for p in model.parameters()]
-            rec += [v._data.copy() for st in opt.state.values() for v in st.values()
-                    if isinstance(v, tg.Tensor)]
-        return run, rec
-    _, want = train(False)
-    run, got = train(True)
-    assert run._runner.replays == len(batches) - 1, run._runner.why
-    assert len(want) == len(got)
-    for k, (a, b) in enumerate(zip(want, got)):
-        assert np.array_equal(a, b), k
+        return step, lambda: [p._data for p in model.parameters()] + [
+            v._data for st in opt.state.values() for v in st.values()
+            if isinstance(v, tg.Tensor)]
+    _eager_and_compiled(build, batches)
 
 
 # ---- the learners' own update loops, compiled ------------------------------------------------
@@ -550,24 +545,13 @@ def _d2l_step(parameters):
 
 @pytest.mark.parametrize("make_step", [_zero_to_hero_step, _d2l_step])
 def test_the_learners_update_loops_replay_bit_for_bit(make_step):
-    def train(compiled):
+    def build():
         parameters = _learner_params()
-        step = make_step(parameters)
-        run = tg.compile(step) if compiled else step
-        rec = []
-        for x, y in _learner_batches():
-            rec.append(run(tg.tensor(x), tg.tensor(y))._data.copy())
-            rec += [p._data.copy() for p in parameters]
-            rec += [p.grad._data.copy() for p in parameters]
-            rec += [p._version for p in parameters]
-        return run, rec
-    _, want = train(False)
-    run, got = train(True)
-    assert run._runner.replays == len(_learner_batches()) - 1, run._runner.why
-    for k, (a, b) in enumerate(zip(want, got)):
-        assert np.array_equal(a, b), k
-    code = run.explain()
-    assert "write_into" in code  # the update, written out as the step it is
+        return make_step(parameters), lambda: (
+            [p._data for p in parameters] + [p.grad._data for p in parameters]
+            + [np.array(p._version) for p in parameters])
+    run = _eager_and_compiled(build, _learner_batches())
+    assert "write_into" in run.explain()  # the update, written out as the step it is
 
 
 def test_a_branch_on_whether_a_grad_is_none_is_a_guard():

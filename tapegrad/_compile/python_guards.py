@@ -216,17 +216,11 @@ class Guards:
         (`self.scales[0]`, `self.config.dropout`): guards by their contents (guards.py's
         key of a module has its plain attributes only, and changing a list's item moves
         no epoch)."""
-        seen, stack = set(), [module]
-        while stack:
-            m = stack.pop()
-            if id(m) in seen:
-                continue
-            seen.add(id(m))
+        for m in module.modules():  # (once, when capturing: torch's walk will do)
             d = m.__dict__
             for name, v in d.items():
                 if name[0] != "_" and not _plain(v) and _fingerprint(v) is not None:
                     self.add(d, name, v, f"attribute {name} of {type(m).__name__}")
-            stack.extend(c for c in d["_modules"].values() if c is not None)
 
     def check(self):
         """The first guard that fails (its description), or None: all hold."""
