@@ -580,3 +580,24 @@ def test_a_branch_on_whether_a_grad_is_none_is_a_guard():
         np.testing.assert_array_equal(a, b)
     assert run._runner.captures == 2 and run._runner.replays == 3, run._runner.why
     assert "is None) ==" in run.explain()
+
+
+def test_a_change_the_tape_cannot_see_after_a_recorded_write_still_runs_eagerly():
+    # the recorded update marks W as it left it; a write no op made afterwards (straight
+    # into the array) is still a change the replay would not repeat
+    W = tg.tensor(np.ones((3, 4), dtype=np.float32), requires_grad=True)
+    params = [W]
+
+    def step(x):
+        loss = (x @ params[0].T).sum()
+        loss.backward()
+        with tg.no_grad():
+            params[0] -= 0.1 * params[0].grad
+        params[0]._data[0, 0] += 1.0  # (no op of the library: the tape is blind to it)
+        params[0].grad = None
+        return loss
+    f = tg.compile(step)
+    for _ in range(3):
+        f(tg.ones(2, 4))
+    assert f._runner.replays == 0 and "changed" in next(iter(f._runner.why.values()))
+    np.testing.assert_allclose(W.detach().numpy()[0, 0], 1.0 + 3 * (1.0 - 0.2), rtol=1e-6)

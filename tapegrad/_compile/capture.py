@@ -311,13 +311,14 @@ class Capture:
         self._add_step(Step(BACKWARD, sch, (root,), {}, 0, (), (a.shape, a.dtype)), [])
         return out
 
-    def _mark_externals(self):
-        """The externals as a call step or a recorded write left them: what the next
-        check compares with."""
+    def _mark_externals(self, only=None):
+        """The externals (those numbered `only`) as a call step or a recorded write left
+        them: what the next check compares with."""
         self.moved = True  # (views of them may have moved with them since the forward)
-        self.ext_versions = [t._version_counter[0] for t in self.externals]
-        if self.before is not None:
-            self.before = [a.copy() for a in self.ext_arrays]
+        for k in range(len(self.externals)) if only is None else only:
+            self.ext_versions[k] = self.externals[k]._version_counter[0]
+            if self.before is not None:
+                self.before[k] = self.ext_arrays[k].copy()
 
     def _check_python(self):
         """The dicts, lists, user objects and optimizers the call reads, unchanged by its
@@ -327,16 +328,16 @@ class Capture:
         if what is not None:
             self.brk(f"the call's Python changed {what} (a replay would not)")
 
-    def _check_externals(self):
-        """The externals unchanged since the call began or the last call step ended, but
-        by host steps."""
-        for t, v, a in zip(self.externals, self.ext_versions, self.ext_arrays):
-            if t._version_counter[0] != v or t._data is not a:
+    def _check_externals(self, only=None):
+        """The externals (those numbered `only`) unchanged since the call began or the
+        last call step or recorded write left them, but by host steps."""
+        for k in range(len(self.externals)) if only is None else only:
+            t, a = self.externals[k], self.ext_arrays[k]
+            if t._version_counter[0] != self.ext_versions[k] or t._data is not a:
                 return self.brk("an input, parameter or buffer changed in place")
-        if self.before is not None:
-            for a, b in zip(self.ext_arrays, self.before):
-                if id(a) not in self.host_args and not _same(a, b):
-                    return self.brk("an input, parameter or buffer changed outside the ops")
+            if (self.before is not None and id(a) not in self.host_args
+                    and not _same(a, self.before[k])):
+                return self.brk("an input, parameter or buffer changed outside the ops")
 
     def _views_external(self, a):
         """Is `a` a view of an input, parameter or buffer? (`x @ W.T`: W.T's slot changes
@@ -355,19 +356,22 @@ class Capture:
         """`t`'s array := `res`'s (an in-place op outside the graph): done, and recorded
         as a host step when both arrays are the tape's (checked unchanged before: only
         recorded writes may change the externals)."""
+        owner = _owner(t._data)
+        ks = [k for k, a in enumerate(self.ext_arrays) if _owner(a) is owner]
         if self.broken is None:
-            self._check_externals()
-            owner = _owner(t._data)
-            if any(_owner(a) is owner for a in self.ext_arrays[:self.n_ext]):
+            if any(k < self.n_ext for k in ks):
                 # (a replay would write into the call's new argument, but could not count
                 # the write on that tensor's version as eager does)
                 self.brk("an argument of the call changed in place")
+            else:  # (the others are checked at the next call step or the end)
+                self._check_externals(ks)
         write_into(t._data, res._data, t._version_counter)
         if self.broken is not None:
             return
         self.host(write_into, (t._data, res._data, t._version_counter), None)
+        self.host_args.discard(id(t._data))  # (marked below: later changes still checked)
         self._resum(t._data)
-        self._mark_externals()
+        self._mark_externals(ks)
 
     def _resum(self, arr):
         """The slots on `arr`'s memory hold new values (a recorded change): their sums."""
