@@ -433,3 +433,25 @@ def test_an_input_of_other_strides_is_another_key():
         f(tg.ones(4, 3).T)
     with pytest.raises(RuntimeError):
         torch.ones(4, 3).T.view(-1)
+
+
+def test_a_tensor_kept_as_a_plain_module_attribute_replays_and_a_new_one_is_seen():
+    # older model code keeps a mask as a plain attribute, not a buffer
+    class M(tg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = tg.nn.Linear(3, 3)
+            self.mask = tg.tensor(np.array([1.0, 0.0, 1.0], dtype=np.float32))
+
+        def forward(self, x):
+            return self.lin(x) * self.mask
+
+    m = M()
+    cm = tg.compile(m)
+    x = tg.ones(2, 3)
+    with tg.no_grad():
+        for k in range(5):
+            if k == 3:
+                m.mask = tg.tensor(np.array([0.0, 2.0, 0.0], dtype=np.float32))
+            np.testing.assert_array_equal(cm(x).numpy(), m(x).numpy())
+    assert cm._runner.replays == 3 and cm._runner.captures == 2, cm._runner.why

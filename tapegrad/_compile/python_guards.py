@@ -215,11 +215,14 @@ class Guards:
         """Each submodule's public attributes that hold a dict, a list or a user object
         (`self.scales[0]`, `self.config.dropout`): guards by their contents (guards.py's
         key of a module has its plain attributes only, and changing a list's item moves
-        no epoch)."""
+        no epoch); and those that hold a tensor, by identity."""
         for m in module.modules():  # (once, when capturing: torch's walk will do)
             d = m.__dict__
             for name, v in d.items():
-                if name[0] != "_" and not _plain(v) and _fingerprint(v) is not None:
+                if name[0] != "_" and not _plain(v) and (
+                        isinstance(v, TensorBase) or _fingerprint(v) is not None):
+                    # (a tensor kept as a plain attribute, no parameter or buffer:
+                    # `self.mask = tg.tril(...)`, guarded by identity, read by the call)
                     self.add(d, name, v, f"attribute {name} of {type(m).__name__}")
 
     def check(self):
