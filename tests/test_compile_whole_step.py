@@ -601,3 +601,23 @@ def test_a_change_the_tape_cannot_see_after_a_recorded_write_still_runs_eagerly(
         f(tg.ones(2, 4))
     assert f._runner.replays == 0 and "changed" in next(iter(f._runner.why.values()))
     np.testing.assert_allclose(W.detach().numpy()[0, 0], 1.0 + 3 * (1.0 - 0.2), rtol=1e-6)
+
+
+def test_a_python_number_the_step_returns_is_not_frozen():
+    # the step returns its optimizer's lr, which the scheduler inside changes each call:
+    # a replay would return the captured number
+    m = nn.Linear(5, 4)
+    opt = tg.optim.SGD(m.parameters(), lr=0.1)
+    sched = tg.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(m(x), y)
+        loss.backward()
+        opt.step()
+        sched.step()
+        return loss, opt.param_groups[0]["lr"]
+    f = tg.compile(step)
+    lrs = [f(tg.ones(2, 5), tg.tensor([0, 1]))[1] for _ in range(4)]
+    assert lrs == [0.05, 0.025, 0.0125, 0.00625]
+    assert f._runner.replays == 0

@@ -502,8 +502,13 @@ class Capture:
                 if s is None:
                     return self.brk("an output that is no op's result")
                 outputs.append(s)
-            elif x is None or isinstance(x, (bool, int, float, str)):
+            elif x is None or type(x) in (bool, str):
                 outputs.append(Const(x))
+            elif isinstance(x, (int, float, complex)):
+                # (a number the call's Python computed: an optimizer's lr, a scheduler's
+                # epoch may change under the same guards, and a replay runs no Python)
+                return self.brk("the call returns a Python number (a replay would return "
+                                "the captured one)")
             else:
                 return self.brk(f"an output of type {type(x).__name__}")
         uses = {}
