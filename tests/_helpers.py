@@ -27,14 +27,17 @@ def error_of(fn):
     return None
 
 
-def assert_raises_as_torch(fn, tg, chars=40):
+def assert_raises_as_torch(fn, tg, chars=40, same_type=False):
     """`fn(torch)` and `fn(tg)` both raise; tapegrad's exception is (a subclass of) torch's
-    type and the first line of its message starts with the same `chars` characters."""
+    type (`same_type`: that type itself) and the first line of its message starts with
+    the same `chars` characters."""
     import pytest
     with pytest.raises(Exception) as want:
         fn(torch)
     with pytest.raises(Exception) as got:
         fn(tg)
+    if same_type:
+        assert type(got.value) is type(want.value), (got.value, want.value)
     assert issubclass(type(got.value), type(want.value)), (got.value, want.value)
     w, g = str(want.value).split("\n")[0], str(got.value).split("\n")[0]
     assert g[:chars] == w[:chars], (g, w)

@@ -227,6 +227,18 @@ def test_float16_products_round_once_like_torch(name, seed):
                                rtol=1e-3, atol=1e-5)
 
 
+def _float16_grads_like_torch(rng, xs, ts, y, z):
+    """Backward from one random float16 cotangent through both results: every input's
+    gradient float16, close to torch's."""
+    cot = rng.standard_normal(tuple(z.shape)).astype(np.float16)
+    y.backward(tg.tensor(cot))
+    z.backward(torch.tensor(cot))
+    for a, b in zip(xs, ts):
+        assert a.grad.dtype == tg.float16
+        np.testing.assert_allclose(a.grad.float().numpy(), b.grad.float().numpy(),
+                                   rtol=2e-2, atol=2e-2)
+
+
 @pytest.mark.parametrize("name", ["addcmul", "lerp_tensor", "group_norm", "batch_norm_train",
                                   "instance_norm", "interpolate_trilinear", "bilinear",
                                   "sdpa_4d", "adaptive_avg_pool3d", "log_softmax_last",
@@ -237,13 +249,7 @@ def test_float16_gradients_like_torch(name):
     rng = np.random.default_rng(5)
     xs, ts = _pairs([_h(rng, *s) for s in shapes], rg=True)
     y, z = f(tg, F, *xs), f(torch, TF, *ts)
-    cot = rng.standard_normal(tuple(z.shape)).astype(np.float16)
-    y.backward(tg.tensor(cot))
-    z.backward(torch.tensor(cot))
-    for a, b in zip(xs, ts):
-        assert a.grad.dtype == tg.float16
-        np.testing.assert_allclose(a.grad.float().numpy(), b.grad.float().numpy(),
-                                   rtol=2e-2, atol=2e-2)
+    _float16_grads_like_torch(rng, xs, ts, y, z)
 
 
 OVERFLOW_CASES = {  # float16 intermediates overflow (> 65504); torch's results are finite
@@ -331,13 +337,7 @@ def test_float16_conv_transpose_slow_kernel_like_torch(name, seed):
     xs, ts = _pairs([_h(rng, *s) for s in shapes], rg=True)
     y, z = f(tg, F, *xs), f(torch, TF, *ts)
     _same_bits(y, z)
-    cot = rng.standard_normal(tuple(z.shape)).astype(np.float16)
-    y.backward(tg.tensor(cot))
-    z.backward(torch.tensor(cot))
-    for a, b in zip(xs, ts):
-        assert a.grad.dtype == tg.float16
-        np.testing.assert_allclose(a.grad.float().numpy(), b.grad.float().numpy(),
-                                   rtol=2e-2, atol=2e-2)
+    _float16_grads_like_torch(rng, xs, ts, y, z)
 
 
 @pytest.mark.parametrize("name", ["addcmul_", "addcdiv_", "lerp_"])
