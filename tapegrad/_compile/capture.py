@@ -142,9 +142,6 @@ class Capture:
         self.before = None     # copies of the externals' arrays (set by the runner)
         self.late = []         # the tensors of ext steps (also appended to externals)
         self.unresolved = []   # slots of ext steps of host arrays (their tensor: resolve)
-        # a call step ran (the optimizer's may change the externals in place: each call
-        # step checks that nothing else changed them since the last, then marks them)
-        self.called = False
         self.python = None  # the guards of the Python values the call reads (runner.py)
         # the .grad the user's code read before the step itself set it: (tensor, present)
         # as the call found it, a guard of the replay (a branch on `p.grad is None`)
@@ -254,7 +251,8 @@ class Capture:
     def call(self, fn, args, kwargs):
         """A Python call a replay repeats (core/tape.py `call`), run with the tape off."""
         if self.broken is None:
-            self.called = True
+            # only a call step or a recorded write may change the externals (each marks
+            # them after): nothing else did since the last
             self._check_externals()
             self._check_python()
             self._add_step(Step(CALL, fn, args, kwargs, 0), [])
@@ -343,13 +341,7 @@ class Capture:
         """Is `a` a view of an input, parameter or buffer? (`x @ W.T`: W.T's slot changes
         with W when the call's optimizer step updates W in place, after the forward read
         it; a replay makes the view again at the same point of the step, as eager did.)"""
-        base = a.base
-        if base is None:
-            return False
-        for e in self.ext_arrays:
-            if base is e or base is e.base:
-                return True
-        return False
+        return a.base is not None and any(a.base is _owner(e) for e in self.ext_arrays)
 
     # ---- the user's writes outside the graph and .grad reads (core/tape.py) ----------
     def write(self, t, res):

@@ -128,8 +128,8 @@ class Last:
 
     def __init__(self, entry, pyg, args, grad, dtype, epoch, mparts, shared):
         self.entry, self.pyg = entry, pyg
-        self.args = args      # per argument: (type, shape, dtype, requires_grad, strides) of a
-        self.grad = grad      # tensor, (type, value) of a plain value
+        self.args = args      # per argument: (type, shape, dtype, requires_grad, strides)
+        self.grad = grad      # of a tensor, (type, value) of a plain value
         self.dtype = dtype    # the default dtype as dtypes.py keeps it (a NumPy dtype)
         self.epoch = epoch    # the structure epoch: the module part as it was
         self.mparts = mparts  # the module part (the runner's cache of it), or None

@@ -165,7 +165,7 @@ def _escapes_after(stmts, i, name):
 
 
 def _candidate(node):
-    """(function text, operand nodes, extra argument text) of `X = A op B` / `X =
+    """(the ufunc's name in the replay, its operand nodes) of `X = A op B` / `X =
     ufunc(A[, c])`, else None."""
     v = node.value
     if type(v) is ast.BinOp and type(v.op) in _BINARY:

@@ -33,8 +33,9 @@ draws, NumPy's (np.random.rand's global generator, a Generator the call reads), 
 host steps). The library's own effects are steps of the tape (host steps, call steps).
 
 Limits: deeper than one level of nesting, and through the library's objects (an
-optimizer's state, a generator), values are guarded by identity only; a closure cell of a function made anew per call is guarded through the
-functions found holding that code (gc), by identity of their cell contents. A function
+optimizer's state, a generator), values are guarded by identity only; a closure cell of
+a function made anew per call is guarded through the functions found holding that code
+(gc), by identity of their cell contents. A function
 nested in one the call ran (a comprehension or generator expression, a lambda or inner
 function of the step) has no guards of its own closure: its free variables are that
 run's variables, computed by the call or guarded where that function read them.
@@ -284,13 +285,18 @@ _CLOCKS = frozenset(getattr(time, n) for n in (
 
 
 def _changing(fn):
-    """A C function whose value changes from call to call: Python's and NumPy's random
-    numbers (a method of a random.Random, a NumPy RandomState or Generator: np.random.rand,
-    random.random, and what random.uniform/gauss/choice call), clocks, os.urandom."""
+    """The name of a C function whose value changes from call to call (Python's and
+    NumPy's random numbers: a method of a random.Random, a NumPy RandomState or Generator,
+    np.random.rand, random.random and what random.uniform/gauss/choice call; clocks,
+    os.urandom), else None."""
     if fn in _CLOCKS:
-        return True
+        return f"{getattr(fn, '__module__', None) or 'os'}.{fn.__name__}"
     owner = getattr(fn, "__self__", None)
-    return isinstance(owner, (random.Random, np.random.RandomState, np.random.Generator))
+    if isinstance(owner, random.Random):
+        return f"random.{fn.__name__}"
+    if isinstance(owner, (np.random.RandomState, np.random.Generator)):
+        return f"numpy.random {type(owner).__name__}.{fn.__name__}"
+    return None
 
 
 def _rng_state(g):
@@ -300,15 +306,6 @@ def _rng_state(g):
 
 
 _NP_GLOBAL = np.random.mtrand._rand  # np.random.rand & co. draw from it
-
-
-def _name(fn):
-    owner = getattr(fn, "__self__", None)
-    if isinstance(owner, random.Random):
-        return f"random.{fn.__name__}"
-    if isinstance(owner, (np.random.RandomState, np.random.Generator)):
-        return f"numpy.random {type(owner).__name__}.{fn.__name__}"
-    return f"{getattr(fn, '__module__', None) or 'os'}.{fn.__name__}"
 
 
 def _global_reads(code, cache={}):
@@ -389,8 +386,9 @@ class watch:
                 if arg is _print:
                     if _user_code(frame.f_code):
                         brk("print() in the compiled call (a replay would not print)")
-                elif _changing(arg) and not frame.f_code.co_filename.startswith(_HERE):
-                    brk(f"{_name(arg)}() in the compiled call: a replay would use the "
+                elif (what := _changing(arg)) is not None and \
+                        not frame.f_code.co_filename.startswith(_HERE):
+                    brk(f"{what}() in the compiled call: a replay would use the "
                         f"captured call's value (the library's random ops draw anew)")
         self.np_state = _rng_state(_NP_GLOBAL)
         sys.setprofile(profile)

@@ -65,7 +65,7 @@ class Plan:
         self.const_out = None
         if all(type(s) is Const for s in outputs):
             v = unflatten([s.value for s in outputs], spec)
-            if v is None or type(v) in (bool, int, float, str):
+            if v is None or type(v) in (bool, str):  # (a number returned: capture.py breaks)
                 self.const_out = (v,)
         # a call that returns one tensor: (its slot, its class, requires grad): the runner
         # makes it without outputs() and unflatten when it needs no node

@@ -93,14 +93,10 @@ def backward(run, *args):
 
 
 def write(t, res):
-    """Copy `res` into `t`'s array (an in-place op outside the graph); an active tape
-    records the write (the caller has checked shapes and casting). Returns False when no
-    tape is active: the caller writes as it does otherwise."""
-    tape = state.tape if anywhere.tapes else None
-    if tape is None:
-        return False
-    tape.write(t, res)
-    return True
+    """`res` copied into `t`'s array (an in-place op outside the graph) by this thread's
+    tape, which records the write; the caller found the tape active (`current()`) and
+    checked shapes and casting."""
+    state.tape.write(t, res)
 
 
 def grad_read(t, g):
