@@ -43,6 +43,7 @@ _here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(_here, ".."))
 sys.path.insert(0, _here)
 import bench_char  # noqa: E402  (sets torch to 1 thread)
+import w3_mlp  # noqa: E402
 import tapegrad as tg  # noqa: E402
 import torch  # noqa: E402
 
@@ -74,57 +75,23 @@ def w2_steps():
 
 def w3_steps():
     """bench/run.py (b): the MLP step, hand-written NumPy as the reference."""
-    sizes, batch, lr = (784, 256, 128, 10), 128, 0.01
+    batch, lr = 128, 0.01
     rng = np.random.default_rng(0)
-    init = []
-    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        bound = 1 / np.sqrt(fan_in)
-        init += [rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32),
-                 rng.uniform(-bound, bound, fan_out).astype(np.float32)]
-    X = rng.standard_normal((batch, sizes[0])).astype(np.float32)
-    Y = rng.integers(0, sizes[-1], batch)
-    onehot = np.eye(sizes[-1], dtype=np.float32)[Y]
+    init = w3_mlp.init(rng)
+    X = rng.standard_normal((batch, w3_mlp.SIZES[0])).astype(np.float32)
+    Y = rng.integers(0, w3_mlp.SIZES[-1], batch)
+    onehot = np.eye(w3_mlp.SIZES[-1], dtype=np.float32)[Y]
 
     def make(compiled):
         P = [tg.tensor(p.copy(), requires_grad=True) for p in init]
-        opt = tg.optim.SGD(P, lr=lr)
-        x, y = tg.tensor(X), tg.tensor(Y)
-
-        def step(x, y):
-            W1, b1, W2, b2, W3, b3 = P
-            h = (x @ W1 + b1).relu()
-            h = (h @ W2 + b2).relu()
-            loss = F.cross_entropy(h @ W3 + b3, y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            return loss
+        step = w3_mlp.tg_sgd_step(tg, P, tg.optim.SGD(P, lr=lr))
         run = tg.compile(step) if compiled else step
+        x, y = tg.tensor(X), tg.tensor(Y)
         return lambda: run(x, y)
 
     P = [p.copy() for p in init]
-
-    def numpy_step():
-        W1, b1, W2, b2, W3, b3 = P
-        z1 = X @ W1 + b1
-        h1 = np.maximum(z1, 0)
-        z2 = h1 @ W2 + b2
-        h2 = np.maximum(z2, 0)
-        z3 = h2 @ W3 + b3
-        m = z3.max(1, keepdims=True)
-        e = np.exp(z3 - m)
-        s = e.sum(1, keepdims=True)
-        loss = -((z3 - m - np.log(s)) * onehot).sum() / batch
-        dz3 = (e / s - onehot) / batch
-        dW3, db3 = h2.T @ dz3, dz3.sum(0)
-        dz2 = (dz3 @ W3.T) * (z2 > 0)
-        dW2, db2 = h1.T @ dz2, dz2.sum(0)
-        dz1 = (dz2 @ W2.T) * (z1 > 0)
-        dW1, db1 = X.T @ dz1, dz1.sum(0)
-        for p, g in zip(P, (dW1, db1, dW2, db2, dW3, db3)):
-            p -= lr * g
-        return loss
-    return {"eager": make(False), "compiled": make(True), "ref": numpy_step}
+    return {"eager": make(False), "compiled": make(True),
+            "ref": lambda: w3_mlp.numpy_step(P, X, onehot, lr)}
 
 
 def w4_steps():

@@ -92,6 +92,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 import tapegrad as tg  # noqa: E402
+import w3_mlp  # noqa: E402  (bench/, this script's directory)
 
 # A worker that times or measures NumPy or tapegrad alone does not import torch: its
 # OpenMP threads and memory are then not in the measurement, and on a loaded machine the
@@ -174,15 +175,11 @@ def tiny_case(name):
 
 
 # ---- (b) MLP training step -------------------------------------------------------------------
-BATCH, SIZES, LR = 128, (784, 256, 128, 10), 0.01
+BATCH, SIZES, LR = 128, w3_mlp.SIZES, 0.01
 X = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
 Y = rng.integers(0, SIZES[-1], BATCH)
 ONEHOT = np.eye(SIZES[-1], dtype=np.float32)[Y]
-INIT = []
-for fan_in, fan_out in zip(SIZES[:-1], SIZES[1:]):
-    bound = 1 / np.sqrt(fan_in)
-    INIT += [rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32),
-             rng.uniform(-bound, bound, fan_out).astype(np.float32)]
+INIT = w3_mlp.init(rng)
 
 
 def mlp_data(batch, seed=1):
@@ -197,30 +194,7 @@ def mlp_numpy(data=None):
     """Hand-written forward and backward (the reference a framework is compared with)."""
     P = [p.copy() for p in INIT]
     xs, _, oh = data or (X, Y, ONEHOT)
-    n = xs.shape[0]
-
-    def step():
-        W1, b1, W2, b2, W3, b3 = P
-        z1 = xs @ W1 + b1
-        h1 = np.maximum(z1, 0)
-        z2 = h1 @ W2 + b2
-        h2 = np.maximum(z2, 0)
-        z3 = h2 @ W3 + b3
-        m = z3.max(1, keepdims=True)
-        e = np.exp(z3 - m)
-        s = e.sum(1, keepdims=True)
-        logp = z3 - m - np.log(s)
-        loss = -(logp * oh).sum() / n
-        dz3 = (e / s - oh) / n                         # softmax - onehot, over n
-        dW3, db3 = h2.T @ dz3, dz3.sum(0)
-        dz2 = (dz3 @ W3.T) * (z2 > 0)
-        dW2, db2 = h1.T @ dz2, dz2.sum(0)
-        dz1 = (dz2 @ W2.T) * (z1 > 0)
-        dW1, db1 = xs.T @ dz1, dz1.sum(0)
-        for p, g in zip(P, (dW1, db1, dW2, db2, dW3, db3)):
-            p -= LR * g
-        return loss
-    return step
+    return lambda: w3_mlp.numpy_step(P, xs, oh, LR)
 
 
 def mlp_tg(fused, data=None):
@@ -272,19 +246,7 @@ def mlp_tg_compiled(data=None):
     P = [tg.tensor(p.copy(), requires_grad=True) for p in INIT]
     X_, Y_, _ = data or (X, Y, ONEHOT)
     x, y = tg.tensor(X_), tg.tensor(Y_)
-    opt = tg.optim.SGD(P, lr=LR)
-    F = tg.nn.functional
-
-    @tg.compile
-    def train_step(x, y):
-        W1, b1, W2, b2, W3, b3 = P
-        h = (x @ W1 + b1).relu()
-        h = (h @ W2 + b2).relu()
-        loss = F.cross_entropy(h @ W3 + b3, y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
+    train_step = tg.compile(w3_mlp.tg_sgd_step(tg, P, tg.optim.SGD(P, lr=LR)))
     return lambda: train_step(x, y)
 
 
