@@ -105,6 +105,53 @@ def test_multihead_packed_qkv_matches_torch(causal, dtype, tol):
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("shape", [(2, 3, 5, 4), (1, 3, 5, 4), (2, 1, 5, 4), (2, 3, 1, 4),
+                                   (2, 3, 5, 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_result_laid_out_like_torch(shape, dtype):
+    # torch's CPU attention lays its result out like the query (a query whose last axis
+    # is not unit-stride: C order); a value with another head size: C order. Every
+    # memory order of q, dense and sliced, with and without requires_grad; strides of
+    # size-1 axes are not compared (they do not move memory)
+    import itertools
+    B, H, T, D = shape
+    rng = np.random.default_rng(7)
+    k = rng.standard_normal(shape).astype(dtype)
+    for perm, sliced, grad in itertools.product(itertools.permutations(range(4)),
+                                                (False, True), (False, True)):
+        stored = [shape[i] * (2 if sliced and j == 3 else 1) for j, i in enumerate(perm)]
+        base = rng.standard_normal(stored).astype(dtype)
+        order = np.argsort(perm).tolist()
+        q = tg.tensor(base, requires_grad=grad)[..., :shape[perm[3]]].permute(*order)
+        tq = torch.tensor(base, requires_grad=grad)[..., :shape[perm[3]]].permute(*order)
+        assert q.stride() == tq.stride()
+        for dv in (D, D + 2):
+            v = rng.standard_normal((B, H, T, dv)).astype(dtype)
+            y = sdpa(q, tg.tensor(k), tg.tensor(v), is_causal=True)
+            ty = TF.scaled_dot_product_attention(tq, torch.tensor(k), torch.tensor(v),
+                                                 is_causal=True)
+            keep = [n > 1 for n in ty.shape]
+            assert [s for s, kp in zip(y.stride(), keep) if kp] == \
+                [s for s, kp in zip(ty.stride(), keep) if kp], (perm, sliced, dv)
+            np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(),
+                                       rtol=1e-5, atol=1e-5)
+
+
+def test_multihead_result_merges_heads_without_a_copy():
+    # nanoGPT: y.transpose(1, 2).contiguous().view(B, T, C) is y's memory (torch: the
+    # same, its result is laid out like the packed q), and so are the gradients' way back
+    B, T, H, D = 2, 5, 2, 4
+    x = tg.tensor(np.random.default_rng(8).standard_normal((B, T, 3 * H * D)),
+                  requires_grad=True)
+    q, k, v = _packed_heads(tg, x, B, T, H, D)
+    y = sdpa(q, k, v, is_causal=True)
+    merged = y.transpose(1, 2).contiguous().view(B, T, H * D)
+    assert np.shares_memory(merged._data, y._data)
+    tq, tk, tv = _packed_heads(torch, torch.tensor(x.detach().numpy()), B, T, H, D)
+    ty = TF.scaled_dot_product_attention(tq, tk, tv, is_causal=True)
+    assert y.stride() == ty.stride() and y.transpose(1, 2).is_contiguous()
+
+
 def test_multihead_layout_gradcheck_and_second_order():
     B, T, H, D = 2, 3, 2, 2
     x = tg.tensor(np.random.default_rng(5).standard_normal((B, T, 3 * H * D)),

@@ -16,9 +16,11 @@ the tests compare against (`tapegrad.nn.functional._fused_attention.sdpa_referen
 Two NumPy kernels the rules call through table entries of their own (so that
 create_graph records them and differentiates them with their own rules):
 `softmax_back_rows` (ds from dp and p, the row sums as a BLAS matrix-vector product)
-and `matmul_heads_inner` (a batched matmul written into (B, T, H, D)-ordered memory:
-multi-head code's `transpose(1, 2).reshape(B, T, H * D)` is then a view, not a copy).
-The forward's output uses the same layout.
+and `matmul_heads_inner` (a batched matmul written into memory in a given axis order).
+The result is laid out like q, and dq, dk, dv like q, k, v (`memory_order`: torch's
+CPU kernel does the same): for multi-head code's q, k, v, views of a (B, T, 3 H D)
+projection, that is (B, T, H, D) order, so its `transpose(1, 2).reshape(B, T, H * D)`
+is a view, not a copy, forward and backward.
 """
 import math
 
@@ -67,10 +69,31 @@ def _scale(q, scale):
 
 def _sdpa_forward(q, k, v, attn_mask=None, is_causal=False, scale=None, **_):
     p = _sdpa_scores_softmax(q, k, attn_mask, is_causal, scale)
-    out = _matmul_heads_inner_forward(p, v)
-    if type(out) is np.ndarray and not out.flags.c_contiguous:
-        out = out.copy()  # C order, as torch's result (programs `.view` it)
-    return out, {"probs": p}
+    # laid out as torch's CPU kernel lays it out: like the query (4-D, Dv == D), else C
+    # order (programs `.view` torch's result, or call `.contiguous()`, a copy or not)
+    order = memory_order(q) if v.shape[-1] == q.shape[-1] else _C_ORDER
+    return _matmul_heads_inner_forward(p, v, order=order), {"probs": p}
+
+
+_C_ORDER = (0, 1, 2, 3)
+_HEADS_INNER = (0, 2, 1, 3)
+
+
+def memory_order(x):
+    """The axis order of a 4-D (B, H, T, D) array's memory, outermost first, as torch's
+    CPU attention lays out a result like its operand: the first three axes by
+    decreasing stride (ties in axis order), D last; an operand whose last axis is not
+    unit-stride counts as C order (torch makes it contiguous first). nanoGPT's q, k, v
+    (`x.view(B, T, H, D).transpose(1, 2)`) give (0, 2, 1, 3): the result's
+    `transpose(1, 2).reshape(B, T, H * D)` is then a view, not a copy. Other ranks:
+    None."""
+    a = getattr(x, "_data", x)
+    if np.ndim(a) != 4:
+        return None
+    st = a.strides
+    if st[-1] != a.itemsize:
+        return _C_ORDER
+    return tuple(sorted(range(3), key=lambda i: -st[i])) + (3,)
 
 
 def _probs_forward(q, k, attn_mask=None, is_causal=False, scale=None, probs=None):
@@ -159,20 +182,22 @@ softmax_back_rows = defop(
     hint="finite for finite inputs (p lies in [0, 1] in attention)")
 
 
-def _matmul_heads_inner_forward(a, b, *, scale=None):
+def _matmul_heads_inner_forward(a, b, *, scale=None, order=_HEADS_INNER):
     """a @ b (times `scale`); for (B, H, T, K) @ (B, H, K, D) written into memory laid
-    out as (B, T, H, D) and returned as its (B, H, T, D) view; other shapes np.matmul.
+    out in `order` (axes outermost first; by default (B, T, H, D), "heads inner") and
+    returned as its (B, H, T, D) view; other shapes np.matmul.
 
     Why: multi-head code moves the heads back next to the features,
     `y.transpose(1, 2).reshape(B, T, H * D)`, and its backward reshapes dq, dk, dv the
     same way. On a (B, H, T, D)-contiguous array that reshape is a copy (~15 us per
-    (32, 4, 16, 16) float32 array, measured); on this layout it is a view. BLAS writes
+    (32, 4, 16, 16) float32 array, measured); heads inner, it is a view. BLAS writes
     the strided output directly (a (T, D) block has row stride H * D, an ordinary
     leading dimension): the values of np.matmul(a, b) * scale."""
     if (a.ndim == 4 and b.ndim == 4 and a.shape[:2] == b.shape[:2] and a.dtype == b.dtype
-            and a.dtype.kind == "f"):
-        B, H, T, _ = a.shape
-        out = np.empty((B, T, H, b.shape[-1]), dtype=a.dtype).transpose(0, 2, 1, 3)
+            and a.dtype.kind == "f" and order is not None):
+        shape = a.shape[:3] + b.shape[3:]
+        out = np.empty(tuple(shape[i] for i in order), dtype=a.dtype)
+        out = out.transpose(np.argsort(order))
         np.matmul(a, b, out=out)
     else:
         out = np.matmul(a, b)
@@ -181,12 +206,12 @@ def _matmul_heads_inner_forward(a, b, *, scale=None):
     return out
 
 
-def _mhi_da(xp, u, ans, a, b, *, scale=None):
+def _mhi_da(xp, u, ans, a, b, *, scale=None, order=None):
     da = xp.matmul(u, xp.swapaxes(b, -1, -2))
     return da if scale is None else da * scale
 
 
-def _mhi_db(xp, u, ans, a, b, *, scale=None):
+def _mhi_db(xp, u, ans, a, b, *, scale=None, order=None):
     db = xp.matmul(xp.swapaxes(a, -1, -2), u)
     return db if scale is None else db * scale
 
@@ -194,7 +219,8 @@ def _mhi_db(xp, u, ans, a, b, *, scale=None):
 matmul_heads_inner = defop(
     "matmul_heads_inner", _matmul_heads_inner_forward, inputs=("a", "b"),
     vjp=[_mhi_da, _mhi_db], reads=["b", "a"],
-    doc="a @ b * scale, (B, H, T, D) output stored heads-inner: attention's dq, dk, dv",
+    doc="a @ b * scale, the (B, H, T, D) output stored in a given axis order: attention's "
+        "result, dq, dk, dv",
     text="da = g @ b^T * scale ; db = a^T @ g * scale",
     hint="finite for finite inputs (a matrix product)")
 
@@ -203,18 +229,19 @@ def _ds_of(xp, dp, p):
     return _call(xp, softmax_back_rows, dp, p)
 
 
-def _mm(xp, a, b, scale=None):
-    return _call(xp, matmul_heads_inner, a, b, scale=scale)
+def _mm(xp, a, b, scale=None, like=None):
+    """a @ b * scale laid out as `like` (attention's dq like q, dk like k, dv like v)."""
+    return _call(xp, matmul_heads_inner, a, b, scale=scale, order=memory_order(like))
 
 
 def _probs_dq(xp, u, ans, q, k, attn_mask=None, is_causal=False, scale=None, probs=None):
     ds = _ds_of(xp, u, _probs(xp, q, k, attn_mask, is_causal, scale, probs))
-    return _mm(xp, ds, k, _scale(q, scale))
+    return _mm(xp, ds, k, _scale(q, scale), like=q)
 
 
 def _probs_dk(xp, u, ans, q, k, attn_mask=None, is_causal=False, scale=None, probs=None):
     ds = _ds_of(xp, u, _probs(xp, q, k, attn_mask, is_causal, scale, probs))
-    return _mm(xp, xp.swapaxes(ds, -1, -2), q, _scale(q, scale))
+    return _mm(xp, xp.swapaxes(ds, -1, -2), q, _scale(q, scale), like=k)
 
 
 # p = softmax(mask(q k^T * scale)) as a table entry of its own: the attention rules read
@@ -246,17 +273,17 @@ def _ds(xp, g, q, k, v, attn_mask, is_causal, scale, probs):
 
 def _dq(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=None, probs=None):
     return _mm(xp, _ds(xp, g, q, k, v, attn_mask, is_causal, scale, probs), k,
-               _scale(q, scale))
+               _scale(q, scale), like=q)
 
 
 def _dk(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=None, probs=None):
     ds = _ds(xp, g, q, k, v, attn_mask, is_causal, scale, probs)
-    return _mm(xp, xp.swapaxes(ds, -1, -2), q, _scale(q, scale))
+    return _mm(xp, xp.swapaxes(ds, -1, -2), q, _scale(q, scale), like=k)
 
 
 def _dv(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=None, probs=None):
     p = _probs(xp, q, k, attn_mask, is_causal, scale, probs)
-    return _mm(xp, xp.swapaxes(p, -1, -2), g)
+    return _mm(xp, xp.swapaxes(p, -1, -2), g, like=v)
 
 
 def _sdpa_backward(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=None,
@@ -268,8 +295,8 @@ def _sdpa_backward(xp, g, ans, q, k, v, attn_mask=None, is_causal=False, scale=N
     p = _probs(xp, q, k, attn_mask, is_causal, scale, probs)
     ds = _ds_of(xp, xp.matmul(g, xp.swapaxes(v, -1, -2)), p)
     sc = _scale(q, scale)
-    return (_mm(xp, ds, k, sc), _mm(xp, xp.swapaxes(ds, -1, -2), q, sc),
-            _mm(xp, xp.swapaxes(p, -1, -2), g))
+    return (_mm(xp, ds, k, sc, like=q), _mm(xp, xp.swapaxes(ds, -1, -2), q, sc, like=k),
+            _mm(xp, xp.swapaxes(p, -1, -2), g, like=v))
 
 
 def _sdpa_node(node):
