@@ -89,7 +89,7 @@ def test_makemore_step_batch_norm_linear_tanh_and_plain_sgd():
     # running statistics, batch count), tanh, linear, cross-entropy, plain SGD
     code = _check(lambda: MakemoreMLP(V, 3, 10, 64), _sgd(), _makemore_batches(8),
                   ["add_reduce(", "np.sqrt(", "np.tanh(", "matmul(", "*= 0.9",
-                   "+= 1", "p._data -= lr * g._data", "gset(p, None)", "[v0]"])
+                   "+= 1", "add_scaled_(p._data, -lr, g._data)", "gset(p, None)", "[v0]"])
     assert "batch_norm_" not in code and "_update_running" not in code
 
 

@@ -65,6 +65,43 @@ def test_k_steps_match_torch_float32(name, kwargs):
     _close(ours, theirs, np.float32)
 
 
+@pytest.mark.parametrize("kwargs", [{}, {"momentum": 0.9}, {"momentum": 0.9, "dampening": 0.3},
+                                    {"momentum": 0.9, "nesterov": True},
+                                    {"weight_decay": 0.05, "momentum": 0.5},
+                                    {"maximize": True, "weight_decay": 0.1}])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_sgd_steps_match_torch_from_the_same_parameters(kwargs, dtype):
+    # the same gradients fed to both, one step at a time from the same parameters: each
+    # "x + c * y" of the update is torch's add_(y, alpha=c), rounded once per element
+    # (BLAS axpy; float16: c rounded to float16, the sum in float32); the vectorized
+    # and tail loops of either side may round a product apart: a last-bit difference of
+    # the update's size; non-contiguous and 0-d parameters too
+    eps = float(np.finfo(dtype).eps)
+    rng = np.random.default_rng(11)
+    arrays = [rng.standard_normal((13, 7)).astype(dtype),
+              rng.standard_normal((7, 13)).astype(dtype).T, np.array(0.7, dtype)]
+    ours = [tg.tensor(a, requires_grad=True) for a in arrays]
+    ours[1] = tg.tensor(arrays[1].T, requires_grad=True).t().detach().requires_grad_()
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    theirs[1] = torch.tensor(arrays[1].T).t().detach().requires_grad_()
+    assert ours[1].stride() == theirs[1].stride() == (1, 13)
+    opt_a = tg.optim.SGD(ours, lr=0.37, **kwargs)
+    opt_b = torch.optim.SGD(theirs, lr=0.37, **kwargs)
+    for _ in range(4):
+        for a, b in zip(ours, theirs):
+            g = rng.standard_normal(a.shape).astype(dtype)
+            a.grad, b.grad = tg.tensor(g), torch.tensor(g)
+        opt_a.step()
+        opt_b.step()
+        for a, b in zip(ours, theirs):
+            got, want = a.detach().numpy(), b.detach().numpy()
+            # (the operands are O(1): a last-bit difference of theirs, also where the sum
+            # cancels to a small number)
+            np.testing.assert_allclose(got, want, rtol=eps, atol=4 * eps)
+            with torch.no_grad():  # the next step from the same parameters
+                b.copy_(torch.from_numpy(a.detach().numpy().copy()))
+
+
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop"])
 def test_param_groups_own_hyperparameters(name):
     kwargs = dict(lr=0.05, momentum=0.9) if name in ("SGD", "RMSprop") else dict(lr=0.05)

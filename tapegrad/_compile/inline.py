@@ -1,14 +1,14 @@
 """Call steps written out in the generated replay: `optimizer.zero_grad()` and a plain
 SGD step, as the lines they run, so that the printed step shows the update itself:
 
-    # SGD.step: p -= lr * p.grad (lr read from the param group now)
+    # SGD.step: p <- p - lr * p.grad, rounded once (lr read from the param group now)
     if plain_sgd(O20):
         for grp in O20.param_groups:
             lr = grp["lr"]
             for p in grp["params"]:
                 g = gget(p)
                 if g is not None:
-                    p._data -= lr * g._data
+                    add_scaled_(p._data, -lr, g._data)
                     p._version_counter[0] += 1
     else:
         step_20(*A20, **W20)
@@ -27,6 +27,7 @@ step is called as it is (codegen.py).
 from operator import is_
 
 from ..core.grad_attribute import SLOT
+from ..optim._arrays import add_scaled_
 from ..optim.adam import Adam
 from ..optim.optimizer import Optimizer
 from ..optim.sgd import SGD
@@ -159,7 +160,8 @@ def clip_arrays(grads):
     return arrays
 
 
-NS = {"plain_sgd": plain_sgd, "adam_plan": adam_plan, "clip_arrays": clip_arrays}
+NS = {"plain_sgd": plain_sgd, "adam_plan": adam_plan, "clip_arrays": clip_arrays,
+      "add_scaled_": add_scaled_}
 
 # adam_flat's common path (maximize, amsgrad, L2 decay and the other lerp branch are
 # adam_plan's fallbacks), its operations in its order
@@ -209,14 +211,15 @@ def call(w, j, st):
             and type(ins[0]).step is SGD.step):
         o = w.bind(f"O{j}", ins[0])
         name = w.bind(f"step_{j}", fn)
-        w.emit("# SGD.step: p -= lr * p.grad (lr read from the param group now)")
+        w.emit("# SGD.step: p <- p - lr * p.grad, rounded once (lr read from the param group "
+               "now)")
         w.emit(f"if plain_sgd({o}):")
         w.emit(f"    for grp in {o}.param_groups:")
         w.emit("        lr = grp[\"lr\"]")
         w.emit("        for p in grp[\"params\"]:")
         w.emit("            g = gget(p)")
         w.emit("            if g is not None:")
-        w.emit("                p._data -= lr * g._data")
+        w.emit("                add_scaled_(p._data, -lr, g._data)")
         w.emit("                p._version_counter[0] += 1")
         w.emit("else:")
         w.emit(f"    {name}({o})")

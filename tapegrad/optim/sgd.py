@@ -10,10 +10,13 @@ The update, per parameter p with gradient g (PyTorch's formulation):
     p <- p - lr * g
 
 (Sutskever et al. put lr inside the buffer; PyTorch, and so tapegrad, do not.)
+Each "x + c * y" is rounded once per element, as PyTorch's `add_(y, alpha=c)` that its
+SGD calls (`_arrays.add_scaled_`): the same bits as torch's update.
 """
 import numpy as np
 
 from .._tensor import Tensor
+from ._arrays import add_scaled_
 from .optimizer import Optimizer, _no_grad_step, required
 
 __all__ = ["SGD", "sgd"]
@@ -64,14 +67,13 @@ class SGD(Optimizer):
                     st["momentum_buffer"] = Tensor._of(b)
 
     def _update_fast(self, gi, group, params):
-        """Plain SGD (the common case): `sgd`'s update `p -= lr * g`, the same arithmetic,
-        in one loop (no per-step lists)."""
+        """Plain SGD (the common case): `sgd`'s update p <- p - lr * g, the same
+        arithmetic, in one loop (no per-step lists)."""
         if group["momentum"] != 0 or group["weight_decay"] != 0 or group["maximize"]:
             return False
         lr = group["lr"]
         for p in params:
-            d = p._data
-            d -= lr * p.grad._data
+            add_scaled_(p._data, -lr, p.grad._data)
         return True
 
 
@@ -81,10 +83,8 @@ def sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr, damp
     `momentum_buffer_list` is replaced by the new buffer (a copy of the gradient)."""
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
-        if weight_decay != 0:
-            wd = weight_decay * param
-            wd += grad  # grad + weight_decay * param, in the fresh temporary
-            grad = wd
+        if weight_decay != 0:  # torch: grad.add(param, alpha=weight_decay), a new array
+            grad = add_scaled_(np.array(grad, copy=True), weight_decay, param)
         if momentum != 0:
             buf = momentum_buffer_list[i]
             if buf is None:
@@ -92,9 +92,8 @@ def sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr, damp
                 # NumPy scalar, and the buffer must be a mutable array.
                 buf = np.array(grad, copy=True)
                 momentum_buffer_list[i] = buf
-            else:
+            else:  # torch: buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                 buf *= momentum
-                # NOTE: (1 - 0) * grad is grad exactly: skip the multiply without dampening
-                buf += grad if dampening == 0 else (1 - dampening) * grad
-            grad = grad + momentum * buf if nesterov else buf
-        param -= lr * grad
+                add_scaled_(buf, 1 - dampening, grad)
+            grad = add_scaled_(np.array(grad, copy=True), momentum, buf) if nesterov else buf
+        add_scaled_(param, -lr, grad)
