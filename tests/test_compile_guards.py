@@ -455,3 +455,64 @@ def test_a_tensor_kept_as_a_plain_module_attribute_replays_and_a_new_one_is_seen
                 m.mask = tg.tensor(np.array([0.0, 2.0, 0.0], dtype=np.float32))
             np.testing.assert_array_equal(cm(x).numpy(), m(x).numpy())
     assert cm._runner.replays == 3 and cm._runner.captures == 2, cm._runner.why
+
+
+# ---- numbers the step's own code reads from the library's optimizers and schedulers ------
+def _lr_reading_run(lib, variant, compiled=False):
+    """An SGD step whose own code reads the learning rate a StepLR moves (halving every
+    2 calls), for tapegrad (`lib` tg) or torch: a hand-written update with the group's
+    lr, or a penalty scaled by the scheduler's last rate; losses and weights."""
+    F = lib.nn.functional
+    W = lib.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4), requires_grad=True)
+    opt = lib.optim.SGD([W], lr=0.1)
+    sched = lib.optim.lr_scheduler.StepLR(opt, 2, gamma=0.5)
+    x = lib.tensor(np.arange(12, dtype=np.float32).reshape(3, 4) / 10)
+    y = lib.tensor(np.ones((3, 2), dtype=np.float32))
+
+    def reads(x, y):
+        loss = F.mse_loss(x @ W.T, y)
+        if variant == "penalty":
+            loss = loss + sched.get_last_lr()[0] * W.pow(2).sum()
+        opt.zero_grad()
+        loss.backward()
+        if variant == "manual":
+            lr = opt.param_groups[0]["lr"]
+            with lib.no_grad():
+                W.sub_(lr * W.grad)
+        else:
+            opt.step()
+        return loss
+
+    def plain(x, y):  # the optimizer's own step reads the rate (no read in this code)
+        loss = F.mse_loss(x @ W.T, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    step = plain if variant == "plain" else reads
+    run = tg.compile(step) if compiled else step
+    losses = []
+    for _ in range(7):
+        losses.append(run(x, y).item())
+        sched.step()
+    return run, losses, W.detach().numpy().copy()
+
+
+@pytest.mark.parametrize("variant", ["manual", "penalty"])
+def test_learning_rates_the_step_reads_are_guards(variant):
+    # the step's own code reads opt.param_groups[0]["lr"] / sched.get_last_lr(): those
+    # numbers are guards (torch guards a float lr the same way), so a scheduler that
+    # moves them re-captures and the results are eager's, torch's; a step that leaves
+    # them to the optimizer's own step replays across the scheduler's moves
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (scheduler.step() before optimizer.step())
+        _, want_losses, want_w = _lr_reading_run(torch, variant)
+        run, losses, w = _lr_reading_run(tg, variant, compiled=True)
+        plain, plain_losses, plain_w = _lr_reading_run(tg, "plain", compiled=True)
+        _, ref_losses, ref_w = _lr_reading_run(torch, "plain")
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-6)
+    np.testing.assert_allclose(w, want_w, rtol=1e-6, atol=1e-7)
+    assert run._runner.replays == 3  # the calls at an unchanged rate replayed (2, 4, 6)
+    np.testing.assert_allclose(plain_losses, ref_losses, rtol=1e-6)
+    np.testing.assert_allclose(plain_w, ref_w, rtol=1e-6, atol=1e-7)
+    assert plain._runner.replays == 6  # every call after the captured one

@@ -32,6 +32,14 @@ draws, NumPy's (np.random.rand's global generator, a Generator the call reads), 
 (a replay would reuse the captured number; the library's random ops draw anew in their
 host steps). The library's own effects are steps of the tape (host steps, call steps).
 
+The library's optimizers and schedulers change their numbers as their steps run, so
+those are no guards while only their own steps read them (a replay's optimizer step
+reads lr afresh). A call whose own code reads them (`opt.param_groups[0]["lr"]`,
+`sched.get_last_lr()`: `_RATE_READS` among its code's names) is guarded by the param
+groups of every optimizer and the rates of every scheduler as the call found them (by
+value, as torch guards a float lr: a scheduler that moves them re-captures, up to the
+cache's limit); one that reads `sched.last_epoch` (`_EPOCH_READS`) by the epochs.
+
 Limits: deeper than one level of nesting, and through the library's objects (an
 optimizer's state, a generator), values are guarded by identity only; a closure cell of
 a function made anew per call is guarded through the functions found holding that code
@@ -57,7 +65,8 @@ from ..core import tape as _tape
 from ..core.state import state
 from ..core.tensor_base import TensorBase
 from ..nn.modules.module import Module
-from ..optim.optimizer import Optimizer
+from ..optim._scheduler import live_schedulers
+from ..optim.optimizer import Optimizer, live_optimizers
 from . import guards as _guards
 
 _MISSING = object()
@@ -148,12 +157,30 @@ def _groups(opt):
                        for k, x in g.items()) for g in opt.param_groups)
 
 
+def _rates(sched):
+    """A scheduler's last rates (what `get_last_lr()` gives)."""
+    return tuple(map(_atom, getattr(sched, "_last_lr", None) or ()))
+
+
+def _epoch(sched):
+    """A scheduler's epoch count (`last_epoch`, what `get_lr()` computes from)."""
+    return getattr(sched, "last_epoch", None)
+
+
+# attribute names whose reads in the call's own code make the library's optimizers'
+# and schedulers' numbers guards: the rates (the param groups' hyperparameters and the
+# schedulers' last rates), and the schedulers' epochs
+_RATE_READS = frozenset(("param_groups", "get_last_lr", "_last_lr", "get_lr"))
+_EPOCH_READS = frozenset(("last_epoch", "get_lr", "base_lrs", "_step_count"))
+
+
 class Guards:
     """The Python values one capture read. `items`: (namespace dict or cell, name or
     None, value, plain); `modules`: (module, its guards.py key) of the modules among
     the values."""
 
-    __slots__ = ("items", "where", "modules", "epoch", "fixed", "contents", "watched")
+    __slots__ = ("items", "where", "modules", "epoch", "fixed", "contents", "watched",
+                 "library")
 
     def __init__(self):
         self.fixed = []  # the compiled function's default argument values (held as is)
@@ -168,6 +195,9 @@ class Guards:
         # optimizer: while capturing, what the call's own Python changes in them (the
         # replay would not repeat it) is found at each call step and at the end
         self.watched = []
+        # (object, how to read it, what it held when the call began, where): the
+        # library's optimizers and schedulers, when the call's own code reads them
+        self.library = ()
 
     def add_fixed(self, value):
         """A default argument value of the compiled function: the same object on every
@@ -243,6 +273,9 @@ class Guards:
         for k, fp in self.contents:
             if _fingerprint(self.items[k][2]) != fp:
                 return f"the contents of {self.where[k]}"
+        for obj, read, seen, where in self.library:
+            if read(obj) != seen:
+                return where
         if self.modules and self.epoch != _tape.epoch[0]:
             for m, key in self.modules:
                 if _module_key(m) != key:
@@ -353,6 +386,7 @@ class watch:
         self.brk = brk
         self.guards = Guards()
         self.seen = set()
+        self.reads_library = set()  # "rates", "epochs": what the call's code reads
 
     def __enter__(self):
         for v in (getattr(self.fn, "__defaults__", None) or ()) + tuple(
@@ -391,18 +425,33 @@ class watch:
                     brk(f"{what}() in the compiled call: a replay would use the "
                         f"captured call's value (the library's random ops draw anew)")
         self.np_state = _rng_state(_NP_GLOBAL)
+        # the library's optimizers and schedulers as the call begins: guards if its
+        # code reads them (`_frame`)
+        rates = [(o, _groups, _groups(o), f"the param groups of {type(o).__name__} (the "
+                  "call reads them)") for o in list(live_optimizers)]
+        rates += [(s, _rates, _rates(s), f"the rates of {type(s).__name__} (the call reads "
+                   "them)") for s in list(live_schedulers)]
+        epochs = [(s, _epoch, _epoch(s), f"the epoch of {type(s).__name__} (the call reads "
+                   "it)") for s in list(live_schedulers)]
+        self.library = {"rates": rates, "epochs": epochs}
         sys.setprofile(profile)
         return self.guards
 
     def __exit__(self, *exc):
         if self.prev is None:
             sys.setprofile(None)
+            self.guards.library = [g for kind in sorted(self.reads_library)
+                                   for g in self.library[kind]]
             if self.brk is not None and _rng_state(_NP_GLOBAL) != self.np_state:
                 self.brk("numpy.random's global generator drew in the compiled call (np."
                          "random.rand, ...): a replay would use the captured numbers")
         return False
 
     def _frame(self, frame, code):
+        if not _RATE_READS.isdisjoint(code.co_names):
+            self.reads_library.add("rates")
+        if not _EPOCH_READS.isdisjoint(code.co_names):
+            self.reads_library.add("epochs")
         g = frame.f_globals
         for name in _global_reads(code):
             if name in g:

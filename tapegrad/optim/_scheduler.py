@@ -10,6 +10,7 @@ can be stacked) and optionally `_get_closed_form_lr()` (used by the deprecated
 the optimizer) has the same keys as torch's.
 """
 import warnings
+import weakref
 
 from ..core import tape as _tape
 from .optimizer import Optimizer
@@ -62,11 +63,21 @@ def _warn_if_optimizer_not_stepped(optimizer):
                       "schedule.", UserWarning, stacklevel=3)
 
 
+# every scheduler alive (tg.compile guards the rates a compiled call reads:
+# `_compile/python_guards.py`)
+live_schedulers = weakref.WeakSet()
+
+
 class LRScheduler:
     """Base class: subclasses implement `get_lr()` (the rates for epoch `last_epoch`)."""
 
     _get_lr_called_within_step = False
     _is_initial = False
+
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        live_schedulers.add(self)
+        return self
 
     def __init__(self, optimizer, last_epoch=-1):
         _check_optimizer(optimizer)

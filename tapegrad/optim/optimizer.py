@@ -14,6 +14,7 @@ Shape of the design (PyTorch's `torch/optim/optimizer.py` and `sgd.py`):
 appearance across groups; buffers are Tensors, so `tg.save` can write it.
 """
 import warnings
+import weakref
 
 import numpy as np
 
@@ -34,8 +35,18 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+# every optimizer alive (tg.compile guards what a compiled call reads of their param
+# groups: `_compile/python_guards.py`)
+live_optimizers = weakref.WeakSet()
+
+
 class Optimizer:
     """Base class of all optimizers. Subclasses implement `step(closure=None)`."""
+
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        live_optimizers.add(self)
+        return self
 
     def __init__(self, params, defaults):
         self.defaults = defaults
