@@ -82,16 +82,13 @@ def _linear(ins, kw, metas):
         return None
     x, w = ins[0], ins[1]
     xs = metas[0][0]
+    b = f", {ins[2]}" if len(ins) == 3 and metas[2] is not None else ""
     if len(xs) == 2:
-        out = [f"{{o}} = matmul({x}, {w}.T)"]
-    elif len(xs) > 2:  # leading dims folded into the rows: one gemm (the entry's comment)
-        out = [f"{{o}} = matmul({x}.reshape(-1, {xs[-1]}), {w}.T).reshape("
-               f"{tuple(xs[:-1]) + (metas[1][0][0],)})"]
-    else:
-        return None
-    if len(ins) == 3 and metas[2] is not None:  # (the entry's `out += b`)
-        out.append(f"{{o}} += {ins[2]}")
-    return out
+        return [f"{{o}} = linear_rows({x}, {w}{b})"]
+    if len(xs) > 2:  # leading dims folded into the rows: one gemm (the entry's comment)
+        return [f"{{o}} = linear_rows({x}.reshape(-1, {xs[-1]}), {w}{b}).reshape("
+                f"{tuple(xs[:-1]) + (metas[1][0][0],)})"]
+    return None
 
 
 def _reshape(ins, kw, metas):
@@ -399,11 +396,12 @@ def kernels():
     """The entries' own kernels the written-out lines fall back to (ops import late)."""
     from ..ops.registry import OPS
     from ..ops.rules.nn import index_top, _gelu_f32
+    from ..ops.rules._gemm import linear_rows
     from ..ops.rules._rowsum import max_last, sum_trailing
     ce = OPS["cross_entropy"]
     return {"ce_fwd": ce.forward, "ce_dx": ce.vjps[0], "index_top": index_top,
             "sum_trailing": sum_trailing, "ng_fwd": OPS["normalized_grad"].forward,
-            "gelu_f32": _gelu_f32, "max_last": max_last}
+            "gelu_f32": _gelu_f32, "max_last": max_last, "linear_rows": linear_rows}
 
 
 def host_table():

@@ -32,8 +32,8 @@ _UNARY = {"exp", "log", "tanh", "sqrt", "square", "abs", "negative"}
 # functions of the replay's namespace that return a new array and keep no argument
 # (sum_to_fwd: a sum over axes, a new array even over none; ng_fwd: the norms' dx
 # kernel, a new array it updates in place)
-_FRESH_CALLS = {"matmul", "maximum", "add_reduce", "max_reduce", "max_last",
-                "sum_trailing", "sum_to_fwd", "ng_fwd", "empty"}
+_FRESH_CALLS = {"matmul", "linear_rows", "maximum", "add_reduce", "max_reduce",
+                "max_last", "sum_trailing", "sum_to_fwd", "ng_fwd", "empty"}
 _FRESH_NP = _UNARY | {"add", "subtract", "multiply", "divide", "where", "minimum",
                       "maximum", "isfinite"}
 _META_ATTRS = {"shape", "dtype", "ndim", "size", "flags", "base"}
