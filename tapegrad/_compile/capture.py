@@ -34,6 +34,7 @@ from .._device import device as _Device
 from .. import dtypes as _dt
 from ..core import opmath as _opmath
 from ..core.grad_attribute import SLOT
+from ..core.standin import value_key
 from ..core.state import state
 from ..core.tensor_base import TensorBase
 from . import schedule as _schedule
@@ -129,6 +130,9 @@ class Capture:
         self.steps = []
         self.broken = None
         self.results = []     # (tensor, slot) of every op output: the end-state checks
+        # value_key of each op output as made -> (step number, piece, slot, shape, dtype)
+        self.made = {}
+        self.writes = {}  # id(version counter) -> writes recorded into its tensor (write)
         self.nodes = {}       # Node -> step number (the backward's events name nodes)
         self.host_args = set()  # ids of arrays a host step received (may write them)
         self.hosting = False
@@ -182,9 +186,9 @@ class Capture:
         step.widened = (first is not None and first._data.dtype == _float16
                        and _opmath.applies(op, arrays, args))  # (core/record.py apply)
         first = self._add_step(step, [out] + [saved[k] for k in keys])
-        self.results.append((res, first))
         if res.grad_fn is not None:
             self.nodes[res.grad_fn] = len(self.steps) - 1
+        self._made(res, first)
 
     def built(self, node, outputs):
         """A node made by hand (split pieces): its op's forward on the inputs, node.args."""
@@ -199,9 +203,19 @@ class Capture:
         outs = list(node.ans)
         step = Step(OP, node.op, ins, kw, len(outs), (), tuple(a.shape for a in outs), rg)
         first = self._add_step(step, outs)
-        for k, t in enumerate(outputs):
-            self.results.append((t, first + k))
         self.nodes[node] = len(self.steps) - 1
+        for k, t in enumerate(outputs):
+            self._made(t, first + k)
+
+    def _made(self, t, slot):
+        """An op's output tensor `t` in slot `slot`: a result, and (a graph's) the value
+        the backward's events name, keyed as made (an in-place op later moves the
+        tensor itself onto its own node: `made` keeps what the earlier rules read)."""
+        self.results.append((t, slot))
+        j = self.nodes.get(t.grad_fn)
+        if j is not None:
+            self.made[value_key(t)] = (j, t._out - 1 if t._out else 0, slot,
+                                       t._data.shape, t._data.dtype)
 
     def host(self, fn, args, out):
         if self.broken is not None:
@@ -360,6 +374,8 @@ class Capture:
         write_into(t._data, res._data, t._version_counter)
         if self.broken is not None:
             return
+        counter = t._version_counter  # (the end checks count the recorded writes)
+        self.writes[id(counter)] = self.writes.get(id(counter), 0) + 1
         self.host(write_into, (t._data, res._data, t._version_counter), None)
         self.host_args.discard(id(t._data))  # (marked below: later changes still checked)
         self._resum(t._data)
@@ -519,7 +535,7 @@ class Capture:
         outs = {id(x) for x in out_leaves}
         for t, s in self.results:
             if t._data is not self.arrays[s] or (
-                    t._version_counter[0] != 0
+                    t._version_counter[0] != self.writes.get(id(t._version_counter), 0)
                     and not (self.moved and self._views_external(t._data))):
                 # (a view of a parameter shares its counter: the optimizer's step, after
                 # the externals were checked unchanged, moves it)

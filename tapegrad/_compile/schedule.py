@@ -71,12 +71,7 @@ class Schedule:
 
 def build(cap, outputs, events):
     """The schedule from the watched events, or None (no backward seen, or unsafe)."""
-    made = {}  # id(tensor) -> (step number, piece, slot) for the capture's tensors
-    for t, s in cap.results:
-        node = t.grad_fn
-        if node is not None and node in cap.nodes:
-            j = cap.nodes[node]
-            made[value_key(t)] = (j, t._out - 1 if t._out else 0, s, t._data.shape, t._data.dtype)
+    made = cap.made  # value_key -> (step number, piece, slot, shape, dtype), as made
     ext = {value_key(t): k for k, t in enumerate(cap.externals)}
     out_of = {}
     for k, s in enumerate(outputs):

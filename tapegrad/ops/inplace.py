@@ -126,14 +126,24 @@ def _inplace(self, compute, others=(), needs_old=True, fast=None, casting="same_
         if plain is not None and plain._rg:
             raise RuntimeError(NO_GRAD_VIEW_ERROR)
     # `old` takes over the history (and, if backward needs it, a copy of the value).
-    old = like(self, self._data.copy() if needs_old else self._data, self._rg, self.grad_fn)
+    # Under tg.compile's capture (a plain tensor: no view chain, no base) the copy and
+    # the store are steps of the tape, which a replay repeats in order
+    capturing = _tape.current() is not None and not chain and plain is None
+    kept = self._data
+    if needs_old:
+        kept = _tape.host(np.copy, kept) if capturing else kept.copy()
+    old = like(self, kept, self._rg, self.grad_fn)
     old._out = self._out
     old._fw = self._fw
     res = compute(old)
     if tuple(res._data.shape) != tuple(self._data.shape):
         raise _shape_error(self._data.shape, res._data.shape)
-    _store(self, res, casting)
-    self._version_counter[0] += 1
+    if capturing:
+        _check_store(self, res, casting)
+        _tape.write(self, res)  # the copy and the version count
+    else:
+        _store(self, res, casting)
+        self._version_counter[0] += 1
     node = res.grad_fn
     if node is not None:
         if chain:
