@@ -408,3 +408,16 @@ def test_clip_grad_norm_is_written_out(monkeypatch, dtype):
         assert run._runner.replays == 4, run._runner.why
         assert "ars = clip_arrays(gs)" in run.explain()
         assert n_eager == 5 and n_comp == (5 if dtype == np.float16 else 1)
+
+
+def test_comment_words_are_no_variables_when_freeing():
+    # codegen._free deletes each variable after its last use; the words of a comment
+    # ("a", "d1", "G" in prose) are no variables: a `del a` there would raise NameError
+    # in the replay, and a variable named in a later comment would be held too long
+    from tapegrad._compile.codegen import _free
+    lines = ["    v1 = f(v0)  # a d1 of G: the sum",
+             "    # v1 again, a comment line",
+             "    v2 = g(v1)  # v0 is kept by a",
+             "    return {2: v2}"]
+    out = _free(lines)
+    assert out == [lines[0], "    del v0", lines[1], lines[2], "    del v1", lines[3]]

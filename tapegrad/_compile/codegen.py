@@ -186,15 +186,22 @@ _NAME = re.compile(r"[dxgl]\d+(?:_\d+)?")
 _VAR = re.compile(r"\b(?:[vdxglto]\d+(?:_\d+)?|kws?\d+|gl\d+|ans\d+|G|sv|a)\b")
 
 
+def _code(line):
+    """A generated line without its comment (a whole-line one, or the trailing `  # ...`
+    the emitters write: its words are no variables: "a", "d1" in prose)."""
+    if line.lstrip().startswith("#"):
+        return ""
+    return line.split("  # ", 1)[0]
+
+
 def _free(lines):
     """Each variable deleted right after its last use, as eager's walk frees each node's
     arrays once its rules ran: the step's memory stays that of eager (and freed blocks
     are reused by the next kernels, warm in the cache)."""
     last = {}
-    for i, line in enumerate(lines):
-        if line.lstrip().startswith("#"):
-            continue
-        for name in _VAR.findall(line):
+    names = [_VAR.findall(_code(line)) for line in lines]
+    for i, found in enumerate(names):
+        for name in found:
             last[name] = i
     out = []
     for i, line in enumerate(lines):
@@ -204,7 +211,7 @@ def _free(lines):
             continue  # (no statement may follow a block's header or split an if/else)
         if i + 1 < len(lines) and lines[i + 1].lstrip().startswith(("else", "elif")):
             continue
-        dead = sorted({n for n in _VAR.findall(line) if last[n] == i})
+        dead = sorted({n for n in names[i] if last[n] == i})
         if dead:
             out.append(line[:len(line) - len(body)] + "del " + ", ".join(dead))
     return out
