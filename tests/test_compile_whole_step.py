@@ -81,7 +81,9 @@ def _train(kind, opt_name, compiled, steps=12, clip=False, schedule=None, sched_
         logits = model(x)
         loss = F.cross_entropy(logits.reshape(-1, V), y)
         loss.backward()
-        if clip:
+        if clip == "value":
+            nn.utils.clip_grad_value_(model.parameters(), 0.05)
+        elif clip:
             nn.utils.clip_grad_norm_(model.parameters(), 0.5)
         opt.step()
         if sched is not None and sched_inside:
@@ -155,6 +157,16 @@ def test_lr_schedule_and_clip_grad_norm(schedule, inside):
     assert run._runner.replays == 9, run._runner.why
     lrs = [r[-1].item() for r in comp]
     assert len(set(lrs)) > 2  # the schedule did change the rate between replays
+
+
+@pytest.mark.parametrize("opt_name", ["sgd", "adamw"])
+def test_clip_grad_value_is_a_replayed_call_step(opt_name):
+    # clip_grad_value_ inside the step clamps the gradients in place: a call step (it
+    # made every such capture eager: "an array of the forward changed outside the ops")
+    _, eager = _train("mlp", opt_name, False, steps=6, clip="value")
+    run, comp = _train("mlp", opt_name, True, steps=6, clip="value")
+    _assert_same(eager, comp)
+    assert run._runner.replays == 5, run._runner.why
 
 
 def test_gradient_accumulation_without_zero_grad():

@@ -119,6 +119,10 @@ def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamp every gradient element into [-clip_value, clip_value], in place."""
+    if _tape.current() is not None:  # inside tg.compile's capture: a replayed call
+        if not isinstance(parameters, Tensor):
+            parameters = list(parameters)  # (a generator would be spent after one call)
+        return _tape.call(clip_grad_value_, parameters, clip_value, foreach)
     clip_value = float(clip_value)
     for g in _grads(parameters):
         np.clip(g._data, -clip_value, clip_value, out=g._data)
