@@ -633,3 +633,46 @@ def test_a_python_number_the_step_returns_is_not_frozen():
     lrs = [f(tg.ones(2, 5), tg.tensor([0, 1]))[1] for _ in range(4)]
     assert lrs == [0.05, 0.025, 0.0125, 0.00625]
     assert f._runner.replays == 0
+
+
+class ManualAttention(nn.Module):
+    """nanoGPT's attention without flash: its causal mask a buffer compared with 0."""
+
+    def __init__(self, C=16, H=2, T=8):
+        super().__init__()
+        self.c_attn, self.c_proj, self.n_head = nn.Linear(C, 3 * C), nn.Linear(C, C), H
+        self.register_buffer("bias", tg.tril(tg.ones(T, T)).view(1, 1, T, T))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                   for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / np.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        y = F.softmax(att, dim=-1) @ v
+        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+
+
+def test_masks_made_by_comparisons_replay():
+    # comparisons, isfinite and logical NOT make their masks outside the table ops
+    # (comparison.mask: a host step): nanoGPT's `self.bias[...] == 0` made every such
+    # capture eager ("an array made outside the ops")
+    rng = np.random.default_rng(3)
+    batches = [(rng.integers(0, 10, (4, 8)), rng.integers(0, 10, (4, 8))) for _ in range(5)]
+
+    def build():
+        model = nn.Sequential(nn.Embedding(10, 16), ManualAttention(), nn.Linear(16, 10))
+        opt = tg.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y):
+            opt.zero_grad()
+            logits = model(x)
+            keep = (~(y == 3)) & logits.isfinite().all(-1)
+            logits = logits.masked_fill(keep.logical_not().unsqueeze(-1), 0.0)
+            loss = F.cross_entropy(logits.view(-1, 10), y.view(-1))
+            loss.backward()
+            opt.step()
+            return loss
+        return step, lambda: [p._data for p in model.parameters()]
+    _eager_and_compiled(build, batches)

@@ -2,6 +2,7 @@
 isclose/allclose/equal, isnan/isinf/isfinite, isin."""
 import numpy as np
 
+from ..core import tape as _tape
 from ..core.tensor_base import TensorBase, like
 from . import _args, promotion as P
 from ._factories import _binary
@@ -11,6 +12,28 @@ from .rules import pointwise as E
 
 maximum = public(_binary(E.maximum, tensors_only=True), name="maximum", out=True)
 minimum = public(_binary(E.minimum, tensors_only=True), name="minimum", out=True)
+
+
+# ---- masks: results without a gradient, computed by NumPy outside the table ops ------
+_KERNELS = {}
+
+
+def array_kernel(ufunc):
+    """`ufunc` returning an array (a 0-d result too), one function object per ufunc."""
+    k = _KERNELS.get(ufunc)
+    if k is None:
+        def k(*args):
+            return np.asarray(ufunc(*args))
+        k.__name__ = ufunc.__name__
+        _KERNELS[ufunc] = k
+    return k
+
+
+def mask(ref, ufunc, *args):
+    """A tensor with `ref`'s flags holding `ufunc(*args)` (arrays or numbers): a mask,
+    an index test. Through `tape.host`, so tg.compile's capture records it as a step a
+    replay computes again (nanoGPT's `self.bias[:, :, :T, :T] == 0`, `x.isfinite()`)."""
+    return like(ref, _tape.host(array_kernel(ufunc), *args))
 
 
 # ---- comparisons (no gradient) -------------------------------------------------------
@@ -30,11 +53,10 @@ def _compare(ufunc, name, promote=True, tensors_only=False):
         a = a._data if isinstance(a, TensorBase) else a
         b = b._data if isinstance(b, TensorBase) else b
         try:
-            out = np.asarray(ufunc(a, b))
+            return mask(input, ufunc, a, b)
         except ValueError:
             raise RuntimeError(f"{name}: the shapes {np.shape(a)} and {np.shape(b)} cannot be "
                                "broadcast together") from None
-        return like(input, out)
     f.__name__ = name
     return f
 
@@ -69,17 +91,17 @@ eq_operator, ne_operator, lt_operator, le_operator, gt_operator, ge_operator = m
 
 @public
 def isnan(input):
-    return like(input, np.isnan(_args._tensor(input, "isnan")._data))
+    return mask(input, np.isnan, _args._tensor(input, "isnan")._data)
 
 
 @public
 def isinf(input):
-    return like(input, np.isinf(_args._tensor(input, "isinf")._data))
+    return mask(input, np.isinf, _args._tensor(input, "isinf")._data)
 
 
 @public
 def isfinite(input):
-    return like(input, np.isfinite(_args._tensor(input, "isfinite")._data))
+    return mask(input, np.isfinite, _args._tensor(input, "isfinite")._data)
 
 
 @public
@@ -120,12 +142,12 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 @public(out=True)
 def isposinf(input):
-    return like(input, np.isposinf(_args._tensor(input, "isposinf")._data))
+    return mask(input, np.isposinf, _args._tensor(input, "isposinf")._data)
 
 
 @public(out=True)
 def isneginf(input):
-    return like(input, np.isneginf(_args._tensor(input, "isneginf")._data))
+    return mask(input, np.isneginf, _args._tensor(input, "isneginf")._data)
 
 
 @public

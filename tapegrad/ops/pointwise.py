@@ -245,20 +245,25 @@ logical_xor = public(_comparison._compare(np.logical_xor, "logical_xor", promote
 def _bitwise(ufunc, name):
     """bitwise_and/or/xor (`&`, `|`, `^`): integer and bool tensors, torch's promotion;
     on bool tensors they are the logical ops. Not differentiable."""
+    def kernel(av, bv):
+        try:
+            return np.asarray(ufunc(av, bv))
+        except OverflowError:
+            return np.asarray(ufunc(*_wrapped_ints(av, bv)))
+
+    kernel.__name__ = name
+
     def f(input, other):
         a, b = _args._arg(input), _args._arg(other)
         like_t = a if isinstance(a, TensorBase) else _args._tensor(b, name)
         a, b = P.operands(name, a, b)
         av = a._data if isinstance(a, TensorBase) else a
         bv = b._data if isinstance(b, TensorBase) else b
-        try:
-            out = ufunc(av, bv)
-        except OverflowError:
-            out = ufunc(*_wrapped_ints(av, bv))
+        try:  # (through tape.host: tg.compile's capture records the result as a step)
+            return like(like_t, _tape.host(kernel, av, bv))
         except ValueError:
             raise RuntimeError(f"{name}: the shapes {np.shape(av)} and {np.shape(bv)} cannot "
                                "be broadcast together") from None
-        return like(like_t, np.asarray(out))
     f.__name__ = name
     return f
 
@@ -275,12 +280,12 @@ def bitwise_not(input):
     if x._data.dtype.kind == "f":
         raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
                                   f"'{_dt.torch_name(x._data.dtype)}'")
-    return like(x, np.invert(x._data))
+    return _comparison.mask(x, np.invert, x._data)
 
 
 @public
 def logical_not(input):
-    return like(input, np.logical_not(input._data))
+    return _comparison.mask(input, np.logical_not, input._data)
 
 
 # Integer and bool inputs: core/record.py computes every table op that promotes to the

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
+from ..core import tape as _tape
 from ..core.record import apply, apply_saved
 from ..core.tensor_base import TensorBase, like
 from . import (_args, comparison as _comparison, conversion as _conversion, indexing as _indexing,
@@ -18,14 +19,18 @@ from .rules import indexing as IX, products as PR, reductions as R, softmax as S
 
 
 def _logical_reduction(name, np_fn):
+    def kernel(a, axis, keepdims):
+        out = np.asarray(np_fn(a, axis=axis, keepdims=keepdims))
+        return out.astype(np.uint8) if a.dtype == np.uint8 else out  # torch keeps uint8
+
+    kernel.__name__ = name
+
     def f(input, dim=None, keepdim=False):
         x = _args._tensor(input, name)
         d = _args._dims(dim)
         _check_dims(name, x, d)
-        out = np.asarray(np_fn(x._data, axis=d, keepdims=bool(keepdim)))
-        if x._data.dtype == np.uint8:  # torch keeps uint8 (0 / 1)
-            out = out.astype(np.uint8)
-        return like(x, out)
+        # (through tape.host: tg.compile's capture records the mask as a step)
+        return like(x, _tape.host(kernel, x._data, d, bool(keepdim)))
     f.__name__ = name
     f.__doc__ = f"torch.{name}: a bool tensor (uint8 for a uint8 input; no gradient)."
     return f
