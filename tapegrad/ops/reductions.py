@@ -180,6 +180,16 @@ std = public(_var_std(R.std), name="std", out=True)
 
 
 def _arg_reduction(op):
+    def kernel(a, dim, keepdim):
+        if dim is None:
+            out = op.forward(a.reshape(-1), axis=0)
+            if keepdim:
+                out = np.reshape(out, (1,) * a.ndim)
+            return np.asarray(out, dtype=np.int64)
+        return np.asarray(op.forward(a, axis=dim, keepdims=keepdim), dtype=np.int64)
+
+    kernel.__name__ = op.name
+
     def f(input, dim=None, keepdim=False, *, axis=_UNSET, keepdims=_UNSET):
         if axis is not _UNSET:  # NumPy's name given
             dim = _np_alias(op.name, dim, axis, "axis", None)
@@ -188,13 +198,11 @@ def _arg_reduction(op):
         x = _args._tensor(input)
         if x._data.dtype == np.bool_:
             raise RuntimeError(f"{op.name}(): does not support bool input")
-        if dim is None:
-            out = op.forward(x._data.reshape(-1), axis=0)
-            if keepdim:
-                out = np.reshape(out, (1,) * x._data.ndim)
-            return like(x, np.asarray(out, dtype=np.int64))
-        _check_dims(op.name, x, dim)
-        return like(x, op.forward(x._data, axis=int(dim), keepdims=bool(keepdim)).astype(np.int64))
+        if dim is not None:
+            _check_dims(op.name, x, dim)
+            dim = int(dim)
+        # (through tape.host: tg.compile's capture records the indices as a step)
+        return like(x, _tape.host(kernel, x._data, dim, bool(keepdim)))
     f.__name__ = op.name
     return f
 
@@ -244,7 +252,11 @@ def count_nonzero(input, dim=None):
     x = _args._tensor(input, "count_nonzero")
     a = x._data
     axis = tuple(dim) if isinstance(dim, (tuple, list)) else dim
-    return like(x, np.asarray(np.count_nonzero(a, axis=axis), dtype=np.int64))
+    return like(x, _tape.host(_count_nonzero, a, axis))
+
+
+def _count_nonzero(a, axis):
+    return np.asarray(np.count_nonzero(a, axis=axis), dtype=np.int64)
 
 
 # ---- histograms (no gradient) -------------------------------------------------------------
