@@ -676,3 +676,48 @@ def test_masks_made_by_comparisons_replay():
             return loss
         return step, lambda: [p._data for p in model.parameters()]
     _eager_and_compiled(build, batches)
+
+
+class VAE(nn.Module):
+    """The reparameterization trick (eps = randn_like(std)) with softplus, ELU,
+    hardswish activations and a smooth-L1 reconstruction loss."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc, self.mu, self.logv = nn.Linear(6, 8), nn.Linear(8, 2), nn.Linear(8, 2)
+        self.dec = nn.Linear(2, 6)
+
+    def forward(self, x):
+        h = F.elu(self.enc(x)) + F.hardswish(self.enc(x)) + F.softplus(self.enc(x))
+        mu, std = self.mu(h), F.softplus(self.logv(h)) + 1e-4
+        z = mu + std * tg.randn_like(std)
+        return F.smooth_l1_loss(self.dec(z), x) + 0.01 * (mu * mu).mean()
+
+
+@pytest.mark.parametrize("what", ["vae", "indices"])
+def test_random_draws_activation_masks_and_index_helpers_replay(what):
+    # randn_like draws again at each replay (the generator's order, as eager), the
+    # activations' masks are recorded comparisons, max(dim).indices / one_hot /
+    # tg.tensor(list) / full_like are steps: each made its capture eager before
+    rng = np.random.default_rng(4)
+    batches = [(rng.standard_normal((5, 6)).astype(np.float32), rng.integers(0, 3, 5))
+               for _ in range(5)]
+
+    def build():
+        model = VAE() if what == "vae" else nn.Linear(6, 3)
+        opt = tg.optim.Adam(model.parameters(), lr=1e-2)
+
+        def step(x, y):
+            opt.zero_grad()
+            if what == "vae":
+                loss = model(x)
+            else:
+                out = model(x)
+                hit = (out.max(-1).indices == y).float()
+                target = F.one_hot(y, 3).float() * tg.tensor([1.0, 0.5, 2.0])
+                loss = F.mse_loss(out, target) + tg.full_like(hit, 0.1).mul(hit).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        return step, lambda: [p._data for p in model.parameters()]
+    _eager_and_compiled(build, batches)

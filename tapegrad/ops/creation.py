@@ -23,12 +23,17 @@ from .public import public
 @public(method=False)
 def tensor(data, dtype=None, requires_grad=False, device=None):
     """Copy `data` (numbers, nested lists, arrays, tensors) into a new leaf tensor."""
-    if isinstance(data, TensorBase):
-        data = data._data
-    if isinstance(data, np.ndarray):
-        data = data.copy()  # a new leaf never shares memory with its source
     _check_device(device, "tensor()")
-    return new_tensor(to_array(data, dtype), requires_grad=requires_grad)
+    if isinstance(data, TensorBase):
+        # a new leaf never shares memory with its source (tg.compile: a step, the copy
+        # of a tensor the tape knows)
+        return new_tensor(to_array(_tape.host(np.copy, data._data), dtype),
+                          requires_grad=requires_grad)
+    if isinstance(data, np.ndarray):
+        return new_tensor(to_array(data.copy(), dtype), requires_grad=requires_grad)
+    # numbers and nested lists: Python values (guards of a tg.compile capture), so the
+    # array is a constant of the step
+    return new_tensor(_tape.const(to_array(data, dtype)), requires_grad=requires_grad)
 
 
 @public(method=False)
@@ -104,8 +109,8 @@ def full_like(input, fill_value, dtype=None, requires_grad=False, device=None, *
               layout=None, memory_format=None, pin_memory=False):
     _check_device(device, "full_like()")
     dtype = _dt.as_dtype(dtype) or input.dtype
-    return _finish(np.full(input.shape, scalar_to(fill_value, dtype), dtype), None,
-                   requires_grad)
+    return _finish(_tape.const(np.full(input.shape, scalar_to(fill_value, dtype), dtype)),
+                   None, requires_grad)
 
 
 @public(method=False)

@@ -899,14 +899,20 @@ def one_hot(tensor, num_classes=-1):
     if num_classes == -1:
         if t.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        _tape.data_read("one_hot(num_classes=-1): the class count read from the values")
         num_classes = int(t.max()) + 1
+    # (through tape.host: a tg.compile replay makes it, and checks the classes, again)
+    return _args._int64(x, _tape.host(_one_hot, t, int(num_classes)))
+
+
+def _one_hot(t, num_classes):
     if t.size and t.min() < 0:
         raise RuntimeError("Class values must be non-negative.")
     if t.size and t.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    out = np.zeros(t.shape + (int(num_classes),), dtype=np.int64)
+    out = np.zeros(t.shape + (num_classes,), dtype=np.int64)
     np.put_along_axis(out, t[..., None], 1, axis=-1)
-    return _args._int64(x, out)
+    return out
 
 
 @public

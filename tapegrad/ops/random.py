@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import dtypes as _dt, random as _random
 from .._device import check as _check_device
+from ..core import tape as _tape
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like, new_tensor
 from ..random import rng as _rng
@@ -278,7 +279,7 @@ def rand(*size_args, size=None, generator=None, dtype=None, requires_grad=False,
     _check_device(device, "rand()")
     d = _float_dtype(dtype)
     shape = _size(size_args, size, "rand")
-    return _finish(_rng(generator).random(shape).astype(d), None, requires_grad)
+    return _finish(_tape.host(_draw_uniform, generator, shape, d), None, requires_grad)
 
 
 @public(out=True, method=False)
@@ -287,7 +288,21 @@ def randn(*size_args, size=None, generator=None, dtype=None, requires_grad=False
     _check_device(device, "randn()")
     d = _float_dtype(dtype)
     shape = _size(size_args, size, "randn")
-    return _finish(_rng(generator).standard_normal(shape).astype(d), None, requires_grad)
+    return _finish(_tape.host(_draw_normal, generator, shape, d), None, requires_grad)
+
+
+# The draws of rand/randn/randint through tape.host: a tg.compile replay draws again, from
+# the same generator, in eager's order (a VAE's `eps = torch.randn_like(std)`)
+def _draw_uniform(generator, shape, dtype):
+    return _rng(generator).random(shape).astype(dtype)
+
+
+def _draw_normal(generator, shape, dtype):
+    return _rng(generator).standard_normal(shape).astype(dtype)
+
+
+def _draw_integers(generator, low, high, shape):
+    return _rng(generator).integers(low, high, size=shape)
 
 
 @public(out=True, method=False)
@@ -305,7 +320,7 @@ def randint(low=None, high=None, size=None, generator=None, dtype=None, requires
         raise TypeError("randint() missing required argument 'high'")
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
-    arr = _rng(generator).integers(low, high, size=tuple(size))
+    arr = _tape.host(_draw_integers, generator, low, high, tuple(size))
     return _finish(arr, _dt.as_dtype(dtype) or _dt.int64, requires_grad)
 
 

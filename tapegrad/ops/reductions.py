@@ -148,8 +148,13 @@ def _max_min(op_full, op_dim, pair):
             return apply(op_full, x, axis=None, keepdims=False)
         _check_dims(op_dim.name, x, dim)
         vals, saved = apply_saved(op_dim, x, axis=int(dim), keepdims=bool(keepdim))
-        return result(vals, like(x, saved["indices"].astype(np.int64)))
+        # (a copy of the rule's saved indices: through tape.host, a step of a capture)
+        return result(vals, like(x, _tape.host(_int64_copy, saved["indices"])))
     return f
+
+
+def _int64_copy(a):
+    return a.astype(np.int64)
 
 
 max = public(_max_min(R.max_all, R.max_dim, _comparison.maximum), name="max", out=True)

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from ... import dtypes as _dt
-from ...core import tape as _tape
+from ...core import grad_mode, tape as _tape
 from ...core.record import apply
 
 from ...ops import inplace as _IP
@@ -73,7 +73,7 @@ def glu(input, dim=-1):
 
 def _softplus(x):
     """log(1 + exp(x)) without overflow, slope 1/2 at 0 (no threshold: exact everywhere)."""
-    pos = x._data > 0
+    pos = x > 0
     return _pointwise.where(pos, x, 0.0) + _pointwise.log1p(_pointwise.exp(_pointwise.where(pos, -x, x)))
 
 
@@ -91,9 +91,8 @@ def hardswish(input, inplace=False):
     x = _floating(_named_t(input, "hardswish"), "hardswish_cpu")
     if inplace:
         return _in_place(x, hardswish)
-    d = x._data
     mid = x * (x + 3.0) / 6.0
-    return _pointwise.where(d <= -3.0, x * 0.0, _pointwise.where(d < 3.0, mid, x))  # -inf * 0: NaN, as torch
+    return _pointwise.where(x <= -3.0, x * 0.0, _pointwise.where(x < 3.0, mid, x))  # -inf * 0: NaN, as torch
 
 
 def hardsigmoid(input, inplace=False):
@@ -102,15 +101,15 @@ def hardsigmoid(input, inplace=False):
     x = _floating(_named_t(input, "hardsigmoid"), "hardsigmoid_cpu")
     if inplace:
         return _in_place(x, hardsigmoid)
-    d = x._data
-    outside = np.where(np.isnan(d), d, d >= 3.0).astype(d.dtype)  # 1 above, 0 below, NaN
-    return _pointwise.where((d > -3.0) & (d < 3.0), (x + 3.0) / 6.0, outside)
+    with grad_mode.no_grad():  # 1 above, 0 below, NaN: no gradient
+        outside = _pointwise.where(x.isnan(), x, (x >= 3.0).to(x.dtype))
+    return _pointwise.where((x > -3.0) & (x < 3.0), (x + 3.0) / 6.0, outside)
 
 
 def _elu(x, alpha, scale=1.0, input_scale=1.0):
     """scale * (x for x > 0, alpha (exp(input_scale x) - 1) otherwise); the slope at 0 is
     the negative branch's, as torch's elu_backward (x <= 0)."""
-    pos = x._data > 0
+    pos = x > 0
     neg = _pointwise.where(pos, 0.0, x)  # exp only of non-positive values (no overflow)
     y = _pointwise.where(pos, x, alpha * _pointwise.expm1(neg * input_scale))
     return y * scale if scale != 1.0 else y
@@ -150,7 +149,7 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
     """clamp in place; the slope is 1 strictly inside the bounds, as functional.hardtanh
     (restated here: functional.py imports this module, not the other way round)."""
     def ht(v):
-        inside = (v._data > min_val) & (v._data < max_val)
+        inside = (v > min_val) & (v < max_val)
         y = _pointwise.clamp(v, min_val, max_val)
         return _pointwise.where(inside, y, y.detach())
     return _in_place(_named_t(input, "hardtanh_"), ht)
@@ -219,7 +218,8 @@ def _threshold(x, threshold, value):
     # value in x's dtype: torch's threshold keeps an integer input integer
     # torch's test is x <= threshold (a NaN passes through); value in x's dtype (an integer
     # input stays integer)
-    return _pointwise.where(x._data <= threshold, np.asarray(value).astype(x._data.dtype), x)
+    value = _tape.const(np.asarray(value).astype(x._data.dtype))
+    return _pointwise.where(x <= threshold, value, x)
 
 
 def threshold_(input, threshold, value):
@@ -243,7 +243,7 @@ def prelu(input, weight):
         w = w.reshape((C,) + (1,) * (x.ndim - 2))
     else:  # one slope: a scalar, so a 0-d input stays 0-d
         w = w.reshape(())
-    return _pointwise.where(x._data > 0, x, w * x)
+    return _pointwise.where(x > 0, x, w * x)
 
 
 def _check_bounds(lower, upper):
@@ -265,10 +265,10 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if inplace:
         return _in_place(x, lambda v: rrelu(v, lower, upper, training))
     if not training:
-        return _pointwise.where(x._data > 0, x, x * ((lower + upper) / 2))  # leaky_relu's slope rule
+        return _pointwise.where(x > 0, x, x * ((lower + upper) / 2))  # leaky_relu's slope rule
     # a tg.compile replay draws the slopes again, from the same generator, in order
     a = _tape.host(_rrelu_slopes, tuple(x.shape), x._data.dtype, lower, upper)
-    return _pointwise.where(x._data > 0, x, x * a)
+    return _pointwise.where(x > 0, x, x * a)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -340,7 +340,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if x._data.dtype.kind == "f" and not (isinstance(min_val, Tensor) or isinstance(max_val, Tensor)):
         return apply(_K.hardtanh, x, min_val=float(min_val), max_val=float(max_val))
     y = _pointwise.clamp(x, min_val, max_val)
-    inside = (x._data > min_val) & (x._data < max_val)
+    inside = (x > min_val) & (x < max_val)
     if inside.all() or not x.requires_grad:
         return y
     return _pointwise.where(inside, y, y.detach())
@@ -383,8 +383,9 @@ def elu(input, alpha=1.0, inplace=False):
     x = _t(input)
     if inplace:
         return _pointwise.inplace_of(x, lambda v: elu(v, alpha))
-    neg = _pointwise.where(x._data > 0, 0.0, x)  # exp only of non-positive values (no overflow)
-    return _pointwise.where(x._data > 0, x, alpha * (_pointwise.exp(neg) - 1.0))
+    pos = x > 0
+    neg = _pointwise.where(pos, 0.0, x)  # exp only of non-positive values (no overflow)
+    return _pointwise.where(pos, x, alpha * (_pointwise.exp(neg) - 1.0))
 
 
 
@@ -396,9 +397,9 @@ def softplus(input, beta=1.0, threshold=20.0):
         return _opmath.rounded(softplus(wide[0], beta, threshold))
     bx = x * beta
     # max(bx, 0) + log(1 + exp(-|bx|)), written with where so that the slope at 0 is 1/2
-    pos = bx._data > 0
+    pos = bx > 0
     soft = (_pointwise.where(pos, bx, 0.0) + _pointwise.log(1.0 + _pointwise.exp(_pointwise.where(pos, -bx, bx)))) / beta
-    return _pointwise.where(bx._data > threshold, x, soft)
+    return _pointwise.where(bx > threshold, x, soft)
 
 
 

@@ -249,7 +249,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     ad = _pointwise.abs(d)
     if beta == 0:
         return _reduce(ad, reduction)
-    small = ad._data < beta
+    small = ad < beta
     dq = _pointwise.where(small, d, 0.0)  # the square only where taken: at d = +-inf its
     loss = _pointwise.where(small, 0.5 * dq * dq / beta, ad - 0.5 * beta)  # 0*inf is nan
     return _reduce(loss, reduction)
@@ -267,7 +267,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         return _reduce(loss if weight is None else loss * weight, reduction)
     d = input - target
     ad = _pointwise.abs(d)
-    small = ad._data <= delta
+    small = ad <= delta
     dq = _pointwise.where(small, d, 0.0)  # the square only where taken (d = +-inf: 0*inf)
     loss = _pointwise.where(small, 0.5 * dq * dq, delta * (ad - 0.5 * delta))
     if weight is not None:
