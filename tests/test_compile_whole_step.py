@@ -694,7 +694,21 @@ class VAE(nn.Module):
         return F.smooth_l1_loss(self.dec(z), x) + 0.01 * (mu * mu).mean()
 
 
-@pytest.mark.parametrize("what", ["vae", "indices"])
+class Upsampling(nn.Module):
+    """Conv1d, ConvTranspose1d and F.interpolate (nearest and linear: index and weight
+    arrays made from the sizes, constants of the capture)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c, self.up = nn.Conv1d(6, 4, 3, padding=1), nn.ConvTranspose1d(4, 3, 2, stride=2)
+
+    def forward(self, x):
+        h = self.up(F.relu(self.c(x.unsqueeze(1).expand(-1, 6, -1))))
+        h = F.interpolate(h, scale_factor=0.5) + F.interpolate(h, size=6, mode="linear")
+        return h.mean(-1)
+
+
+@pytest.mark.parametrize("what", ["vae", "indices", "upsampling"])
 def test_random_draws_activation_masks_and_index_helpers_replay(what):
     # randn_like draws again at each replay (the generator's order, as eager), the
     # activations' masks are recorded comparisons, max(dim).indices / one_hot /
@@ -704,13 +718,15 @@ def test_random_draws_activation_masks_and_index_helpers_replay(what):
                for _ in range(5)]
 
     def build():
-        model = VAE() if what == "vae" else nn.Linear(6, 3)
+        model = {"vae": VAE, "upsampling": Upsampling}.get(what, lambda: nn.Linear(6, 3))()
         opt = tg.optim.Adam(model.parameters(), lr=1e-2)
 
         def step(x, y):
             opt.zero_grad()
             if what == "vae":
                 loss = model(x)
+            elif what == "upsampling":
+                loss = F.cross_entropy(model(x), y)
             else:
                 out = model(x)
                 hit = (out.max(-1).indices == y).float()

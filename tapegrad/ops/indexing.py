@@ -726,7 +726,8 @@ def _index_1d(name, index):
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     if idx.dtype.kind not in "iu":
         raise IndexError(f"{name}(): Expected dtype int32/int64 for index")
-    return idx.reshape(-1)
+    # (a 1-D index as it is: the same array a tg.compile capture knows, not a new view)
+    return idx if idx.ndim == 1 else idx.reshape(-1)
 
 
 @public(out=("disjoint", "exact", "dense"))

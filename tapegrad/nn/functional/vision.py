@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 
 from ... import dtypes as _dt
+from ...core import tape as _tape
 from ...ops.indexing import index_select
 from ...ops.shape import pad  # noqa: F401  (F.pad: one implementation, in ops)
 from ..._tensor import Tensor
@@ -139,10 +140,16 @@ def _bicubic_axis(x, axis, n_out, scale, align_corners):
     out = None
     for k, w in enumerate(_cubic_weights(t)):
         idx = np.clip(i0 - 1 + k, 0, n_in - 1)
-        term = index_select(x, axis, Tensor._of(idx)) * \
-            Tensor._of(w.astype(x._data.dtype).reshape(_bshape(x.ndim, axis, n_out)))
+        term = index_select(x, axis, _const(idx)) * \
+            _const(w.astype(x._data.dtype).reshape(_bshape(x.ndim, axis, n_out)))
         out = term if out is None else out + term
     return out
+
+
+def _const(a):
+    """An index or weight array made from the sizes alone, as a tensor: a constant of a
+    tg.compile capture (`tape.const`: a replay reuses it)."""
+    return Tensor._of(_tape.const(a))
 
 
 def _bshape(ndim, axis, n):
@@ -200,7 +207,7 @@ def _resize(x, sizes, scales, mode, align_corners, weights, low=None):
             if n_in == n_out:
                 continue
             idx = _nearest_index(n_in, n_out, scales[k], mode == "nearest-exact")
-            x = index_select(x, axis, Tensor._of(idx))
+            x = index_select(x, axis, _const(idx))
             continue
         if mode == "bicubic":
             x = _bicubic_axis(x, axis, n_out, scales[k], bool(align_corners))
@@ -210,10 +217,10 @@ def _resize(x, sizes, scales, mode, align_corners, weights, low=None):
             continue
         i0, i1, l1 = _linear_weights(n_in, n_out, scales[k], bool(align_corners), weights)
         w0 = (1 - l1.astype(np.float64)).astype(weights).astype(x._data.dtype)
-        w1 = Tensor._of(l1.astype(x._data.dtype).reshape(_bshape(x.ndim, axis, n_out)))
-        w0 = Tensor._of(w0.reshape(_bshape(x.ndim, axis, n_out)))
-        x = (index_select(x, axis, Tensor._of(i0)) * w0
-             + index_select(x, axis, Tensor._of(i1)) * w1)
+        w1 = _const(l1.astype(x._data.dtype).reshape(_bshape(x.ndim, axis, n_out)))
+        w0 = _const(w0.reshape(_bshape(x.ndim, axis, n_out)))
+        x = (index_select(x, axis, _const(i0)) * w0
+             + index_select(x, axis, _const(i1)) * w1)
     return x
 
 
