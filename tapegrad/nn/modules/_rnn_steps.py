@@ -17,8 +17,8 @@ import numpy as np
 
 from .. import functional as F
 from .._public_ops import cat, relu, sigmoid, tanh
-from .._split import split_cat
-from ...ops import creation as _creation
+from ...core import tape as _tape
+from ...core.tensor_base import new_tensor
 
 
 def rnn_tanh_step(gi, state, w_hh, b_hh):
@@ -32,13 +32,20 @@ def rnn_relu_step(gi, state, w_hh, b_hh):
 
 
 @functools.lru_cache(maxsize=64)
-def _lstm_gate_consts(H, dtype):
+def _lstm_gate_arrays(H, dtype):
     """(scale, shift) over the 4H gate columns: 0.5 / 0.5 on the sigmoid gates i, f, o,
-    1 / 0 on the tanh gate g (see lstm_step)."""
+    1 / 0 on the tanh gate g (see lstm_step); read-only, made once per size."""
     half = np.full(H, 0.5, dtype)
     scale = np.concatenate([half, half, np.ones(H, dtype), half])
     shift = np.concatenate([half, half, np.zeros(H, dtype), half])
-    return _creation.tensor(scale), _creation.tensor(shift)
+    scale.flags.writeable = shift.flags.writeable = False
+    return scale, shift
+
+
+def _lstm_gate_consts(H, dtype):
+    """The gate constants as tensors, new each call: constants of a tg.compile capture
+    (`tape.const`; a tensor kept from an earlier call would be one it cannot see)."""
+    return tuple(new_tensor(_tape.const(a)) for a in _lstm_gate_arrays(H, np.dtype(dtype)))
 
 
 def lstm_step(gi, state, w_hh, b_hh, w_hr=None):
@@ -51,7 +58,7 @@ def lstm_step(gi, state, w_hh, b_hh, w_hr=None):
     # block instead of 4 on strided column slices (measured at word_language_model size:
     # forward 1.7x, forward + backward 1.1x faster).
     scale, shift = _lstm_gate_consts(H, gates.dtype)
-    i, f, g, o = split_cat(tanh(gates * scale) * scale + shift, [H] * 4, 1)
+    i, f, g, o = (tanh(gates * scale) * scale + shift).split(H, 1)
     c = f * c + i * g
     h = o * tanh(c)
     if w_hr is not None:  # LSTM with projections: the hidden state is h W_hr^T
@@ -62,9 +69,9 @@ def lstm_step(gi, state, w_hh, b_hh, w_hr=None):
 def gru_step(gi, state, w_hh, b_hh):
     (h,) = state
     H = h.shape[1]
-    i_r, i_z, i_n = split_cat(gi, [H] * 3, 1)
+    i_r, i_z, i_n = gi.split(H, 1)
     # b_hn stays inside the reset gate's product (PyTorch's / cuDNN's GRU variant).
-    h_r, h_z, h_n = split_cat(F.linear(h, w_hh, b_hh), [H] * 3, 1)
+    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).split(H, 1)
     r = sigmoid(i_r + h_r)
     z = sigmoid(i_z + h_z)
     n = tanh(i_n + r * h_n)

@@ -26,7 +26,6 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from .._public_ops import cat, stack
-from .._split import split_cat
 from .module import Module
 from ..parameter import Parameter
 from ._rnn_steps import (STEPS, gru_step, lstm_step, rnn_relu_step, rnn_tanh_step,
@@ -186,7 +185,9 @@ class RNNBase(Module):
                 names = self._all_weights[layer * directions + d]
                 w = {n.split("_l")[0]: getattr(self, n) for n in names}
                 # x W_ih^T + b_ih for every step in one matmul, then cut into the steps
-                gis = split_cat(F.linear(data, w["weight_ih"], w.get("bias_ih")), batch_sizes)
+                # (the table's split: one node, its backward one concatenation)
+                gis = F.linear(data, w["weight_ih"], w.get("bias_ih")).split(
+                    [int(n) for n in batch_sizes], 0)
                 weights = (w["weight_hh"], w.get("bias_hh"))
                 if self.proj_size:
                     weights += (w["weight_hr"],)
