@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
+from test_compile_whole_step import _eager_and_compiled, _plain_step
 
 nn, F = tg.nn, tg.nn.functional
 
@@ -67,37 +68,20 @@ class Dropping(nn.Module):
         return self.b(F.dropout(self.a(x), 0.3, inplace=True).relu())
 
 
-def _train(make, compiled, steps=6, seed=0):
-    tg.manual_seed(seed)
-    body = make(6)
-    model = nn.Sequential(body, nn.Linear(6, 3))
-    opt = tg.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    rng = np.random.default_rng(seed)
-    batches = [(tg.tensor(rng.standard_normal((16, 6)).astype(np.float32)),
-                tg.tensor(rng.integers(0, 3, 16))) for _ in range(steps)]
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    run = tg.compile(step) if compiled else step
-    losses = [run(x, y).item() for x, y in batches]
-    params = [p.detach().numpy().copy() for p in model.parameters()]
-    versions = [p._version for p in model.parameters()]
-    return losses, params, versions, run
-
-
 @pytest.mark.parametrize("make", [Block, Activations, Dropping])
 def test_steps_with_tracked_inplace_ops_replay_bit_for_bit(make):
-    want = _train(make, False)
-    got = _train(make, True)
-    assert got[0] == want[0]
-    for a, b in zip(got[1], want[1]):
-        np.testing.assert_array_equal(a, b)
-    assert got[2] == want[2]
-    assert got[3]._runner.replays == 5, got[3]._runner.why  # every call after the first
+    # losses, parameters and their version counts; every call after the first replays
+    rng = np.random.default_rng(0)
+    batches = [(rng.standard_normal((16, 6)).astype(np.float32), rng.integers(0, 3, 16))
+               for _ in range(6)]
+
+    def build():
+        model = nn.Sequential(make(6), nn.Linear(6, 3))
+        opt = tg.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        return _plain_step(model, opt), lambda: (
+            [p._data for p in model.parameters()]
+            + [np.array([p._version for p in model.parameters()])])
+    _eager_and_compiled(build, batches)
 
 
 def test_a_compiled_model_with_inplace_relu_replays_forward_and_backward():

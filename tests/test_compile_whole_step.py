@@ -194,11 +194,12 @@ def test_gradient_accumulation_without_zero_grad():
     assert run._runner.replays == 7
 
 
-def _plain_step(model, opt):
-    """The usual step: zero_grad, the loss, backward, the optimizer's step."""
+def _plain_step(model, opt, loss_of=None):
+    """The usual step: zero_grad, the loss (`loss_of(x, y)`, else the cross-entropy of
+    model(x)), backward, the optimizer's step."""
     def step(x, y):
         opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
+        loss = F.cross_entropy(model(x), y) if loss_of is None else loss_of(x, y)
         loss.backward()
         opt.step()
         return loss
@@ -665,16 +666,12 @@ def test_masks_made_by_comparisons_replay():
         model = nn.Sequential(nn.Embedding(10, 16), ManualAttention(), nn.Linear(16, 10))
         opt = tg.optim.SGD(model.parameters(), lr=0.1)
 
-        def step(x, y):
-            opt.zero_grad()
+        def loss_of(x, y):
             logits = model(x)
             keep = (~(y == 3)) & logits.isfinite().all(-1) & (logits.argmax(-1) != 99)
             logits = logits.masked_fill(keep.logical_not().unsqueeze(-1), 0.0)
-            loss = F.cross_entropy(logits.view(-1, 10), y.view(-1))
-            loss.backward()
-            opt.step()
-            return loss
-        return step, lambda: [p._data for p in model.parameters()]
+            return F.cross_entropy(logits.view(-1, 10), y.view(-1))
+        return _plain_step(model, opt, loss_of), lambda: [p._data for p in model.parameters()]
     _eager_and_compiled(build, batches)
 
 
@@ -721,21 +718,16 @@ def test_random_draws_activation_masks_and_index_helpers_replay(what):
         model = {"vae": VAE, "upsampling": Upsampling}.get(what, lambda: nn.Linear(6, 3))()
         opt = tg.optim.Adam(model.parameters(), lr=1e-2)
 
-        def step(x, y):
-            opt.zero_grad()
+        def loss_of(x, y):
             if what == "vae":
-                loss = model(x)
-            elif what == "upsampling":
-                loss = F.cross_entropy(model(x), y)
-            else:
-                out = model(x)
-                hit = (out.max(-1).indices == y).float()
-                target = F.one_hot(y, 3).float() * tg.tensor([1.0, 0.5, 2.0])
-                loss = F.mse_loss(out, target) + tg.full_like(hit, 0.1).mul(hit).mean()
-            loss.backward()
-            opt.step()
-            return loss
-        return step, lambda: [p._data for p in model.parameters()]
+                return model(x)
+            if what == "upsampling":
+                return F.cross_entropy(model(x), y)
+            out = model(x)
+            hit = (out.max(-1).indices == y).float()
+            target = F.one_hot(y, 3).float() * tg.tensor([1.0, 0.5, 2.0])
+            return F.mse_loss(out, target) + tg.full_like(hit, 0.1).mul(hit).mean()
+        return _plain_step(model, opt, loss_of), lambda: [p._data for p in model.parameters()]
     _eager_and_compiled(build, batches)
 
 
@@ -761,12 +753,5 @@ def test_recurrent_layers_replay(cell):
     def build():
         model = Recurrent(getattr(nn, cell))
         opt = tg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-
-        def step(x, y):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-        return step, lambda: [p._data for p in model.parameters()]
+        return _plain_step(model, opt), lambda: [p._data for p in model.parameters()]
     _eager_and_compiled(build, batches)
