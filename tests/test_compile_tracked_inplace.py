@@ -41,7 +41,8 @@ class Block(nn.Module):
 
 class Activations(nn.Module):
     """In-place ops whose backward reads the old value (mul_ by a tensor, pow_, clamp_),
-    the output (tanh_, sigmoid_: last, as torch requires) or nothing (add_, div_)."""
+    the output (tanh_, sigmoid_: last, as torch requires) or nothing (add_, div_,
+    masked_fill_ with a mask the step computes)."""
 
     def __init__(self, d):
         super().__init__()
@@ -55,6 +56,7 @@ class Activations(nn.Module):
         h.div_(2.0)
         h.pow_(2)
         h.clamp_(min=0.01, max=0.8)
+        h.masked_fill_(g > 1.0, 0.5)
         h.tanh_()
         return h + self.c(x).sigmoid_()
 

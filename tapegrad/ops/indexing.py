@@ -984,7 +984,9 @@ def masked_fill_(self, mask, value):
         vv = v
         if isinstance(vv, TensorBase) and vv._data.dtype != x._data.dtype:
             vv = vv.to(x._data.dtype)
-        return apply(E.where, np.broadcast_to(m, x._data.shape), vv, x)
+        # (m broadcasts to x's shape, checked above: the result has x's shape; m as it is,
+        # the array a tg.compile capture knows, not a new broadcast view of it)
+        return apply(E.where, m, vv, x)
 
     return _inplace(self, compute, others, needs_old=False, casting="unsafe")
 
