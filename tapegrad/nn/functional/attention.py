@@ -37,9 +37,8 @@ from ...ops.creation import zeros
 from ...ops.pointwise import where
 from ...ops.indexing import repeat_interleave
 from ...ops.shape import cat
-from ...random import rng as _rng
 from ..._tensor import Tensor
-from ._fused_attention import fused_scaled_dot_product_attention as _fused
+from ._fused_attention import _keep_mask, fused_scaled_dot_product_attention as _fused
 from .dropout import dropout
 from .linear import linear
 from .vision import pad
@@ -163,12 +162,6 @@ def _composite(query, key, value, mask, dropout_p, is_causal, sc):
             keep = _tape.host(_keep_mask, tuple(p.shape), p.dtype, dropout_p)
         p = p * Tensor._of(keep)
     return p.matmul(value)
-
-
-def _keep_mask(shape, dtype, dropout_p):
-    keep = (_rng(None).random(shape) >= dropout_p).astype(dtype)
-    keep *= np.asarray(1.0 / (1.0 - dropout_p), dtype=dtype)
-    return keep
 
 
 def _is_float(m):
