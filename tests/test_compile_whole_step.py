@@ -755,3 +755,26 @@ def test_recurrent_layers_replay(cell):
         opt = tg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
         return _plain_step(model, opt), lambda: [p._data for p in model.parameters()]
     _eager_and_compiled(build, batches)
+
+
+def test_top_k_sampling_replays_with_the_generators_draws():
+    # nanoGPT's generate step: top-k filter with a Python list index, softmax,
+    # multinomial; the indices, the constant index and the samples (an output made by a
+    # host step) are steps of the capture, each replay draws from the generator as eager
+    tg.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(10, 8), nn.Linear(8, 10))
+
+    @tg.no_grad()
+    def sample(idx):
+        logits = model(idx)[:, -1, :] / 0.8
+        v, _ = tg.topk(logits, 3)
+        logits[logits < v[:, [-1]]] = -float("inf")
+        return tg.multinomial(F.softmax(logits, dim=-1), num_samples=1)
+    idx = tg.tensor([[1, 2, 3], [4, 5, 6]])
+    compiled = tg.compile(sample)
+    runs = []
+    for f in (sample, compiled):
+        tg.manual_seed(1)
+        runs.append([f(idx).tolist() for _ in range(6)])
+    assert runs[0] == runs[1] and len({str(r) for r in runs[0]}) > 1
+    assert compiled._runner.replays == 5, compiled._runner.why

@@ -493,6 +493,13 @@ class Capture:
             kw[k] = r
         return kw
 
+    def _maker(self, slot):
+        """The kind of the step that made `slot` (None: an external's array)."""
+        for st in self.steps:
+            if st.index is not None and st.index <= slot < st.index + max(st.n_out, 1):
+                return st.kind
+        return None
+
     # ---- the end state ---------------------------------------------------------------
     def finish(self, out_leaves):
         """After the forward: the output slots, or None (broken: the reason says why)."""
@@ -507,6 +514,13 @@ class Capture:
         for x in out_leaves:
             if isinstance(x, TensorBase):
                 s = by_id.get(id(x))
+                if s is None and not x._rg and x.grad_fn is None:
+                    # an index, a mask or a draw a host or const step made (multinomial's
+                    # samples): a tensor on that step's array, remade by the replay (not
+                    # an input's or a parameter's own array: that tensor is no result)
+                    s = self.slot.get(id(x._data))
+                    if s is not None and self._maker(s) not in (HOST, CONST):
+                        s = None
                 if s is None:
                     return self.brk("an output that is no op's result")
                 outputs.append(s)

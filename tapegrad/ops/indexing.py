@@ -434,8 +434,9 @@ def _key_item(k):
     if isinstance(k, np.integer):
         return int(k)
     if isinstance(k, (list, range)):
-        return _index_array(np.asarray([_unwrap(v) for v in k] if isinstance(k, list)
-                                       else k))
+        a = _index_array(np.asarray([_unwrap(v) for v in k] if isinstance(k, list) else k))
+        # Python numbers alone (`v[:, [-1]]`): a constant of a tg.compile capture
+        return _tape.const(a) if _python_only(k) else a
     if isinstance(k, _ndarray):
         return _index_array(k)
     if isinstance(k, np.bool_):
@@ -444,6 +445,13 @@ def _key_item(k):
         return k
     raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                      f"Variables are valid indices (got {type(k).__name__})")
+
+
+def _python_only(k):
+    """A range, or a list (nested) holding no tensor or array."""
+    return not isinstance(k, list) or all(
+        _python_only(v) if isinstance(v, list) else not isinstance(v, (TensorBase, _ndarray))
+        for v in k)
 
 
 def _unwrap(v):

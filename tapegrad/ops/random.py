@@ -62,12 +62,17 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
                            f"{p.dtype}")
     if p.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
+    # (through tape.host: a tg.compile replay checks the weights and draws again)
+    return _args._int64(input, _tape.host(_multinomial, p, int(num_samples),
+                                          bool(replacement), generator))
+
+
+def _multinomial(p, k, replacement, generator):
     one = p.ndim == 1
     p = np.atleast_2d(p).astype(np.float64)
     rows, n = p.shape
     if n > 2 ** 24:  # torch's limit (its sampler keeps category indices in float32)
         raise RuntimeError("number of categories cannot exceed 2^24")
-    k = int(num_samples)
     if k <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not np.isfinite(p).all() or (p < 0).any():
@@ -94,7 +99,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         with np.errstate(divide="ignore"):
             keys = g.exponential(size=(rows, n)) / p
         out = np.argsort(keys, axis=1, kind="stable")[:, :k]
-    return _args._int64(input, out[0] if one else out)
+    return np.ascontiguousarray(out[0] if one else out, dtype=np.int64)
 
 
 

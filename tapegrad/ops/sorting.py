@@ -7,6 +7,7 @@ import numpy as np
 
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
+from ..core import tape as _tape
 from . import _args, _selection_order as _order, shape as _shape
 from .public import public
 from .return_types import structseq
@@ -136,7 +137,23 @@ def argsort(input, dim=-1, descending=False, stable=False):
     x = _args._tensor(input)
     if x._data.ndim == 0:
         return _args._int64(x, 0)
-    return _args._int64(x, _argsort(x._data, _args._dim(dim, x._data.ndim), descending))
+    return _args._int64(x, _tape.host(_sort_index, x._data, _args._dim(dim, x._data.ndim),
+                                      bool(descending)))
+
+
+# the indices through tape.host: a tg.compile capture records them as a step (top-k
+# sampling, sorting inside a compiled function)
+def _sort_index(a, d, descending):
+    return _argsort(a, d, descending).astype(np.int64, copy=False)
+
+
+def _topk_index(a, d, k, largest, sorted):
+    full = _argsort(a, d, largest)
+    idx = full[(slice(None),) * d + (slice(0, k),)].astype(np.int64)
+    if k:
+        _torch_ties(a, full, idx, d, k, lambda ranks: _order.topk_positions(
+            ranks, k, largest, sorted))
+    return idx
 
 
 @public(out=True)
@@ -146,7 +163,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     if x._data.ndim == 0:
         return sort_result(_shape.reshape(x, ()) if x._rg else x, _args._int64(x, 0))
     d = _args._dim(dim, x._data.ndim)
-    idx = _argsort(x._data, d, descending).astype(np.int64, copy=False)
+    idx = _tape.host(_sort_index, x._data, d, bool(descending))
     return sort_result(apply(I.gather, x, axis=d, index=idx), _args._int64(x, idx))
 
 
@@ -187,11 +204,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     if nd == 0:
         return topk_result(_shape.reshape(x, ()), _args._int64(x, 0))
-    full = _argsort(x._data, d, largest)
-    idx = full[(slice(None),) * d + (slice(0, k),)].astype(np.int64)
-    if k:
-        _torch_ties(x._data, full, idx, d, k, lambda ranks: _order.topk_positions(
-            ranks, k, largest, sorted))
+    idx = _tape.host(_topk_index, x._data, d, k, bool(largest), bool(sorted))
     return topk_result(apply(I.gather, x, axis=d, index=idx), _args._int64(x, idx))
 
 
