@@ -516,3 +516,33 @@ def test_learning_rates_the_step_reads_are_guards(variant):
     np.testing.assert_allclose(plain_losses, ref_losses, rtol=1e-6)
     np.testing.assert_allclose(plain_w, ref_w, rtol=1e-6, atol=1e-7)
     assert plain._runner.replays == 6  # every call after the captured one
+
+
+def test_rate_guards_keep_no_optimizer_the_program_dropped():
+    # every live optimizer's groups are guards of a step that reads param_groups: held
+    # weakly, so an optimizer (and its parameters and state) the program drops is freed
+    import gc
+    import weakref
+    W = tg.tensor(np.ones(3, dtype=np.float32), requires_grad=True)
+    opt = tg.optim.SGD([W], lr=0.1)
+
+    def step(x):
+        loss = (W * x).sum()
+        opt.zero_grad()
+        loss.backward()
+        lr = opt.param_groups[0]["lr"]
+        with tg.no_grad():
+            W.sub_(lr * W.grad)
+        return loss
+    f = tg.compile(step)
+    other = tg.optim.Adam([tg.tensor(np.ones(2, dtype=np.float32), requires_grad=True)])
+    gone = weakref.ref(other)
+    for _ in range(3):
+        f(tg.ones(3))
+    assert f._runner.replays == 2
+    del other
+    gc.collect()
+    assert gone() is None
+    f(tg.ones(3))  # (its guard reads nothing now: the replay goes on)
+    assert f._runner.replays == 3
+    np.testing.assert_allclose(W.detach().numpy(), 1 - 0.1 * 4, rtol=1e-6)

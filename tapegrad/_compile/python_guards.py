@@ -58,6 +58,7 @@ import sys
 import sysconfig
 import time
 import types
+import weakref
 
 import numpy as np
 
@@ -195,8 +196,9 @@ class Guards:
         # optimizer: while capturing, what the call's own Python changes in them (the
         # replay would not repeat it) is found at each call step and at the end
         self.watched = []
-        # (object, how to read it, what it held when the call began, where): the
-        # library's optimizers and schedulers, when the call's own code reads them
+        # (weak reference, how to read it, what it held when the call began, where): the
+        # library's optimizers and schedulers, when the call's own code reads them (weak:
+        # a capture must not keep an optimizer the program dropped, and its parameters)
         self.library = ()
 
     def add_fixed(self, value):
@@ -273,8 +275,9 @@ class Guards:
         for k, fp in self.contents:
             if _fingerprint(self.items[k][2]) != fp:
                 return f"the contents of {self.where[k]}"
-        for obj, read, seen, where in self.library:
-            if read(obj) != seen:
+        for ref, read, seen, where in self.library:
+            obj = ref()  # (gone: the call can no longer read it)
+            if obj is not None and read(obj) != seen:
                 return where
         if self.modules and self.epoch != _tape.epoch[0]:
             for m, key in self.modules:
@@ -427,12 +430,12 @@ class watch:
         self.np_state = _rng_state(_NP_GLOBAL)
         # the library's optimizers and schedulers as the call begins: guards if its
         # code reads them (`_frame`)
-        rates = [(o, _groups, _groups(o), f"the param groups of {type(o).__name__} (the "
-                  "call reads them)") for o in list(live_optimizers)]
-        rates += [(s, _rates, _rates(s), f"the rates of {type(s).__name__} (the call reads "
-                   "them)") for s in list(live_schedulers)]
-        epochs = [(s, _epoch, _epoch(s), f"the epoch of {type(s).__name__} (the call reads "
-                   "it)") for s in list(live_schedulers)]
+        rates = [(weakref.ref(o), _groups, _groups(o), f"the param groups of "
+                  f"{type(o).__name__} (the call reads them)") for o in list(live_optimizers)]
+        rates += [(weakref.ref(s), _rates, _rates(s), f"the rates of {type(s).__name__} "
+                   "(the call reads them)") for s in list(live_schedulers)]
+        epochs = [(weakref.ref(s), _epoch, _epoch(s), f"the epoch of {type(s).__name__} "
+                   "(the call reads it)") for s in list(live_schedulers)]
         self.library = {"rates": rates, "epochs": epochs}
         sys.setprofile(profile)
         return self.guards
