@@ -656,9 +656,9 @@ class ManualAttention(nn.Module):
 
 
 def test_masks_made_by_comparisons_replay():
-    # comparisons, isfinite, logical NOT, all/any, & and argmax make their results
-    # outside the table ops (host steps now): nanoGPT's `self.bias[...] == 0` made every
-    # such capture eager ("an array made outside the ops")
+    # comparisons, isfinite, logical NOT, all/any, &, argmax, isin, signbit and isclose
+    # make their results outside the table ops (host steps now): nanoGPT's
+    # `self.bias[...] == 0` made every such capture eager ("an array made outside the ops")
     rng = np.random.default_rng(3)
     batches = [(rng.integers(0, 10, (4, 8)), rng.integers(0, 10, (4, 8))) for _ in range(5)]
 
@@ -669,6 +669,8 @@ def test_masks_made_by_comparisons_replay():
         def loss_of(x, y):
             logits = model(x)
             keep = (~(y == 3)) & logits.isfinite().all(-1) & (logits.argmax(-1) != 99)
+            keep = keep & ~tg.isin(y, tg.tensor([7])) & ~logits.signbit().all(-1)
+            keep = keep & ~tg.isclose(logits, logits + 1.0).all(-1)
             logits = logits.masked_fill(keep.logical_not().unsqueeze(-1), 0.0)
             return F.cross_entropy(logits.view(-1, 10), y.view(-1))
         return _plain_step(model, opt, loss_of), lambda: [p._data for p in model.parameters()]

@@ -125,7 +125,11 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     for tol, v in (("rtol", rtol), ("atol", atol)):
         if v < 0:
             raise RuntimeError(f"{tol} must be greater than or equal to zero, but got {v}")
-    return like(x, np.isclose(x._data, o, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return like(x, _tape.host(_isclose, x._data, o, rtol, atol, bool(equal_nan)))
+
+
+def _isclose(a, b, rtol, atol, equal_nan):
+    return np.asarray(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 @public(method=False)
@@ -135,9 +139,12 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         raise TypeError("isin() received an invalid combination of arguments: at least one "
                         "of elements and test_elements must be a Tensor")
     e, t = _args._data(elements), _args._data(test_elements)
-    out = np.isin(e, t, assume_unique=assume_unique, invert=invert)
     ref = elements if isinstance(elements, TensorBase) else test_elements
-    return like(ref, np.asarray(out))
+    return like(ref, _tape.host(_isin, e, t, bool(assume_unique), bool(invert)))
+
+
+def _isin(e, t, assume_unique, invert):
+    return np.asarray(np.isin(e, t, assume_unique=assume_unique, invert=invert))
 
 
 @public(out=True)

@@ -602,7 +602,7 @@ def heaviside(input, values):
 def signbit(input):
     """True where the sign bit is set (-0.0 included); no gradient."""
     x = _args._tensor(input, "signbit")
-    return like(x, np.signbit(x._data))
+    return _comparison.mask(x, np.signbit, x._data)
 
 
 def _table_method(method, op, fname):
