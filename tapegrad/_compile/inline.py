@@ -102,7 +102,8 @@ class _Kept:
         self.groups = opt.param_groups
         self.packs = opt.__dict__.get("_packs")
         used = {id(grp): pack for grp, pack, _, _, _ in plan}
-        self.each = []  # per group: (group, its list, its parameters, pack, the views)
+        # per group: (group, its list, its parameters, its index, pack, the views)
+        self.each = []
         for gi, grp in enumerate(self.groups):
             pack = used.get(id(grp))
             params = tuple(grp["params"])

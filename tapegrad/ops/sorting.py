@@ -5,9 +5,9 @@ import math
 
 import numpy as np
 
+from ..core import tape as _tape
 from ..core.record import apply
 from ..core.tensor_base import TensorBase, like
-from ..core import tape as _tape
 from . import _args, _selection_order as _order, shape as _shape
 from .public import public
 from .return_types import structseq

@@ -5,11 +5,13 @@ _AXPY = {}
 
 
 def add_scaled_(y, a, x):
-    """y <- y + a * x in place, each element rounded ONCE: PyTorch's `y.add_(x, alpha=a)`
+    """y <- y + a * x in place, each element rounded once: PyTorch's `y.add_(x, alpha=a)`
     (its CPU kernel fuses the multiply-add; `y -= a * x` rounds the product first and
     differs in the last bit of ~2% of the elements). float32 and float64 go through
     BLAS axpy (one pass, ~3x faster than NumPy's two on a 784x256 float32 update,
-    measured); float16 as torch: a rounded to float16, the sum in float32. Returns y."""
+    measured), whose Haswell kernel rounds a short tail twice (its SkylakeX one gave
+    torch's bits everywhere, measured); float16 as torch: a rounded to float16, the sum
+    in float32. Returns y."""
     blas = _AXPY.get(y.dtype)
     if blas is None and y.dtype in (np.float32, np.float64):
         from scipy.linalg.blas import get_blas_funcs

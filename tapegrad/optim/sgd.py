@@ -10,8 +10,9 @@ The update, per parameter p with gradient g (PyTorch's formulation):
     p <- p - lr * g
 
 (Sutskever et al. put lr inside the buffer; PyTorch, and so tapegrad, do not.)
-Each "x + c * y" is rounded once per element, as PyTorch's `add_(y, alpha=c)` that its
-SGD calls (`_arrays.add_scaled_`): the same bits as torch's update.
+Each "x + c * y" is one fused multiply-add, as PyTorch's `add_(y, alpha=c)` that its
+SGD calls (`_arrays.add_scaled_`, BLAS axpy): torch's bits, but for a short tail that
+some OpenBLAS kernels (Haswell's) round twice.
 """
 import numpy as np
 
