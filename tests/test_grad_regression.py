@@ -19,6 +19,7 @@ import torch.nn as tnn
 import torch.nn.functional as TF
 
 import _grad_regression as R
+from tapegrad import _ckernels
 from test_char_models import TorchGPT, TorchMLP
 
 
@@ -28,7 +29,10 @@ def fixture():
 
 
 @pytest.mark.parametrize("name", list(R.WORKLOADS))
-def test_gradients_bit_identical_to_branch_point(fixture, name):
+def test_gradients_bit_identical_to_branch_point(fixture, name, monkeypatch):
+    # the NumPy kernels the fixture was written with: a C kernel (tapegrad/_ckernels, when
+    # built) differs from its NumPy twin in the last bit of exp (tests/test_ckernels.py)
+    monkeypatch.setattr(_ckernels, "LIB", None)
     got = R.run(name, R.state_of(fixture, name))
     keys = [k for k in fixture.files if k.startswith(name + "/")]
     assert len(keys) == len(got)

