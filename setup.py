@@ -2,12 +2,27 @@
 
 An optional extension: when it cannot be built (no C compiler, no glibc vector math
 library), the install goes on and tapegrad runs its NumPy kernels. The library is a plain
-shared object loaded through ctypes (tapegrad/_ckernels/__init__.py), not a Python module.
+shared object loaded through ctypes (tapegrad/_ckernels/__init__.py), not a Python
+module: it is named tapegrad/_ckernels/libkernels.so.1, a name that neither an import nor
+pkgutil's walk over tapegrad takes for a module (their suffixes end in .so).
 """
-from setuptools import Extension, setup
+import os
 
-setup(ext_modules=[Extension(
-    "tapegrad._ckernels._lib",
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class BuildSharedLibrary(build_ext):
+    """build_ext naming the library <package>/lib<name>.so.1 (not the extension module
+    name <package>/<name>.cpython-*.so)."""
+
+    def get_ext_filename(self, fullname):
+        *package, name = fullname.split(".")
+        return os.path.join(*package, f"lib{name}.so.1")
+
+
+setup(cmdclass={"build_ext": BuildSharedLibrary}, ext_modules=[Extension(
+    "tapegrad._ckernels.kernels",
     sources=["tapegrad/_ckernels/kernels.c"],
     # why each flag: kernels.c's top comment
     extra_compile_args=["-O3", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",

@@ -23,6 +23,7 @@ ALLOWED = {
     ("viz/explain.py", "v"),          # Value.data (a float, micrograd's)
     ("viz/explain.py", "]"),          # a Value's children: ch[0].data
     ("core/shared_memory.py", "ctypes"),        # NumPy's arr.ctypes.data: an address
+    ("_ckernels/__init__.py", "ctypes"),        # ... the C kernels' arguments
     ("utils/tensorboard/_summary.py", "arr"),   # an int16 ndarray's buffer, for wave
 }
 

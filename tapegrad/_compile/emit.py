@@ -167,8 +167,9 @@ def ce_rule(g, ans, ins, saved):
 
 
 def _ln(ins, kw, metas):
-    """Layer norm over trailing axes with weight and bias of one dtype: the entry's fused
-    path (`_ln_forward`: xc becomes xhat in place, the square's buffer the output)."""
+    """Layer norm over trailing axes with weight and bias: the entry's kernel
+    (`layer_norm_rows`, eager's `_ln_forward`: C or NumPy), which also returns the
+    saved xhat and invstd the rules read."""
     if (len(ins) != 3 or None in metas or set(kw) != {"axes", "eps"}
             or type(kw["eps"]) is not float):
         return None
@@ -178,15 +179,8 @@ def _ln(ins, kw, metas):
             or metas[1][0] != shape[axes[0]:] or metas[2][0] != shape[axes[0]:]):
         return None
     x, w, b = ins
-    n = math.prod(shape[axes[0]:])
-    ax = repr(tuple(kw["axes"]))
-    return [f"{{t}}_1 = sum_trailing({x}, {ax}) / {n}",
-            f"{{t}} = {x} - {{t}}_1",
-            "{t}_2 = np.multiply({t}, {t})",
-            f"{{invstd}} = 1.0 / np.sqrt(sum_trailing({{t}}_2, {ax}) / {n} + {kw['eps']!r})",
-            "{xhat} = np.multiply({t}, {invstd}, out={t})",
-            f"{{o}} = np.multiply({{xhat}}, {w}, out={{t}}_2)",
-            f"{{o}} += {b}"]
+    return [f"{{o}}, {{xhat}}, {{invstd}} = layer_norm_rows({x}, {w}, {b}, "
+            f"axes={tuple(kw['axes'])!r}, eps={kw['eps']!r})"]
 
 
 def ln_rule(i, g, ins, kw, metas, saved):
@@ -395,13 +389,13 @@ def _update_running(ins):
 def kernels():
     """The entries' own kernels the written-out lines fall back to (ops import late)."""
     from ..ops.registry import OPS
-    from ..ops.rules.nn import index_top, _gelu_f32
+    from ..ops.rules.nn import index_top, _gelu_f32, layer_norm_rows
     from ..ops.rules._gemm import linear_rows
     from ..ops.rules._rowsum import max_last, sum_trailing
     ce = OPS["cross_entropy"]
     return {"ce_fwd": ce.forward, "ce_dx": ce.vjps[0], "index_top": index_top,
             "sum_trailing": sum_trailing, "ng_fwd": OPS["normalized_grad"].forward,
-            "gelu_f32": _gelu_f32, "max_last": max_last, "linear_rows": linear_rows}
+            "gelu_f32": _gelu_f32, "layer_norm_rows": layer_norm_rows, "max_last": max_last, "linear_rows": linear_rows}
 
 
 def host_table():

@@ -27,7 +27,7 @@ step is called as it is (codegen.py).
 from operator import is_
 
 from ..core.grad_attribute import SLOT
-from ..optim._arrays import add_scaled_
+from ..optim._arrays import adam_moments_, add_scaled_
 from ..optim.adam import Adam
 from ..optim.optimizer import Optimizer
 from ..optim.sgd import SGD
@@ -162,7 +162,7 @@ def clip_arrays(grads):
 
 
 NS = {"plain_sgd": plain_sgd, "adam_plan": adam_plan, "clip_arrays": clip_arrays,
-      "add_scaled_": add_scaled_}
+      "add_scaled_": add_scaled_, "adam_moments_": adam_moments_}
 
 # adam_flat's common path (maximize, amsgrad, L2 decay and the other lerp branch are
 # adam_plan's fallbacks), its operations in its order
@@ -178,19 +178,9 @@ _ADAM = """\
             decay = 1 - lr * wd
             for p in ps:
                 p *= decay
-        np.subtract(g, m, out=tmp)  # m += (1 - b1) (g - m)
-        tmp *= 1 - b1
-        m += tmp
-        v *= b2  # v = b2 v + (1 - b2) g g
-        np.multiply(g, 1 - b2, out=tmp)
-        tmp *= g
-        v += tmp
-        t = float(steps[0])
-        np.sqrt(v, out=tmp)  # denominator: sqrt(v) / sqrt(1 - b2^t) + eps
-        tmp /= (1 - b2 ** t) ** 0.5
-        tmp += grp["eps"]
-        np.multiply(m, -(lr / (1 - b1 ** t)), out=upd)  # p -= lr / (1 - b1^t) m / denom
-        upd /= tmp
+        t = float(steps[0])  # m, v; upd = -lr / (1 - b1^t) m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+        adam_moments_(g, m, v, tmp, upd, b1, b2, lr / (1 - b1 ** t), (1 - b2 ** t) ** 0.5,
+                      grp["eps"])
         for p, u in zip(ps, pk.upd_views):
             p += u
         for p in ts:

@@ -34,6 +34,9 @@ _UNARY = {"exp", "log", "tanh", "sqrt", "square", "abs", "negative"}
 # kernel, a new array it updates in place)
 _FRESH_CALLS = {"matmul", "linear_rows", "maximum", "add_reduce", "max_reduce",
                 "max_last", "sum_trailing", "sum_to_fwd", "ng_fwd", "empty"}
+# functions that return a tuple of new arrays and keep no argument (the forward kernels
+# that also return what their rules read)
+_TUPLE_CALLS = {"gelu_f32", "layer_norm_rows"}
 _FRESH_NP = _UNARY | {"add", "subtract", "multiply", "divide", "where", "minimum",
                       "maximum", "isfinite"}
 _META_ATTRS = {"shape", "dtype", "ndim", "size", "flags", "base"}
@@ -87,7 +90,8 @@ def _consumed(node, parents):
         if t is ast.Call:
             if node is p.func:
                 return False
-            return _fresh_call(p) and node in p.args
+            return node in p.args and (_fresh_call(p) or (
+                type(p.func) is ast.Name and p.func.id in _TUPLE_CALLS))
         if t is ast.Attribute:
             if p.attr in _META_ATTRS:
                 return True

