@@ -3,8 +3,9 @@
 Each kernel computes the same formula, in the same order of float operations, as its
 NumPy twin, which stays the reference the tests compare against (tests/test_ckernels.py).
 Two things may differ in the last bits: exp (glibc's vector expf and NumPy's round
-differently, by an ulp) and row sums (a fixed order here, BLAS's order in NumPy). Built at install (setup.py, optional: without a C
-compiler tapegrad runs the NumPy kernels) and called through ctypes (_ckernels/__init__.py).
+differently, by an ulp) and row sums (a fixed order here, BLAS's order in NumPy).
+Built at install (setup.py, optional: without a C compiler tapegrad runs the NumPy
+kernels) and called through ctypes (_ckernels/__init__.py).
 
 Build flags (setup.py): -ffp-contract=off keeps each multiply and add rounded as NumPy
 rounds it (no fused multiply-add); no -ffast-math, which would drop NaN and inf handling
