@@ -6,6 +6,7 @@ shared object loaded through ctypes (tapegrad/_ckernels/__init__.py), not a Pyth
 module: it is named tapegrad/_ckernels/libkernels.so.1, a name that neither an import nor
 pkgutil's walk over tapegrad takes for a module (their suffixes end in .so).
 """
+import hashlib
 import os
 
 from setuptools import Extension, setup
@@ -21,9 +22,16 @@ class BuildSharedLibrary(build_ext):
         return os.path.join(*package, f"lib{name}.so.1")
 
 
+SOURCE = "tapegrad/_ckernels/kernels.c"
+with open(SOURCE, "rb") as f:
+    # the library answers tg_source_sha256() with this: the loader refuses a library
+    # built from another kernels.c (an editable checkout pulled but not rebuilt)
+    DIGEST = hashlib.sha256(f.read()).hexdigest()
+
 setup(cmdclass={"build_ext": BuildSharedLibrary}, ext_modules=[Extension(
     "tapegrad._ckernels.kernels",
-    sources=["tapegrad/_ckernels/kernels.c"],
+    sources=[SOURCE],
+    define_macros=[("TG_SOURCE_SHA256", f'"{DIGEST}"')],
     # why each flag: kernels.c's top comment
     extra_compile_args=["-O3", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
                         "-fopenmp-simd"],

@@ -29,7 +29,20 @@ def test_the_c_kernels_are_built_and_loaded():
     assert _ckernels.library_path() is not None, (
         "tapegrad/_ckernels/kernels.c was not built: install a C compiler (gcc) and "
         "reinstall (pip install -e .), or set TAPEGRAD_NATIVE=0 to test the NumPy kernels")
-    assert _ckernels.LIB is not None
+    assert _ckernels.LIB is not None, (
+        "tapegrad/_ckernels/libkernels.so.1 was built from another kernels.c: rebuild it "
+        "(pip install -e .)")
+
+
+@needs_lib
+def test_a_library_built_from_another_kernels_c_is_refused(monkeypatch):
+    """An editable checkout pulled but not rebuilt: its library's kernels may take other
+    arguments than the wrappers pass. The loader compares the library's recorded SHA-256
+    of kernels.c with the file's, warns and runs the NumPy kernels."""
+    assert _ckernels.LIB.tg_source_sha256().decode() == _ckernels.source_digest()
+    monkeypatch.setattr(_ckernels, "source_digest", lambda: "0" * 64)
+    with pytest.warns(RuntimeWarning, match="built from another kernels.c"):
+        assert _ckernels._load() is None
 
 
 def _grid():

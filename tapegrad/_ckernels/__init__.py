@@ -10,7 +10,9 @@ which one runs.
 This module sits below the op tables and imports only NumPy and the standard library.
 """
 import ctypes
+import hashlib
 import os
+import warnings
 
 import numpy as np
 
@@ -25,6 +27,15 @@ def library_path():
     return path if os.path.exists(path) else None
 
 
+def source_digest():
+    """The SHA-256 of the kernels.c beside this module (None in an install without it)."""
+    try:
+        with open(os.path.join(_HERE, "kernels.c"), "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
 def _load():
     if os.environ.get("TAPEGRAD_NATIVE", "1").strip() == "0":
         return None
@@ -32,6 +43,15 @@ def _load():
     if path is None:
         return None
     lib = ctypes.CDLL(path)
+    lib.tg_source_sha256.restype = ctypes.c_char_p
+    built, source = lib.tg_source_sha256().decode(), source_digest()
+    if source is not None and built != source:
+        # an editable checkout whose kernels.c changed since the build: the library's
+        # kernels may read other arguments than the wrappers below pass
+        warnings.warn(f"tapegrad's C kernels ({path}) were built from another kernels.c: "
+                      "running the NumPy kernels; rebuild them with `pip install -e .`",
+                      RuntimeWarning, stacklevel=2)
+        return None
     lib.tg_gelu_f32.argtypes = [_P, _P, _P, ctypes.c_ssize_t, _P]
     lib.tg_gelu_f32.restype = None
     lib.tg_normalized_grad_f32.argtypes = [_P, _P, _P, _P, ctypes.c_ssize_t, ctypes.c_ssize_t,

@@ -26,6 +26,13 @@ float expf(float);
 #define TG_CLONES
 #endif
 
+/* The SHA-256 of the kernels.c this library was built from (setup.py defines it): the
+   loader compares it with the kernels.c beside it and refuses a stale library. */
+#ifndef TG_SOURCE_SHA256
+#define TG_SOURCE_SHA256 "unknown"
+#endif
+const char *tg_source_sha256(void) { return TG_SOURCE_SHA256; }
+
 typedef union { float f; uint32_t u; } tg_bits;
 
 /* Row sums in a fixed order, whatever the instruction set: 16 running sums (element i into
