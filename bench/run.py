@@ -95,6 +95,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 import tapegrad as tg  # noqa: E402
+from tapegrad import _ckernels  # noqa: E402  (which kernels GELU, layer norm, Adam run)
 import w3_mlp  # noqa: E402  (bench/, this script's directory)
 
 # A worker that times or measures NumPy or tapegrad alone does not import torch: its
@@ -482,6 +483,8 @@ def main():
     out(f"python {platform.python_version()}, numpy {np.__version__}, torch {torch.__version__}, "
         f"tapegrad {tg.__version__}; {os.cpu_count()} CPUs; load average before: "
         f"{os.getloadavg()[0]:.1f}  ")
+    out("C kernels: " + ("loaded (tapegrad/_ckernels)" if _ckernels.LIB is not None else
+                         "off (not built, or TAPEGRAD_NATIVE=0): the NumPy kernels") + "  ")
     out(f"timing: best of {ROUNDS} rounds" + (" (--quick)" if ARGS.quick else "")
         + (", thread CPU time (--cpu-time)" if ARGS.cpu_time else ", wall clock"))
     if os.getloadavg()[0] > (os.cpu_count() or 1) - 1 and ARGS.threads > 1:
