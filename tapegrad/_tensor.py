@@ -222,14 +222,17 @@ class Tensor(TensorBase):
     def item(self):
         if self._rg:
             _cuts.note(self, ".item()")
-        return self._scalar()
+        return self._scalar(True)
 
-    def _scalar(self):
-        _tape.data_read("a Python number")
+    def _scalar(self, named=False):
         if self._data.size != 1:
+            _tape.data_read("a Python number")
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
-        return self._data.item()
+        value = self._data.item()
+        # (.item() names its tensor: a tape may replay `return loss.item()`)
+        _tape.data_read("a Python number", self if named else None, value)
+        return value
 
     def numpy(self, *, force=False):
         """The underlying array (shares memory). Leaves the graph: no gradient flows back.

@@ -20,7 +20,10 @@ user's, not the library's) read is a guard (python_guards.py); a changed one cap
 again (a key keeps up to `tapegrad._dynamo.config.recompile_limit` captures in all, then
 runs eagerly with one warning). A data-dependent read (`.item()`, `bool()`, an index
 computed from values) is a graph break: the call runs eagerly (right results), or raises
-`tapegrad._dynamo.exc.Unsupported` under `fullgraph=True`.
+`tapegrad._dynamo.exc.Unsupported` under `fullgraph=True`. One read is replayed: `.item()`
+floats the function returns at its very end (`return loss.item()`, a dict of them), after
+every op, its own code doing nothing else with them (tail_reads.py watches its last
+bytecode); the replay returns the replayed array's `.item()`.
 
 Limits (each checked where it can be, otherwise documented here):
 - Python state the guards do not see: what is read through an object (a config

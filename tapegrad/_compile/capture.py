@@ -39,6 +39,8 @@ from ..core.state import state
 from ..core.tensor_base import TensorBase
 from . import schedule as _schedule
 from .._dynamo.exc import Unsupported
+from .._tensor import Tensor
+from .tail_reads import TailReads
 
 OP, HOST, CONST, EXT, CALL, BACKWARD = 0, 1, 2, 3, 4, 5
 _ndarray = np.ndarray
@@ -111,6 +113,14 @@ class Const:
         self.value = value
 
 
+class ItemOf:
+    """An output that is `.item()` of a slot's array (a float the call returned)."""
+    __slots__ = ("slot",)
+
+    def __init__(self, slot):
+        self.slot = slot
+
+
 class Seq:
     """A tuple/list argument holding slots (index tuples): rebuilt on replay."""
 
@@ -123,8 +133,10 @@ class Seq:
 class Capture:
     """The listener of one eager forward (see the module docstring)."""
 
-    def __init__(self, externals, fullgraph=False):
+    def __init__(self, externals, fullgraph=False, top_code=None):
         self.fullgraph = fullgraph
+        # `.item()` floats the compiled function reads at its end and returns
+        self.tail = TailReads(Tensor.item.__code__, top_code)
         self.slot = {}        # id(array) -> slot
         self.arrays = []      # slot -> array (held: ids stay unique while capturing)
         self.steps = []
@@ -159,9 +171,13 @@ class Capture:
         if self.broken is None:
             self.broken = why
 
-    def data_read(self, what):
+    def data_read(self, what, tensor=None, value=None):
         """Python read a tensor's values: a graph break (torch's term). The call goes on
-        eagerly, so its result is right; under fullgraph=True it raises, as torch does."""
+        eagerly, so its result is right; under fullgraph=True it raises, as torch does.
+        An `.item()` the compiled function returns at its end is no break (tail_reads.py)."""
+        if not self.fullgraph and tensor is not None and self.broken is None and \
+                self.tail.read(tensor, value, self._counts()):
+            return
         if self.fullgraph:
             raise Unsupported(
                 f"tg.compile(fullgraph=True): a graph break: the compiled call read a "
@@ -169,6 +185,11 @@ class Capture:
                 f"branchless (tg.where, clamp), or compile without fullgraph=True (the call "
                 f"then runs eagerly)")
         self.brk(what)
+
+    def _counts(self):
+        """What the capture recorded so far (tail reads: nothing may follow them)."""
+        return (len(self.steps), len(self.nodes), len(self.results),
+                sum(self.writes.values()), self.backwards)
 
     def op(self, op, inputs, arrays, args, out, saved, res):
         if self.broken is not None:
@@ -503,6 +524,12 @@ class Capture:
     # ---- the end state ---------------------------------------------------------------
     def finish(self, out_leaves):
         """After the forward: the output slots, or None (broken: the reason says why)."""
+        tail = self.tail
+        tail.stop()
+        if tail.reads and (tail.bad is not None or not tail.returned
+                           or self._counts() != tail.mark):
+            self.brk("a Python number (.item()) read before the call's end, or used after "
+                     f"it ({tail.bad or 'ops after it'}): the replay would reuse it")
         if self.broken is not None:
             return None
         self._check_externals()
@@ -511,19 +538,21 @@ class Capture:
             return None
         outputs = []
         by_id = {id(t): s for t, s in self.results}
+        read_from = {id(v): t for t, v in tail.reads}  # a returned .item(): its tensor
         for x in out_leaves:
-            if isinstance(x, TensorBase):
-                s = by_id.get(id(x))
-                if s is None and not x._rg and x.grad_fn is None:
+            if isinstance(x, TensorBase) or id(x) in read_from:
+                t = x if isinstance(x, TensorBase) else read_from[id(x)]
+                s = by_id.get(id(t))
+                if s is None and not t._rg and t.grad_fn is None:
                     # an index, a mask or a draw a host or const step made (multinomial's
                     # samples): a tensor on that step's array, remade by the replay (not
                     # an input's or a parameter's own array: that tensor is no result)
-                    s = self.slot.get(id(x._data))
+                    s = self.slot.get(id(t._data))
                     if s is not None and self._maker(s) not in (HOST, CONST):
                         s = None
                 if s is None:
                     return self.brk("an output that is no op's result")
-                outputs.append(s)
+                outputs.append(s if t is x else ItemOf(s))
             elif x is None or type(x) in (bool, str):
                 outputs.append(Const(x))
             elif isinstance(x, (int, float, complex)):
@@ -533,6 +562,7 @@ class Capture:
                                 "the captured one)")
             else:
                 return self.brk(f"an output of type {type(x).__name__}")
+        read_from = tail.reads = None  # (their tensors are no references the checks count)
         uses = {}
         for node in self.nodes:
             if node.hooks:

@@ -30,7 +30,7 @@ from ..ops.registry import OPS
 from . import emit as _emit
 from . import inline as _inline
 from . import inplace as _inplace
-from .capture import BACKWARD, CALL, CONST, EXT, HOST, OP, Const
+from .capture import BACKWARD, CALL, CONST, EXT, HOST, OP, Const, ItemOf
 
 _ndarray = np.ndarray
 _float32 = np.dtype("float32")
@@ -173,7 +173,8 @@ def generate(plan, keep=()):
             _op(w, j, st, keep)
         elif kind == BACKWARD:
             _backward(w, st)
-    outs = sorted({s for s in plan.outputs if type(s) is int})
+    outs = sorted({s if type(s) is int else s.slot for s in plan.outputs
+                   if type(s) in (int, ItemOf)})  # (ItemOf: a returned .item()'s array)
     emit("return {" + ", ".join(f"{s}: v{s}" for s in outs) + "}, "
          + ("kept" if keep else "{}"))
     src = "def replay(ext):\n" + "\n".join(_free(_inplace.rewrite(w.lines, w.names))) + "\n"

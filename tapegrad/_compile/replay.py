@@ -24,7 +24,7 @@ from ..core.tensor_base import make
 from ..ops.registry import Op
 from . import codegen
 from .codegen import _fit
-from .capture import BACKWARD, Const
+from .capture import BACKWARD, Const, ItemOf
 
 _ndarray = np.ndarray
 _float32 = np.dtype("float32")
@@ -110,6 +110,9 @@ def outputs(plan, values, kept, ext_tensors, grad_on):
     for k, s in enumerate(plan.outputs):
         if type(s) is Const:
             leaves.append(s.value)
+            continue
+        if type(s) is ItemOf:  # `return loss.item()`: the number eager would read
+            leaves.append(values[s.slot].item())
             continue
         if s in made:
             leaves.append(made[s])

@@ -201,7 +201,8 @@ class Runner:
 
     def _capture(self, key, ext, args, kwargs):
         self.captures += 1
-        cap = Capture(ext, self.fullgraph)
+        fn = getattr(self.fn, "__func__", self.fn)
+        cap = Capture(ext, self.fullgraph, getattr(fn, "__code__", None))
         cap.before = [a.copy() for a in cap.ext_arrays]
         _tape.begin(cap)
         try:
@@ -210,6 +211,7 @@ class Runner:
                 out = self.fn(*args, **kwargs)
         finally:
             _tape.end()
+            cap.tail.stop()  # (the trace hook of a `return x.item()`: tail_reads.py)
         leaves, spec = flatten(out)
         outputs = cap.finish(leaves)
         if outputs is not None and (cap.late or cap.unresolved):

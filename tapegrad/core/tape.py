@@ -71,9 +71,11 @@ def built(node, outputs):
         state.tape.built(node, outputs)
 
 
-def data_read(what):
+def data_read(what, tensor=None, value=None):
+    """Python read a tensor's values (`what`); `.item()` also names the tensor and the
+    number it read (a tape may replay a read that ends the call: _compile/tail_reads.py)."""
     if anywhere.tapes and state.tape is not None:
-        state.tape.data_read(what)
+        state.tape.data_read(what, tensor, value)
 
 
 def call(fn, *args, **kwargs):
