@@ -526,7 +526,7 @@ class Capture:
         """After the forward: the output slots, or None (broken: the reason says why)."""
         tail = self.tail
         tail.stop()
-        if tail.reads and (tail.bad is not None or not tail.returned
+        if tail.numbers and (tail.bad is not None or not tail.returned
                            or self._counts() != tail.mark):
             self.brk("a Python number (.item()) read before the call's end, or used after "
                      f"it ({tail.bad or 'ops after it'}): the replay would reuse it")
@@ -538,7 +538,7 @@ class Capture:
             return None
         outputs = []
         by_id = {id(t): s for t, s in self.results}
-        read_from = {id(v): t for t, v in tail.reads}  # a returned .item(): its tensor
+        read_from = {id(v): t for t, v in tail.numbers}  # a returned .item(): its tensor
         for x in out_leaves:
             if isinstance(x, TensorBase) or id(x) in read_from:
                 t = x if isinstance(x, TensorBase) else read_from[id(x)]
@@ -562,7 +562,8 @@ class Capture:
                                 "the captured one)")
             else:
                 return self.brk(f"an output of type {type(x).__name__}")
-        read_from = tail.reads = None  # (their tensors are no references the checks count)
+        read_from = None  # (the tail's tensors are no references the checks count)
+        tail.numbers.clear()
         uses = {}
         for node in self.nodes:
             if node.hooks:

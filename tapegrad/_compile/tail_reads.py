@@ -28,7 +28,7 @@ _MOVES = frozenset((
 # the opcodes of `t.item()` itself (the method load, the call; the callee is checked by
 # its own frame: Tensor.item)
 _ITEM_LOADS = frozenset(("LOAD_METHOD", "LOAD_ATTR"))
-_ITEM_CALLS = frozenset(("PRECALL", "CALL"))
+_ITEM_CALLS = frozenset(("PRECALL", "CALL", "CALL_METHOD"))  # (CALL_METHOD: Python 3.10)
 
 _INSTRUCTIONS = {}
 
@@ -48,7 +48,7 @@ class TailReads:
     def __init__(self, item_code, top_code):
         self.item_code = item_code  # Tensor.item's code: the one call allowed after a read
         self.top_code = top_code    # the compiled function's code: the reads' caller
-        self.reads = []    # (tensor, the float read)
+        self.numbers = []  # (tensor, the float .item() read)
         self.top = None    # the compiled function's frame, watched after the first read
         self.bad = None    # why the reads are no tail (a text), or None
         self.returned = False
@@ -77,7 +77,7 @@ class TailReads:
             sys.settrace(self._watch_calls)
         elif caller is not self.top:
             return False
-        self.reads.append((tensor, value))
+        self.numbers.append((tensor, value))
         return True
 
     def stop(self):
@@ -99,7 +99,7 @@ class TailReads:
             if name in _ITEM_LOADS and argval == "item":
                 self._method = True
             elif name in _ITEM_CALLS and self._method:
-                if name == "CALL":
+                if name != "PRECALL":
                     self._method = False
             elif name not in _MOVES:
                 self.bad = self.bad or f"{name} after it"
