@@ -38,12 +38,18 @@ def _run(make_step, compiled):
     return got, [p._data.copy() for p in model.parameters()], run
 
 
+def _update(model, opt, x, y):
+    """The step's update: zero_grad, the loss, backward, the optimizer's step."""
+    opt.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
 def _returns_item(model, opt):
     def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
+        loss = _update(model, opt, x, y)
         return loss.item()
     return step
 
@@ -81,20 +87,14 @@ def test_a_number_returned_at_the_end_replays_bit_for_bit(make_step):
 
 def _item_then_arithmetic(model, opt):
     def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
+        loss = _update(model, opt, x, y)
         return loss.item() * 2.0
     return step
 
 
 def _item_then_branch(model, opt):
     def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
+        loss = _update(model, opt, x, y)
         v = loss.item()
         if v > 1.0:
             return v
@@ -107,10 +107,7 @@ LOG = []
 
 def _item_then_append(model, opt):
     def step(x, y, log=LOG):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
+        loss = _update(model, opt, x, y)
         v = loss.item()
         log.append(v)
         return v
@@ -133,10 +130,7 @@ def _item_in_a_helper(model, opt):
         return t.item()
 
     def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
+        loss = _update(model, opt, x, y)
         return number(loss)
     return step
 
