@@ -780,3 +780,19 @@ def test_top_k_sampling_replays_with_the_generators_draws():
         runs.append([f(idx).tolist() for _ in range(6)])
     assert runs[0] == runs[1] and len({str(r) for r in runs[0]}) > 1
     assert compiled._runner.replays == 5, compiled._runner.why
+
+
+@pytest.mark.parametrize("kind", ["mlp", "drop"])
+def test_a_step_returning_its_loss_detached_replays(kind):
+    # `return loss.detach()` (a loss to log, without its graph): the detached tensor's
+    # array is an op's result, made again by every replay (before: "an output that is no
+    # op's result", every call eager)
+    def build():
+        model = _make(kind)
+        update = _plain_step(model, _opt("adamw", model.parameters()))
+
+        def step(x, y):
+            return update(x, y).detach()
+        return step, lambda: [p._data for p in model.parameters()]
+    run = _eager_and_compiled(build, _batches(kind, 5))
+    assert not run(*map(tg.tensor, _batches(kind, 1, seed=9)[0])).requires_grad

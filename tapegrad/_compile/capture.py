@@ -546,9 +546,12 @@ class Capture:
                 if s is None and not t._rg and t.grad_fn is None:
                     # an index, a mask or a draw a host or const step made (multinomial's
                     # samples): a tensor on that step's array, remade by the replay (not
-                    # an input's or a parameter's own array: that tensor is no result)
+                    # an input's or a parameter's own array: that tensor is no result);
+                    # in a whole step also an op's result detached (`return
+                    # loss.detach()`: its outputs carry no graph either way)
                     s = self.slot.get(id(t._data))
-                    if s is not None and self._maker(s) not in (HOST, CONST):
+                    if s is not None and not (self._maker(s) in (HOST, CONST) or (
+                            self.backwards and self._maker(s) == OP)):
                         s = None
                 if s is None:
                     return self.brk("an output that is no op's result")
