@@ -448,3 +448,21 @@ def test_purge_step_and_reopen_after_close(tmp_path):
                             e.session_log.status if e.HasField("session_log") else None))
         return out
     assert events("tapegrad") == events("torch")
+
+
+def test_embedding_sprite_padding_is_zero_as_torch_writes_it(tmp_path):
+    """tensorboardX pads the sprite's unused rows with uninitialized memory (random
+    pixels: this suite saw it differ from torch's zeros); tapegrad writes them as zeros.
+    Freed blocks of ones are left where that array is likely to be allocated."""
+    rng = np.random.default_rng(4)
+    imgs = rng.random((6, 3, 5, 5)).astype(np.float32)  # a 3x3 grid: the last row padded
+    w = tg_tb.SummaryWriter(str(tmp_path))
+    for _ in range(64):
+        np.ones((15, 15, 3))  # (freed at once: their memory holds 1.0s)
+    w.add_embedding(tg.tensor(rng.standard_normal((6, 4)).astype(np.float32)),
+                    label_img=tg.tensor(imgs))
+    w.close()
+    sprite = np.asarray(Image.open(tmp_path / "00000" / "default" / "sprite.png"))
+    assert sprite.shape == (15, 15, 3)
+    assert (sprite[10:] == 0).all()
+    assert (sprite[:5, :5] == np.uint8((imgs[0].transpose(1, 2, 0) * 255).clip(0, 255))).all()

@@ -11,8 +11,11 @@ differences: add_mesh's parts are tagged NAME_1/2/3 with tensorboardX's plugin m
 refused (it traces with torch.jit).
 """
 import itertools
+import math
 import os
 import time
+
+import numpy as np
 
 import tensorboardX
 from tensorboardX import summary as _tbx
@@ -154,8 +157,27 @@ class SummaryWriter(tensorboardX.SummaryWriter):
 
     def add_embedding(self, mat, metadata=None, label_img=None, global_step=None, tag="default",
                       metadata_header=None):
-        super().add_embedding(S.to_numpy(mat), metadata, S.to_numpy(label_img), global_step,
-                              tag, metadata_header)
+        label_img = S.to_numpy(label_img)
+        super().add_embedding(S.to_numpy(mat), metadata, label_img, global_step, tag,
+                              metadata_header)
+        if label_img is not None:
+            self._write_sprite(label_img, global_step, tag)
+
+    def _write_sprite(self, label_img, global_step, tag):
+        """sprite.png again, as torch writes it: tensorboardX pads the square's unused
+        bottom rows with uninitialized memory (`np.ndarray(...)`: random pixels), torch
+        with zeros. The images laid out by tensorboardX's own make_grid, ceil(sqrt(N)) a
+        row; written atomically."""
+        from PIL import Image
+        from tensorboardX.utils import make_grid
+        grid = make_grid(label_img, ncols=math.ceil(label_img.shape[0] ** 0.5))  # (C, H, W)
+        square = np.zeros((grid.shape[2], grid.shape[2], 3))
+        square[:grid.shape[1]] = grid.transpose(1, 2, 0)
+        path = os.path.join(self._get_file_writer().get_logdir(),
+                            str(0 if global_step is None else global_step).zfill(5),
+                            self._encode(tag), "sprite.png")
+        Image.fromarray(np.uint8((square * 255).clip(0, 255))).save(path + ".tmp", format="PNG")
+        os.replace(path + ".tmp", path)
 
     def add_pr_curve(self, tag, labels, predictions, global_step=None, num_thresholds=127,
                      weights=None, walltime=None):
