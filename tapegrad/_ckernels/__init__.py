@@ -85,13 +85,14 @@ def gelu_f32(x, consts):
     x = np.asarray(x)  # (a NumPy scalar: 0-d)
     order = dense_order(x)
     if order is None:
-        x = np.ascontiguousarray(x)
-    elif order != tuple(range(x.ndim)):
+        x, order = np.ascontiguousarray(x), tuple(range(x.ndim))
+    permuted = order != tuple(range(x.ndim))
+    if permuted:
         x = x.transpose(order)  # (not for 0-d: its transpose is a NumPy scalar)
     y = np.empty(x.shape, np.float32)
     d = np.empty(x.shape, np.float32)
     LIB.tg_gelu_f32(x.ctypes.data, y.ctypes.data, d.ctypes.data, x.size, consts.ctypes.data)
-    if order is not None and order != tuple(range(x.ndim)):
+    if permuted:
         back = tuple(np.argsort(order))
         y, d = y.transpose(back), d.transpose(back)
     return y, d

@@ -550,8 +550,8 @@ class Capture:
                     # in a whole step also an op's result detached (`return
                     # loss.detach()`: its outputs carry no graph either way)
                     s = self.slot.get(id(t._data))
-                    if s is not None and not (self._maker(s) in (HOST, CONST) or (
-                            self.backwards and self._maker(s) == OP)):
+                    kind = None if s is None else self._maker(s)
+                    if not (kind in (HOST, CONST) or (self.backwards and kind == OP)):
                         s = None
                 if s is None:
                     return self.brk("an output that is no op's result")
@@ -565,7 +565,7 @@ class Capture:
                                 "the captured one)")
             else:
                 return self.brk(f"an output of type {type(x).__name__}")
-        read_from = None  # (the tail's tensors are no references the checks count)
+        del read_from  # (the tail's tensors are no references the checks count)
         tail.numbers.clear()
         uses = {}
         for node in self.nodes:

@@ -395,7 +395,8 @@ def kernels():
     ce = OPS["cross_entropy"]
     return {"ce_fwd": ce.forward, "ce_dx": ce.vjps[0], "index_top": index_top,
             "sum_trailing": sum_trailing, "ng_fwd": OPS["normalized_grad"].forward,
-            "gelu_f32": _gelu_f32, "layer_norm_rows": layer_norm_rows, "max_last": max_last, "linear_rows": linear_rows}
+            "gelu_f32": _gelu_f32, "layer_norm_rows": layer_norm_rows, "max_last": max_last,
+            "linear_rows": linear_rows}
 
 
 def host_table():

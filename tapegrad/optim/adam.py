@@ -180,38 +180,32 @@ def adam_flat(pack, params, grads, *, amsgrad, beta1, beta2, lr, weight_decay, e
             np.concatenate(params, axis=None, out=tmp)
             tmp *= weight_decay
             g += tmp
+    step = float(steps[0])
+    step_size = lr / (1 - beta1 ** step)
+    bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
     w = 1 - beta1  # lerp_(m, g, w), its two branches
     if abs(w) < 0.5 and not amsgrad:  # the common path, fused (the same bits)
-        step = float(steps[0])
-        adam_moments_(g, m, v, tmp, upd, beta1, beta2, lr / (1 - beta1 ** step),
-                      (1 - beta2 ** step) ** 0.5, eps)
-        for p, u in zip(params, pack.upd_views):
-            p += u
-        return
-    np.subtract(g, m, out=tmp)
-    if abs(w) < 0.5:
-        tmp *= w
-        m += tmp
+        adam_moments_(g, m, v, tmp, upd, beta1, beta2, step_size, bias_correction2_sqrt, eps)
     else:
-        tmp *= 1 - w
-        np.subtract(g, tmp, out=m)
-    v *= beta2
-    np.multiply(g, 1 - beta2, out=tmp)  # (1 - beta2) * g * g, left to right
-    tmp *= g
-    v += tmp
-    step = float(steps[0])
-    bias_correction1 = 1 - beta1 ** step
-    bias_correction2 = 1 - beta2 ** step
-    step_size = lr / bias_correction1
-    bias_correction2_sqrt = bias_correction2 ** 0.5
-    if amsgrad:
-        vmax = pack.flat["max_exp_avg_sq"]
-        np.maximum(vmax, v, out=vmax)
-        v = vmax
-    np.sqrt(v, out=tmp)
-    tmp /= bias_correction2_sqrt
-    tmp += eps                                   # denom
-    np.multiply(m, -step_size, out=upd)          # (-step_size) * m / denom
-    upd /= tmp
+        np.subtract(g, m, out=tmp)
+        if abs(w) < 0.5:
+            tmp *= w
+            m += tmp
+        else:
+            tmp *= 1 - w
+            np.subtract(g, tmp, out=m)
+        v *= beta2
+        np.multiply(g, 1 - beta2, out=tmp)  # (1 - beta2) * g * g, left to right
+        tmp *= g
+        v += tmp
+        if amsgrad:
+            vmax = pack.flat["max_exp_avg_sq"]
+            np.maximum(vmax, v, out=vmax)
+            v = vmax
+        np.sqrt(v, out=tmp)
+        tmp /= bias_correction2_sqrt
+        tmp += eps                                   # denom
+        np.multiply(m, -step_size, out=upd)          # (-step_size) * m / denom
+        upd /= tmp
     for p, u in zip(params, pack.upd_views):
         p += u

@@ -690,9 +690,8 @@ def _ln_forward(x, w=None, b=None, *, axes, eps, **_saved):
             and all(a is None or a.shape == x.shape[x.ndim - len(axes):] for a in (w, b))):
         got = _ckernels.layer_norm_f32(x, w, b, _count(x, axes), eps)
         if got is not None:
-            out, xhat, invstd = got
-            kept = tuple(1 if i in axes or i - x.ndim in axes else d
-                         for i, d in enumerate(x.shape))
+            out, xhat, invstd = got  # (invstd flat: the normalized axes kept as 1)
+            kept = x.shape[:x.ndim - len(axes)] + (1,) * len(axes)
             return out, {"invstd": invstd.reshape(kept), "xhat": xhat}
     return _ln_forward_numpy(x, w, b, axes=axes, eps=eps)
 
